@@ -1,0 +1,68 @@
+"""usmp-opt's dialects: ``relay`` (graph level), ``tir`` (operator level) and the
+``emitc`` ops xDSL does not ship. Registered as lazy factories: importing this
+package loads no dialect."""
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+
+
+def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
+    """The project's dialects plus the upstream ones its IR uses."""
+
+    def get_relay() -> Dialect:
+        from usmp.dialects.relay import Relay
+
+        return Relay
+
+    def get_tir() -> Dialect:
+        from usmp.dialects.tir import TIR
+
+        return TIR
+
+    def get_emitc() -> Dialect:
+        from usmp.dialects.emitc import EmitC
+
+        return EmitC
+
+    def get_builtin() -> Dialect:
+        from xdsl.dialects.builtin import Builtin
+
+        return Builtin
+
+    def get_func() -> Dialect:
+        from xdsl.dialects.func import Func
+
+        return Func
+
+    def get_arith() -> Dialect:
+        from xdsl.dialects.arith import Arith
+
+        return Arith
+
+    def get_memref() -> Dialect:
+        from xdsl.dialects.memref import MemRef
+
+        return MemRef
+
+    def get_scf() -> Dialect:
+        from xdsl.dialects.scf import Scf
+
+        return Scf
+
+    def get_math() -> Dialect:
+        from xdsl.dialects.math import Math
+
+        return Math
+
+    return {
+        "builtin": get_builtin,
+        "func": get_func,
+        "arith": get_arith,
+        "memref": get_memref,
+        "scf": get_scf,
+        "math": get_math,
+        "relay": get_relay,
+        "tir": get_tir,
+        "emitc": get_emitc,
+    }

@@ -1,0 +1,386 @@
+"""The ``relay`` dialect: graph-level IR of usmp-opt (TVM Relay, in MLIR form).
+
+Values are builtin ``tensor<...>`` (tuples: builtin ``tuple<...>``). The model
+is ``func.func @main`` whose body is relay ops ending in ``func.return``.
+Primitive functions (what ``fuse-ops`` produces) are ``func.func`` carrying the
+unit attribute ``relay.primitive``; ``relay.call`` calls them, or, after
+``lower-ops``, tir prim funcs on memrefs (inputs first, then outputs).
+
+Structural ops are defined in this file; the operators of real TinyML models
+(conv2d, dense, elementwise, requantization pieces, ...) live in
+``relay_ops.py`` and are registered in the same dialect.
+
+Integer element types are signless (``i8`` is TFLite's int8), as in MLIR's
+TOSA dialect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    FlatSymbolRefAttrConstr,
+    IntAttr,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    TupleType,
+)
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
+from xdsl.irdl import (
+    AnyAttr,
+    IRDLOperation,
+    ParsePropInAttrDict,
+    VarConstraint,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+)
+from xdsl.parser import AttrParser, Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+PRIMITIVE = "relay.primitive"
+"""Unit attribute marking a ``func.func`` as a primitive (fused) function."""
+OUTPUT_TENSOR_NAMES = "relay.output_tensor_names"
+"""Optional ``ArrayAttr`` of strings on main naming its outputs."""
+INPUT_TENSOR_NAMES = "relay.input_tensor_names"
+"""Optional ``ArrayAttr`` of strings on main naming its inputs (else arg names)."""
+
+
+@irdl_attr_definition
+class VirtualDeviceAttr(ParametrizedAttribute):
+    """Where a value lives and is computed (TVM ``VirtualDevice``).
+
+    Syntax::
+
+        #relay.virtual_device<"cpu", 0, target = "c", scope = "global">
+
+    Device type (a name such as ``cpu``), virtual device id, target name and
+    memory scope. An empty target or scope means "not constrained".
+    """
+
+    name = "relay.virtual_device"
+
+    device_type: StringAttr
+    device_id: IntAttr
+    target: StringAttr
+    memory_scope: StringAttr
+
+    def __init__(
+        self,
+        device_type: str = "cpu",
+        device_id: int = 0,
+        target: str = "c",
+        memory_scope: str = "global",
+    ):
+        super().__init__(
+            StringAttr(device_type),
+            IntAttr(device_id),
+            StringAttr(target),
+            StringAttr(memory_scope),
+        )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            device_type = parser.parse_str_literal("device type")
+            parser.parse_punctuation(",")
+            device_id = parser.parse_integer(allow_boolean=False)
+            target, scope = "", ""
+            while parser.parse_optional_punctuation(",") is not None:
+                key = parser.parse_identifier("target or scope")
+                parser.parse_punctuation("=")
+                value = parser.parse_str_literal(key)
+                if key == "target":
+                    target = value
+                elif key == "scope":
+                    scope = value
+                else:
+                    parser.raise_error(
+                        f"unknown virtual_device key '{key}' (expected target or scope)"
+                    )
+        return (
+            StringAttr(device_type),
+            IntAttr(device_id),
+            StringAttr(target),
+            StringAttr(scope),
+        )
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string_literal(self.device_type.data)
+            printer.print_string(f", {self.device_id.data}")
+            if self.target.data:
+                printer.print_string(", target = ")
+                printer.print_string_literal(self.target.data)
+            if self.memory_scope.data:
+                printer.print_string(", scope = ")
+                printer.print_string_literal(self.memory_scope.data)
+
+    def verify(self) -> None:
+        if self.device_id.data < 0:
+            raise VerifyException("virtual_device: device id must be >= 0")
+
+
+@irdl_op_definition
+class ConstantOp(IRDLOperation):
+    """A constant tensor (weights, biases, requantization parameters).
+
+    Syntax::
+
+        %w = relay.constant dense<[1, 2]> : tensor<2xi8>
+        %w = relay.constant dense_resource<conv_w> : tensor<8x3x3x1xi8>
+
+    The result type is the value's type.
+    """
+
+    name = "relay.constant"
+
+    value = prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr)
+    result = result_def(TensorType)
+
+    def __init__(self, value: DenseIntOrFPElementsAttr | DenseResourceAttr):
+        super().__init__(properties={"value": value}, result_types=[value.type])
+
+    def verify_(self) -> None:
+        if self.value.type != self.result.type:
+            raise VerifyException(
+                f"relay.constant: result type {self.result.type} differs from the "
+                f"value's type {self.value.type}"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        pos = parser.pos
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr):
+            parser.raise_error(
+                "relay.constant expects a dense<...> or dense_resource<...> "
+                "attribute with a tensor type",
+                pos,
+                parser.pos,
+            )
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(value)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+        printer.print_op_attributes(self.attributes)
+
+
+@irdl_op_definition
+class CallOp(IRDLOperation):
+    """Call a primitive function (or, after ``lower-ops``, a tir prim func).
+
+    Syntax::
+
+        %r = relay.call @fused_conv2d_add(%x, %w) : (tensor<..>, tensor<..>) -> tensor<..>
+
+    When the callee is a tir prim func on memrefs, its signature is the call's
+    operands followed by one memref per (flattened) result.
+    """
+
+    name = "relay.call"
+
+    callee = prop_def(FlatSymbolRefAttrConstr)
+    args = var_operand_def()
+    result = result_def()
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$callee `(` $args `)` attr-dict `:` functional-type($args, $result)"
+
+    def __init__(
+        self, callee: str | SymbolRefAttr, args: Sequence[SSAValue], result: Attribute
+    ):
+        if isinstance(callee, str):
+            callee = SymbolRefAttr(callee)
+        super().__init__(
+            operands=[args], properties={"callee": callee}, result_types=[result]
+        )
+
+
+@irdl_op_definition
+class TupleOp(IRDLOperation):
+    """Build a tuple: ``%t = relay.tuple(%a, %b) : (tensor<..>, tensor<..>) -> tuple<..>``."""
+
+    name = "relay.tuple"
+
+    fields = var_operand_def()
+    result = result_def(TupleType)
+
+    assembly_format = "`(` $fields `)` attr-dict `:` functional-type($fields, $result)"
+
+    def __init__(self, fields: Sequence[SSAValue]):
+        super().__init__(
+            operands=[fields], result_types=[TupleType([f.type for f in fields])]
+        )
+
+    def verify_(self) -> None:
+        expected = [f.type for f in self.fields]
+        got = list(self.result.type.types)
+        if expected != got:
+            raise VerifyException(
+                f"relay.tuple: result {self.result.type} does not match the field "
+                f"types ({', '.join(map(str, expected))})"
+            )
+
+
+@irdl_op_definition
+class TupleGetItemOp(IRDLOperation):
+    """Select a tuple field: ``%x = relay.tuple_get_item %t[1] : tuple<..> -> tensor<..>``."""
+
+    name = "relay.tuple_get_item"
+
+    tuple = operand_def(TupleType)
+    index = prop_def(IntAttr)
+    result = result_def()
+
+    def __init__(self, tuple_: SSAValue, index: int):
+        assert isinstance(tuple_.type, TupleType)
+        super().__init__(
+            operands=[tuple_],
+            properties={"index": IntAttr(index)},
+            result_types=[tuple_.type.types.data[index]],
+        )
+
+    def verify_(self) -> None:
+        ttype = self.tuple.type
+        assert isinstance(ttype, TupleType)
+        n = len(ttype.types)
+        i = self.index.data
+        if not 0 <= i < n:
+            raise VerifyException(
+                f"relay.tuple_get_item: index {i} is out of range for a tuple of "
+                f"{n} fields (expected 0..{n - 1})"
+            )
+        if ttype.types.data[i] != self.result.type:
+            raise VerifyException(
+                f"relay.tuple_get_item: field {i} has type {ttype.types.data[i]}, "
+                f"but the result is {self.result.type}"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TupleGetItemOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_punctuation("[")
+        index = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        parser.parse_punctuation("]")
+        attrs = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        ttype = parser.parse_type()
+        parser.parse_punctuation("->")
+        rtype = parser.parse_type()
+        op = cls.create(
+            operands=[parser.resolve_operand(operand, ttype)],
+            properties={"index": IntAttr(index)},
+            result_types=[rtype],
+            attributes=attrs,
+        )
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.tuple)
+        printer.print_string(f"[{self.index.data}]")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.tuple.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+
+@irdl_op_definition
+class OnDeviceOp(IRDLOperation):
+    """Constrain where a value lives (TVM ``on_device``).
+
+    Syntax::
+
+        %y = relay.on_device %x {virtual_device = #relay.virtual_device<"cpu", 0>} : tensor<..>
+
+    ``constrain_result`` (default true) fixes the result's device;
+    ``constrain_body`` (default true) fixes the operand's device.
+    """
+
+    name = "relay.on_device"
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    data = operand_def(T)
+    virtual_device = prop_def(VirtualDeviceAttr)
+    constrain_result = opt_prop_def(IntAttr)
+    constrain_body = opt_prop_def(IntAttr)
+    result = result_def(T)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$data attr-dict `:` type($data)"
+
+    def __init__(self, data: SSAValue, virtual_device: VirtualDeviceAttr):
+        super().__init__(
+            operands=[data],
+            properties={"virtual_device": virtual_device},
+            result_types=[data.type],
+        )
+
+
+@irdl_op_definition
+class DeviceCopyOp(IRDLOperation):
+    """Copy a value between devices (TVM ``device_copy``).
+
+    Syntax::
+
+        %y = relay.device_copy %x {src = #relay.virtual_device<"cpu", 0>,
+                                   dst = #relay.virtual_device<"npu", 0>} : tensor<..>
+    """
+
+    name = "relay.device_copy"
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    data = operand_def(T)
+    src = prop_def(VirtualDeviceAttr)
+    dst = prop_def(VirtualDeviceAttr)
+    result = result_def(T)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$data attr-dict `:` type($data)"
+
+    def __init__(
+        self, data: SSAValue, src: VirtualDeviceAttr, dst: VirtualDeviceAttr
+    ):
+        super().__init__(
+            operands=[data],
+            properties={"src": src, "dst": dst},
+            result_types=[data.type],
+        )
+
+
+STRUCTURAL_OPS: list[type[IRDLOperation]] = [
+    ConstantOp,
+    CallOp,
+    TupleOp,
+    TupleGetItemOp,
+    OnDeviceOp,
+    DeviceCopyOp,
+]
+
+
+def _relay_dialect() -> Dialect:
+    from usmp.dialects import relay_ops
+
+    return Dialect(
+        "relay",
+        [*STRUCTURAL_OPS, *relay_ops.OPERATOR_OPS],
+        [VirtualDeviceAttr],
+    )
+
+
+Relay = _relay_dialect()

@@ -1,0 +1,23 @@
+"""usmp-opt's passes, registered as lazy factories (nothing imports on start-up).
+
+Flag names, module names and class names say the same thing:
+``aot-lower-main`` is ``passes/aot_lower_main.py``'s ``AOTLowerMainPass``.
+"""
+
+from collections.abc import Callable
+from importlib import import_module
+
+from xdsl.passes import ModulePass
+
+# flag -> (module under usmp.passes, class name)
+_PASSES: dict[str, tuple[str, str]] = {
+}
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    """Every pass of the project, by flag name."""
+
+    def factory(module: str, cls: str) -> Callable[[], type[ModulePass]]:
+        return lambda: getattr(import_module(f"usmp.passes.{module}"), cls)
+
+    return {flag: factory(mod, cls) for flag, (mod, cls) in _PASSES.items()}

@@ -1,0 +1,42 @@
+// RUN: usmp-opt %s --split-input-file | usmp-opt --split-input-file | FileCheck %s
+// RUN: usmp-opt %s --split-input-file --print-op-generic | usmp-opt --split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func @allocate
+// CHECK: tir.allocate {name_hint = "sid_1"} : memref<1x16xi8>
+// CHECK: tir.allocate {name_hint = "scratch", scope = "local", candidate_pools = ["sram", "dram"]} : memref<16xi32>
+// CHECK: tir.allocate {name_hint = "sid_2", pool_allocation = #tir.pool_allocation<"sram", 128>} : memref<4xf32>
+func.func @allocate() attributes {tir.prim_func} {
+  %0 = tir.allocate {name_hint = "sid_1"} : memref<1x16xi8>
+  %1 = tir.allocate {name_hint = "scratch", scope = "local", candidate_pools = ["sram", "dram"]} : memref<16xi32>
+  %2 = tir.allocate {name_hint = "sid_2", pool_allocation = #tir.pool_allocation<"sram", 128>} : memref<4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @allocate_const
+// CHECK: tir.allocate_const {name_hint = "constant_0", value = dense<[1, -2, 3, 4]> : tensor<4xi8>} : memref<4xi8>
+// CHECK: tir.allocate_const {name_hint = "w", value = dense_resource<w_blob> : tensor<2x2xf32>} : memref<2x2xf32>
+func.func @allocate_const() attributes {tir.prim_func} {
+  %0 = tir.allocate_const {name_hint = "constant_0", value = dense<[1, -2, 3, 4]> : tensor<4xi8>} : memref<4xi8>
+  %1 = tir.allocate_const {name_hint = "w", value = dense_resource<w_blob> : tensor<2x2xf32>} : memref<2x2xf32>
+  func.return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @call
+// CHECK: tir.call @op(%{{.*}}, %{{.*}}) : (memref<4xi8>, memref<4xi8>) -> ()
+// CHECK: tir.call @op(%{{.*}}, %{{.*}}) {call_type = "cpacked"} : (memref<4xi8>, memref<4xi8>) -> ()
+func.func private @op(memref<4xi8>, memref<4xi8>) attributes {tir.prim_func}
+func.func @call(%a: memref<4xi8>, %b: memref<4xi8>) attributes {tir.prim_func, tir.main} {
+  tir.call @op(%a, %b) : (memref<4xi8>, memref<4xi8>) -> ()
+  tir.call @op(%a, %b) {call_type = "cpacked"} : (memref<4xi8>, memref<4xi8>) -> ()
+  func.return
+}
+
+// -----
+
+// CHECK: builtin.module attributes {tir.pools = [#tir.pool_info<"sram", workspace, size = 65536, alignment = 16, access = {"c" = "rw", "ethos-u" = "ro"}>, #tir.pool_info<"flash", constant, size = 0, alignment = 4, access = {"c" = "ro"}>]}
+builtin.module attributes {tir.pools = [#tir.pool_info<"sram", workspace, size = 65536, alignment = 16, access = {"c" = "rw", "ethos-u" = "ro"}>, #tir.pool_info<"flash", constant, alignment = 4, access = {c = "ro"}>]} {
+}

@@ -1,0 +1,155 @@
+"""``usmp-opt``: the mlir-opt-style driver of the project.
+
+Built on xDSL's ``xDSLOptMain``; it only changes what is registered (the
+project's dialects, passes and targets) and how errors are reported: every
+parse, verifier or pass error caused by the input is printed as a located
+diagnostic (``file:line:col: error: ...``) on stderr with exit status 1, never
+as a Python traceback. With ``--verify-diagnostics`` the diagnostic goes to
+stdout and the exit status is 0 (xDSL's convention, used by the lit tests).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Sequence
+from typing import IO
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from usmp.diagnostics import LocatedError, LocatingParser, verify_located
+
+# Upstream xDSL passes that are useful around ours.
+_UPSTREAM_PASSES = ("canonicalize", "cse", "dce")
+
+
+class UsmpOptMain(xDSLOptMain):
+    version_format = "usmp-opt (xDSL {xdsl_version})"
+
+    def __init__(self, args: Sequence[str] | None = None):
+        super().__init__(
+            description="usmp-opt: static-memory AOT compiler for tiny neural networks",
+            args=args,
+        )
+
+    def register_all_dialects(self) -> None:
+        from usmp.dialects import get_all_dialects
+
+        for name, factory in get_all_dialects().items():
+            self.ctx.register_dialect(name, factory)
+
+    def register_all_passes(self) -> None:
+        from xdsl.transforms import get_all_passes as upstream_passes
+
+        from usmp.passes import get_all_passes
+
+        upstream = upstream_passes()
+        for name in _UPSTREAM_PASSES:
+            self.register_pass(name, upstream[name])
+        for name, factory in get_all_passes().items():
+            self.register_pass(name, factory)
+
+    def register_all_targets(self) -> None:
+        from usmp.tools.targets import get_all_targets
+
+        from xdsl.universe import Universe
+
+        self.available_targets["mlir"] = Universe.get_multiverse().all_targets["mlir"]
+        self.available_targets.update(get_all_targets())
+
+    def register_all_frontends(self) -> None:
+        def parse_mlir(io: IO[bytes], line_offset: int = 0) -> ModuleOp:
+            parser = LocatingParser(
+                self.ctx, io.read(), self.get_input_name(), line_offset
+            )
+            try:
+                return parser.parse_module(not self.args.no_implicit_module)
+            except VerifyException as e:
+                # an attribute's verifier failed while it was being parsed
+                span = dataclasses.replace(
+                    parser.current_token_span(), line_offset=line_offset
+                )
+                raise ParseError(span, str(e.args[0])) from None
+
+        self.available_frontends["mlir"] = parse_mlir
+
+    def parse_chunk(
+        self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
+    ) -> ModuleOp | None:
+        frontend = self.available_frontends[file_extension]
+        try:
+            if file_extension == "mlir":
+                module = frontend(chunk, start_offset)  # pyright: ignore[reportCallIssue]
+            else:
+                module = frontend(chunk)
+        except ParseError as e:
+            raise parse_error_diagnostic(e) from None
+        if not self.args.disable_verify:
+            verify_located(module)
+        return module
+
+    def setup_pipeline(self) -> None:
+        super().setup_pipeline()
+        # Verify between passes with located diagnostics instead of xDSL's
+        # whole-module dump.
+        disable_verify = self.args.disable_verify
+        callback = self.pipeline.callback
+
+        def located_callback(
+            previous: ModulePass | None, module: ModuleOp, next_: ModulePass | None
+        ) -> None:
+            self.args.disable_verify = True
+            try:
+                if callback is not None:
+                    callback(previous, module, next_)
+            finally:
+                self.args.disable_verify = disable_verify
+            if not disable_verify:
+                verify_located(module)
+
+        self.pipeline = type(self.pipeline)(self.pipeline.passes, located_callback)
+
+
+def parse_error_diagnostic(e: ParseError) -> LocatedError:
+    where = e.span.get_location()
+    context = e.span.print_with_context().split("\n", 1)[1].rstrip()
+    return LocatedError(f"{where.file}:{where.line}:{where.col}", f"{e.msg}\n{context}")
+
+
+def _report(message: str, verify_diagnostics: bool) -> int:
+    if verify_diagnostics:
+        print(message)
+        return 0
+    print(message, file=sys.stderr)
+    return 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        driver = UsmpOptMain(args=argv)
+    except ParseError as e:  # a bad pass pipeline
+        print(f"usmp-opt: error: {e}", file=sys.stderr)
+        return 1
+    except (DiagnosticException, ValueError) as e:
+        print(f"usmp-opt: error: {e}", file=sys.stderr)
+        return 1
+    verify = bool(driver.args.verify_diagnostics)
+    try:
+        # In --verify-diagnostics mode xDSL's run() prints each chunk's
+        # diagnostic and goes on with the next chunk.
+        driver.run()
+    except ParseError as e:
+        return _report(str(parse_error_diagnostic(e)), verify)
+    except DiagnosticException as e:
+        return _report(str(e), verify)
+    except (OSError, ValueError) as e:
+        print(f"usmp-opt: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
