@@ -11,6 +11,7 @@ from xdsl.passes import ModulePass
 
 # flag -> (module under usmp.passes, class name)
 _PASSES: dict[str, tuple[str, str]] = {
+    "aot-lower-main": ("aot_lower_main", "AOTLowerMainPass"),
 }
 
 
