@@ -1,0 +1,167 @@
+"""Shared placement machinery of the planning algorithms.
+
+Every algorithm in this package reduces to *decoding an order*: buffers are
+visited one by one, each goes to the first of its candidate pools where an
+offset is found, at an offset chosen among the already placed buffers it
+conflicts with in that pool. Two offset rules exist:
+
+* ``after_conflicts`` (TVM USMP's greedy rule): just past the highest end of
+  the placed conflicting buffers; gaps below are never reused;
+* ``first_fit`` / ``best_fit``: the lowest (resp. the tightest) gap between the
+  placed conflicting buffers that holds the buffer, else the top.
+
+Offsets are aligned to ``max(buffer.alignment, pool.alignment)`` and the pool's
+``size_limit`` is honoured; a buffer that fits no candidate pool raises
+:class:`PlanningError` naming it with each pool's limit.
+
+The validator (``validate.py``) shares none of this code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from usmp.planning.model import Buffer, Placement, PlanningError, Problem
+
+OffsetRule = Literal["after_conflicts", "first_fit", "best_fit"]
+OFFSET_RULES: tuple[OffsetRule, ...] = ("after_conflicts", "first_fit", "best_fit")
+
+
+def align_up(value: int, alignment: int) -> int:
+    return -(-value // alignment) * alignment if alignment > 1 else value
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """A problem flattened into integer indices, built once per algorithm run.
+
+    ``neighbours[i]``: indices of the buffers conflicting with buffer ``i``
+    (zero-size buffers conflict with nothing: they occupy no byte).
+    ``candidates[i]``: pool indices in order of preference.
+    ``alignments[i][k]``: alignment of buffer ``i`` in its ``k``-th candidate.
+    """
+
+    problem: Problem
+    names: tuple[str, ...]
+    sizes: tuple[int, ...]
+    neighbours: tuple[tuple[int, ...], ...]
+    candidates: tuple[tuple[int, ...], ...]
+    alignments: tuple[tuple[int, ...], ...]
+    limits: tuple[int | None, ...]
+
+    @staticmethod
+    def of(problem: Problem) -> Indexed:
+        names = tuple(b.name for b in problem.buffers)
+        if len(set(names)) != len(names):
+            dup = sorted({n for n in names if names.count(n) > 1})
+            raise ValueError(f"duplicate buffer names: {', '.join(dup)}")
+        index = {n: i for i, n in enumerate(names)}
+        pool_index = {p.name: k for k, p in enumerate(problem.pools)}
+        graph = problem.conflict_graph()
+        neighbours = tuple(
+            tuple(sorted(index[m] for m in graph[b.name] if problem.buffers[index[m]].size))
+            if b.size
+            else ()
+            for b in problem.buffers
+        )
+        candidates: list[tuple[int, ...]] = []
+        alignments: list[tuple[int, ...]] = []
+        for b in problem.buffers:
+            cands = problem.candidates(b)
+            unknown = [c for c in cands if c not in pool_index]
+            if unknown:
+                raise ValueError(
+                    f"buffer {b.name}: unknown candidate pool(s) {', '.join(unknown)}; "
+                    f"pools are {', '.join(pool_index) or '(none)'}"
+                )
+            candidates.append(tuple(pool_index[c] for c in cands))
+            alignments.append(
+                tuple(max(b.alignment, problem.pools[pool_index[c]].alignment, 1) for c in cands)
+            )
+        return Indexed(
+            problem=problem,
+            names=names,
+            sizes=tuple(b.size for b in problem.buffers),
+            neighbours=neighbours,
+            candidates=tuple(candidates),
+            alignments=tuple(alignments),
+            limits=tuple(p.size_limit for p in problem.pools),
+        )
+
+    @property
+    def buffers(self) -> tuple[Buffer, ...]:
+        return self.problem.buffers
+
+    def placements(self, pools: Sequence[int], offsets: Sequence[int]) -> dict[str, Placement]:
+        pool_names = [p.name for p in self.problem.pools]
+        return {
+            n: Placement(pool_names[pools[i]], offsets[i]) for i, n in enumerate(self.names)
+        }
+
+
+def _offset_in_pool(
+    occupied: list[tuple[int, int]], size: int, alignment: int, rule: OffsetRule
+) -> int:
+    """Offset for ``size`` bytes given the ``(offset, end)`` ranges it must avoid."""
+    if not occupied:
+        return 0
+    if rule == "after_conflicts":
+        return align_up(max(e for _, e in occupied), alignment)
+    occupied.sort()
+    candidate = 0
+    best = -1
+    best_gap = -1
+    for off, end in occupied:
+        if candidate + size <= off:
+            if rule == "first_fit":
+                return candidate
+            gap = off - candidate
+            if best < 0 or gap < best_gap:
+                best, best_gap = candidate, gap
+        if end > candidate:
+            candidate = align_up(end, alignment)
+    return best if best >= 0 else candidate
+
+
+def decode(
+    ix: Indexed, order: Sequence[int], rule: OffsetRule
+) -> tuple[list[int], list[int]]:
+    """Place the buffers in ``order``; return per-buffer (pool index, offset).
+
+    Raises :class:`PlanningError` for the first buffer that fits no candidate.
+    """
+    n = len(ix.names)
+    pool_of = [-1] * n
+    offset_of = [0] * n
+    sizes = ix.sizes
+    for i in order:
+        size = sizes[i]
+        tried: list[tuple[str, int | None, int]] = []
+        for k, pool in enumerate(ix.candidates[i]):
+            occupied = [
+                (offset_of[j], offset_of[j] + sizes[j])
+                for j in ix.neighbours[i]
+                if pool_of[j] == pool
+            ]
+            offset = _offset_in_pool(occupied, size, ix.alignments[i][k], rule)
+            limit = ix.limits[pool]
+            if limit is None or offset + size <= limit:
+                pool_of[i] = pool
+                offset_of[i] = offset
+                break
+            tried.append((ix.problem.pools[pool].name, limit, offset + size))
+        else:
+            raise PlanningError(ix.names[i], size, tried)
+    return pool_of, offset_of
+
+
+def total_bytes(ix: Indexed, pools: Sequence[int], offsets: Sequence[int]) -> int:
+    """Sum over pools of the highest buffer end (the bytes the plan needs)."""
+    tops = [0] * len(ix.limits)
+    for i, size in enumerate(ix.sizes):
+        end = offsets[i] + size
+        if end > tops[pools[i]]:
+            tops[pools[i]] = end
+    return sum(tops)
