@@ -20,14 +20,18 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    I64,
+    BoolAttr,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     FlatSymbolRefAttrConstr,
     IntAttr,
+    IntegerAttr,
     StringAttr,
     SymbolRefAttr,
     TensorType,
     TupleType,
+    i64,
 )
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
@@ -38,7 +42,6 @@ from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
-    opt_prop_def,
     prop_def,
     result_def,
     var_operand_def,
@@ -185,7 +188,8 @@ class CallOp(IRDLOperation):
 
     Syntax::
 
-        %r = relay.call @fused_conv2d_add(%x, %w) : (tensor<..>, tensor<..>) -> tensor<..>
+        %r = relay.call @fused_conv2d_add(%x, %w)
+               : (tensor<..>, tensor<..>) -> tensor<..>
 
     When the callee is a tir prim func on memrefs, its signature is the call's
     operands followed by one memref per (flattened) result.
@@ -198,7 +202,9 @@ class CallOp(IRDLOperation):
     result = result_def()
 
     irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$callee `(` $args `)` attr-dict `:` functional-type($args, $result)"
+    assembly_format = (
+        "$callee `(` $args `)` attr-dict `:` functional-type($args, $result)"
+    )
 
     def __init__(
         self, callee: str | SymbolRefAttr, args: Sequence[SSAValue], result: Attribute
@@ -212,7 +218,12 @@ class CallOp(IRDLOperation):
 
 @irdl_op_definition
 class TupleOp(IRDLOperation):
-    """Build a tuple: ``%t = relay.tuple(%a, %b) : (tensor<..>, tensor<..>) -> tuple<..>``."""
+    """Build a tuple.
+
+    Syntax::
+
+        %t = relay.tuple(%a, %b) : (tensor<..>, tensor<..>) -> tuple<..>
+    """
 
     name = "relay.tuple"
 
@@ -238,27 +249,35 @@ class TupleOp(IRDLOperation):
 
 @irdl_op_definition
 class TupleGetItemOp(IRDLOperation):
-    """Select a tuple field: ``%x = relay.tuple_get_item %t[1] : tuple<..> -> tensor<..>``."""
+    """Select a tuple field.
+
+    Syntax::
+
+        %x = relay.tuple_get_item %t[1] : tuple<..> -> tensor<..>
+    """
 
     name = "relay.tuple_get_item"
 
     tuple = operand_def(TupleType)
-    index = prop_def(IntAttr)
+    index = prop_def(IntegerAttr[I64])
     result = result_def()
 
     def __init__(self, tuple_: SSAValue, index: int):
         assert isinstance(tuple_.type, TupleType)
         super().__init__(
             operands=[tuple_],
-            properties={"index": IntAttr(index)},
+            properties={"index": IntegerAttr(index, i64)},
             result_types=[tuple_.type.types.data[index]],
         )
+
+    def get_index(self) -> int:
+        return self.index.value.data
 
     def verify_(self) -> None:
         ttype = self.tuple.type
         assert isinstance(ttype, TupleType)
         n = len(ttype.types)
-        i = self.index.data
+        i = self.get_index()
         if not 0 <= i < n:
             raise VerifyException(
                 f"relay.tuple_get_item: index {i} is out of range for a tuple of "
@@ -283,7 +302,7 @@ class TupleGetItemOp(IRDLOperation):
         rtype = parser.parse_type()
         op = cls.create(
             operands=[parser.resolve_operand(operand, ttype)],
-            properties={"index": IntAttr(index)},
+            properties={"index": IntegerAttr(index, i64)},
             result_types=[rtype],
             attributes=attrs,
         )
@@ -292,7 +311,7 @@ class TupleGetItemOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.tuple)
-        printer.print_string(f"[{self.index.data}]")
+        printer.print_string(f"[{self.get_index()}]")
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.tuple.type)
@@ -306,7 +325,8 @@ class OnDeviceOp(IRDLOperation):
 
     Syntax::
 
-        %y = relay.on_device %x {virtual_device = #relay.virtual_device<"cpu", 0>} : tensor<..>
+        %y = relay.on_device %x {virtual_device = #relay.virtual_device<"cpu", 0>}
+               : tensor<..>
 
     ``constrain_result`` (default true) fixes the result's device;
     ``constrain_body`` (default true) fixes the operand's device.
@@ -317,19 +337,36 @@ class OnDeviceOp(IRDLOperation):
     T: ClassVar = VarConstraint("T", AnyAttr())
     data = operand_def(T)
     virtual_device = prop_def(VirtualDeviceAttr)
-    constrain_result = opt_prop_def(IntAttr)
-    constrain_body = opt_prop_def(IntAttr)
+    constrain_result = prop_def(BoolAttr, default_value=IntegerAttr.from_bool(True))
+    constrain_body = prop_def(BoolAttr, default_value=IntegerAttr.from_bool(True))
     result = result_def(T)
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$data attr-dict `:` type($data)"
 
-    def __init__(self, data: SSAValue, virtual_device: VirtualDeviceAttr):
+    def __init__(
+        self,
+        data: SSAValue,
+        virtual_device: VirtualDeviceAttr,
+        *,
+        constrain_result: bool = True,
+        constrain_body: bool = True,
+    ):
         super().__init__(
             operands=[data],
-            properties={"virtual_device": virtual_device},
+            properties={
+                "virtual_device": virtual_device,
+                "constrain_result": IntegerAttr.from_bool(constrain_result),
+                "constrain_body": IntegerAttr.from_bool(constrain_body),
+            },
             result_types=[data.type],
         )
+
+    def get_constrain_result(self) -> bool:
+        return bool(self.constrain_result.value.data)
+
+    def get_constrain_body(self) -> bool:
+        return bool(self.constrain_body.value.data)
 
 
 @irdl_op_definition
@@ -353,9 +390,7 @@ class DeviceCopyOp(IRDLOperation):
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$data attr-dict `:` type($data)"
 
-    def __init__(
-        self, data: SSAValue, src: VirtualDeviceAttr, dst: VirtualDeviceAttr
-    ):
+    def __init__(self, data: SSAValue, src: VirtualDeviceAttr, dst: VirtualDeviceAttr):
         super().__init__(
             operands=[data],
             properties={"src": src, "dst": dst},
@@ -374,11 +409,11 @@ STRUCTURAL_OPS: list[type[IRDLOperation]] = [
 
 
 def _relay_dialect() -> Dialect:
-    from usmp.dialects import relay_ops
+    from usmp.dialects import relay_ops, relay_tflite_ops
 
     return Dialect(
         "relay",
-        [*STRUCTURAL_OPS, *relay_ops.OPERATOR_OPS],
+        [*STRUCTURAL_OPS, *relay_ops.OPERATOR_OPS, *relay_tflite_ops.EXTRA_OPS],
         [VirtualDeviceAttr],
     )
 

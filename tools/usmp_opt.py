@@ -86,6 +86,7 @@ class UsmpOptMain(xDSLOptMain):
             else:
                 module = frontend(chunk)
         except ParseError as e:
+            e.span = dataclasses.replace(e.span, line_offset=start_offset)
             raise parse_error_diagnostic(e) from None
         if not self.args.disable_verify:
             verify_located(module)

@@ -1,0 +1,175 @@
+"""Shared pieces of the relay operator definitions (``relay_*ops.py``).
+
+``RelayOperator`` is the base of every operator: its ``verify_`` recomputes the
+result type from the operand types and properties (``infer_result_type``, the
+analogue of MLIR's ``InferTypeOpInterface``) and compares it with the declared
+one. Shape arithmetic lives in ``relay_shapes`` (plain Python); this module
+adds element-type rules, attribute constructors and the error format
+``relay.<op>: <what is wrong>, expected <what would be accepted>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import NoReturn, ParamSpec, TypeVar
+
+from usmp.dialects.relay_shapes import Shape, ShapeError
+from xdsl.dialects import builtin
+from xdsl.dialects.builtin import (
+    BoolAttr,
+    DenseArrayBase,
+    Float64Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+    StringAttr,
+    TensorType,
+    f32,
+    f64,
+    i1,
+    i8,
+    i16,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import IRDLOperation
+from xdsl.utils.exceptions import VerifyException
+
+ui8 = IntegerType(8, Signedness.UNSIGNED)
+"""TFLite's uint8."""
+
+ELEMENT_TYPES: tuple[Attribute, ...] = (f32, i8, i16, i32, ui8)
+"""Element types relay operators accept (docs/relay-ops.md)."""
+INT_TYPES: tuple[Attribute, ...] = (i8, i16, i32, ui8)
+
+
+def is_int(t: Attribute) -> bool:
+    return t in INT_TYPES
+
+
+def int_range(t: IntegerType) -> tuple[int, int]:
+    """Representable range of a relay integer type (signless = signed)."""
+    width = t.width.data
+    if t.signedness.data == Signedness.UNSIGNED:
+        return 0, (1 << width) - 1
+    return -(1 << (width - 1)), (1 << (width - 1)) - 1
+
+
+def i64_array(values: Sequence[int]) -> DenseArrayBase[IntegerType]:
+    return DenseArrayBase.from_list(i64, values)
+
+
+def i32_array(values: Sequence[int]) -> DenseArrayBase[IntegerType]:
+    return DenseArrayBase.from_list(i32, values)
+
+
+def i64_attr(value: int) -> IntegerAttr[IntegerType]:
+    return IntegerAttr(value, i64)
+
+
+def f64_attr(value: float) -> FloatAttr[Float64Type]:
+    return FloatAttr(value, f64)
+
+
+def bool_attr(value: bool) -> IntegerAttr[IntegerType]:
+    return IntegerAttr(int(value), i1)
+
+
+I64Array = DenseArrayBase.constr(i64)
+I32Array = DenseArrayBase.constr(i32)
+I64 = IntegerAttr[builtin.I64]
+F64 = FloatAttr[Float64Type]
+Bool = BoolAttr
+"""Property constraints: ``array<i64: ..>``, ``array<i32: ..>``, ``N : i64``,
+``X : f64``, ``true``/``false``."""
+
+
+UNARY_FORMAT = "$data attr-dict `:` type($data) `->` type($result)"
+"""``%r = relay.<op> %x {props} : tensor<..> -> tensor<..>``"""
+DATA_WEIGHT_FORMAT = (
+    "$data `,` $weight attr-dict `:` `(` type($data) `,` type($weight) `)` "
+    "`->` type($result)"
+)
+"""``%r = relay.<op> %x, %w {props} : (tensor<..>, tensor<..>) -> tensor<..>``"""
+
+
+def fail(op_name: str, message: str) -> NoReturn:
+    raise VerifyException(f"{op_name}: {message}")
+
+
+def tensor_of(op_name: str, what: str, value: SSAValue | Attribute) -> TensorType:
+    """The ``TensorType`` of an operand (or a type), with a relay element type."""
+    t = value.type if isinstance(value, SSAValue) else value
+    if not isinstance(t, TensorType):
+        fail(op_name, f"{what} must be a tensor, got {t}")
+    if t.element_type not in ELEMENT_TYPES:
+        fail(
+            op_name,
+            f"{what} element type {t.element_type} is not supported "
+            "(expected f32, i8, i16, i32 or ui8)",
+        )
+    return t
+
+
+def shape_of(t: TensorType) -> Shape:
+    return tuple(t.get_shape())
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def infer_shape(
+    op_name: str, fn: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs
+) -> _R:
+    """Call a ``relay_shapes`` function, turning ``ShapeError`` into a diagnostic."""
+    try:
+        return fn(*args, **kwargs)
+    except ShapeError as e:
+        fail(op_name, str(e))
+
+
+class RelayOperator(IRDLOperation):
+    """Base of the relay operators: verify = infer the result type and compare.
+
+    Subclasses implement ``infer_result_type()`` from their operands and
+    properties; it raises ``VerifyException`` for invalid inputs, so the same
+    code validates ops and builds them (``__init__`` infers the result type).
+    """
+
+    def infer_result_type(self) -> TensorType:
+        raise NotImplementedError
+
+    def verify_(self) -> None:
+        expected = self.infer_result_type()
+        actual = self.results[0].type
+        if actual != expected:
+            fail(self.name, f"result type {actual} is wrong, expected {expected}")
+
+    # Typed views of properties as Python values.
+    def _ints(self, name: str) -> tuple[int, ...]:
+        attr = self.properties[name]
+        assert isinstance(attr, DenseArrayBase)
+        return tuple(int(v) for v in attr.get_values())
+
+    def _int(self, name: str) -> int:
+        attr = self.properties[name]
+        assert isinstance(attr, IntegerAttr)
+        return attr.value.data
+
+    def _float(self, name: str) -> float:
+        attr = self.properties[name]
+        assert isinstance(attr, FloatAttr)
+        return float(attr.value.data)
+
+    def _str(self, name: str) -> str:
+        attr = self.properties[name]
+        assert isinstance(attr, StringAttr)
+        return attr.data
+
+    def _bool(self, name: str) -> bool:
+        attr = self.properties[name]
+        assert isinstance(attr, IntegerAttr)
+        return bool(attr.value.data)

@@ -1,0 +1,235 @@
+"""relay's integer requantization operators: fixed_point_multiply, quantize,
+dequantize (registered through ``relay_ops.OPERATOR_OPS``).
+
+Their arithmetic follows TFLite's reference kernels (see docs/relay-ops.md);
+the verifiers check the element types and the parameter arrays/ranges.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from usmp.dialects.relay_base import (
+    F64,
+    I64,
+    UNARY_FORMAT,
+    I32Array,
+    RelayOperator,
+    f64_attr,
+    fail,
+    i32_array,
+    i64_attr,
+    infer_shape,
+    int_range,
+    is_int,
+    shape_of,
+    tensor_of,
+)
+from usmp.dialects.relay_shapes import normalize_axis, per_axis_length
+from xdsl.dialects.builtin import IntegerType, TensorType, f32, i8, i32
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+)
+
+
+@irdl_op_definition
+class FixedPointMultiplyOp(RelayOperator):
+    """Multiply i32 values by a Q31 fixed-point ``multiplier`` * 2^``shift``.
+
+    Syntax::
+
+        %r = relay.fixed_point_multiply %x {
+               multiplier = array<i32: 1073741824, 1395864371>,
+               shift = array<i32: -7, -8>, axis = 3 : i64}
+               : tensor<1x4x4x2xi32> -> tensor<1x4x4x2xi32>
+
+    ``multiplier`` and ``shift`` each have one value (per tensor) or one per
+    index of dimension ``axis`` (default -1). Rounding as TFLite's
+    ``MultiplyByQuantizedMultiplier``.
+    """
+
+    name = "relay.fixed_point_multiply"
+
+    data = operand_def(TensorType)
+    multiplier = prop_def(I32Array)
+    shift = prop_def(I32Array)
+    axis = prop_def(I64, default_value=i64_attr(-1))
+    result = result_def(TensorType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = UNARY_FORMAT
+
+    def __init__(
+        self,
+        data: SSAValue,
+        multiplier: Sequence[int],
+        shift: Sequence[int],
+        axis: int = -1,
+    ):
+        super().__init__(
+            operands=[data],
+            properties={
+                "multiplier": i32_array(multiplier),
+                "shift": i32_array(shift),
+                "axis": i64_attr(axis),
+            },
+            result_types=[self.infer(data.type, multiplier, shift, axis)],
+        )
+
+    @classmethod
+    def infer(
+        cls,
+        data: Attribute,
+        multiplier: Sequence[int],
+        shift: Sequence[int],
+        axis: int = -1,
+    ) -> TensorType:
+        t = tensor_of(cls.name, "operand", data)
+        if t.element_type != i32:
+            fail(
+                cls.name,
+                f"element type {t.element_type} is not supported, expected i32",
+            )
+        shape = shape_of(t)
+        if shape:
+            infer_shape(cls.name, normalize_axis, axis, len(shape))
+        for what, values in (("multiplier", multiplier), ("shift", shift)):
+            if not values:
+                fail(cls.name, f"{what} is empty, expected 1 value or one per channel")
+            infer_shape(cls.name, per_axis_length, shape, axis, what, len(values))
+        return t
+
+    def get_multiplier(self) -> tuple[int, ...]:
+        return self._ints("multiplier")
+
+    def get_shift(self) -> tuple[int, ...]:
+        return self._ints("shift")
+
+    def get_axis(self) -> int:
+        return self._int("axis")
+
+    def infer_result_type(self) -> TensorType:
+        return self.infer(
+            self.data.type, self.get_multiplier(), self.get_shift(), self.get_axis()
+        )
+
+
+def _check_quant_params(
+    name: str, scale: float, zero_point: int, int_type: Attribute
+) -> None:
+    if not (math.isfinite(scale) and scale > 0):
+        fail(name, f"scale {scale} must be a positive finite number")
+    assert isinstance(int_type, IntegerType)
+    lo, hi = int_range(int_type)
+    if not lo <= zero_point <= hi:
+        fail(
+            name,
+            f"zero_point {zero_point} is out of range for {int_type} "
+            f"(expected {lo}..{hi})",
+        )
+
+
+class AffineQuantOp(RelayOperator):
+    """Base of quantize/dequantize: ``real = (q - zero_point) * scale``."""
+
+    data = operand_def(TensorType)
+    scale = prop_def(F64)
+    zero_point = prop_def(I64)
+    result = result_def(TensorType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = UNARY_FORMAT
+
+    def get_scale(self) -> float:
+        return self._float("scale")
+
+    def get_zero_point(self) -> int:
+        return self._int("zero_point")
+
+
+@irdl_op_definition
+class QuantizeOp(AffineQuantOp):
+    """f32 -> integer: ``clamp(round_half_away(x / scale) + zero_point)``.
+
+    Syntax::
+
+        %q = relay.quantize %x {scale = 0.5 : f64, zero_point = -1 : i64}
+               : tensor<1x4xf32> -> tensor<1x4xi8>
+
+    The result element type (i8 by default in the builder) is i8, i16, i32 or ui8.
+    """
+
+    name = "relay.quantize"
+
+    def __init__(
+        self,
+        data: SSAValue,
+        scale: float,
+        zero_point: int,
+        element_type: Attribute = i8,
+    ):
+        t = tensor_of(self.name, "operand", data)
+        super().__init__(
+            operands=[data],
+            properties={"scale": f64_attr(scale), "zero_point": i64_attr(zero_point)},
+            result_types=[TensorType(element_type, t.get_shape())],
+        )
+
+    def verify_(self) -> None:
+        src = tensor_of(self.name, "operand", self.data)
+        dst = tensor_of(self.name, "result", self.result.type)
+        if src.element_type != f32:
+            fail(self.name, f"operand element type {src.element_type} is not f32")
+        if not is_int(dst.element_type):
+            fail(
+                self.name,
+                f"result element type {dst.element_type} is not an integer type "
+                "(expected i8, i16, i32 or ui8)",
+            )
+        expected = TensorType(dst.element_type, src.get_shape())
+        if dst != expected:
+            fail(self.name, f"result type {dst} is wrong, expected {expected}")
+        _check_quant_params(
+            self.name, self.get_scale(), self.get_zero_point(), dst.element_type
+        )
+
+
+@irdl_op_definition
+class DequantizeOp(AffineQuantOp):
+    """integer -> f32: ``(x - zero_point) * scale``.
+
+    Syntax::
+
+        %x = relay.dequantize %q {scale = 0.5 : f64, zero_point = -1 : i64}
+               : tensor<1x4xi8> -> tensor<1x4xf32>
+    """
+
+    name = "relay.dequantize"
+
+    def __init__(self, data: SSAValue, scale: float, zero_point: int):
+        super().__init__(
+            operands=[data],
+            properties={"scale": f64_attr(scale), "zero_point": i64_attr(zero_point)},
+            result_types=[self.infer(data.type, scale, zero_point)],
+        )
+
+    @classmethod
+    def infer(cls, data: Attribute, scale: float, zero_point: int) -> TensorType:
+        t = tensor_of(cls.name, "operand", data)
+        if not is_int(t.element_type):
+            fail(
+                cls.name,
+                f"operand element type {t.element_type} is not an integer type "
+                "(expected i8, i16, i32 or ui8)",
+            )
+        _check_quant_params(cls.name, scale, zero_point, t.element_type)
+        return TensorType(f32, t.get_shape())
+
+    def infer_result_type(self) -> TensorType:
+        return self.infer(self.data.type, self.get_scale(), self.get_zero_point())
