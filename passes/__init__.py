@@ -11,7 +11,18 @@ from xdsl.passes import ModulePass
 
 # flag -> (module under usmp.passes, class name)
 _PASSES: dict[str, tuple[str, str]] = {
+    "plan-devices": ("plan_devices", "PlanDevicesPass"),
     "aot-lower-main": ("aot_lower_main", "AOTLowerMainPass"),
+    "fuse-ops": ("fuse_ops", "FuseOpsPass"),
+    "lower-ops": ("lower_ops", "LowerOpsPass"),
+    "usmp": ("usmp", "UsmpPass"),
+    "usmp-buffer-info": ("usmp_buffer_info", "UsmpBufferInfoPass"),
+    "usmp-plan-memory": ("usmp_plan_memory", "UsmpPlanMemoryPass"),
+    "usmp-report": ("usmp_report", "UsmpReportPass"),
+    "usmp-convert-pool-allocations": (
+        "usmp_convert_pool_allocations",
+        "UsmpConvertPoolAllocationsPass",
+    ),
 }
 
 

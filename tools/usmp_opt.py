@@ -11,13 +11,19 @@ stdout and the exit status is 0 (xDSL's convention, used by the lit tests).
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from collections.abc import Sequence
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    ParseError,
+    VerifyException,
+)
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from usmp.diagnostics import LocatedError, LocatingParser, verify_located
@@ -131,7 +137,7 @@ def _report(message: str, verify_diagnostics: bool) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         driver = UsmpOptMain(args=argv)
-    except ParseError as e:  # a bad pass pipeline
+    except (ParseError, ArgSpecParseError) as e:  # a bad pass pipeline
         print(f"usmp-opt: error: {e}", file=sys.stderr)
         return 1
     except (DiagnosticException, ValueError) as e:
@@ -148,6 +154,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _report(str(e), verify)
     except (OSError, ValueError) as e:
         print(f"usmp-opt: error: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # a compiler bug, not an input error
+        if os.environ.get("USMP_DEBUG"):
+            raise
+        print(
+            f"usmp-opt: internal error: {type(e).__name__}: {e}\n"
+            "(this is a bug in usmp-opt; rerun with USMP_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
