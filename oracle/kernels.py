@@ -1,0 +1,606 @@
+"""Reference numpy kernels: one pure function per relay operator.
+
+The semantics are those of ``docs/relay-ops.md``; each function documents
+them exactly. Conventions shared by all kernels:
+
+* Inputs are numpy arrays of the operator's element type (``int8`` for
+  ``i8``, ``int32`` for ``i32``, ``uint8`` for ``ui8``, ``float32`` for
+  ``f32``); results have the dtype of the relay result type.
+* Integer arithmetic is exact and then wraps to the result width (two's
+  complement), like the C the compiler emits; integer accumulations are
+  computed exactly and reduced modulo 2**32 into int32.
+* Float accumulations (conv2d, dense, pooling, mean, softmax) are done in
+  float64 and rounded once to float32, so the oracle is at least as accurate
+  as any float32 implementation it is compared with (compare floats with a
+  tolerance).
+* Invalid arguments (bad layouts, shapes, shift amounts, out-of-range float
+  to int casts, ...) raise ``KernelError``; the relay interpreter turns it
+  into a located diagnostic at the op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+from numpy.lib.stride_tricks import sliding_window_view
+
+from usmp.oracle.quantization import (
+    multiply_by_quantized_multiplier,
+    round_half_away_from_zero,
+    rounding_divide,
+)
+
+Array = npt.NDArray[np.generic]
+
+# float64 represents every integer below 2**53 exactly: integer dot products
+# whose worst-case magnitude stays below it run through BLAS in float64.
+_EXACT_F64 = 2**53
+
+
+class KernelError(ValueError):
+    """Invalid operator arguments (the message says what would be accepted)."""
+
+
+# --------------------------------------------------------------- helpers
+
+
+def _is_int(a: Array) -> bool:
+    return a.dtype.kind in "iu"
+
+
+def _is_float(a: Array) -> bool:
+    return a.dtype.kind == "f"
+
+
+def wrap(values: npt.ArrayLike, dtype: npt.DTypeLike) -> Array:
+    """Integers reduced modulo 2**bits into ``dtype`` (two's complement)."""
+    return np.asarray(values).astype(np.int64).astype(dtype)
+
+
+def _int_matmul(
+    a: npt.NDArray[np.int64], b: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int64]:
+    """Exact (batched) integer matmul; through float64 BLAS when that is exact."""
+    k = a.shape[-1]
+    amax = int(np.abs(a).max(initial=0))
+    bmax = int(np.abs(b).max(initial=0))
+    if k * amax * bmax < _EXACT_F64:
+        return np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(np.int64)
+    return np.matmul(a, b)
+
+
+def _layout_perm(layout: str, canonical: str, what: str) -> list[int]:
+    """Axes that transpose an array in ``layout`` to ``canonical`` order."""
+    if sorted(layout) != sorted(canonical):
+        raise KernelError(
+            f"{what} '{layout}' is not a permutation of '{canonical}' "
+            f"(e.g. {canonical!r})"
+        )
+    return [layout.index(c) for c in canonical]
+
+
+def _to_layout(x: Array, layout: str, canonical: str, what: str) -> Array:
+    return np.transpose(x, _layout_perm(layout, canonical, what))
+
+
+def _from_layout(x: Array, layout: str, canonical: str) -> Array:
+    return np.transpose(x, [canonical.index(c) for c in layout])
+
+
+def _pair(v: Sequence[int], name: str) -> tuple[int, int]:
+    if len(v) != 2:
+        raise KernelError(f"{name} must have 2 values (height, width), got {list(v)}")
+    return int(v[0]), int(v[1])
+
+
+def _padding4(v: Sequence[int]) -> tuple[int, int, int, int]:
+    if len(v) != 4 or min(v) < 0:
+        raise KernelError(
+            f"padding must be 4 non-negative values (top, left, bottom, right), "
+            f"got {list(v)}"
+        )
+    return int(v[0]), int(v[1]), int(v[2]), int(v[3])
+
+
+def _windows(
+    x: Array,
+    window: tuple[int, int],
+    strides: tuple[int, int],
+    dilation: tuple[int, int],
+) -> Array:
+    """NHWC ``x`` -> view (N, OH, OW, C, KH, KW) of the (dilated) windows."""
+    (kh, kw), (sh, sw), (dh, dw) = window, strides, dilation
+    eh, ew = (kh - 1) * dh + 1, (kw - 1) * dw + 1
+    if x.shape[1] < eh or x.shape[2] < ew:
+        raise KernelError(
+            f"window {kh}x{kw} (dilated {eh}x{ew}) does not fit the padded "
+            f"input {x.shape[1]}x{x.shape[2]}"
+        )
+    v = sliding_window_view(x, (eh, ew), axis=(1, 2))
+    return v[:, ::sh, ::sw, :, ::dh, ::dw]
+
+
+def _check_positive(v: tuple[int, int], name: str) -> None:
+    if min(v) < 1:
+        raise KernelError(f"{name} must be positive, got {list(v)}")
+
+
+# ------------------------------------------------------------ conv / dense
+
+
+def conv2d(
+    data: Array,
+    weight: Array,
+    *,
+    strides: Sequence[int] = (1, 1),
+    padding: Sequence[int] = (0, 0, 0, 0),
+    dilation: Sequence[int] = (1, 1),
+    groups: int = 1,
+    data_layout: str = "NHWC",
+    kernel_layout: str = "HWIO",
+    input_zero_point: int = 0,
+    kernel_zero_point: int = 0,
+) -> Array:
+    """2-D grouped convolution (cross-correlation), ``relay.conv2d``.
+
+    In NHWC / HWIO terms (other layouts are transposed to these: any
+    permutation of ``NHWC`` for data, of ``HWIO`` for the kernel)::
+
+        out[n, y, x, o] = sum_{i, j, c}
+            (in_pad[n, y*sh + i*dh, x*sw + j*dw, g*Cg + c] - input_zp)
+          * (w[i, j, c, o] - kernel_zp)
+
+    where ``g = o // (Cout / groups)``, ``Cg = Cin / groups``, ``w`` has shape
+    (KH, KW, Cg, Cout), and ``in_pad`` is the input padded by ``padding`` =
+    (top, left, bottom, right) with ``input_zp`` (padded positions
+    contribute 0). ``OH = (H + top + bottom - ((KH-1)*dh + 1)) // sh + 1``.
+    Depthwise is ``groups == Cin`` (channel multiplier ``Cout / Cin``).
+
+    Float inputs give float32 (accumulated in float64); integer inputs give
+    int32, the exact sum reduced modulo 2**32.
+    """
+    if data.dtype != weight.dtype and not (_is_int(data) and _is_int(weight)):
+        raise KernelError(f"conv2d: data {data.dtype} and weight {weight.dtype} differ")
+    if data.ndim != 4 or weight.ndim != 4:
+        raise KernelError(
+            f"conv2d: data and weight must be 4-D, got shapes {data.shape} and "
+            f"{weight.shape}"
+        )
+    sh, sw = _pair(strides, "strides")
+    dh, dw = _pair(dilation, "dilation")
+    _check_positive((sh, sw), "strides")
+    _check_positive((dh, dw), "dilation")
+    top, left, bottom, right = _padding4(padding)
+    x = _to_layout(data, data_layout, "NHWC", "data_layout")
+    w = _to_layout(weight, kernel_layout, "HWIO", "kernel_layout")
+    n, _, _, cin = x.shape
+    kh, kw, cg, cout = w.shape
+    if groups < 1 or cin % groups or cout % groups or cg != cin // groups:
+        raise KernelError(
+            f"conv2d: groups={groups} does not fit Cin={cin}, Cout={cout} and a kernel "
+            f"with {cg} input channels (need Cin % groups == Cout % groups == 0 and "
+            f"kernel I == Cin / groups)"
+        )
+
+    integer = _is_int(data)
+    acc_t = np.int64 if integer else np.float64
+    xs = x.astype(acc_t) - input_zero_point
+    ws = w.astype(acc_t) - kernel_zero_point
+    xs = np.pad(xs, ((0, 0), (top, bottom), (left, right), (0, 0)))
+    win = _windows(xs, (kh, kw), (sh, sw), (dh, dw))  # N, OH, OW, Cin, KH, KW
+    oh, ow = win.shape[1], win.shape[2]
+    co_g = cout // groups
+    # patches: (groups, N*OH*OW, KH*KW*Cg); weights: (groups, KH*KW*Cg, Cout/g)
+    patches = win.reshape(n, oh, ow, groups, cg, kh, kw)
+    patches = patches.transpose(3, 0, 1, 2, 5, 6, 4).reshape(
+        groups, n * oh * ow, kh * kw * cg
+    )
+    wmat = ws.reshape(kh, kw, cg, groups, co_g).transpose(3, 0, 1, 2, 4)
+    wmat = wmat.reshape(groups, kh * kw * cg, co_g)
+    if integer:
+        out = _int_matmul(patches, wmat)
+    else:
+        out = np.matmul(patches, wmat)
+    out = out.transpose(1, 0, 2).reshape(n, oh, ow, cout)
+    result = wrap(out, np.int32) if integer else out.astype(np.float32)
+    return _from_layout(result, data_layout, "NHWC")
+
+
+def dense(
+    data: Array,
+    weight: Array,
+    *,
+    input_zero_point: int = 0,
+    kernel_zero_point: int = 0,
+) -> Array:
+    """Fully connected layer, ``relay.dense``: data (B, K), weight (N, K)::
+
+        out[b, n] = sum_k (data[b, k] - input_zp) * (weight[n, k] - kernel_zp)
+
+    Float32 result for floats (float64 accumulation), int32 (exact sum
+    modulo 2**32) for integers.
+    """
+    if data.ndim != 2 or weight.ndim != 2 or data.shape[1] != weight.shape[1]:
+        raise KernelError(
+            f"dense: expected data (B, K) and weight (N, K), got {data.shape} and "
+            f"{weight.shape}"
+        )
+    if _is_int(data) != _is_int(weight):
+        raise KernelError(f"dense: data {data.dtype} and weight {weight.dtype} differ")
+    if _is_int(data):
+        xs = data.astype(np.int64) - input_zero_point
+        ws = weight.astype(np.int64) - kernel_zero_point
+        return wrap(_int_matmul(xs, ws.T), np.int32)
+    xs = data.astype(np.float64) - input_zero_point
+    ws = weight.astype(np.float64) - kernel_zero_point
+    return (xs @ ws.T).astype(np.float32)
+
+
+# ------------------------------------------------------------ elementwise
+
+
+def _binary(lhs: Array, rhs: Array, name: str) -> None:
+    if lhs.dtype != rhs.dtype:
+        raise KernelError(f"{name}: operand types differ ({lhs.dtype} vs {rhs.dtype})")
+    try:
+        np.broadcast_shapes(lhs.shape, rhs.shape)
+    except ValueError:
+        raise KernelError(
+            f"{name}: shapes {lhs.shape} and {rhs.shape} do not broadcast"
+        ) from None
+
+
+def _int_or_float(
+    lhs: Array, rhs: Array, name: str, op: Callable[[Array, Array], Array]
+) -> Array:
+    _binary(lhs, rhs, name)
+    if _is_int(lhs):
+        return wrap(op(lhs.astype(np.int64), rhs.astype(np.int64)), lhs.dtype)
+    return np.asarray(op(lhs, rhs)).astype(lhs.dtype)
+
+
+def add(lhs: Array, rhs: Array) -> Array:
+    """``lhs + rhs`` with numpy broadcasting; integers wrap."""
+    return _int_or_float(lhs, rhs, "add", np.add)
+
+
+def subtract(lhs: Array, rhs: Array) -> Array:
+    """``lhs - rhs`` with numpy broadcasting; integers wrap."""
+    return _int_or_float(lhs, rhs, "subtract", np.subtract)
+
+
+def multiply(lhs: Array, rhs: Array) -> Array:
+    """``lhs * rhs`` with numpy broadcasting; integers wrap (low bits of the
+    exact product)."""
+    return _int_or_float(lhs, rhs, "multiply", np.multiply)
+
+
+def maximum(lhs: Array, rhs: Array) -> Array:
+    """Elementwise maximum with broadcasting (NaN propagates for floats)."""
+    return _int_or_float(lhs, rhs, "maximum", np.maximum)
+
+
+def minimum(lhs: Array, rhs: Array) -> Array:
+    """Elementwise minimum with broadcasting (NaN propagates for floats)."""
+    return _int_or_float(lhs, rhs, "minimum", np.minimum)
+
+
+def right_shift(lhs: Array, rhs: Array) -> Array:
+    """Arithmetic ``lhs >> rhs`` (rounds toward minus infinity), integers
+    only, broadcasting. Shift amounts must lie in ``[0, bits)`` (anything
+    else is undefined behaviour in C and rejected)."""
+    _binary(lhs, rhs, "right_shift")
+    if not _is_int(lhs):
+        raise KernelError(f"right_shift: integer operands required, got {lhs.dtype}")
+    bits = lhs.dtype.itemsize * 8
+    if rhs.size and (rhs.min() < 0 or int(rhs.max()) >= bits):
+        raise KernelError(
+            f"right_shift: shift amounts must be in [0, {bits - 1}] for {lhs.dtype}, "
+            f"got range [{rhs.min()}, {rhs.max()}]"
+        )
+    return wrap(lhs.astype(np.int64) >> rhs.astype(np.int64), lhs.dtype)
+
+
+def clip(x: Array, *, a_min: float, a_max: float) -> Array:
+    """``min(max(x, a_min), a_max)`` in the type of ``x``. For integers the
+    bounds act as the integers ``ceil(a_min)`` and ``floor(a_max)``."""
+    if a_min > a_max:
+        raise KernelError(f"clip: a_min {a_min} is greater than a_max {a_max}")
+    if _is_int(x):
+        lo, hi = np.ceil(a_min), np.floor(a_max)
+        info = np.iinfo(x.dtype)
+        lo, hi = max(lo, info.min), min(hi, info.max)
+        return np.asarray(np.clip(x.astype(np.int64), int(lo), int(hi))).astype(x.dtype)
+    return np.asarray(np.clip(x, x.dtype.type(a_min), x.dtype.type(a_max)), x.dtype)
+
+
+def relu(x: Array) -> Array:
+    """``max(x, 0)``."""
+    return np.asarray(np.maximum(x, x.dtype.type(0)))
+
+
+# ---------------------------------------------------------------- pooling
+
+
+def _pool_windows(
+    x: Array,
+    pool_size: Sequence[int],
+    strides: Sequence[int],
+    padding: Sequence[int],
+    fill: float | int,
+    name: str,
+) -> tuple[Array, Array]:
+    """(windows of x padded with ``fill``, windows of the validity mask)."""
+    if x.ndim != 4:
+        raise KernelError(f"{name}: expected a 4-D input, got shape {x.shape}")
+    ph, pw = _pair(pool_size, "pool_size")
+    sh, sw = _pair(strides, "strides")
+    _check_positive((ph, pw), "pool_size")
+    _check_positive((sh, sw), "strides")
+    top, left, bottom, right = _padding4(padding)
+    pads = ((0, 0), (top, bottom), (left, right), (0, 0))
+    xp = np.pad(x, pads, constant_values=fill)
+    valid = np.pad(np.ones((1, *x.shape[1:3], 1), dtype=np.int64), pads)
+    wins = _windows(xp, (ph, pw), (sh, sw), (1, 1))
+    counts = _windows(valid, (ph, pw), (sh, sw), (1, 1)).sum(axis=(-2, -1))
+    if counts.size and counts.min() == 0:
+        raise KernelError(f"{name}: a pooling window lies entirely in the padding")
+    return wins, counts
+
+
+def max_pool2d(
+    x: Array,
+    *,
+    pool_size: Sequence[int],
+    strides: Sequence[int] = (1, 1),
+    padding: Sequence[int] = (0, 0, 0, 0),
+    layout: str = "NHWC",
+) -> Array:
+    """Max pooling; padded positions are ignored (never the maximum).
+    ``OH = (H + top + bottom - PH) // SH + 1``."""
+    xn = _to_layout(x, layout, "NHWC", "layout")
+    fill = np.iinfo(x.dtype).min if _is_int(x) else -np.inf
+    wins, _ = _pool_windows(xn, pool_size, strides, padding, fill, "max_pool2d")
+    return _from_layout(wins.max(axis=(-2, -1)).astype(x.dtype), layout, "NHWC")
+
+
+def _average(total: Array, counts: Array, dtype: np.dtype) -> Array:
+    """Sum / count: float64 then rounded to ``dtype``, or, for integers, the
+    TFLite rounding division of the int32 accumulator."""
+    if dtype.kind == "f":
+        return np.asarray(total / counts).astype(dtype)
+    return np.asarray(rounding_divide(wrap(total, np.int32), counts)).astype(dtype)
+
+
+def avg_pool2d(
+    x: Array,
+    *,
+    pool_size: Sequence[int],
+    strides: Sequence[int] = (1, 1),
+    padding: Sequence[int] = (0, 0, 0, 0),
+    layout: str = "NHWC",
+    count_include_pad: bool = False,
+) -> Array:
+    """Average pooling. The divisor is the number of non-padded elements of
+    the window (``count_include_pad`` false, TFLite) or ``PH*PW``. Floats:
+    float64 mean rounded to float32. Integers: int32 sum divided with
+    ``rounding_divide`` (half away from zero, TFLite ``AveragePool``)."""
+    xn = _to_layout(x, layout, "NHWC", "layout")
+    acc_t = np.int64 if _is_int(x) else np.float64
+    wins, counts = _pool_windows(
+        xn.astype(acc_t), pool_size, strides, padding, 0, "avg_pool2d"
+    )
+    if count_include_pad:
+        counts = np.full_like(counts, wins.shape[-2] * wins.shape[-1])
+    out = _average(wins.sum(axis=(-2, -1)), counts, x.dtype)
+    return _from_layout(out, layout, "NHWC")
+
+
+def global_avg_pool2d(x: Array, *, layout: str = "NHWC") -> Array:
+    """Mean over H and W, keeping them as size-1 dims ((N,1,1,C) for NHWC);
+    rounding as ``avg_pool2d``."""
+    perm = _layout_perm(layout, "NHWC", "layout")
+    if x.ndim != 4:
+        raise KernelError(
+            f"global_avg_pool2d: expected a 4-D input, got shape {x.shape}"
+        )
+    return mean(x, axis=(perm[1], perm[2]), keepdims=True)
+
+
+def mean(x: Array, *, axis: Sequence[int], keepdims: bool = False) -> Array:
+    """Mean over ``axis`` (negative axes count from the end). Floats: float64
+    mean rounded to the input type; integers: int32 sum divided by the
+    element count with ``rounding_divide``."""
+    axes = tuple(sorted(_normalize_axis(a, x.ndim, "mean") for a in axis))
+    if len(set(axes)) != len(axes):
+        raise KernelError(f"mean: repeated axis in {list(axis)}")
+    count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
+    if count == 0:
+        raise KernelError("mean: reducing over an empty dimension")
+    acc_t = np.int64 if _is_int(x) else np.float64
+    total = x.astype(acc_t).sum(axis=axes, keepdims=keepdims)
+    return _average(np.asarray(total), np.asarray(count), x.dtype)
+
+
+# ----------------------------------------------------------- data movement
+
+
+def _normalize_axis(axis: int, ndim: int, name: str) -> int:
+    if not -ndim <= axis < ndim:
+        raise KernelError(f"{name}: axis {axis} is out of range for rank {ndim}")
+    return axis % ndim
+
+
+def reshape(x: Array, shape: Sequence[int]) -> Array:
+    """Same elements (row-major order), new shape."""
+    if int(np.prod(shape, dtype=np.int64)) != x.size:
+        raise KernelError(f"reshape: cannot reshape {x.shape} to {tuple(shape)}")
+    return x.reshape(tuple(shape)).copy()
+
+
+def transpose(x: Array, *, axes: Sequence[int] | None = None) -> Array:
+    """``numpy.transpose``; no / empty ``axes`` reverses the dimensions."""
+    if not axes:
+        return np.transpose(x).copy()
+    if sorted(_normalize_axis(a, x.ndim, "transpose") for a in axes) != list(
+        range(x.ndim)
+    ):
+        raise KernelError(
+            f"transpose: axes {list(axes)} is not a permutation of rank {x.ndim}"
+        )
+    return np.transpose(x, [a % x.ndim for a in axes]).copy()
+
+
+def pad(x: Array, *, pad_width: Sequence[int], pad_value: float = 0.0) -> Array:
+    """Constant padding; ``pad_width`` = (before0, after0, before1, after1,
+    ...), one pair per dimension, non-negative. ``pad_value`` converted to
+    the element type (it must be representable exactly for integers)."""
+    if len(pad_width) != 2 * x.ndim or min(pad_width, default=0) < 0:
+        raise KernelError(
+            f"pad: pad_width must be {2 * x.ndim} non-negative values (before, after "
+            f"per dimension), got {list(pad_width)}"
+        )
+    value: float | int = pad_value
+    if _is_int(x):
+        info = np.iinfo(x.dtype)
+        if pad_value != int(pad_value) or not info.min <= pad_value <= info.max:
+            raise KernelError(f"pad: pad_value {pad_value} is not a {x.dtype} value")
+        value = int(pad_value)
+    pairs = [(int(pad_width[2 * i]), int(pad_width[2 * i + 1])) for i in range(x.ndim)]
+    return np.pad(x, pairs, constant_values=value).astype(x.dtype)
+
+
+def concatenate(xs: Sequence[Array], *, axis: int) -> Array:
+    """``numpy.concatenate`` along ``axis`` (negative counts from the end)."""
+    if not xs:
+        raise KernelError("concatenate: needs at least one operand")
+    dtypes = {a.dtype for a in xs}
+    if len(dtypes) != 1:
+        raise KernelError(
+            f"concatenate: operand types differ ({sorted(map(str, dtypes))})"
+        )
+    ax = _normalize_axis(axis, xs[0].ndim, "concatenate")
+    try:
+        return np.concatenate(xs, axis=ax)
+    except ValueError as e:
+        raise KernelError(f"concatenate: {e}") from None
+
+
+# ---------------------------------------------------------------- softmax
+
+
+def softmax(x: Array, *, axis: int = -1) -> Array:
+    """``exp(x - max) / sum(exp(x - max))`` along ``axis``; float only
+    (computed in float64, rounded to the input type)."""
+    if not _is_float(x):
+        raise KernelError(f"softmax: float input required, got {x.dtype}")
+    ax = _normalize_axis(axis, x.ndim, "softmax")
+    xd = x.astype(np.float64)
+    e = np.exp(xd - xd.max(axis=ax, keepdims=True))
+    return (e / e.sum(axis=ax, keepdims=True)).astype(x.dtype)
+
+
+# ------------------------------------------------------ casts / quantization
+
+
+def cast(x: Array, dtype: npt.DTypeLike) -> Array:
+    """Element type conversion:
+
+    * int -> int: two's complement truncation to the target width (wraps);
+    * int -> float: round to nearest (exact for ``|x| <= 2**24`` in float32);
+    * float -> int: round toward zero; NaN or values outside the target
+      range are rejected (undefined behaviour in C);
+    * float -> float: round to nearest.
+    """
+    target = np.dtype(dtype)
+    if _is_float(x) and target.kind in "iu":
+        t = np.trunc(x.astype(np.float64))
+        info = np.iinfo(target)
+        bad = ~np.isfinite(t) | (t < info.min) | (t > info.max)
+        if bad.any():
+            raise KernelError(
+                f"cast: {x.dtype} value {x[bad].flat[0]} does not fit {target} "
+                f"(float to int casts must be in range)"
+            )
+        return np.asarray(t).astype(target)
+    if _is_int(x) and target.kind in "iu":
+        return wrap(x, target)
+    if target == np.bool_ or x.dtype == np.bool_:
+        raise KernelError(
+            f"cast: casts from/to i1 are not relay operators ({x.dtype} -> {target})"
+        )
+    return x.astype(target)
+
+
+def fixed_point_multiply(
+    x: Array,
+    *,
+    multiplier: Sequence[int] | Array,
+    shift: Sequence[int] | Array,
+    axis: int = -1,
+) -> Array:
+    """TFLite requantisation of an int32 tensor:
+    ``multiply_by_quantized_multiplier(x, multiplier, shift)`` (gemmlowp
+    double rounding). ``multiplier`` and ``shift`` each hold one value (for
+    the whole tensor) or ``x.shape[axis]`` values, entry ``c`` applying to
+    the slice ``c`` along ``axis`` (per-channel)."""
+    if x.dtype != np.int32:
+        raise KernelError(f"fixed_point_multiply: int32 input required, got {x.dtype}")
+    params = []
+    for what, values in (("multiplier", multiplier), ("shift", shift)):
+        v = np.asarray(values, dtype=np.int64).reshape(-1)
+        if v.size == 0:
+            raise KernelError(f"fixed_point_multiply: {what} is empty")
+        if v.size != 1:
+            if x.ndim == 0:
+                raise KernelError(
+                    f"fixed_point_multiply: per-axis {what} needs a ranked input"
+                )
+            ax = _normalize_axis(axis, x.ndim, "fixed_point_multiply")
+            if x.shape[ax] != v.size:
+                raise KernelError(
+                    f"fixed_point_multiply: {v.size} per-axis {what} values but "
+                    f"dimension {ax} of the input has size {x.shape[ax]}"
+                )
+            bshape = [1] * x.ndim
+            bshape[ax] = v.size
+            v = v.reshape(bshape)
+        else:
+            v = v.reshape(())
+        params.append(v)
+    try:
+        return multiply_by_quantized_multiplier(x, params[0], params[1])
+    except ValueError as e:
+        raise KernelError(f"fixed_point_multiply: {e}") from None
+
+
+def quantize(
+    x: Array, *, scale: float, zero_point: int, dtype: npt.DTypeLike = np.int8
+) -> Array:
+    """TFLite ``AffineQuantize``:
+    ``clamp(round_half_away(x / scale) + zero_point)`` to the range of
+    ``dtype``, the division in float64 (TFLite divides by a double scale)."""
+    target = np.dtype(dtype)
+    if not _is_float(x) or target.kind not in "iu":
+        raise KernelError(f"quantize: float -> integer only, got {x.dtype} -> {target}")
+    if not scale > 0:
+        raise KernelError(f"quantize: scale must be positive, got {scale}")
+    q = x.astype(np.float64) / scale
+    if not np.isfinite(q).all():
+        raise KernelError("quantize: input holds NaN or infinity")
+    info = np.iinfo(target)
+    r = round_half_away_from_zero(q) + zero_point
+    return np.asarray(np.clip(r, info.min, info.max)).astype(target)
+
+
+def dequantize(
+    x: Array, *, scale: float, zero_point: int, dtype: npt.DTypeLike = np.float32
+) -> Array:
+    """TFLite ``Dequantize``: ``float32(scale * (x - zero_point))`` with the
+    product in float64."""
+    if not _is_int(x):
+        raise KernelError(f"dequantize: integer input required, got {x.dtype}")
+    centered = np.asarray(x, dtype=np.int64) - zero_point
+    return np.asarray(scale * centered.astype(np.float64)).astype(dtype)

@@ -1,0 +1,557 @@
+"""Reference interpreter of relay-level IR (the numpy oracle).
+
+``evaluate(module, inputs)`` runs ``func.func @main`` op by op on numpy
+values and returns its results; every other stage of the compiler is checked
+against it (int8 arithmetic bit-exact, float within a tolerance).
+
+What it accepts: a ``builtin.module`` (or one ``func.func``) whose functions
+hold relay ops in a single block ending in ``func.return``. ``relay.call``
+evaluates the callee's body (primitive functions, recursively);
+``relay.constant`` reads ``dense<...>`` values and ``dense_resource<...>``
+blobs; ``relay.on_device`` / ``relay.device_copy`` are the identity; every
+operator of ``docs/relay-ops.md`` is computed by ``usmp.oracle.kernels``
+(the TFLite-specific ``relay.quantized_softmax`` by
+``usmp.oracle.tflite_kernels``).
+
+Design: one small handler per op name in the ``_HANDLERS`` table; properties
+are read by name with the contract's defaults (from ``op.properties``, or
+``op.attributes`` for ops parsed before their class existed), so the
+interpreter depends only on the operator contract, not on the op classes.
+After each op the computed value is checked against the op's result type.
+Errors in the IR (unknown op, bad properties, unsupported callee, a value
+that contradicts its type) are ``LocatedError`` diagnostics at the op.
+
+Values: ``numpy.ndarray`` for tensors (dtype from the element type, see
+``usmp.oracle.values``), Python tuples for ``tuple<...>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, TypeAlias
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    FloatAttr,
+    IntAttr,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    TupleType,
+    UnitAttr,
+    UnregisteredOp,
+)
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from usmp.diagnostics import located_error
+from usmp.oracle import kernels, tflite_kernels
+from usmp.oracle.kernels import KernelError
+from usmp.oracle.tflite_kernels import TFLiteKernelError
+from usmp.oracle.values import (
+    builtin_resource_blob,
+    dense_to_numpy,
+    numpy_dtype,
+    resource_blob_to_numpy,
+    tensor_dtype_and_shape,
+)
+
+Value: TypeAlias = "np.ndarray | tuple[Value, ...]"
+Handler: TypeAlias = "Callable[[Operation, list[Value], _Interpreter], Value]"
+
+INPUT_TENSOR_NAMES = "relay.input_tensor_names"
+TIR_PRIM_FUNC = "tir.prim_func"
+
+
+def evaluate(
+    module_or_func: ModuleOp | FuncOp,
+    inputs: Sequence[Any] | Mapping[str, Any],
+    entry: str = "main",
+    *,
+    resources: Mapping[str, str | bytes] | None = None,
+) -> list[np.ndarray]:
+    """Run ``entry`` (or the given function) on ``inputs``; return its results.
+
+    ``inputs`` lists one array per argument, or maps argument names (the
+    ``relay.input_tensor_names`` attribute of the function, else the SSA
+    names of its arguments) to arrays. Arrays must have the argument's shape;
+    a different dtype is accepted only if converting it loses nothing.
+    Tuple results are flattened into the returned list.
+
+    ``resources`` maps ``dense_resource`` keys to blobs (MLIR hex strings
+    ``"0x<alignment><data>"`` or raw bytes) and takes precedence over the
+    blobs xDSL's parser stored.
+    """
+    if isinstance(module_or_func, FuncOp):
+        func = module_or_func
+        parent = func.parent_op()
+        module = parent if isinstance(parent, ModuleOp) else None
+    else:
+        module = module_or_func
+        func = None
+    functions = _function_table(module) if module is not None else {}
+    if func is None:
+        func = functions.get(entry)
+        if func is None:
+            raise located_error(
+                module_or_func,
+                f"no function @{entry} to evaluate (functions: "
+                f"{', '.join('@' + n for n in functions) or 'none'})",
+            )
+    else:
+        functions.setdefault(func.sym_name.data, func)
+    interpreter = _Interpreter(functions, MappingProxyType(dict(resources or {})))
+    results = interpreter.call(func, _bind_inputs(func, inputs), func)
+    return [a for r in results for a in _flatten(r)]
+
+
+# ------------------------------------------------------------ interpreter
+
+
+@dataclass
+class _Interpreter:
+    functions: Mapping[str, FuncOp]
+    resources: Mapping[str, str | bytes]
+    call_stack: list[str] = field(default_factory=list[str])
+
+    def call(self, func: FuncOp, args: list[Value], site: Operation) -> list[Value]:
+        name = func.sym_name.data
+        if name in self.call_stack:
+            raise located_error(
+                site, f"recursive call of @{name} ({' -> '.join(self.call_stack)})"
+            )
+        if not func.body.blocks:
+            raise located_error(
+                site, f"@{name} is a declaration; it has no body to evaluate"
+            )
+        if len(func.body.blocks) != 1:
+            raise located_error(
+                func,
+                f"@{name} has {len(func.body.blocks)} blocks; relay functions have one",
+            )
+        block = func.body.block
+        if len(args) != len(block.args):
+            raise located_error(
+                site, f"@{name} takes {len(block.args)} arguments, got {len(args)}"
+            )
+        env: dict[SSAValue, Value] = {}
+        for arg, value in zip(block.args, args, strict=True):
+            _check_value(value, arg.type, site, f"argument {arg.index} of @{name}")
+            env[arg] = value
+        self.call_stack.append(name)
+        try:
+            for op in block.ops:
+                if isinstance(op, ReturnOp):
+                    return [env[v] for v in op.arguments]
+                self._run(op, env)
+        finally:
+            self.call_stack.pop()
+        raise located_error(func, f"@{name} does not end in func.return")
+
+    def _run(self, op: Operation, env: dict[SSAValue, Value]) -> None:
+        name = op_name(op)
+        handler = _HANDLERS.get(name)
+        if handler is None:
+            raise located_error(
+                op,
+                f"the relay oracle has no semantics for '{name}' "
+                f"(it evaluates: {', '.join(sorted(_HANDLERS))}, func.return)",
+            )
+        if len(op.results) != 1:
+            raise located_error(
+                op, f"'{name}' has {len(op.results)} results, expected 1"
+            )
+        args = [env[v] for v in op.operands]
+        try:
+            value = handler(op, args, self)
+        except (KernelError, TFLiteKernelError, TypeError) as e:
+            raise located_error(op, f"'{name}': {e}") from None
+        if isinstance(value, np.generic):  # numpy scalar from a rank-0 tensor
+            value = np.asarray(value)
+        _check_value(value, op.results[0].type, op, f"the result of '{name}'")
+        env[op.results[0]] = value
+
+
+def op_name(op: Operation) -> str:
+    """The op's name, also for ops parsed (generic syntax) before their class
+    was registered."""
+    if isinstance(op, UnregisteredOp):
+        return op.op_name.data
+    return op.name
+
+
+def _function_table(module: ModuleOp) -> dict[str, FuncOp]:
+    return {op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp)}
+
+
+# ----------------------------------------------------------- values/types
+
+
+def _flatten(v: Value) -> list[np.ndarray]:
+    if isinstance(v, tuple):
+        return [a for x in v for a in _flatten(x)]
+    return [v]
+
+
+def _describe(v: Value) -> str:
+    if isinstance(v, tuple):
+        return f"tuple<{', '.join(map(_describe, v))}>"
+    return f"array of shape {v.shape} and dtype {v.dtype}"
+
+
+def _check_value(v: Value, t: Attribute, op: Operation, what: str) -> None:
+    """Fail with a located error unless ``v`` is a value of type ``t``."""
+    if isinstance(t, TupleType):
+        if not isinstance(v, tuple) or len(v) != len(t.types):
+            raise located_error(op, f"{what} is {_describe(v)}, but its type is {t}")
+        for i, (x, xt) in enumerate(zip(v, t.types, strict=True)):
+            _check_value(x, xt, op, f"field {i} of {what}")
+        return
+    try:
+        dtype, shape = tensor_dtype_and_shape(t)
+    except TypeError as e:
+        raise located_error(op, f"{what}: {e}") from None
+    if not isinstance(v, np.ndarray) or v.dtype != dtype or v.shape != shape:
+        raise located_error(
+            op, f"oracle computed {_describe(v)} for {what}, but its type is {t}"
+        )
+
+
+def _coerce_input(v: Any, t: Attribute, func: FuncOp, what: str) -> Value:
+    if isinstance(t, TupleType):
+        if not isinstance(v, Sequence) or len(v) != len(t.types):
+            raise located_error(
+                func, f"{what} must be a tuple of {len(t.types)} values ({t})"
+            )
+        return tuple(
+            _coerce_input(x, xt, func, f"field {i} of {what}")
+            for i, (x, xt) in enumerate(zip(v, t.types, strict=True))
+        )
+    try:
+        dtype, shape = tensor_dtype_and_shape(t)
+    except TypeError as e:
+        raise located_error(func, f"{what}: {e}") from None
+    a = np.asarray(v)
+    if a.shape != shape:
+        raise located_error(func, f"{what} has shape {a.shape}, but its type is {t}")
+    if a.dtype != dtype:
+        c = a.astype(dtype)
+        if not np.array_equal(c.astype(a.dtype), a):
+            raise located_error(
+                func, f"{what} has dtype {a.dtype} whose values do not fit {t} exactly"
+            )
+        a = c
+    return a.copy()
+
+
+def input_names(func: FuncOp) -> list[str]:
+    """Argument names of ``func``: ``relay.input_tensor_names`` if present,
+    else the SSA names (``arg<i>`` for unnamed arguments)."""
+    attr = func.attributes.get(INPUT_TENSOR_NAMES)
+    if isinstance(attr, ArrayAttr):
+        return [a.data for a in attr.data if isinstance(a, StringAttr)]
+    if not func.body.blocks:
+        return [f"arg{i}" for i in range(len(func.function_type.inputs))]
+    return [a.name_hint or f"arg{a.index}" for a in func.body.block.args]
+
+
+def _bind_inputs(
+    func: FuncOp, inputs: Sequence[Any] | Mapping[str, Any]
+) -> list[Value]:
+    types = list(func.function_type.inputs.data)
+    if isinstance(inputs, Mapping):
+        names = input_names(func)
+        missing = [n for n in names if n not in inputs]
+        extra = [n for n in inputs if n not in names]
+        if missing or extra or len(names) != len(types):
+            raise located_error(
+                func,
+                f"inputs by name must be exactly {names} "
+                f"(missing {missing}, unexpected {extra})",
+            )
+        ordered = [inputs[n] for n in names]
+    else:
+        ordered = list(inputs)
+        names = [f"input {i}" for i in range(len(ordered))]
+    if len(ordered) != len(types):
+        raise located_error(
+            func, f"@{func.sym_name.data} takes {len(types)} inputs, got {len(ordered)}"
+        )
+    return [
+        _coerce_input(v, t, func, f"input '{n}'")
+        for v, t, n in zip(ordered, types, names, strict=True)
+    ]
+
+
+# ------------------------------------------------------------- properties
+
+_REQUIRED: Any = object()
+
+
+def _py(attr: Attribute) -> Any:
+    """A property's Python value (arrays -> tuples, i1 -> bool)."""
+    match attr:
+        case DenseArrayBase():
+            return tuple(attr.get_values())
+        case IntegerAttr():
+            v = attr.value.data
+            if isinstance(attr.type, IntegerType) and attr.type.width.data == 1:
+                return v != 0
+            return v
+        case FloatAttr():
+            return float(attr.value.data)
+        case IntAttr():
+            return attr.data
+        case StringAttr():
+            return attr.data
+        case ArrayAttr():
+            return tuple(_py(a) for a in attr.data)
+        case DenseIntOrFPElementsAttr():
+            return dense_to_numpy(attr)
+        case SymbolRefAttr():
+            return attr.string_value()
+        case UnitAttr():
+            return True
+        case _:
+            return attr
+
+
+def _raw_prop(op: Operation, name: str) -> Attribute | None:
+    attr = op.properties.get(name)
+    return op.attributes.get(name) if attr is None else attr
+
+
+def prop(op: Operation, name: str, default: Any = _REQUIRED) -> Any:
+    """Property ``name`` of ``op`` as a Python value, or ``default``."""
+    attr = _raw_prop(op, name)
+    if attr is None:
+        if default is _REQUIRED:
+            raise located_error(op, f"'{op_name(op)}' needs the property '{name}'")
+        return default
+    return _py(attr)
+
+
+def _props(op: Operation, spec: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: prop(op, name, default) for name, default in spec.items()}
+
+
+def _result_dtype(op: Operation) -> np.dtype:
+    t = op.results[0].type
+    if not isinstance(t, TensorType):
+        raise TypeError(f"result type {t} is not a tensor")
+    return numpy_dtype(t.element_type)
+
+
+def _tensor_args(
+    op: Operation, args: list[Value], n: int | None = None
+) -> list[np.ndarray]:
+    if n is not None and len(args) != n:
+        raise located_error(op, f"'{op_name(op)}' takes {n} operands, got {len(args)}")
+    for i, a in enumerate(args):
+        if not isinstance(a, np.ndarray):
+            raise located_error(op, f"operand {i} of '{op_name(op)}' must be a tensor")
+    return args  # type: ignore[return-value]
+
+
+# --------------------------------------------------------------- handlers
+
+
+def _constant(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+    value = _raw_prop(op, "value")
+    if isinstance(value, DenseIntOrFPElementsAttr):
+        return dense_to_numpy(value)
+    if isinstance(value, DenseResourceAttr):
+        key = value.resource_handle.data
+        blob = it.resources.get(key)
+        if blob is None:
+            blob = builtin_resource_blob(key)
+        if blob is None:
+            raise located_error(
+                op,
+                f"dense_resource<{key}> has no data: the module has no "
+                f"'{{-# dialect_resources: {{builtin: {{{key}: \"0x...\"}}}} #-}}' "
+                f"entry for it (note: xDSL renames resource keys that were already "
+                f"parsed in this process, leaving the new key empty); pass the blob "
+                f"with evaluate(..., resources={{'{key}': ...}})",
+            )
+        try:
+            return resource_blob_to_numpy(blob, value.type)
+        except ValueError as e:
+            raise located_error(op, f"dense_resource<{key}>: {e}") from None
+    raise located_error(
+        op, "relay.constant needs a dense<...> or dense_resource<...> value"
+    )
+
+
+def _call(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+    callee = prop(op, "callee")
+    func = it.functions.get(callee)
+    if func is None:
+        raise located_error(op, f"relay.call: no function @{callee} in the module")
+    if TIR_PRIM_FUNC in func.attributes:
+        raise located_error(
+            op,
+            f"relay.call: @{callee} is a tir prim func (memrefs); the relay oracle "
+            f"evaluates relay functions only (evaluate before lower-ops)",
+        )
+    results = it.call(func, args, op)
+    if len(results) != 1:
+        return tuple(results)
+    return results[0]
+
+
+def _tuple(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+    return tuple(args)
+
+
+def _tuple_get_item(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+    (t,) = args
+    index = prop(op, "index")
+    if not isinstance(t, tuple) or not 0 <= index < len(t):
+        raise located_error(op, f"relay.tuple_get_item: index {index} out of range")
+    return t[index]
+
+
+def _identity(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+    if len(args) != 1:
+        raise located_error(op, f"'{op_name(op)}' takes 1 operand, got {len(args)}")
+    return args[0]
+
+
+def _kernel(
+    fn: Callable[..., np.ndarray],
+    arity: int | None,
+    spec: Mapping[str, Any] | None = None,
+) -> Handler:
+    """Handler calling ``fn(*operands, **properties)`` (properties by ``spec``:
+    name -> default, ``_REQUIRED`` for required ones)."""
+    spec = MappingProxyType(dict(spec or {}))
+
+    def handler(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+        return fn(*_tensor_args(op, args, arity), **_props(op, spec))
+
+    return handler
+
+
+def _reshape(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+    (x,) = _tensor_args(op, args, 1)
+    t = op.results[0].type
+    if not isinstance(t, TensorType):
+        raise located_error(op, "relay.reshape: the result must be a tensor")
+    return kernels.reshape(x, tuple(t.get_shape()))
+
+
+def _concatenate(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+    return kernels.concatenate(_tensor_args(op, args), axis=prop(op, "axis"))
+
+
+def _cast(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+    (x,) = _tensor_args(op, args, 1)
+    return kernels.cast(x, _result_dtype(op))
+
+
+def _quantize(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+    (x,) = _tensor_args(op, args, 1)
+    return kernels.quantize(
+        x,
+        scale=prop(op, "scale"),
+        zero_point=prop(op, "zero_point"),
+        dtype=_result_dtype(op),
+    )
+
+
+def _dequantize(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+    (x,) = _tensor_args(op, args, 1)
+    return kernels.dequantize(
+        x,
+        scale=prop(op, "scale"),
+        zero_point=prop(op, "zero_point"),
+        dtype=_result_dtype(op),
+    )
+
+
+_CONV2D = {
+    "strides": (1, 1),
+    "padding": (0, 0, 0, 0),
+    "dilation": (1, 1),
+    "groups": 1,
+    "data_layout": "NHWC",
+    "kernel_layout": "HWIO",
+    "input_zero_point": 0,
+    "kernel_zero_point": 0,
+}
+_DENSE = {"input_zero_point": 0, "kernel_zero_point": 0}
+_POOL = {
+    "pool_size": _REQUIRED,
+    "strides": (1, 1),
+    "padding": (0, 0, 0, 0),
+    "layout": "NHWC",
+}
+
+_HANDLERS: Mapping[str, Handler] = MappingProxyType(
+    {
+        "relay.constant": _constant,
+        "relay.call": _call,
+        "relay.tuple": _tuple,
+        "relay.tuple_get_item": _tuple_get_item,
+        "relay.on_device": _identity,
+        "relay.device_copy": _identity,
+        "relay.conv2d": _kernel(kernels.conv2d, 2, _CONV2D),
+        "relay.dense": _kernel(kernels.dense, 2, _DENSE),
+        "relay.add": _kernel(kernels.add, 2),
+        "relay.subtract": _kernel(kernels.subtract, 2),
+        "relay.multiply": _kernel(kernels.multiply, 2),
+        "relay.maximum": _kernel(kernels.maximum, 2),
+        "relay.minimum": _kernel(kernels.minimum, 2),
+        "relay.right_shift": _kernel(kernels.right_shift, 2),
+        "relay.clip": _kernel(
+            kernels.clip, 1, {"a_min": _REQUIRED, "a_max": _REQUIRED}
+        ),
+        "relay.relu": _kernel(kernels.relu, 1),
+        "relay.max_pool2d": _kernel(kernels.max_pool2d, 1, _POOL),
+        "relay.avg_pool2d": _kernel(
+            kernels.avg_pool2d, 1, {**_POOL, "count_include_pad": False}
+        ),
+        "relay.global_avg_pool2d": _kernel(
+            kernels.global_avg_pool2d, 1, {"layout": "NHWC"}
+        ),
+        "relay.mean": _kernel(kernels.mean, 1, {"axis": _REQUIRED, "keepdims": False}),
+        "relay.reshape": _reshape,
+        "relay.transpose": _kernel(kernels.transpose, 1, {"axes": None}),
+        "relay.pad": _kernel(
+            kernels.pad, 1, {"pad_width": _REQUIRED, "pad_value": 0.0}
+        ),
+        "relay.concatenate": _concatenate,
+        "relay.softmax": _kernel(kernels.softmax, 1, {"axis": -1}),
+        "relay.cast": _cast,
+        "relay.fixed_point_multiply": _kernel(
+            kernels.fixed_point_multiply,
+            1,
+            {"multiplier": _REQUIRED, "shift": _REQUIRED, "axis": -1},
+        ),
+        "relay.quantize": _quantize,
+        "relay.dequantize": _dequantize,
+        # TFLite-specific operators (dialects/relay_tflite_ops.py)
+        "relay.quantized_softmax": _kernel(
+            tflite_kernels.quantized_softmax,
+            1,
+            {
+                "input_multiplier": _REQUIRED,
+                "input_left_shift": _REQUIRED,
+                "diff_min": _REQUIRED,
+                "axis": -1,
+            },
+        ),
+    }
+)
+"""Op name -> handler: every relay op of ``docs/relay-ops.md``, plus the
+TFLite-specific ones of ``dialects/relay_tflite_ops.py``."""
