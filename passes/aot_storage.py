@@ -1,0 +1,478 @@
+"""Storage assignment for ``aot-lower-main`` (analysis only: it never mutates IR).
+
+TVM's ``ExprAllocator`` in IR form. Every value of the relay main is mapped to
+one :class:`View` per tensor it holds (tuples are flattened, nested tuples
+too), each view being a :class:`Storage` seen with a type:
+
+* a main argument is one ``INPUT`` storage;
+* ``relay.constant`` is one ``CONSTANT`` storage (becomes ``tir.allocate_const``);
+* ``relay.call`` and ``relay.device_copy`` create one ``INTERNAL`` storage per
+  flattened result (becomes ``tir.allocate`` or, when returned, an output);
+* ``relay.tuple`` concatenates its fields' views, ``relay.tuple_get_item``
+  selects the field's slice of the flattened views, ``relay.on_device`` is
+  transparent (it only constrains the device), ``relay.reshape`` aliases its
+  operand's storage with the new type (contiguous data: no call, no copy).
+
+A value used many times keeps its storages. Operators whose results never
+reach ``func.return`` are dead (relay is pure) and get neither storage nor a
+call. The result is a :class:`StoragePlan`: storages in creation order, the
+operator calls and device copies in execution order, the flattened returned
+views, and the devices.
+
+Devices are "planned" when the main carries any virtual device: an
+``on_device``/``device_copy`` op, a ``relay.virtual_device`` attribute on a
+``relay.call``/``relay.constant``/``relay.reshape`` or on an argument or result
+of main (what ``plan-devices`` writes). Each
+storage then gets the device its producer or annotations give it (conflicting
+annotations are an error: plan-devices must insert a ``relay.device_copy``);
+unconstrained storages live on the default device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DictionaryAttr,
+    MemRefType,
+    TensorType,
+    TupleType,
+    UnrankedTensorType,
+)
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+
+from usmp.diagnostics import located_error, location_of
+from usmp.dialects import relay
+from usmp.dialects.relay_ops import ReshapeOp
+from usmp.dialects.tir import PRIM_FUNC
+
+VIRTUAL_DEVICE = "relay.virtual_device"
+"""Discardable attribute (on ``relay.call``/``relay.constant``, and as an
+argument/result attribute of main) giving the device of the value."""
+
+DEFAULT_DEVICE = relay.VirtualDeviceAttr()
+"""Where unconstrained storages live once devices are planned."""
+
+SUPPORTED_OPS = (
+    "relay.call, relay.constant, relay.tuple, relay.tuple_get_item, "
+    "relay.on_device, relay.device_copy, relay.reshape and func.return"
+)
+
+
+class StorageKind(Enum):
+    INPUT = "input"
+    CONSTANT = "constant"
+    INTERNAL = "internal"
+
+
+@dataclass(eq=False)
+class Storage:
+    """One storage id: a buffer written once, by its producer, and then only read."""
+
+    index: int
+    """Creation order: inputs first, then producers in execution order."""
+    kind: StorageKind
+    type: MemRefType
+    """The type the producer writes (views may see it reshaped)."""
+    producer: Operation | None
+    """The relay op writing it (``None`` for inputs)."""
+    device: relay.VirtualDeviceAttr | None = None
+    device_origin: Operation | None = None
+
+
+@dataclass(frozen=True)
+class View:
+    """A storage seen with the (same-sized) type of one relay value."""
+
+    storage: Storage
+    type: MemRefType
+
+
+@dataclass(frozen=True)
+class CallStep:
+    """``relay.call``: the operator reads ``inputs`` and writes ``outputs``."""
+
+    op: relay.CallOp
+    callee: str
+    inputs: tuple[View, ...]
+    outputs: tuple[View, ...]
+
+
+@dataclass(frozen=True)
+class CopyStep:
+    """``relay.device_copy`` of one flattened tensor."""
+
+    op: relay.DeviceCopyOp
+    source: View
+    destination: View
+
+
+Step = CallStep | CopyStep
+
+
+@dataclass
+class StoragePlan:
+    """What the relay main needs: storages, the steps in execution order, and
+    the flattened returned views (one per output, in order)."""
+
+    storages: list[Storage] = field(default_factory=list[Storage])
+    """Every storage, in creation order (``Storage.index``)."""
+    inputs: list[Storage] = field(default_factory=list[Storage])
+    steps: list[Step] = field(default_factory=list[Step])
+    returns: list[View] = field(default_factory=list[View])
+    devices_planned: bool = False
+    terminator: func.ReturnOp | None = None
+
+    def device_of(self, storage: Storage) -> relay.VirtualDeviceAttr | None:
+        """The storage's device, ``None`` when devices are not planned."""
+        if not self.devices_planned:
+            return None
+        return storage.device or DEFAULT_DEVICE
+
+
+def flatten_tensor_types(type_: Attribute) -> list[TensorType]:
+    """The tensors a value of ``type_`` holds, tuples flattened depth first.
+    Raises ``TypeError`` for anything that is neither a tensor nor a tuple."""
+    if isinstance(type_, TupleType):
+        return [t for field_ in type_.types for t in flatten_tensor_types(field_)]
+    if isinstance(type_, TensorType):
+        return [type_]
+    raise TypeError(type_)
+
+
+def memref_of(tensor: TensorType) -> MemRefType:
+    """The identity-layout memref holding ``tensor``'s data."""
+    return MemRefType(tensor.element_type, tensor.get_shape())
+
+
+def _static_memrefs(type_: Attribute, op: Operation, what: str) -> list[MemRefType]:
+    """Flatten ``type_`` to memrefs, rejecting non-tensors and dynamic shapes."""
+    if isinstance(type_, UnrankedTensorType):
+        raise located_error(
+            op,
+            f"{what} has unranked type {type_}; aot-lower-main needs static shapes "
+            "to size storage (dynamic shapes are not supported)",
+        )
+    try:
+        tensors = flatten_tensor_types(type_)
+    except TypeError:
+        raise located_error(
+            op, f"{what} has type {type_}; expected a tensor or a tuple of tensors"
+        ) from None
+    for t in tensors:
+        if any(d < 0 for d in t.get_shape()):
+            raise located_error(
+                op,
+                f"{what} has dynamic shape {t}; aot-lower-main needs static shapes "
+                "to size storage (dynamic shapes are not supported)",
+            )
+    return [memref_of(t) for t in tensors]
+
+
+_ACCEPTED = (
+    relay.CallOp,
+    relay.ConstantOp,
+    relay.TupleOp,
+    relay.TupleGetItemOp,
+    relay.OnDeviceOp,
+    relay.DeviceCopyOp,
+    ReshapeOp,
+    func.ReturnOp,
+)
+
+
+def _check_op_kind(op: Operation) -> None:
+    if isinstance(op, _ACCEPTED):
+        return
+    if op.regions or op.successors:
+        raise located_error(
+            op,
+            f"'{op.name}' is control flow, which aot-lower-main does not support "
+            f"(relay 'if' is rejected as in TVM); main may only contain "
+            f"{SUPPORTED_OPS}",
+        )
+    if op.dialect_name() == "relay":
+        raise located_error(
+            op,
+            f"'{op.name}' must first be fused into a primitive function and lowered "
+            f"to a tir prim func (fuse-ops, lower-ops); main may only contain "
+            f"{SUPPORTED_OPS}",
+        )
+    raise located_error(
+        op,
+        f"'{op.name}' is not supported in main; main may only contain {SUPPORTED_OPS}",
+    )
+
+
+def _check_callee(
+    call: relay.CallOp,
+    functions: Mapping[str, func.FuncOp],
+    inputs: Sequence[MemRefType],
+    outputs: Sequence[MemRefType],
+) -> str:
+    name = call.callee.string_value()
+    callee = functions.get(name)
+    if callee is None:
+        raise located_error(
+            call, f"relay.call to @{name}, which is not a function of the module"
+        )
+    is_prim = PRIM_FUNC in callee.attributes
+    if not is_prim and (callee.body.blocks or relay.PRIMITIVE in callee.attributes):
+        kind = (
+            "a relay primitive function (run lower-ops first)"
+            if relay.PRIMITIVE in callee.attributes
+            else "a function with a body but no 'tir.prim_func' attribute"
+        )
+        raise located_error(
+            call,
+            f"relay.call to @{name}, which is {kind}; aot-lower-main calls tir "
+            "prim funcs (func.func with 'tir.prim_func') or external declarations "
+            "on memrefs",
+        )
+    ftype = callee.function_type
+    expected = [*inputs, *outputs]
+    if ftype.outputs.data:
+        raise located_error(
+            call,
+            f"@{name} returns {len(ftype.outputs)} value(s); an operator function "
+            "returns nothing and writes its outputs into its trailing memref arguments",
+        )
+    got = list(ftype.inputs.data)
+    if len(got) != len(expected):
+        raise located_error(
+            call,
+            f"relay.call @{name} passes {len(inputs)} input and {len(outputs)} output "
+            f"buffer(s) ({len(expected)} in all), but @{name} takes {len(got)} "
+            f"argument(s) {_types(got)}; expected {_types(expected)}",
+        )
+    for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+        if g != e:
+            role = "input" if i < len(inputs) else "output"
+            raise located_error(
+                call,
+                f"relay.call @{name}: argument {i} ({role}) of @{name} is {g}, but "
+                f"the call passes {e}",
+            )
+    return name
+
+
+def _types(types: Sequence[Attribute]) -> str:
+    return "(" + ", ".join(str(t) for t in types) + ")"
+
+
+def _live_ops(block: Block) -> set[Operation]:
+    """Ops whose results reach the terminator (relay is pure)."""
+    live_values: set[SSAValue] = set()
+    live: set[Operation] = set()
+    for op in reversed(list(block.ops)):
+        if op is block.last_op or any(r in live_values for r in op.results):
+            live.add(op)
+            live_values.update(op.operands)
+    return live
+
+
+def _device_attr(
+    attrs: DictionaryAttr | None, where: Operation, what: str
+) -> relay.VirtualDeviceAttr | None:
+    if attrs is None or VIRTUAL_DEVICE not in attrs.data:
+        return None
+    vd = attrs.data[VIRTUAL_DEVICE]
+    if not isinstance(vd, relay.VirtualDeviceAttr):
+        raise located_error(
+            where,
+            f"{what}: '{VIRTUAL_DEVICE}' must be a #relay.virtual_device, got {vd}",
+        )
+    return vd
+
+
+class _Assigner:
+    def __init__(self, main: func.FuncOp, functions: Mapping[str, func.FuncOp]):
+        self.main = main
+        self.functions = functions
+        self.plan = StoragePlan()
+        self.views: dict[SSAValue, tuple[View, ...]] = {}
+
+    def new_storage(
+        self, kind: StorageKind, type_: MemRefType, producer: Operation | None
+    ) -> Storage:
+        storage = Storage(len(self.plan.storages), kind, type_, producer)
+        self.plan.storages.append(storage)
+        return storage
+
+    def constrain(
+        self, views: Sequence[View], device: relay.VirtualDeviceAttr, origin: Operation
+    ) -> None:
+        self.plan.devices_planned = True
+        for view in views:
+            storage = view.storage
+            if storage.device is None:
+                storage.device, storage.device_origin = device, origin
+            elif storage.device != device:
+                raise located_error(
+                    origin,
+                    f"conflicting virtual devices for one value: {device} here, but "
+                    f"{storage.device} at {location_of(storage.device_origin)}; "
+                    "plan-devices must insert a relay.device_copy between them",
+                )
+
+    def run(self) -> StoragePlan:
+        main = self.main
+        if not main.body.blocks:
+            raise located_error(
+                main, "@main is a declaration; expected a relay main with a body"
+            )
+        if len(main.body.blocks) != 1:
+            raise located_error(
+                main,
+                f"@main has {len(main.body.blocks)} blocks: control flow is not "
+                "supported; main must be one block of relay dataflow",
+            )
+        block = main.body.block
+        for op in block.ops:
+            _check_op_kind(op)
+        arg_attrs = main.arg_attrs.data if main.arg_attrs is not None else ()
+        for i, arg in enumerate(block.args):
+            self.visit_argument(i, arg, arg_attrs[i] if i < len(arg_attrs) else None)
+        live = _live_ops(block)
+        for op in block.ops:
+            self.visit(op, op in live)
+        return self.plan
+
+    def visit_argument(
+        self, i: int, arg: BlockArgument, attrs: DictionaryAttr | None
+    ) -> None:
+        what = f"argument {i}{_name(arg)} of @main"
+        types = _static_memrefs(arg.type, self.main, what)
+        if len(types) != 1 or not isinstance(arg.type, TensorType):
+            raise located_error(
+                self.main,
+                f"{what} has type {arg.type}; model inputs must be tensors "
+                "(pass each tensor of a tuple as its own argument)",
+            )
+        storage = self.new_storage(StorageKind.INPUT, types[0], None)
+        self.plan.inputs.append(storage)
+        view = View(storage, types[0])
+        self.views[arg] = (view,)
+        if (vd := _device_attr(attrs, self.main, what)) is not None:
+            self.constrain((view,), vd, self.main)
+
+    def visit(self, op: Operation, live: bool) -> None:
+        results = [
+            _static_memrefs(r.type, op, f"result {i} of '{op.name}'")
+            for i, r in enumerate(op.results)
+        ]
+        if isinstance(op, relay.CallOp):
+            inputs = [
+                memref_of(t) for arg in op.args for t in flatten_tensor_types(arg.type)
+            ]
+            callee = _check_callee(op, self.functions, inputs, results[0])
+            if live:
+                self.visit_call(op, callee, results[0])
+            return
+        if not live:
+            return
+        match op:
+            case relay.ConstantOp():
+                storage = self.new_storage(StorageKind.CONSTANT, results[0][0], op)
+                self.views[op.result] = (View(storage, results[0][0]),)
+                self.constrain_from_attribute(op)
+            case relay.TupleOp():
+                self.views[op.result] = tuple(
+                    v for f in op.fields for v in self.views[f]
+                )
+            case relay.TupleGetItemOp():
+                assert isinstance(op.tuple.type, TupleType)
+                fields = op.tuple.type.types.data
+                index = op.get_index()
+                start = sum(len(flatten_tensor_types(f)) for f in fields[:index])
+                count = len(flatten_tensor_types(fields[index]))
+                self.views[op.result] = self.views[op.tuple][start : start + count]
+            case relay.OnDeviceOp():
+                views = self.views[op.data]
+                self.views[op.result] = views
+                self.constrain(views, op.virtual_device, op)
+            case relay.DeviceCopyOp():
+                sources = self.views[op.data]
+                destinations = tuple(
+                    View(self.new_storage(StorageKind.INTERNAL, t, op), t)
+                    for t in results[0]
+                )
+                self.constrain(sources, op.src, op)
+                self.constrain(destinations, op.dst, op)
+                self.views[op.result] = destinations
+                for src, dst in zip(sources, destinations, strict=True):
+                    self.plan.steps.append(CopyStep(op, src, dst))
+            case ReshapeOp():
+                (source,) = self.views[op.data]
+                self.views[op.result] = (View(source.storage, results[0][0]),)
+                self.constrain_from_attribute(op)
+            case func.ReturnOp():
+                self.visit_return(op)
+            case _:  # pragma: no cover - _check_op_kind rejected it
+                raise located_error(op, f"'{op.name}' is not supported in main")
+
+    def visit_call(
+        self, op: relay.CallOp, callee: str, result_types: Sequence[MemRefType]
+    ) -> None:
+        inputs = tuple(v for arg in op.args for v in self.views[arg])
+        outputs = tuple(
+            View(self.new_storage(StorageKind.INTERNAL, t, op), t) for t in result_types
+        )
+        self.views[op.result] = outputs
+        self.constrain_from_attribute(op)
+        self.plan.steps.append(CallStep(op, callee, inputs, outputs))
+
+    def constrain_from_attribute(self, op: Operation) -> None:
+        vd = op.attributes.get(VIRTUAL_DEVICE)
+        if vd is None:
+            return
+        if not isinstance(vd, relay.VirtualDeviceAttr):
+            raise located_error(
+                op, f"'{VIRTUAL_DEVICE}' must be a #relay.virtual_device, got {vd}"
+            )
+        self.constrain(self.views[op.results[0]], vd, op)
+
+    def visit_return(self, op: func.ReturnOp) -> None:
+        self.plan.terminator = op
+        res_attrs = self.main.res_attrs.data if self.main.res_attrs is not None else ()
+        for i, value in enumerate(op.arguments):
+            views = self.views[value]
+            attrs = res_attrs[i] if i < len(res_attrs) else None
+            if (
+                vd := _device_attr(attrs, self.main, f"result {i} of @main")
+            ) is not None:
+                self.constrain(views, vd, self.main)
+            self.plan.returns.extend(views)
+
+
+def _name(value: SSAValue) -> str:
+    return f" (%{value.name_hint})" if value.name_hint else ""
+
+
+def assign_storage(
+    main: func.FuncOp, functions: Mapping[str, func.FuncOp]
+) -> StoragePlan:
+    """Storage ids, calls and copies of the relay ``main`` (see the module doc).
+
+    ``functions`` maps every ``func.func`` of the module by symbol name.
+    Raises a located error for anything aot-lower-main cannot lower."""
+    return _Assigner(main, functions).run()
+
+
+__all__ = [
+    "CallStep",
+    "CopyStep",
+    "DEFAULT_DEVICE",
+    "Storage",
+    "StorageKind",
+    "StoragePlan",
+    "Step",
+    "VIRTUAL_DEVICE",
+    "View",
+    "assign_storage",
+    "flatten_tensor_types",
+    "memref_of",
+]
