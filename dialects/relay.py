@@ -17,7 +17,7 @@ TOSA dialect.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from xdsl.dialects.builtin import (
     I64,
@@ -33,7 +33,13 @@ from xdsl.dialects.builtin import (
     TupleType,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
+from xdsl.ir import (
+    Attribute,
+    Dialect,
+    ParametrizedAttribute,
+    SSAValue,
+    TypeAttribute,
+)
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
@@ -233,8 +239,11 @@ class TupleOp(IRDLOperation):
     assembly_format = "`(` $fields `)` attr-dict `:` functional-type($fields, $result)"
 
     def __init__(self, fields: Sequence[SSAValue]):
+        types = [f.type for f in fields]
+        assert all(isinstance(t, TypeAttribute) for t in types)
         super().__init__(
-            operands=[fields], result_types=[TupleType([f.type for f in fields])]
+            operands=[fields],
+            result_types=[TupleType(tuple(cast(list[TypeAttribute], types)))],
         )
 
     def verify_(self) -> None:

@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     StringAttr,
     SymbolRefAttr,
+    TensorType,
 )
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
@@ -316,6 +317,7 @@ class AllocateConstOp(IRDLOperation):
     def verify_(self) -> None:
         mtype = _check_static_memref(self.result.type, "tir.allocate_const")
         vtype = self.value.type
+        assert isinstance(vtype, TensorType)
         if (
             tuple(vtype.get_shape()) != tuple(mtype.get_shape())
             or vtype.get_element_type() != mtype.get_element_type()
