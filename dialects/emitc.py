@@ -4,9 +4,9 @@ xDSL ships ``emitc.add``, ``emitc.apply``, ``emitc.call_opaque`` and the types
 (``!emitc.ptr``, ``!emitc.lvalue``, ``!emitc.array``, ``!emitc.opaque``,
 ``!emitc.ptrdiff_t``, ``!emitc.size_t``); this module adds the rest with
 MLIR 22's names, properties and syntax (``EmitC.td``), so that our output is
-accepted by ``mlir-opt`` and ``mlir-translate --mlir-to-cpp``. Expression-level
-ops are defined here; functions, control flow and file-level ops are in
-``emitc_structure.py``.
+accepted by ``mlir-opt`` and ``mlir-translate --mlir-to-cpp``. Values, memory
+and globals are defined here; operators in ``emitc_expressions.py``;
+functions, control flow, includes and verbatim text in ``emitc_structure.py``.
 
 The MLIR 22 lvalue model is kept: ``emitc.variable``, ``emitc.subscript``,
 ``emitc.get_global`` (scalar) and ``emitc.member`` produce
@@ -17,21 +17,24 @@ The MLIR 22 lvalue model is kept: ``emitc.variable``, ``emitc.subscript``,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
 
 from xdsl.dialects.builtin import (
+    AnyFloat,
     FlatSymbolRefAttrConstr,
+    FloatAttr,
+    IndexType,
     IntegerAttr,
+    IntegerType,
     StringAttr,
+    SymbolNameConstraint,
     SymbolRefAttr,
-    i1,
-    i64,
+    TensorType,
+    UnitAttr,
 )
 from xdsl.dialects.emitc import (
     EmitC_AddOp,
     EmitC_ApplyOp,
     EmitC_ArrayType,
-    EmitC_BinaryOperation,
     EmitC_CallOpaqueOp,
     EmitC_LValueType,
     EmitC_OpaqueAttr,
@@ -42,28 +45,49 @@ from xdsl.dialects.emitc import (
     EmitC_SizeT,
     EmitCTypeConstr,
 )
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.ir import Attribute, Dialect, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
-    VarConstraint,
     base,
     irdl_op_definition,
     operand_def,
+    opt_prop_def,
     prop_def,
     result_def,
+    traits_def,
     var_operand_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.traits import SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from usmp.dialects.emitc_expressions import (
+    BitwiseAndOp,
+    BitwiseLeftShiftOp,
+    BitwiseNotOp,
+    BitwiseOrOp,
+    BitwiseRightShiftOp,
+    BitwiseXorOp,
+    CastOp,
+    CmpOp,
+    ConditionalOp,
+    DivOp,
+    LogicalAndOp,
+    LogicalNotOp,
+    LogicalOrOp,
+    MulOp,
+    RemOp,
+    SubOp,
+    UnaryMinusOp,
+    UnaryPlusOp,
+)
 from usmp.dialects.emitc_structure import (
     CallOp,
     DeclareFuncOp,
     ForOp,
     FuncOp,
-    GlobalOp,
     IfOp,
     IncludeOp,
     ReturnOp,
@@ -83,251 +107,6 @@ PointerType = EmitC_PointerType
 PtrDiffT = EmitC_PtrDiffT
 SignedSizeT = EmitC_SignedSizeT
 SizeT = EmitC_SizeT
-
-
-class _BinaryOp(EmitC_BinaryOperation):
-    """``%r = emitc.<op> %a, %b : (T, T) -> T``."""
-
-
-@irdl_op_definition
-class SubOp(_BinaryOp):
-    """``a - b`` (also pointer - integer and pointer - pointer)."""
-
-    name = "emitc.sub"
-
-
-@irdl_op_definition
-class MulOp(_BinaryOp):
-    """``a * b``."""
-
-    name = "emitc.mul"
-
-
-@irdl_op_definition
-class DivOp(_BinaryOp):
-    """``a / b`` (C semantics: integer division truncates)."""
-
-    name = "emitc.div"
-
-
-@irdl_op_definition
-class RemOp(_BinaryOp):
-    """``a % b`` (integers only)."""
-
-    name = "emitc.rem"
-
-
-@irdl_op_definition
-class BitwiseAndOp(_BinaryOp):
-    """``a & b``."""
-
-    name = "emitc.bitwise_and"
-
-
-@irdl_op_definition
-class BitwiseOrOp(_BinaryOp):
-    """``a | b``."""
-
-    name = "emitc.bitwise_or"
-
-
-@irdl_op_definition
-class BitwiseXorOp(_BinaryOp):
-    """``a ^ b``."""
-
-    name = "emitc.bitwise_xor"
-
-
-@irdl_op_definition
-class BitwiseLeftShiftOp(_BinaryOp):
-    """``a << b``."""
-
-    name = "emitc.bitwise_left_shift"
-
-
-@irdl_op_definition
-class BitwiseRightShiftOp(_BinaryOp):
-    """``a >> b``."""
-
-    name = "emitc.bitwise_right_shift"
-
-
-class _UnaryOp(IRDLOperation):
-    """``%r = emitc.<op> %a : (T) -> T``."""
-
-    operand = operand_def(EmitCTypeConstr)
-    result = result_def(EmitCTypeConstr)
-    assembly_format = "operands attr-dict `:` functional-type(operands, results)"
-
-    def __init__(self, operand: SSAValue, result_type: Attribute | None = None):
-        super().__init__(
-            operands=[operand], result_types=[result_type or operand.type]
-        )
-
-
-@irdl_op_definition
-class BitwiseNotOp(_UnaryOp):
-    """``~a``."""
-
-    name = "emitc.bitwise_not"
-
-
-@irdl_op_definition
-class UnaryMinusOp(_UnaryOp):
-    """``-a``."""
-
-    name = "emitc.unary_minus"
-
-
-@irdl_op_definition
-class UnaryPlusOp(_UnaryOp):
-    """``+a``."""
-
-    name = "emitc.unary_plus"
-
-
-class _LogicalBinaryOp(IRDLOperation):
-    """``%r = emitc.logical_<op> %a, %b : T, T`` (result ``i1``)."""
-
-    lhs = operand_def(EmitCTypeConstr)
-    rhs = operand_def(EmitCTypeConstr)
-    result = result_def(i1)
-    assembly_format = "operands attr-dict `:` type(operands)"
-
-    def __init__(self, lhs: SSAValue, rhs: SSAValue):
-        super().__init__(operands=[lhs, rhs], result_types=[i1])
-
-
-@irdl_op_definition
-class LogicalAndOp(_LogicalBinaryOp):
-    """``a && b``."""
-
-    name = "emitc.logical_and"
-
-
-@irdl_op_definition
-class LogicalOrOp(_LogicalBinaryOp):
-    """``a || b``."""
-
-    name = "emitc.logical_or"
-
-
-@irdl_op_definition
-class LogicalNotOp(IRDLOperation):
-    """``!a``: ``%r = emitc.logical_not %a : T`` (result ``i1``)."""
-
-    name = "emitc.logical_not"
-
-    operand = operand_def(EmitCTypeConstr)
-    result = result_def(i1)
-    assembly_format = "operands attr-dict `:` type(operands)"
-
-    def __init__(self, operand: SSAValue):
-        super().__init__(operands=[operand], result_types=[i1])
-
-
-CMP_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge", "three_way")
-"""``emitc.cmp`` predicates in the order of their integer values."""
-
-
-@irdl_op_definition
-class CmpOp(IRDLOperation):
-    """``%r = emitc.cmp lt, %a, %b : (T, T) -> i1``; the predicate is stored as
-    its ``i64`` value (eq=0, ne, lt, le, gt, ge, three_way=6)."""
-
-    name = "emitc.cmp"
-
-    predicate = prop_def(IntegerAttr)
-    lhs = operand_def(EmitCTypeConstr)
-    rhs = operand_def(EmitCTypeConstr)
-    result = result_def(EmitCTypeConstr)
-
-    def __init__(
-        self,
-        predicate: str,
-        lhs: SSAValue,
-        rhs: SSAValue,
-        result_type: Attribute = i1,
-    ):
-        super().__init__(
-            operands=[lhs, rhs],
-            result_types=[result_type],
-            properties={
-                "predicate": IntegerAttr(CMP_PREDICATES.index(predicate), i64)
-            },
-        )
-
-    @property
-    def predicate_name(self) -> str:
-        return CMP_PREDICATES[self.predicate.value.data]
-
-    def verify_(self) -> None:
-        if not 0 <= self.predicate.value.data < len(CMP_PREDICATES):
-            raise VerifyException(
-                f"predicate {self.predicate.value.data} is not one of 0..6 "
-                f"({', '.join(CMP_PREDICATES)})"
-            )
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.predicate_name}, ")
-        printer.print_list(self.operands, printer.print_ssa_value)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_function_type(self.operand_types, self.result_types)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> CmpOp:
-        name = parser.parse_identifier("comparison predicate")
-        if name not in CMP_PREDICATES:
-            parser.raise_error(
-                f"unknown predicate '{name}' (expected one of "
-                f"{', '.join(CMP_PREDICATES)})"
-            )
-        parser.parse_punctuation(",")
-        unresolved = [parser.parse_unresolved_operand()]
-        parser.parse_punctuation(",")
-        unresolved.append(parser.parse_unresolved_operand())
-        attrs = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        pos = parser.pos
-        ftype = parser.parse_function_type()
-        lhs, rhs = parser.resolve_operands(unresolved, ftype.inputs.data, pos)
-        op = cls(name, lhs, rhs, ftype.outputs.data[0])
-        op.attributes |= attrs
-        return op
-
-
-@irdl_op_definition
-class CastOp(IRDLOperation):
-    """``%r = emitc.cast %a : T to U``: a C-style cast ``(U) a``."""
-
-    name = "emitc.cast"
-
-    source = operand_def(EmitCTypeConstr)
-    dest = result_def(EmitCTypeConstr)
-    assembly_format = "$source attr-dict `:` type($source) `to` type($dest)"
-
-    def __init__(self, source: SSAValue, dest_type: Attribute):
-        super().__init__(operands=[source], result_types=[dest_type])
-
-
-@irdl_op_definition
-class ConditionalOp(IRDLOperation):
-    """``%r = emitc.conditional %c, %a, %b : T``: ``c ? a : b``."""
-
-    name = "emitc.conditional"
-
-    T: ClassVar = VarConstraint("T", EmitCTypeConstr)
-    condition = operand_def(i1)
-    true_value = operand_def(T)
-    false_value = operand_def(T)
-    result = result_def(T)
-    assembly_format = "operands attr-dict `:` type($result)"
-
-    def __init__(self, cond: SSAValue, true_value: SSAValue, false_value: SSAValue):
-        super().__init__(
-            operands=[cond, true_value, false_value], result_types=[true_value.type]
-        )
 
 
 @irdl_op_definition
@@ -446,8 +225,7 @@ class AssignOp(IRDLOperation):
         assert isinstance(self.var.type, EmitC_LValueType)
         if self.var.type.value_type != self.value.type:
             raise VerifyException(
-                f"value of type {self.value.type} cannot be assigned to "
-                f"{self.var.type}"
+                f"value of type {self.value.type} cannot be assigned to {self.var.type}"
             )
 
 
@@ -534,6 +312,114 @@ class MemberOfPtrOp(_MemberOp):
     """``p->member`` (generic syntax only)."""
 
     name = "emitc.member_of_ptr"
+
+
+def _initializer_type(type_: Attribute) -> Attribute:
+    """The type MLIR gives an initial value written without one."""
+    if isinstance(type_, EmitC_ArrayType):
+        return TensorType(type_.element_type, type_.get_shape())
+    return type_
+
+
+def _parse_initializer(parser: Parser, implied: Attribute) -> Attribute:
+    """An attribute whose ``: type`` may be left out when it is ``implied``."""
+    if isinstance(implied, TensorType) and parser.parse_optional_keyword("dense"):
+        value = parser.parse_dense_int_or_fp_elements_attr(
+            implied  # pyright: ignore[reportArgumentType]
+        )
+        if parser.parse_optional_punctuation(":") is not None:
+            parser.parse_type()
+        return value
+    if isinstance(implied, IntegerType | IndexType):
+        if (value := parser.parse_optional_integer()) is not None:
+            if parser.parse_optional_punctuation(":") is not None:
+                implied = parser.parse_type()
+            return IntegerAttr(value, implied)  # pyright: ignore
+    if isinstance(implied, AnyFloat):
+        if (number := parser.parse_optional_number()) is not None:
+            if parser.parse_optional_punctuation(":") is not None:
+                implied = parser.parse_type()
+            return FloatAttr(float(number), implied)  # pyright: ignore
+    return parser.parse_attribute()
+
+
+@irdl_op_definition
+class GlobalOp(IRDLOperation):
+    """``emitc.global [extern] [static] [const] @x : T [= value]``."""
+
+    name = "emitc.global"
+
+    sym_name = prop_def(SymbolNameConstraint())
+    type = prop_def(TypeAttribute)
+    initial_value = opt_prop_def(Attribute)
+    extern_specifier = opt_prop_def(UnitAttr)
+    static_specifier = opt_prop_def(UnitAttr)
+    const_specifier = opt_prop_def(UnitAttr)
+
+    traits = traits_def(SymbolOpInterface())
+
+    def __init__(
+        self,
+        name: str,
+        type_: Attribute,
+        initial_value: Attribute | None = None,
+        *,
+        extern: bool = False,
+        static: bool = False,
+        const: bool = False,
+    ):
+        props: dict[str, Attribute | None] = {
+            "sym_name": StringAttr(name),
+            "type": type_,
+            "initial_value": initial_value,
+        }
+        for key, flag in (("extern", extern), ("static", static), ("const", const)):
+            if flag:
+                props[f"{key}_specifier"] = UnitAttr()
+        super().__init__(properties=props)
+
+    def verify_(self) -> None:
+        if self.extern_specifier is not None and self.static_specifier is not None:
+            raise VerifyException("cannot have both static and extern specifiers")
+        if self.extern_specifier is not None and self.initial_value is not None:
+            raise VerifyException("extern global must not have an initial value")
+        if isinstance(self.type, EmitC_LValueType):
+            raise VerifyException("global type must not be an lvalue")
+
+    def print(self, printer: Printer) -> None:
+        for key in ("extern", "static", "const"):
+            if getattr(self, f"{key}_specifier") is not None:
+                printer.print_string(f" {key}")
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        printer.print_string(" : ")
+        printer.print_attribute(self.type)
+        if self.initial_value is not None:
+            printer.print_string(" = ")
+            value = self.initial_value
+            if getattr(value, "type", None) == _initializer_type(self.type) and hasattr(
+                value, "print_without_type"
+            ):
+                value.print_without_type(printer)  # pyright: ignore[reportAttributeAccessIssue]
+            else:
+                printer.print_attribute(value)
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> GlobalOp:
+        flags = {
+            key: parser.parse_optional_keyword(key) is not None
+            for key in ("extern", "static", "const")
+        }
+        name = parser.parse_symbol_name().data
+        parser.parse_punctuation(":")
+        type_ = parser.parse_type()
+        initial: Attribute | None = None
+        if parser.parse_optional_punctuation("=") is not None:
+            initial = _parse_initializer(parser, _initializer_type(type_))
+        op = cls(name, type_, initial, **flags)
+        op.attributes |= parser.parse_optional_attr_dict()
+        return op
 
 
 EmitC = Dialect(

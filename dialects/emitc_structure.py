@@ -2,11 +2,12 @@
 
 Functions (``emitc.func``, ``emitc.call``, ``emitc.return``,
 ``emitc.declare_func``), control flow (``emitc.for``, ``emitc.if``,
-``emitc.yield``) and file-level ops (``emitc.include``, ``emitc.global``,
-``emitc.verbatim``). Names, properties and custom syntax are MLIR 22's
-(``mlir/include/mlir/Dialect/EmitC/IR/EmitC.td``), so that what xDSL prints
+``emitc.yield``), ``emitc.include`` and ``emitc.verbatim``. Names, properties
+and custom syntax are MLIR 22's (``mlir/include/mlir/Dialect/EmitC/IR/EmitC.td``),
+so that what xDSL prints
 parses with ``mlir-opt`` and translates with ``mlir-translate --mlir-to-cpp``.
-The expression-level ops are in ``emitc.py``, which also assembles the dialect.
+Expressions are in ``emitc_expressions.py``; values, memory and globals in
+``emitc.py``, which also assembles the dialect.
 """
 
 from __future__ import annotations
@@ -17,22 +18,17 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
     FlatSymbolRefAttrConstr,
-    AnyFloat,
-    FloatAttr,
     FunctionType,
     IndexType,
-    IntegerAttr,
-    IntegerType,
     StringAttr,
     SymbolNameConstraint,
     SymbolRefAttr,
-    TensorType,
     UnitAttr,
     i1,
 )
-from xdsl.dialects.emitc import EmitC_ArrayType, EmitC_LValueType, EmitCTypeConstr
+from xdsl.dialects.emitc import EmitCTypeConstr
 from xdsl.dialects.utils import parse_func_op_like, print_func_op_like
-from xdsl.ir import Attribute, Block, Region, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -162,7 +158,7 @@ class FuncOp(IRDLOperation):
             assert isinstance(visibility, StringAttr)
             printer.print_string(f" {visibility.data}")
         if self.specifiers is not None:
-            attrs["specifiers"] = self.specifiers
+            attrs = {"specifiers": self.specifiers, **attrs}
         print_func_op_like(
             printer,
             self.sym_name,
@@ -249,7 +245,9 @@ class YieldOp(IRDLOperation):
     def verify_(self) -> None:
         parent = self.parent_op()
         if not isinstance(parent, ForOp | IfOp):
-            raise VerifyException("expects parent op to be one of 'emitc.for, emitc.if'")
+            raise VerifyException(
+                "expects parent op to be one of 'emitc.for, emitc.if'"
+            )
         if self.result is not None:
             raise VerifyException("yields a value but its parent defines none")
 
@@ -283,7 +281,9 @@ class ForOp(IRDLOperation):
     def verify_(self) -> None:
         types = {self.lowerBound.type, self.upperBound.type, self.step.type}
         if len(types) != 1:
-            raise VerifyException("lower bound, upper bound and step must have one type")
+            raise VerifyException(
+                "lower bound, upper bound and step must have one type"
+            )
         args = self.region.block.args
         if len(args) != 1 or args[0].type != self.lowerBound.type:
             raise VerifyException(
@@ -384,114 +384,6 @@ class IfOp(IRDLOperation):
             for block in region.blocks:
                 if not isinstance(block.last_op, YieldOp):
                     block.add_op(YieldOp())
-        return op
-
-
-def _initializer_type(type_: Attribute) -> Attribute:
-    """The type MLIR gives an initial value written without one."""
-    if isinstance(type_, EmitC_ArrayType):
-        return TensorType(type_.element_type, type_.get_shape())
-    return type_
-
-
-def _parse_initializer(parser: Parser, implied: Attribute) -> Attribute:
-    """An attribute whose ``: type`` may be left out when it is ``implied``."""
-    if isinstance(implied, TensorType) and parser.parse_optional_keyword("dense"):
-        value = parser.parse_dense_int_or_fp_elements_attr(
-            implied  # pyright: ignore[reportArgumentType]
-        )
-        if parser.parse_optional_punctuation(":") is not None:
-            parser.parse_type()
-        return value
-    if isinstance(implied, IntegerType | IndexType):
-        if (value := parser.parse_optional_integer()) is not None:
-            if parser.parse_optional_punctuation(":") is not None:
-                implied = parser.parse_type()
-            return IntegerAttr(value, implied)  # pyright: ignore[reportArgumentType]
-    if isinstance(implied, AnyFloat):
-        if (number := parser.parse_optional_number()) is not None:
-            if parser.parse_optional_punctuation(":") is not None:
-                implied = parser.parse_type()
-            return FloatAttr(float(number), implied)  # pyright: ignore[reportArgumentType]
-    return parser.parse_attribute()
-
-
-@irdl_op_definition
-class GlobalOp(IRDLOperation):
-    """``emitc.global [extern] [static] [const] @x : T [= value]``."""
-
-    name = "emitc.global"
-
-    sym_name = prop_def(SymbolNameConstraint())
-    type = prop_def(TypeAttribute)
-    initial_value = opt_prop_def(Attribute)
-    extern_specifier = opt_prop_def(UnitAttr)
-    static_specifier = opt_prop_def(UnitAttr)
-    const_specifier = opt_prop_def(UnitAttr)
-
-    traits = traits_def(SymbolOpInterface())
-
-    def __init__(
-        self,
-        name: str,
-        type_: Attribute,
-        initial_value: Attribute | None = None,
-        *,
-        extern: bool = False,
-        static: bool = False,
-        const: bool = False,
-    ):
-        props: dict[str, Attribute | None] = {
-            "sym_name": StringAttr(name),
-            "type": type_,
-            "initial_value": initial_value,
-        }
-        for key, flag in (("extern", extern), ("static", static), ("const", const)):
-            if flag:
-                props[f"{key}_specifier"] = UnitAttr()
-        super().__init__(properties=props)
-
-    def verify_(self) -> None:
-        if self.extern_specifier is not None and self.static_specifier is not None:
-            raise VerifyException("cannot have both static and extern specifiers")
-        if self.extern_specifier is not None and self.initial_value is not None:
-            raise VerifyException("extern global must not have an initial value")
-        if isinstance(self.type, EmitC_LValueType):
-            raise VerifyException("global type must not be an lvalue")
-
-    def print(self, printer: Printer) -> None:
-        for key in ("extern", "static", "const"):
-            if getattr(self, f"{key}_specifier") is not None:
-                printer.print_string(f" {key}")
-        printer.print_string(" ")
-        printer.print_symbol_name(self.sym_name.data)
-        printer.print_string(" : ")
-        printer.print_attribute(self.type)
-        if self.initial_value is not None:
-            printer.print_string(" = ")
-            value = self.initial_value
-            if getattr(value, "type", None) == _initializer_type(self.type) and hasattr(
-                value, "print_without_type"
-            ):
-                value.print_without_type(printer)  # pyright: ignore[reportAttributeAccessIssue]
-            else:
-                printer.print_attribute(value)
-        printer.print_op_attributes(self.attributes)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> GlobalOp:
-        flags = {
-            key: parser.parse_optional_keyword(key) is not None
-            for key in ("extern", "static", "const")
-        }
-        name = parser.parse_symbol_name().data
-        parser.parse_punctuation(":")
-        type_ = parser.parse_type()
-        initial: Attribute | None = None
-        if parser.parse_optional_punctuation("=") is not None:
-            initial = _parse_initializer(parser, _initializer_type(type_))
-        op = cls(name, type_, initial, **flags)
-        op.attributes |= parser.parse_optional_attr_dict()
         return op
 
 

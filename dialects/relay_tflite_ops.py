@@ -14,16 +14,6 @@ arithmetic; the numpy oracle is ``usmp.oracle.tflite_kernels``.
 
 from __future__ import annotations
 
-from usmp.dialects.relay_base import (
-    I64,
-    RelayOperator,
-    fail,
-    i64_attr,
-    infer_shape,
-    shape_of,
-    tensor_of,
-)
-from usmp.dialects.relay_shapes import normalize_axis
 from xdsl.dialects.builtin import TensorType, i8
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
@@ -34,6 +24,17 @@ from xdsl.irdl import (
     prop_def,
     result_def,
 )
+
+from usmp.dialects.relay_base import (
+    I64,
+    RelayOperator,
+    fail,
+    i64_attr,
+    infer_shape,
+    shape_of,
+    tensor_of,
+)
+from usmp.dialects.relay_shapes import normalize_axis
 
 SOFTMAX_OUTPUT_SCALE = 1.0 / 256.0
 SOFTMAX_OUTPUT_ZERO_POINT = -128
@@ -108,7 +109,10 @@ class QuantizedSoftmaxOp(RelayOperator):
     def infer_result_type(self) -> TensorType:
         t = tensor_of(self.name, "operand", self.data)
         if t.element_type != i8:
-            fail(self.name, f"element type {t.element_type} is not supported, expected i8")
+            fail(
+                self.name,
+                f"element type {t.element_type} is not supported, expected i8",
+            )
         rank = len(shape_of(t))
         if rank == 0:
             fail(self.name, "operand must have rank >= 1")

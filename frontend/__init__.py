@@ -1,1 +1,9 @@
-"""frontend"""
+"""The TFLite frontend of usmp-opt: ``.tflite`` flatbuffers to relay MLIR.
+
+* ``tflite_reader``: a typed view of the flatbuffer (``tflite`` package);
+* ``tflite_import``: ``import_tflite(path) -> ModuleOp`` (``@main`` in relay);
+* ``tflite_ops``: one converter per supported builtin operator;
+* ``quantization``: TFLite's prepare-time requantisation arithmetic;
+* ``builder``: the emission state the converters share;
+* ``printing``: printing weights inline (hex), out of line or elided.
+"""

@@ -16,6 +16,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "fuse-ops": ("fuse_ops", "FuseOpsPass"),
     "lower-ops": ("lower_ops", "LowerOpsPass"),
     "usmp": ("usmp", "UsmpPass"),
+    "convert-to-emitc": ("convert_to_emitc", "ConvertToEmitcPass"),
     "usmp-buffer-info": ("usmp_buffer_info", "UsmpBufferInfoPass"),
     "usmp-plan-memory": ("usmp_plan_memory", "UsmpPlanMemoryPass"),
     "usmp-report": ("usmp_report", "UsmpReportPass"),

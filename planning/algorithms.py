@@ -9,15 +9,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from usmp.planning.best_fit import best_fit
 from usmp.planning.greedy import greedy_by_conflicts, greedy_by_size
+from usmp.planning.hill_climb import hill_climb
 from usmp.planning.model import Algorithm
 
-DEFAULT_ALGORITHM = "greedy_by_size"
+DEFAULT_ALGORITHM = "best_fit"
 
 ALGORITHMS: Mapping[str, Algorithm] = MappingProxyType(
     {
         "greedy_by_size": greedy_by_size,
         "greedy_by_conflicts": greedy_by_conflicts,
+        "hill_climb": hill_climb,
+        "best_fit": best_fit,
     }
 )
 

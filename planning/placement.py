@@ -102,9 +102,12 @@ class Indexed:
 
 
 def _offset_in_pool(
-    occupied: list[tuple[int, int]], size: int, alignment: int, rule: OffsetRule
+    occupied: list[tuple[int, int]], size: int, alignment: int, rule: OffsetRule, limit: int | None
 ) -> int:
-    """Offset for ``size`` bytes given the ``(offset, end)`` ranges it must avoid."""
+    """Offset for ``size`` bytes given the ``(offset, end)`` ranges it must avoid.
+
+    ``best_fit`` takes the tightest gap that fits below ``limit`` (lowest on
+    ties), else the top; ``first_fit`` the lowest gap, else the top."""
     if not occupied:
         return 0
     if rule == "after_conflicts":
@@ -118,7 +121,7 @@ def _offset_in_pool(
             if rule == "first_fit":
                 return candidate
             gap = off - candidate
-            if best < 0 or gap < best_gap:
+            if (best < 0 or gap < best_gap) and (limit is None or candidate + size <= limit):
                 best, best_gap = candidate, gap
         if end > candidate:
             candidate = align_up(end, alignment)
@@ -126,17 +129,31 @@ def _offset_in_pool(
 
 
 def decode(
-    ix: Indexed, order: Sequence[int], rule: OffsetRule
+    ix: Indexed,
+    order: Sequence[int],
+    rule: OffsetRule,
+    *,
+    start: int = 0,
+    previous: tuple[Sequence[int], Sequence[int]] | None = None,
 ) -> tuple[list[int], list[int]]:
     """Place the buffers in ``order``; return per-buffer (pool index, offset).
 
+    With ``start`` and ``previous`` (the result of decoding an order sharing
+    ``order[:start]``), only ``order[start:]`` is placed again.
     Raises :class:`PlanningError` for the first buffer that fits no candidate.
     """
     n = len(ix.names)
-    pool_of = [-1] * n
-    offset_of = [0] * n
+    if previous is None or start == 0:
+        pool_of = [-1] * n
+        offset_of = [0] * n
+        start = 0
+    else:
+        pool_of, offset_of = list(previous[0]), list(previous[1])
+        for i in order[start:]:
+            pool_of[i] = -1
     sizes = ix.sizes
-    for i in order:
+    for pos in range(start, len(order)):
+        i = order[pos]
         size = sizes[i]
         tried: list[tuple[str, int | None, int]] = []
         for k, pool in enumerate(ix.candidates[i]):
@@ -145,8 +162,8 @@ def decode(
                 for j in ix.neighbours[i]
                 if pool_of[j] == pool
             ]
-            offset = _offset_in_pool(occupied, size, ix.alignments[i][k], rule)
             limit = ix.limits[pool]
+            offset = _offset_in_pool(occupied, size, ix.alignments[i][k], rule, limit)
             if limit is None or offset + size <= limit:
                 pool_of[i] = pool
                 offset_of[i] = offset
@@ -157,11 +174,23 @@ def decode(
     return pool_of, offset_of
 
 
-def total_bytes(ix: Indexed, pools: Sequence[int], offsets: Sequence[int]) -> int:
-    """Sum over pools of the highest buffer end (the bytes the plan needs)."""
+def pool_tops(ix: Indexed, pools: Sequence[int], offsets: Sequence[int]) -> list[int]:
+    """Per pool, the highest end of a buffer placed in it."""
     tops = [0] * len(ix.limits)
     for i, size in enumerate(ix.sizes):
         end = offsets[i] + size
         if end > tops[pools[i]]:
             tops[pools[i]] = end
-    return sum(tops)
+    return tops
+
+
+def cost(ix: Indexed, pools: Sequence[int], offsets: Sequence[int]) -> tuple[int, tuple[int, ...]]:
+    """What planners minimise: total bytes; on ties, the plan using the earlier
+    (preferred, typically faster) pools more wins."""
+    tops = pool_tops(ix, pools, offsets)
+    return sum(tops), tuple(-t for t in tops)
+
+
+def total_bytes(ix: Indexed, pools: Sequence[int], offsets: Sequence[int]) -> int:
+    """Sum over pools of the highest buffer end (the bytes the plan needs)."""
+    return sum(pool_tops(ix, pools, offsets))

@@ -10,4 +10,10 @@ Emitter = Callable[[ModuleOp, IO[str]], None]
 
 def get_all_targets() -> dict[str, Emitter]:
     """The project's targets, by name (filled in as targets land)."""
-    return {}
+
+    def emit_c(module: ModuleOp, out: IO[str]) -> None:
+        from usmp.tools.c_library import emit_c
+
+        emit_c(module, out)
+
+    return {"c": emit_c}

@@ -1,0 +1,339 @@
+"""Memory, compile time and inference time of usmp-opt on the shared models.
+
+    python benchmarks/models.py [--models NAME ...] [--runs N] [--json FILE]
+
+For each supported model in ``shared/models`` (``USMP_MODELS_DIR``):
+
+* ``ws``: our workspace bytes, I/O outside the workspace (the default), and
+  ``lb``: the liveness lower bound of that workspace (usmp's report);
+* ``ws+io``: the same compiled with ``--use-workspace-io`` (I/O inside the
+  workspace, as in TFLite Micro's arena) and its lower bound;
+* ``tflm``: TFLite Micro's arena (``stats.json``): the tensor part (head)
+  and the total (with TFLM's own bookkeeping);
+* ``const``: our constant pool bytes, against the model's weight bytes;
+* ``compile``: wall time of ``usmp-compile`` (in process, all steps);
+* inference: the tflite-micro interpreter's mean ``invoke()`` time (from
+  Python, random inputs) and our C library's mean ``run`` time (gcc -O2, a
+  generated timing ``main`` calling it in a loop on fixed inputs).
+
+A model whose compilation fails shows the failing step's message. Nothing
+here is a test: numbers are printed as a table (and optionally written as
+JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+MODELS_DIR = Path(os.environ.get("USMP_MODELS_DIR", REPO.parent / "shared" / "models"))
+
+MODELS = (
+    "mlperf_tiny/kws_ref_model.tflite",
+    "mlperf_tiny/converted/kws_ref_model_float32_full.tflite",
+    "mlperf_tiny/vww_96_int8.tflite",
+    "mlperf_tiny/vww_96_float.tflite",
+    "mlperf_tiny/pretrainedResnet_quant.tflite",
+    "mlperf_tiny/pretrainedResnet.tflite",
+    "mlperf_tiny/ad01_int8.tflite",
+    "mlperf_tiny/ad01_fp32.tflite",
+    "mlperf_tiny/model_ToyCar_quant_fullint.tflite",
+    "tflite_micro/hello_world_int8.tflite",
+    "tflite_micro/hello_world_float.tflite",
+    "tflite_micro/micro_speech_quantized.tflite",
+    "tflite_micro/simple_add_model.tflite",
+)
+
+
+@dataclass
+class Row:
+    model: str
+    workspace: int | None = None
+    lower_bound: int | None = None
+    workspace_io: int | None = None
+    lower_bound_io: int | None = None
+    tflm_head: int | None = None
+    tflm_total: int | None = None
+    constants: int | None = None
+    weights: int | None = None
+    compile_s: float | None = None
+    tflm_us: float | None = None
+    ours_us: float | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def compile_model(
+    path: Path, out: Path, *extra: str
+) -> tuple[dict[str, Any] | None, float, str]:
+    """Run usmp-compile in process: (metadata or None, seconds, stderr)."""
+    from usmp.tools.usmp_compile import main
+
+    err = io.StringIO()
+    start = time.perf_counter()
+    with contextlib.redirect_stderr(err):
+        status = main([str(path), "-o", str(out), "-q", *extra])
+    seconds = time.perf_counter() - start
+    metadata = out / "metadata.json"
+    if status != 0 or not metadata.is_file():
+        return None, seconds, err.getvalue().strip()
+    return json.loads(metadata.read_text()), seconds, err.getvalue().strip()
+
+
+def tflm_inference_us(path: Path, runs: int) -> float:
+    from tflite_micro.python.tflite_micro import runtime
+
+    from usmp.frontend.tflite_reader import read_model_file
+
+    model = read_model_file(path)
+    interpreter = runtime.Interpreter.from_file(str(path), arena_size=4 << 20)
+    rng = np.random.default_rng(0)
+    for i, index in enumerate(model.inputs):
+        t = model.tensors[index]
+        assert t.dtype is not None
+        if t.dtype.kind in "iu":
+            info = np.iinfo(t.dtype)
+            x = rng.integers(info.min, info.max, size=t.shape, endpoint=True).astype(
+                t.dtype
+            )
+        else:
+            x = rng.standard_normal(size=t.shape).astype(t.dtype)
+        interpreter.set_input(x, i)
+    interpreter.invoke()  # warm up
+    start = time.perf_counter()
+    for _ in range(runs):
+        interpreter.invoke()
+    return (time.perf_counter() - start) / runs * 1e6
+
+
+TIMING_CFLAGS = ("-std=c99", "-O2", "-D_POSIX_C_SOURCE=199309L")
+
+
+def timing_harness(interface: dict[str, Any]) -> str:
+    """A C ``main`` running the library ``argv[1]`` times on fixed inputs and
+    printing the mean microseconds per run (U1 libraries: every pool defined
+    by the library)."""
+    lines = [
+        "#include <stdio.h>",
+        "#include <stdlib.h>",
+        "#include <string.h>",
+        "#include <time.h>",
+        '#include "metadata.h"',
+        "",
+    ]
+    tensors = [*interface["inputs"], *interface["outputs"]]
+    for k, t in enumerate(tensors):
+        count = max(1, t["bytes"] // _C_SIZES[t["c_type"]])
+        lines.append(f"static {t['c_type']} t{k}[{count}];")
+    lines += [
+        "",
+        "int main(int argc, char** argv) {",
+        "  long runs = argc > 1 ? atol(argv[1]) : 100, i, j;",
+        "  struct timespec start, stop;",
+        "  double checksum = 0.0;",
+    ]
+    for k, t in enumerate(interface["inputs"]):
+        value = (
+            "(float)((j % 17) - 8) * 0.125f"
+            if t["c_type"] == "float"
+            else (f"({t['c_type']})((j * 37) % 251 - 125)")
+        )
+        lines.append(
+            f"  for (j = 0; j < (long)(sizeof t{k} / sizeof t{k}[0]); ++j) "
+            f"t{k}[j] = {value};"
+        )
+    n_in = len(interface["inputs"])
+    if interface["io_in_workspace"]:
+        lines.append(f"  {interface['inputs_type']} in = {interface['map_inputs']}();")
+        lines.append(
+            f"  {interface['outputs_type']} out = {interface['map_outputs']}();"
+        )
+        for k, t in enumerate(interface["inputs"]):
+            lines.append(f"  memcpy(in.{t['c_name']}, t{k}, sizeof t{k});")
+        call = f"{interface['run']}()"
+    else:
+        ins = ", ".join(f"t{k}" for k in range(n_in))
+        outs = ", ".join(f"t{k}" for k in range(n_in, len(tensors)))
+        lines.append(f"  {interface['inputs_type']} in = {{{ins}}};")
+        lines.append(f"  {interface['outputs_type']} out = {{{outs}}};")
+        call = f"{interface['run']}(&in, &out)"
+    lines += [
+        f"  {call};",
+        "  clock_gettime(CLOCK_MONOTONIC, &start);",
+        f"  for (i = 0; i < runs; ++i) {call};",
+        "  clock_gettime(CLOCK_MONOTONIC, &stop);",
+    ]
+    for k, t in enumerate(interface["outputs"], n_in):
+        source = f"out.{t['c_name']}" if interface["io_in_workspace"] else f"t{k}"
+        lines.append(
+            f"  for (j = 0; j < {max(1, t['bytes'] // _C_SIZES[t['c_type']])}; ++j) "
+            f"checksum += (double){source}[j];"
+        )
+    lines += [
+        '  printf("%.3f %g\\n", ((double)(stop.tv_sec - start.tv_sec) * 1e9 +',
+        "         (double)(stop.tv_nsec - start.tv_nsec)) / (double)runs / 1e3,",
+        "         checksum);",
+        "  (void)in; (void)out;",
+        "  return 0;",
+        "}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+_C_SIZES = {"int8_t": 1, "uint8_t": 1, "int16_t": 2, "int32_t": 4, "float": 4}
+
+
+def c_inference_us(
+    out: Path, interface: dict[str, Any] | None, runs: int
+) -> tuple[float | None, str]:
+    """Our generated C's mean inference time (gcc -O2), from the library
+    ``usmp-compile`` wrote into ``out``."""
+    if interface is None:
+        return None, "no C emitted"
+    if any(p["provided_by"] == "application" for p in interface["pools"]):
+        return None, "timing needs library-defined pools"
+    import subprocess
+
+    from usmp.tools.run_c import CRunError, build
+
+    files = {p.name: p.read_text() for p in (out / "codegen" / "host").rglob("*.[ch]")}
+    files["timing_main.c"] = timing_harness(interface)
+    try:
+        exe = build(files, TIMING_CFLAGS)
+    except CRunError as e:
+        return None, f"C build failed: {str(e).splitlines()[0]}"
+    result = subprocess.run(
+        [str(exe), str(runs)], capture_output=True, text=True, check=False, timeout=600
+    )
+    if result.returncode != 0:
+        return None, f"C run failed ({result.returncode})"
+    return round(float(result.stdout.split()[0]), 1), ""
+
+
+def measure(name: str, stats: dict[str, Any], runs: int) -> Row:
+    path = MODELS_DIR / name
+    row = Row(model=name)
+    facts = stats.get(name, {})
+    row.tflm_head = facts.get("tflm_arena_head_bytes")
+    row.tflm_total = facts.get("tflm_arena_total_bytes")
+    row.weights = facts.get("weight_bytes")
+    with tempfile.TemporaryDirectory(prefix="usmp-bench-") as tmp:
+        out = Path(tmp) / "out"
+        metadata, seconds, err = compile_model(path, out)
+        row.compile_s = round(seconds, 3)
+        if metadata is None:
+            row.notes.append(err.splitlines()[-1] if err else "compilation failed")
+        else:
+            summary = metadata["memory_summary"]
+            row.workspace = summary.get("workspace_bytes")
+            row.lower_bound = summary.get("workspace_lower_bound_bytes")
+            row.constants = summary.get("constant_bytes")
+            row.ours_us, why = c_inference_us(out, metadata.get("c_interface"), runs)
+            if why:
+                row.notes.append(why)
+        io_metadata, _, _ = compile_model(path, Path(tmp) / "io", "--use-workspace-io")
+        if io_metadata is not None:
+            summary = io_metadata["memory_summary"]
+            row.workspace_io = summary.get("workspace_bytes")
+            row.lower_bound_io = summary.get("workspace_lower_bound_bytes")
+    try:
+        row.tflm_us = round(tflm_inference_us(path, runs), 1)
+    except Exception as e:  # noqa: BLE001 - a benchmark reports, it does not stop
+        row.notes.append(f"tflm: {e}")
+    return row
+
+
+COLUMNS = (
+    ("model", "model", "<"),
+    ("workspace", "ws", ">"),
+    ("lower_bound", "lb", ">"),
+    ("workspace_io", "ws+io", ">"),
+    ("lower_bound_io", "lb+io", ">"),
+    ("tflm_head", "tflm head", ">"),
+    ("tflm_total", "tflm arena", ">"),
+    ("constants", "const", ">"),
+    ("weights", "weights", ">"),
+    ("compile_s", "compile s", ">"),
+    ("tflm_us", "tflm us", ">"),
+    ("ours_us", "ours us", ">"),
+)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.2f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def table(rows: list[Row]) -> str:
+    cells = [[_cell(getattr(r, key)) for key, _, _ in COLUMNS] for r in rows]
+    cells = [[Path(c[0]).stem, *c[1:]] for c in cells]
+    widths = [
+        max(len(title), *(len(c[i]) for c in cells))
+        for i, (_, title, _) in enumerate(COLUMNS)
+    ]
+    lines = [
+        "  ".join(
+            t.ljust(w) if a == "<" else t.rjust(w)
+            for (_, t, a), w in zip(COLUMNS, widths, strict=True)
+        )
+    ]
+    for c in cells:
+        lines.append(
+            "  ".join(
+                v.ljust(w) if a == "<" else v.rjust(w)
+                for v, (_, _, a), w in zip(c, COLUMNS, widths, strict=True)
+            )
+        )
+    notes = [f"  {Path(r.model).stem}: {'; '.join(r.notes)}" for r in rows if r.notes]
+    legend = (
+        "bytes: ws = our workspace (I/O outside), lb = its liveness lower bound, "
+        "ws+io / lb+io = with --use-workspace-io (I/O inside, like TFLM's arena), "
+        "tflm head / arena = TFLite Micro's tensor arena (stats.json), const = our "
+        "constant pools, weights = the model's weight bytes"
+    )
+    return "\n".join([*lines, "", legend, *(["notes:", *notes] if notes else [])])
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        description="Memory, compile time and inference time of usmp-opt on the "
+        "shared models."
+    )
+    p.add_argument(
+        "--models", nargs="*", default=list(MODELS), help="paths under the models dir"
+    )
+    p.add_argument("--runs", type=int, default=50, help="inference repetitions")
+    p.add_argument("--json", help="also write the rows as JSON here")
+    args = p.parse_args(argv)
+    stats = json.loads((MODELS_DIR / "stats.json").read_text())
+    rows = []
+    for name in args.models:
+        print(f"... {name}", file=sys.stderr, flush=True)
+        rows.append(measure(name, stats, args.runs))
+    print(table(rows))
+    if args.json:
+        Path(args.json).write_text(
+            json.dumps([asdict(r) for r in rows], indent=2) + "\n"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

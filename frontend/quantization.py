@@ -1,0 +1,185 @@
+"""TFLite's prepare-time quantisation arithmetic, in plain Python.
+
+The importer computes requantisation parameters exactly as TFLite Micro's
+kernels do in their ``Prepare`` step (``quantization_util.cc``,
+``kernel_util.cc``, ``*_common.cc``), so that the relay chain it emits is
+bit-exact with the interpreter. Every function names the TFLite function it
+mirrors; the precision of each intermediate (float32 vs double) is TFLite's,
+which matters for bit-exactness (e.g. FULLY_CONNECTED multiplies the input
+and filter scales in float32, CONV_2D in double).
+
+Nothing here imports xDSL.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import IntEnum
+
+import numpy as np
+
+
+class Activation(IntEnum):
+    """TFLite ``ActivationFunctionType``."""
+
+    NONE = 0
+    RELU = 1
+    RELU_N1_TO_1 = 2
+    RELU6 = 3
+    TANH = 4
+    SIGN_BIT = 5
+
+
+def tflite_round(x: float) -> float:
+    """``TfLiteRound`` (C ``round``): nearest, ties away from zero (exact: no
+    ``floor(x + 0.5)``, which misrounds 0.49999999999999994)."""
+    t = float(math.trunc(x))
+    return t + math.copysign(1.0, x) if abs(x - t) >= 0.5 else t
+
+
+def quantize_multiplier(real: float) -> tuple[int, int]:
+    """``QuantizeMultiplier``: ``real ~= multiplier * 2**(shift - 31)``.
+
+    Returns ``(multiplier, shift)`` with ``multiplier`` in ``[2**30, 2**31)``
+    (or 0), exactly as TFLite (double-rounding build): ``frexp``, round
+    ``q * 2**31`` half away from zero, carry ``2**31`` into the exponent,
+    flush shifts below -31 to zero.
+    """
+    if real == 0.0:
+        return 0, 0
+    q, shift = math.frexp(real)
+    q_fixed = int(tflite_round(q * float(1 << 31)))
+    if q_fixed == 1 << 31:
+        q_fixed //= 2
+        shift += 1
+    if shift < -31:
+        return 0, 0
+    return q_fixed, shift
+
+
+def quantize_multiplier_smaller_than_one_exp(real: float) -> tuple[int, int]:
+    """``QuantizeMultiplierSmallerThanOneExp``: as ``quantize_multiplier`` for
+    ``0 < real < 1`` (the shift is then <= 0)."""
+    if not 0.0 < real < 1.0:
+        raise ValueError(f"multiplier {real} is not in (0, 1)")
+    return quantize_multiplier(real)
+
+
+def f32(x: float) -> float:
+    """Round a Python float to float32 (TFLite stores scales as float)."""
+    return float(np.float32(x))
+
+
+def conv_multipliers(
+    input_scale: float, filter_scales: list[float], output_scale: float
+) -> tuple[list[int], list[int]]:
+    """Per-channel ``(multiplier, shift)`` of CONV_2D / DEPTHWISE_CONV_2D and
+    per-channel FULLY_CONNECTED (``PopulateConvolutionQuantizationParams``):
+    ``double(input_scale) * double(filter_scale) / double(output_scale)``."""
+    pairs = [
+        quantize_multiplier(float(input_scale) * float(s) / float(output_scale))
+        for s in filter_scales
+    ]
+    return [m for m, _ in pairs], [s for _, s in pairs]
+
+
+def fully_connected_multiplier(
+    input_scale: float, filter_scale: float, output_scale: float
+) -> tuple[int, int]:
+    """Per-tensor FULLY_CONNECTED (``GetQuantizedConvolutionMultipler``): the
+    input and filter scales are multiplied in float32, then divided in double."""
+    product = float(np.float32(input_scale) * np.float32(filter_scale))
+    return quantize_multiplier(product / float(output_scale))
+
+
+def _quantize_f32(value: float, scale: float, zero_point: int) -> int:
+    """kernel_util.cc ``Quantize``: ``zero_point + round(float(f) / scale)``
+    with the division in float32."""
+    tmp = float(np.float32(value) / np.float32(scale))
+    return zero_point + int(tflite_round(tmp))
+
+
+def activation_range_quantized(
+    activation: Activation, scale: float, zero_point: int, qmin: int, qmax: int
+) -> tuple[int, int]:
+    """``CalculateActivationRangeQuantized``: the clamp of a fused activation
+    on a quantised output."""
+    if activation == Activation.RELU:
+        return max(qmin, _quantize_f32(0.0, scale, zero_point)), qmax
+    if activation == Activation.RELU6:
+        return (
+            max(qmin, _quantize_f32(0.0, scale, zero_point)),
+            min(qmax, _quantize_f32(6.0, scale, zero_point)),
+        )
+    if activation == Activation.RELU_N1_TO_1:
+        return (
+            max(qmin, _quantize_f32(-1.0, scale, zero_point)),
+            min(qmax, _quantize_f32(1.0, scale, zero_point)),
+        )
+    if activation == Activation.NONE:
+        return qmin, qmax
+    raise ValueError(f"fused activation {activation.name} has no quantised range")
+
+
+def activation_range_float(activation: Activation) -> tuple[float, float] | None:
+    """``CalculateActivationRange`` for float outputs; ``None`` = no clamp."""
+    if activation == Activation.NONE:
+        return None
+    if activation == Activation.RELU:
+        return 0.0, math.inf
+    if activation == Activation.RELU6:
+        return 0.0, 6.0
+    if activation == Activation.RELU_N1_TO_1:
+        return -1.0, 1.0
+    raise ValueError(f"fused activation {activation.name} is not a clamp")
+
+
+ADD_LEFT_SHIFT_INT8 = 20
+"""``left_shift`` of int8 ADD (``add_common.cc``; 15 for int16)."""
+
+
+def add_multipliers(
+    input1_scale: float, input2_scale: float, output_scale: float
+) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """int8 ADD (``CalculateOpDataAdd``): ``(multiplier, shift)`` of input 1,
+    input 2 and the output, each by ``QuantizeMultiplierSmallerThanOneExp``."""
+    twice_max = 2.0 * float(max(np.float32(input1_scale), np.float32(input2_scale)))
+    real1 = float(input1_scale) / twice_max
+    real2 = float(input2_scale) / twice_max
+    real_out = twice_max / (float(1 << ADD_LEFT_SHIFT_INT8) * float(output_scale))
+    return (
+        quantize_multiplier_smaller_than_one_exp(real1),
+        quantize_multiplier_smaller_than_one_exp(real2),
+        quantize_multiplier_smaller_than_one_exp(real_out),
+    )
+
+
+SOFTMAX_SCALED_DIFF_INTEGER_BITS = 5
+"""``kScaledDiffIntegerBits`` of the int8 softmax (Q5.26 input differences)."""
+
+
+def softmax_params(beta: float, input_scale: float) -> tuple[int, int, int]:
+    """int8 SOFTMAX (``CalculateSoftmaxParams``): ``(input_multiplier,
+    input_left_shift, diff_min)`` via ``PreprocessSoftmaxScaling`` and
+    ``CalculateInputRadius`` (double-rounding build)."""
+    bits = SOFTMAX_SCALED_DIFF_INTEGER_BITS
+    max_real_multiplier = float((1 << 31) - 1)
+    real = min(
+        float(beta) * float(input_scale) * float(1 << (31 - bits)), max_real_multiplier
+    )
+    multiplier, left_shift = quantize_multiplier(real)
+    if real <= 1.0 or left_shift < 0:
+        raise ValueError(
+            f"softmax input multiplier {real} must be greater than one "
+            "(QuantizeMultiplierGreaterThanOne)"
+        )
+    radius = math.floor(
+        1.0 * ((1 << bits) - 1) * float(1 << (31 - bits)) / float(1 << left_shift)
+    )
+    return multiplier, left_shift, -radius
+
+
+def requantize_multiplier(input_scale: float, output_scale: float) -> tuple[int, int]:
+    """int8 -> int8 QUANTIZE (``PrepareQuantizeReference``):
+    ``QuantizeMultiplier(double(input_scale) / double(output_scale))``."""
+    return quantize_multiplier(float(input_scale) / float(output_scale))

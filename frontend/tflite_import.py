@@ -1,0 +1,165 @@
+"""TFLite flatbuffer -> relay MLIR module.
+
+``import_tflite(path)`` returns a ``builtin.module`` holding
+``func.func @main(%inputs...) -> (outputs...)`` whose body is relay ops
+(``usmp.dialects.relay_ops`` / ``relay_tflite_ops``) in the model's operator
+order, ending in ``func.return``. Arguments are named after the TFLite input
+tensors (sanitised); the original names are kept in
+``relay.input_tensor_names`` / ``relay.output_tensor_names``.
+
+What is refused, with a ``TFLiteImportError`` naming the operator and its
+index: custom operators (e.g. TFLM's audio front end, an Ethos-U command
+stream), builtin operators without a converter (``tflite_ops.CONVERTERS``),
+hybrid operators (float activations with int8 weights) and type
+combinations a converter does not support. A dynamic batch (``-1`` in the
+first dimension of ``shape_signature``) is imported as 1; any other dynamic
+dimension is refused.
+
+Weights stay in the module as ``dense<...>`` attributes; xDSL prints those
+with more than 100 elements as one hex string (``dense<"0x...">``), which
+parses fast. (xDSL 0.74's ``dense_resource`` blobs live in a process-wide
+table on the builtin dialect and get renamed when a second module with the
+same keys is parsed in the same process, so they are not used.)
+``print_module(..., elide_weights_over=N)`` prints large weights as
+``dense_resource<__elided__>`` for reading.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from usmp.dialects.relay import INPUT_TENSOR_NAMES, OUTPUT_TENSOR_NAMES
+from usmp.frontend.builder import RelayBuilder, sanitize_name, tensor_type
+from usmp.frontend.tflite_ops import CONVERTERS
+from usmp.frontend.tflite_reader import (
+    Model,
+    Operator,
+    Tensor,
+    TFLiteImportError,
+    read_model,
+    read_model_file,
+)
+
+__all__ = ["TFLiteImportError", "import_tflite", "import_tflite_bytes", "import_model"]
+
+
+def import_tflite(path: str | Path) -> ModuleOp:
+    """Import the ``.tflite`` file at ``path``."""
+    return import_model(read_model_file(path))
+
+
+def import_tflite_bytes(data: bytes, name: str = "model.tflite") -> ModuleOp:
+    """Import a ``.tflite`` flatbuffer held in memory (``name`` is used in
+    diagnostics and locations)."""
+    return import_model(read_model(data, name))
+
+
+def import_model(model: Model, outputs: Sequence[int] | None = None) -> ModuleOp:
+    """Import ``model``; ``outputs`` (tensor indices, default the model's
+    outputs) selects what ``@main`` returns: intermediate activations can be
+    returned to compare a model layer by layer."""
+    check_supported(model)
+    output_indices = tuple(model.outputs if outputs is None else outputs)
+    inputs = [model.tensors[i] for i in model.inputs]
+    block = Block(arg_types=[_io_type(model, t) for t in inputs])
+    builder = RelayBuilder(model, block)
+    for arg, t in zip(block.args, inputs, strict=True):
+        arg.name_hint = sanitize_name(t.name, f"input{t.index}")
+        builder.bind(t, arg)
+    for op in model.operators:
+        builder.begin(op)
+        CONVERTERS[op.opcode](builder)
+        for index in op.outputs:
+            if index not in builder.values:
+                raise model.op_error(op, f"output tensor #{index} was not produced")
+    builder.begin(None)  # what follows belongs to no operator
+    results: list[SSAValue] = []
+    for index in output_indices:
+        t = model.tensors[index]
+        if index in builder.values:
+            results.append(builder.values[index])
+        elif t.data is not None:  # an output that is a constant
+            results.append(builder.tensor_constant(t))
+        else:
+            raise model.error(
+                f"output tensor '{t.name}' is not computed by any operator"
+            )
+    block.add_op(ReturnOp(*results))
+    output_tensors = [model.tensors[i] for i in output_indices]
+    func = FuncOp(
+        "main",
+        ([a.type for a in block.args], [r.type for r in results]),
+        Region(block),
+    )
+    func.attributes[INPUT_TENSOR_NAMES] = ArrayAttr(StringAttr(t.name) for t in inputs)
+    func.attributes[OUTPUT_TENSOR_NAMES] = ArrayAttr(
+        StringAttr(t.name) for t in output_tensors
+    )
+    module = ModuleOp([func])
+    try:
+        module.verify()
+    except VerifyException as e:  # a converter emitted invalid IR: a bug here
+        raise model.error(
+            f"internal error: the imported module does not verify: {e}"
+        ) from e
+    return module
+
+
+def check_supported(model: Model) -> None:
+    """Refuse custom and unconverted operators before building anything: the
+    error names the first one and counts the others."""
+    unsupported = [op for op in model.operators if op.opcode not in CONVERTERS]
+    if not unsupported:
+        return
+    first = unsupported[0]
+    if first.opcode == "CUSTOM":
+        why = _custom_reason(first)
+    else:
+        why = (
+            "this builtin operator is not supported; supported operators: "
+            + ", ".join(sorted(CONVERTERS))
+        )
+    others = unsupported[1:]
+    if others:
+        listed = ", ".join(f"{op.index} ({op.display_name})" for op in others[:8])
+        more = f", and {len(others) - 8} more" if len(others) > 8 else ""
+        why += f" [{len(others)} other unsupported operator(s): {listed}{more}]"
+    raise model.op_error(first, why)
+
+
+def _custom_reason(op: Operator) -> str:
+    code = op.custom_code or ""
+    if code == "ethos-u":
+        what = "an Arm Ethos-U NPU command stream (compiled by Vela), not CPU code"
+    elif code.startswith("Signal"):
+        what = "a TFLite Micro signal-processing (audio front end) kernel"
+    else:
+        what = "an application-defined kernel"
+    return f"custom operators are not supported: '{code}' is {what}"
+
+
+def _io_type(model: Model, t: Tensor) -> TensorType:
+    """The tensor type of a model input/output; batch -1 becomes 1."""
+    if t.dtype is None:
+        raise model.error(
+            f"model input/output '{t.name}' has unsupported type {t.type_name}"
+        )
+    signature = t.shape_signature or t.shape
+    if any(d < 0 for d in signature[1:]):
+        raise model.error(
+            f"tensor '{t.name}' has a dynamic dimension ({list(signature)}); only a "
+            "dynamic batch (first dimension) is supported"
+        )
+    shape = tuple(1 if d < 0 else d for d in t.shape)
+    try:
+        return tensor_type(t.dtype, shape)
+    except KeyError:
+        raise model.error(
+            f"model input/output '{t.name}' has unsupported type {t.type_name}"
+        ) from None

@@ -1,0 +1,505 @@
+"""One converter per supported TFLite builtin operator.
+
+A converter reads the current operator from the ``RelayBuilder``, checks
+what it supports (types, options) with a diagnostic naming the operator and
+its index otherwise, emits relay ops and binds the operator's outputs.
+
+Float operators map to the float relay ops plus the fused activation. int8
+operators follow TFLite Micro's reference kernels exactly (the parameters
+are computed as in their ``Prepare``, see ``quantization.py``):
+
+* CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED:
+  ``conv2d|dense (i8 x i8 -> i32, zero points) -> add(bias) ->
+  fixed_point_multiply (per-channel along the output channels) ->
+  add(output_zp) -> clip(fused activation range) -> cast(i8)``;
+* ADD: both inputs ``cast(i32) -> add(-zp) -> multiply(2^20) ->
+  fixed_point_multiply``, then sum -> ``fixed_point_multiply`` -> output stage;
+* AVERAGE_POOL_2D / MAX_POOL_2D on i8 directly (same in/out quantisation);
+* SOFTMAX: ``relay.quantized_softmax`` (bit-exact int8 kernel);
+* QUANTIZE / DEQUANTIZE: ``relay.quantize`` / ``relay.dequantize``, int8 ->
+  int8 QUANTIZE as a requantisation chain.
+
+Layouts: TFLite conv weights are OHWI and become HWIO; depthwise weights
+(1, KH, KW, C*M) become (KH, KW, 1, C*M) with ``groups = C``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+
+import numpy as np
+from xdsl.dialects.builtin import TensorType, i32
+from xdsl.ir import SSAValue
+
+from usmp.dialects.relay_ops import (
+    AddOp,
+    AvgPool2DOp,
+    CastOp,
+    ClipOp,
+    Conv2DOp,
+    DenseOp,
+    DequantizeOp,
+    FixedPointMultiplyOp,
+    MaxPool2DOp,
+    MultiplyOp,
+    QuantizeOp,
+    ReluOp,
+    ReshapeOp,
+    SoftmaxOp,
+)
+from usmp.dialects.relay_tflite_ops import (
+    SOFTMAX_OUTPUT_SCALE,
+    SOFTMAX_OUTPUT_ZERO_POINT,
+    QuantizedSoftmaxOp,
+)
+from usmp.frontend import quantization as q
+from usmp.frontend.builder import RelayBuilder, element_type, int_range
+from usmp.frontend.tflite_reader import Quantization, Tensor
+
+Converter = Callable[[RelayBuilder], None]
+
+_PADDING_SAME, _PADDING_VALID = 0, 1
+
+
+# -- checks --------------------------------------------------------------------
+
+
+def _type(t: Tensor) -> str:
+    return t.type_name
+
+
+def _quant(b: RelayBuilder, t: Tensor, what: str) -> Quantization:
+    if t.quantization is None:
+        raise b.error(
+            f"{what} '{t.name}' ({t.type_name}) has no quantisation parameters"
+        )
+    return t.quantization
+
+
+def _per_tensor(b: RelayBuilder, t: Tensor, what: str) -> Quantization:
+    quant = _quant(b, t, what)
+    if quant.per_channel:
+        raise b.error(f"{what} '{t.name}' must be quantised per tensor")
+    return quant
+
+
+def _activation(b: RelayBuilder, code: int) -> q.Activation:
+    try:
+        act = q.Activation(code)
+    except ValueError:
+        raise b.error(f"unknown fused activation {code}") from None
+    if act in (q.Activation.TANH, q.Activation.SIGN_BIT):
+        raise b.error(f"fused activation {act.name} is not supported")
+    return act
+
+
+def _weights_kind(b: RelayBuilder, x: Tensor, w: Tensor) -> str:
+    """``"float"`` or ``"int8"``; refuses hybrid and other combinations."""
+    kinds = (_type(x), _type(w))
+    if kinds == ("FLOAT32", "FLOAT32"):
+        return "float"
+    if kinds == ("INT8", "INT8"):
+        return "int8"
+    if _type(x) == "FLOAT32" and _type(w) in ("INT8", "UINT8", "INT4"):
+        raise b.error(
+            f"hybrid model: float32 activations with {_type(w)} weights "
+            "(dynamic-range quantisation) are not supported; convert the model "
+            "fully to float32 or to int8 (TFLite Micro refuses hybrid models too)"
+        )
+    raise b.error(
+        f"unsupported types: input {_type(x)} with weights {_type(w)} "
+        "(supported: FLOAT32 x FLOAT32, INT8 x INT8)"
+    )
+
+
+def _expect_type(b: RelayBuilder, t: Tensor, type_name: str, what: str) -> None:
+    if _type(t) != type_name:
+        raise b.error(f"{what} '{t.name}' is {_type(t)}, expected {type_name}")
+
+
+def _check_shape(b: RelayBuilder, value: SSAValue, out: Tensor) -> None:
+    assert isinstance(value.type, TensorType)
+    shape = tuple(value.type.get_shape())
+    if shape != out.shape:
+        raise b.error(
+            f"computed output shape {list(shape)} differs from the shape "
+            f"{list(out.shape)} stored for '{out.name}'"
+        )
+
+
+def _symmetric_weights(
+    b: RelayBuilder, w: Tensor, channels: int, axis: int
+) -> Quantization:
+    quant = _quant(b, w, "weights")
+    if any(zp != 0 for zp in quant.zero_points):
+        raise b.error(f"int8 weights '{w.name}' must be symmetric (zero point 0)")
+    if quant.per_channel and (len(quant.scales) != channels or quant.axis != axis):
+        raise b.error(
+            f"weights '{w.name}' have {len(quant.scales)} scales along dimension "
+            f"{quant.axis}; expected per-tensor or {channels} along dimension {axis}"
+        )
+    return quant
+
+
+# -- shared pieces -------------------------------------------------------------
+
+
+def _padding(
+    b: RelayBuilder,
+    mode: int,
+    in_size: int,
+    filter_size: int,
+    stride: int,
+    dilation: int,
+) -> tuple[int, int, int]:
+    """TFLite ``ComputePaddingHeightWidth``: ``(before, after, out_size)``."""
+    effective = (filter_size - 1) * dilation + 1
+    if mode == _PADDING_SAME:
+        out = (in_size + stride - 1) // stride
+    elif mode == _PADDING_VALID:
+        out = (in_size - effective + stride) // stride
+    else:
+        raise b.error(f"unknown padding mode {mode}")
+    total = max(0, (out - 1) * stride + effective - in_size)
+    return total // 2, total - total // 2, out
+
+
+def _float_activation(b: RelayBuilder, x: SSAValue, act: q.Activation) -> SSAValue:
+    bounds = q.activation_range_float(act)
+    if bounds is None:
+        return x
+    if act == q.Activation.RELU:
+        return b.emit(ReluOp(x))
+    return b.emit(ClipOp(x, *bounds))
+
+
+def _bias(
+    b: RelayBuilder, acc: SSAValue, position: int, kind: str, channels: int
+) -> SSAValue:
+    bias = b.input_tensor(position)
+    if bias is None:
+        return acc
+    _expect_type(b, bias, "FLOAT32" if kind == "float" else "INT32", "bias")
+    if bias.shape != (channels,):
+        raise b.error(
+            f"bias '{bias.name}' has shape {list(bias.shape)}, expected [{channels}]"
+        )
+    return b.emit(AddOp(acc, b.tensor_constant(bias)))
+
+
+def _output_stage(
+    b: RelayBuilder,
+    acc: SSAValue,
+    x: Tensor,
+    w_quant: Quantization,
+    out: Tensor,
+    act: q.Activation,
+    axis: int,
+    fully_connected: bool = False,
+) -> SSAValue:
+    """Requantise an int32 accumulator of a conv/dense to ``out`` (int8)."""
+    _expect_type(b, out, "INT8", "output")
+    in_q = _per_tensor(b, x, "input")
+    out_q = _per_tensor(b, out, "output")
+    if fully_connected and not w_quant.per_channel:
+        m, s = q.fully_connected_multiplier(in_q.scale, w_quant.scale, out_q.scale)
+        multipliers, shifts = [m], [s]
+    else:
+        multipliers, shifts = q.conv_multipliers(
+            in_q.scale, list(w_quant.scales), out_q.scale
+        )
+    lo, hi = q.activation_range_quantized(act, out_q.scale, out_q.zero_point, -128, 127)
+    return b.requantize_i32(
+        acc, multipliers, shifts, axis, out_q.zero_point, lo, hi, np.dtype("int8")
+    )
+
+
+# -- convolutions --------------------------------------------------------------
+
+
+def _conv(b: RelayBuilder, depthwise: bool) -> None:
+    opts = b.operator.options
+    x, w, out = b.required_input(0), b.required_input(1), b.output_tensor()
+    kind = _weights_kind(b, x, w)
+    _expect_type(b, out, "FLOAT32" if kind == "float" else "INT8", "output")
+    if len(x.shape) != 4 or len(w.shape) != 4:
+        raise b.error("input and weights must be 4-d (NHWC, OHWI / 1HWC)")
+    _, in_h, in_w, in_c = x.shape
+    act = _activation(b, opts.FusedActivationFunction())
+    if depthwise:
+        if w.shape[0] != 1:
+            raise b.error(
+                f"depthwise weights must be (1, KH, KW, C*M), got {list(w.shape)}"
+            )
+        _, kh, kw, out_c = w.shape
+        if out_c % in_c:
+            raise b.error(
+                f"{out_c} output channels is not a multiple of {in_c} input channels"
+            )
+        multiplier = opts.DepthMultiplier()
+        if multiplier not in (0, out_c // in_c):  # 0: deprecated, derived from shapes
+            raise b.error(f"depth multiplier {multiplier} != {out_c} / {in_c}")
+        groups, quant_axis = in_c, 3
+        weight = b.tensor_constant(w, "HWIO", lambda a: a.reshape(kh, kw, 1, out_c))
+    else:
+        out_c, kh, kw, w_in_c = w.shape
+        if in_c % w_in_c:
+            raise b.error(f"{in_c} input channels is not a multiple of {w_in_c}")
+        groups, quant_axis = in_c // w_in_c, 0
+        weight = b.tensor_constant(w, "HWIO", lambda a: a.transpose(1, 2, 3, 0))
+    sh, sw = opts.StrideH(), opts.StrideW()
+    dh, dw = opts.DilationHFactor(), opts.DilationWFactor()
+    pt, pb, _ = _padding(b, opts.Padding(), in_h, kh, sh, dh)
+    pl, pr, _ = _padding(b, opts.Padding(), in_w, kw, sw, dw)
+    padding = (pt, pl, pb, pr)
+
+    def conv(input_zero_point: int = 0) -> SSAValue:
+        return b.emit(
+            Conv2DOp(
+                b.value(x),
+                weight,
+                strides=(sh, sw),
+                padding=padding,
+                dilation=(dh, dw),
+                groups=groups,
+                input_zero_point=input_zero_point,
+            )
+        )
+
+    if kind == "float":
+        acc = _bias(b, conv(), 2, kind, out_c)
+        result = _float_activation(b, acc, act)
+    else:
+        in_q = _per_tensor(b, x, "input")
+        w_q = _symmetric_weights(b, w, out_c, quant_axis)
+        acc = _bias(b, conv(in_q.zero_point), 2, kind, out_c)
+        result = _output_stage(b, acc, x, w_q, out, act, axis=3)
+    _check_shape(b, result, out)
+    b.bind(out, result)
+
+
+def convert_conv_2d(b: RelayBuilder) -> None:
+    _conv(b, depthwise=False)
+
+
+def convert_depthwise_conv_2d(b: RelayBuilder) -> None:
+    _conv(b, depthwise=True)
+
+
+def convert_fully_connected(b: RelayBuilder) -> None:
+    opts = b.operator.options
+    x, w, out = b.required_input(0), b.required_input(1), b.output_tensor()
+    kind = _weights_kind(b, x, w)
+    _expect_type(b, out, "FLOAT32" if kind == "float" else "INT8", "output")
+    if opts is not None and opts.WeightsFormat() != 0:
+        raise b.error("shuffled weights (WeightsFormat != DEFAULT) are not supported")
+    if len(w.shape) != 2:
+        raise b.error(f"weights must be 2-d (N, K), got {list(w.shape)}")
+    n, k = w.shape
+    count = int(np.prod(x.shape))
+    if count % k:
+        raise b.error(f"input {list(x.shape)} cannot be flattened to rows of {k}")
+    batch = count // k
+    act = _activation(b, opts.FusedActivationFunction() if opts is not None else 0)
+    data = b.value(x)
+    if x.shape != (batch, k):
+        data = b.emit(ReshapeOp(data, (batch, k)))
+    weight = b.tensor_constant(w)
+    if kind == "float":
+        acc = _bias(b, b.emit(DenseOp(data, weight)), 2, kind, n)
+        result = _float_activation(b, acc, act)
+    else:
+        in_q = _per_tensor(b, x, "input")
+        w_q = _symmetric_weights(b, w, n, 0)
+        acc = b.emit(
+            DenseOp(
+                data,
+                weight,
+                input_zero_point=in_q.zero_point,
+                kernel_zero_point=w_q.zero_point,
+            )
+        )
+        acc = _bias(b, acc, 2, kind, n)
+        result = _output_stage(b, acc, x, w_q, out, act, axis=1, fully_connected=True)
+    if out.shape != (batch, n):  # keep_num_dims, or a stored rank != 2
+        if int(np.prod(out.shape)) != batch * n:
+            raise b.error(
+                f"output shape {list(out.shape)} does not hold {batch}x{n} values"
+            )
+        result = b.emit(ReshapeOp(result, out.shape))
+    b.bind(out, result)
+
+
+# -- pooling -------------------------------------------------------------------
+
+
+def _pool(b: RelayBuilder, op_class: type[AvgPool2DOp] | type[MaxPool2DOp]) -> None:
+    opts = b.operator.options
+    x, out = b.required_input(0), b.output_tensor()
+    if _type(x) not in ("FLOAT32", "INT8") or _type(out) != _type(x):
+        raise b.error(f"unsupported types {_type(x)} -> {_type(out)} (FLOAT32 or INT8)")
+    if len(x.shape) != 4:
+        raise b.error("input must be 4-d (NHWC)")
+    act = _activation(b, opts.FusedActivationFunction())
+    fh, fw = opts.FilterHeight(), opts.FilterWidth()
+    sh, sw = opts.StrideH(), opts.StrideW()
+    pt, pb, _ = _padding(b, opts.Padding(), x.shape[1], fh, sh, 1)
+    pl, pr, _ = _padding(b, opts.Padding(), x.shape[2], fw, sw, 1)
+    result = b.emit(
+        op_class(b.value(x), (fh, fw), strides=(sh, sw), padding=(pt, pl, pb, pr))
+    )
+    if _type(x) == "FLOAT32":
+        result = _float_activation(b, result, act)
+    else:
+        in_q, out_q = _per_tensor(b, x, "input"), _per_tensor(b, out, "output")
+        if (in_q.scale, in_q.zero_point) != (out_q.scale, out_q.zero_point):
+            raise b.error("int8 pooling needs the same input and output quantisation")
+        lo, hi = q.activation_range_quantized(
+            act, out_q.scale, out_q.zero_point, -128, 127
+        )
+        if (lo, hi) != (-128, 127):
+            result = b.emit(ClipOp(result, float(lo), float(hi)))
+    _check_shape(b, result, out)
+    b.bind(out, result)
+
+
+def convert_average_pool_2d(b: RelayBuilder) -> None:
+    _pool(b, AvgPool2DOp)
+
+
+def convert_max_pool_2d(b: RelayBuilder) -> None:
+    _pool(b, MaxPool2DOp)
+
+
+# -- shape, softmax, (de)quantisation -----------------------------------------
+
+
+def convert_reshape(b: RelayBuilder) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    if int(np.prod(x.shape)) != int(np.prod(out.shape)):
+        raise b.error(f"cannot reshape {list(x.shape)} to {list(out.shape)}")
+    if x.quantization != out.quantization:
+        raise b.error("RESHAPE must not change the quantisation")
+    b.bind(out, b.emit(ReshapeOp(b.value(x), out.shape)))
+
+
+def convert_softmax(b: RelayBuilder) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    beta = float(b.operator.options.Beta())
+    if (_type(x), _type(out)) == ("FLOAT32", "FLOAT32"):
+        data = b.value(x)
+        if beta != 1.0:
+            data = b.emit(MultiplyOp(data, b.scalar(beta, "float32")))
+        b.bind(out, b.emit(SoftmaxOp(data, axis=-1)))
+        return
+    if (_type(x), _type(out)) != ("INT8", "INT8"):
+        raise b.error(
+            f"unsupported types {_type(x)} -> {_type(out)} "
+            "(supported: FLOAT32 -> FLOAT32, INT8 -> INT8)"
+        )
+    in_q, out_q = _per_tensor(b, x, "input"), _per_tensor(b, out, "output")
+    if (out_q.scale, out_q.zero_point) != (
+        SOFTMAX_OUTPUT_SCALE,
+        SOFTMAX_OUTPUT_ZERO_POINT,
+    ):
+        raise b.error(
+            f"int8 softmax output must have scale 1/256 and zero point -128, got "
+            f"scale {out_q.scale} and zero point {out_q.zero_point}"
+        )
+    multiplier, left_shift, diff_min = q.softmax_params(beta, in_q.scale)
+    b.bind(
+        out, b.emit(QuantizedSoftmaxOp(b.value(x), multiplier, left_shift, diff_min))
+    )
+
+
+def convert_quantize(b: RelayBuilder) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    out_q = _per_tensor(b, out, "output")
+    if _type(out) not in ("INT8", "UINT8", "INT16"):
+        raise b.error(f"unsupported output type {_type(out)} (INT8, UINT8 or INT16)")
+    dtype = np.dtype(out.dtype)
+    if _type(x) == "FLOAT32":
+        value = QuantizeOp(
+            b.value(x), out_q.scale, out_q.zero_point, element_type(dtype)
+        )
+        b.bind(out, b.emit(value))
+        return
+    if (_type(x), _type(out)) != ("INT8", "INT8"):
+        raise b.error(f"unsupported requantisation {_type(x)} -> {_type(out)}")
+    in_q = _per_tensor(b, x, "input")
+    m, s = q.requantize_multiplier(in_q.scale, out_q.scale)
+    acc = b.emit(CastOp(b.value(x), i32))
+    if in_q.zero_point:
+        acc = b.emit(AddOp(acc, b.scalar(-in_q.zero_point, "int32")))
+    lo, hi = int_range(dtype)
+    b.bind(out, b.requantize_i32(acc, [m], [s], -1, out_q.zero_point, lo, hi, dtype))
+
+
+def convert_dequantize(b: RelayBuilder) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    if _type(x) not in ("INT8", "UINT8", "INT16") or _type(out) != "FLOAT32":
+        raise b.error(
+            f"unsupported types {_type(x)} -> {_type(out)} "
+            "(INT8/UINT8/INT16 -> FLOAT32)"
+        )
+    in_q = _per_tensor(b, x, "input")
+    b.bind(out, b.emit(DequantizeOp(b.value(x), in_q.scale, in_q.zero_point)))
+
+
+# -- elementwise ---------------------------------------------------------------
+
+
+def convert_add(b: RelayBuilder) -> None:
+    x1, x2, out = b.required_input(0), b.required_input(1), b.output_tensor()
+    act = _activation(b, b.operator.options.FusedActivationFunction())
+    types = (_type(x1), _type(x2), _type(out))
+    if types == ("FLOAT32",) * 3:
+        result = _float_activation(b, b.emit(AddOp(b.value(x1), b.value(x2))), act)
+    elif types == ("INT8",) * 3:
+        q1, q2 = _per_tensor(b, x1, "input 1"), _per_tensor(b, x2, "input 2")
+        out_q = _per_tensor(b, out, "output")
+        (m1, s1), (m2, s2), (mo, so) = q.add_multipliers(
+            q1.scale, q2.scale, out_q.scale
+        )
+        lhs = _scaled_add_input(b, x1, q1.zero_point, m1, s1)
+        rhs = _scaled_add_input(b, x2, q2.zero_point, m2, s2)
+        total = b.emit(AddOp(lhs, rhs))
+        lo, hi = q.activation_range_quantized(
+            act, out_q.scale, out_q.zero_point, -128, 127
+        )
+        result = b.requantize_i32(
+            total, [mo], [so], -1, out_q.zero_point, lo, hi, np.dtype("int8")
+        )
+    else:
+        raise b.error(f"unsupported types {', '.join(types)} (all FLOAT32 or all INT8)")
+    _check_shape(b, result, out)
+    b.bind(out, result)
+
+
+def _scaled_add_input(
+    b: RelayBuilder, t: Tensor, zero_point: int, multiplier: int, shift: int
+) -> SSAValue:
+    """``(x - zp) << left_shift`` then the input's fixed-point multiplier."""
+    x = b.emit(CastOp(b.value(t), i32))
+    if zero_point:
+        x = b.emit(AddOp(x, b.scalar(-zero_point, "int32")))
+    x = b.emit(MultiplyOp(x, b.scalar(1 << q.ADD_LEFT_SHIFT_INT8, "int32")))
+    return b.emit(FixedPointMultiplyOp(x, [multiplier], [shift]))
+
+
+CONVERTERS: Mapping[str, Converter] = MappingProxyType(
+    {
+        "ADD": convert_add,
+        "AVERAGE_POOL_2D": convert_average_pool_2d,
+        "CONV_2D": convert_conv_2d,
+        "DEPTHWISE_CONV_2D": convert_depthwise_conv_2d,
+        "DEQUANTIZE": convert_dequantize,
+        "FULLY_CONNECTED": convert_fully_connected,
+        "MAX_POOL_2D": convert_max_pool_2d,
+        "QUANTIZE": convert_quantize,
+        "RESHAPE": convert_reshape,
+        "SOFTMAX": convert_softmax,
+    }
+)
+"""TFLite builtin operator name -> converter."""

@@ -1,0 +1,415 @@
+"""emitc -> C99 text (usmp-opt's own printer; ``mlir-translate --mlir-to-cpp``
+accepts the same IR, this one writes code a person wants to read).
+
+* Names come from the IR: a function's arguments from ``tir.input_names``/
+  ``tir.output_names``/``tir.pool_args`` or their SSA names, values from the
+  ``usmp.name`` attribute or their SSA names; loop counters are ``i``, ``j``,
+  ``k``... when unnamed. Names are made valid, unique C (and C++)
+  identifiers.
+* Expressions are inlined into the statement that uses them when they have a
+  single use in the same block, carry no name, and moving them there cannot
+  change what they read: a value whose expression reads memory (``load``, a
+  non-math call) is not moved across a statement that writes memory. Named
+  and multiply used values become ``T name = ...;`` declarations.
+* Loops are ``for`` loops, conditionals ``if``; one handler per statement op.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+from xdsl.dialects.builtin import ArrayAttr, StringAttr
+from xdsl.ir import Block, Operation, SSAValue
+
+from usmp.dialects import emitc
+from usmp.lowering.c_printer_expr import (
+    EXPRESSIONS,
+    PRIMARY,
+    REL,
+    Expr,
+    attribute_literal,
+    c_type,
+    declaration,
+    initializer,
+    parenthesize,
+)
+from usmp.lowering.convert_to_emitc import ALIGNMENT_ATTR, NAME_ATTR
+
+C_RESERVED = frozenset(
+    """auto break case char const continue default do double else enum extern
+    float for goto if inline int long register restrict return short signed
+    sizeof static struct switch typedef union unsigned void volatile while
+    bool true false alignas alignof and asm catch class constexpr delete
+    explicit export friend mutable namespace new noexcept nullptr operator or
+    private protected public template this throw try typeid typename using
+    virtual not xor main NULL errno""".split()
+)
+"""Identifiers a generated name must not take (C99 and C++ keywords, ...)."""
+
+PURE_FUNCTIONS = frozenset(
+    f"{name}{suffix}"
+    for name in """exp exp2 expm1 log log2 log10 log1p sqrt cbrt tanh sinh cosh sin
+    cos tan atan asin acos asinh acosh atanh erf floor ceil round trunc fabs pow
+    atan2 copysign fma nearbyint fmax fmin""".split()
+    for suffix in ("", "f")
+)
+"""``<math.h>`` functions: no side effects, so calls to them may be inlined."""
+
+_LOOP_NAMES = ("i", "j", "k", "l", "m", "n")
+_ALWAYS_INLINE = (
+    emitc.ConstantOp,
+    emitc.LiteralOp,
+    emitc.SubscriptOp,
+    emitc.GetGlobalOp,
+    emitc.MemberOp,
+    emitc.MemberOfPtrOp,
+)
+
+
+def c_identifier(name: str) -> str:
+    ident = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    if not ident or ident[0].isdigit():
+        ident = f"_{ident}"
+    return ident
+
+
+class Namer:
+    """Unique C identifiers within one scope."""
+
+    def __init__(self, taken: Iterable[str] = ()):
+        self.used: set[str] = set(C_RESERVED) | set(taken)
+
+    def fresh(self, hint: str) -> str:
+        base = c_identifier(hint)
+        name, n = base, 0
+        while name in self.used:
+            n += 1
+            name = f"{base}_{n}"
+        self.used.add(name)
+        return name
+
+
+def _strings(attr: object) -> list[str]:
+    if isinstance(attr, ArrayAttr):
+        return [a.data for a in attr.data if isinstance(a, StringAttr)]
+    return []
+
+
+def argument_names(f: emitc.FuncOp) -> list[str | None]:
+    """The source-level names of ``f``'s arguments (inputs, outputs, pools)."""
+    n = len(f.function_type.inputs)
+    pools = _strings(f.attributes.get("tir.pool_args"))
+    io = _strings(f.attributes.get("tir.input_names")) + _strings(
+        f.attributes.get("tir.output_names")
+    )
+    names: list[str | None] = [None] * n
+    for i, name in enumerate(io[: n - len(pools)]):
+        names[i] = name
+    for i, name in enumerate(pools):
+        names[n - len(pools) + i] = name
+    return names
+
+
+def _writes_memory(op: Operation) -> bool:
+    if isinstance(op, emitc.CallOpaqueOp):
+        return op.callee.data not in PURE_FUNCTIONS
+    return isinstance(
+        op,
+        emitc.AssignOp | emitc.CallOp | emitc.VerbatimOp | emitc.ForOp | emitc.IfOp,
+    )
+
+
+def _reads_memory(op: Operation) -> bool:
+    return isinstance(op, emitc.LoadOp | emitc.CallOp) or (
+        isinstance(op, emitc.CallOpaqueOp) and op.callee.data not in PURE_FUNCTIONS
+    )
+
+
+class FunctionPrinter:
+    """Prints one ``emitc.func`` definition."""
+
+    def __init__(self, f: emitc.FuncOp, module_names: Iterable[str]):
+        self.f = f
+        self.namer = Namer(module_names)
+        self.names: dict[SSAValue, str] = {}
+        self.inline: set[SSAValue] = set()
+        self.reads: set[SSAValue] = set()
+        self.lines: list[str] = []
+        self.skip: set[Operation] = set()
+
+    # -- analysis -----------------------------------------------------------
+    def _decide_inlining(self, block: Block) -> None:
+        ops = list(block.ops)
+        position = {op: i for i, op in enumerate(ops)}
+        last_write_before: list[int] = []
+        last = -1
+        for i, op in enumerate(ops):
+            last_write_before.append(last)
+            if _writes_memory(op):
+                last = i
+        for op in ops:
+            for region in op.regions:
+                for inner in region.blocks:
+                    self._decide_inlining(inner)
+            if len(op.results) != 1:
+                continue
+            value = op.results[0]
+            reads = _reads_memory(op) or any(
+                v in self.reads for v in op.operands if v in self.inline
+            )
+            if reads:
+                self.reads.add(value)
+            if isinstance(op, _ALWAYS_INLINE):
+                self.inline.add(value)
+                continue
+            if op.attributes.get(NAME_ATTR) is not None or value.name_hint is not None:
+                continue
+            if type(op) not in EXPRESSIONS or isinstance(op, emitc.CallOp):
+                continue
+            uses = list(value.uses)
+            if len(uses) != 1 or uses[0].operation.parent_block() is not block:
+                continue
+            user = position[uses[0].operation]
+            if reads and last_write_before[user] >= position[op]:
+                continue  # a write between here and the use could change the value
+            self.inline.add(value)
+
+    # -- names --------------------------------------------------------------
+    def name(self, value: SSAValue, hint: str | None = None) -> str:
+        if value not in self.names:
+            owner = value.owner
+            attr = (
+                owner.attributes.get(NAME_ATTR)
+                if isinstance(owner, Operation)
+                else None
+            )
+            chosen = attr.data if isinstance(attr, StringAttr) else value.name_hint
+            self.names[value] = self.namer.fresh(chosen or hint or "v")
+        return self.names[value]
+
+    def expr(self, value: SSAValue) -> Expr:
+        if value in self.inline:
+            op = value.owner
+            assert isinstance(op, Operation)
+            return EXPRESSIONS[type(op)](op, self.expr)
+        return Expr(self.name(value), PRIMARY)
+
+    # -- statements ---------------------------------------------------------
+    def emit(self, depth: int, text: str) -> None:
+        self.lines.append("  " * depth + text)
+
+    def scope(self, block: Block, depth: int) -> None:
+        """Print a nested block; names declared in it are free again after."""
+        used = set(self.namer.used)
+        self.block(block, depth)
+        self.namer.used = used
+
+    def block(self, block: Block, depth: int) -> None:
+        for op in block.ops:
+            handler = STATEMENTS.get(type(op))
+            if op in self.skip:
+                continue
+            if handler is not None:
+                handler(self, op, depth)
+            elif op.results and op.results[0] in self.inline:
+                continue
+            elif type(op) in EXPRESSIONS:
+                self.value_statement(op, depth)
+            else:
+                raise ValueError(f"the C printer has no rule for '{op.name}'")
+
+    def value_statement(self, op: Operation, depth: int) -> None:
+        text = EXPRESSIONS[type(op)](op, self.expr).text
+        if not op.results or not op.results[0].uses:
+            if _writes_memory(op):  # a call made for its effect
+                self.emit(depth, f"{text};")
+            return  # an unused pure value or load
+        value = op.results[0]
+        self.emit(depth, f"{declaration(value.type, self.name(value))} = {text};")
+
+    def print(self) -> list[str]:
+        f = self.f
+        hints = argument_names(f)
+        if not f.is_declaration:
+            for arg, hint in zip(f.body.block.args, hints, strict=True):
+                self.names[arg] = self.namer.fresh(
+                    hint or arg.name_hint or f"arg{arg.index}"
+                )
+            self._decide_inlining(f.body.block)
+        self.lines = [self.signature() + (";" if f.is_declaration else " {")]
+        if not f.is_declaration:
+            self.block(f.body.block, 1)
+            self.emit(0, "}")
+        return self.lines
+
+    def signature(self) -> str:
+        f = self.f
+        outputs = f.function_type.outputs.data
+        result = c_type(outputs[0]) if outputs else "void"
+        if f.is_declaration:
+            params = [c_type(t) for t in f.function_type.inputs]
+        else:
+            params = [f"{c_type(a.type)} {self.names[a]}" for a in f.body.block.args]
+        specifiers = [s.data for s in f.specifiers] if f.specifiers is not None else []
+        prefix = " ".join([*specifiers, result])
+        return f"{prefix} {f.sym_name.data}({', '.join(params) or 'void'})"
+
+
+Statement = Callable[[FunctionPrinter, Operation, int], None]
+
+
+def _variable(p: FunctionPrinter, op: Operation, depth: int) -> None:
+    assert isinstance(op, emitc.VariableOp)
+    type_ = op.result.type
+    decl = declaration(
+        type_.value_type if isinstance(type_, emitc.LValueType) else type_,
+        p.name(op.result, "var"),
+    )
+    value = op.value
+    init = op.next_op
+    if (
+        isinstance(init, emitc.AssignOp)
+        and init.var is op.result
+        and isinstance(type_, emitc.LValueType)
+    ):  # "T v; v = x;" is written "T v = x;"
+        p.skip.add(init)
+        p.emit(depth, f"{decl} = {p.expr(init.value).text};")
+    elif isinstance(value, emitc.OpaqueAttr) and not value.value.data:
+        p.emit(depth, f"{decl};")
+    else:
+        p.emit(depth, f"{decl} = {attribute_literal(value, op.result.type)};")
+
+
+def _assign(p: FunctionPrinter, op: Operation, depth: int) -> None:
+    assert isinstance(op, emitc.AssignOp)
+    p.emit(depth, f"{p.expr(op.var).text} = {p.expr(op.value).text};")
+
+
+def _for(p: FunctionPrinter, op: Operation, depth: int) -> None:
+    assert isinstance(op, emitc.ForOp)
+    iv = op.induction_var
+    used = set(p.namer.used)
+    name = p.name(
+        iv, _LOOP_NAMES[depth - 1] if depth <= len(_LOOP_NAMES) else f"i{depth}"
+    )
+    lb, step = p.expr(op.lowerBound).text, p.expr(op.step).text
+    ub = parenthesize(p.expr(op.upperBound), REL, right=True)
+    increment = f"++{name}" if step == "1" else f"{name} += {step}"
+    p.emit(
+        depth, f"for ({c_type(iv.type)} {name} = {lb}; {name} < {ub}; {increment}) {{"
+    )
+    p.scope(op.region.block, depth + 1)
+    p.emit(depth, "}")
+    p.namer.used = used
+
+
+def _if(p: FunctionPrinter, op: Operation, depth: int) -> None:
+    assert isinstance(op, emitc.IfOp)
+    p.emit(depth, f"if ({p.expr(op.condition).text}) {{")
+    p.scope(op.thenRegion.block, depth + 1)
+    else_block = op.elseRegion.blocks.first
+    if else_block is not None and any(
+        not isinstance(o, emitc.YieldOp) for o in else_block.ops
+    ):
+        p.emit(depth, "} else {")
+        p.scope(else_block, depth + 1)
+    p.emit(depth, "}")
+
+
+def _return(p: FunctionPrinter, op: Operation, depth: int) -> None:
+    assert isinstance(op, emitc.ReturnOp)
+    if op.operand is not None:
+        p.emit(depth, f"return {p.expr(op.operand).text};")
+    elif not (depth == 1 and op.next_op is None):
+        p.emit(depth, "return;")
+
+
+def _verbatim(p: FunctionPrinter, op: Operation, depth: int) -> None:
+    assert isinstance(op, emitc.VerbatimOp)
+    args = iter(p.expr(v).text for v in op.fmtArgs)
+    text = re.sub(
+        r"\{\{|\{\}", lambda m: "{" if m.group() == "{{" else next(args), op.value.data
+    )
+    p.emit(depth, text)
+
+
+def _nothing(p: FunctionPrinter, op: Operation, depth: int) -> None:
+    """Terminators of nested regions print as the closing brace."""
+
+
+STATEMENTS: dict[type[Operation], Statement] = {
+    emitc.VariableOp: _variable,
+    emitc.AssignOp: _assign,
+    emitc.ForOp: _for,
+    emitc.IfOp: _if,
+    emitc.ReturnOp: _return,
+    emitc.VerbatimOp: _verbatim,
+    emitc.YieldOp: _nothing,
+    emitc.DeclareFuncOp: _nothing,
+}
+
+
+def print_function(f: emitc.FuncOp, module_names: Iterable[str] = ()) -> str:
+    """``f``'s C definition (or prototype, for a declaration)."""
+    return "\n".join(FunctionPrinter(f, module_names).print()) + "\n"
+
+
+def print_prototype(f: emitc.FuncOp, module_names: Iterable[str] = ()) -> str:
+    printer = FunctionPrinter(f, module_names)
+    if not f.is_declaration:
+        hints = argument_names(f)
+        for arg, hint in zip(f.body.block.args, hints, strict=True):
+            printer.names[arg] = printer.namer.fresh(
+                hint or arg.name_hint or f"arg{arg.index}"
+            )
+    return printer.signature() + ";\n"
+
+
+ALIGNED_MACRO = """\
+#ifndef USMP_ALIGNED
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define USMP_ALIGNED(n) alignas(n)
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define USMP_ALIGNED(n) _Alignas(n)
+#elif defined(__GNUC__) || defined(__clang__)
+#define USMP_ALIGNED(n) __attribute__((aligned(n)))
+#else
+#error "USMP_ALIGNED: define it for this compiler (pool buffers need alignment)"
+#endif
+#endif
+"""
+"""``USMP_ALIGNED(n)``: the alignment of a pool array in C11, C++11, or GNU C99
+(C99 itself cannot say it), placed first in the declaration."""
+
+
+def alignment_of(op: Operation) -> int:
+    attr = op.attributes.get(ALIGNMENT_ATTR)
+    return attr.value.data if attr is not None else 0  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def print_global(
+    g: emitc.GlobalOp, *, name: str | None = None, static: bool | None = None
+) -> str:
+    """``g``'s C definition; ``name``/``static`` override the IR's."""
+    words: list[str] = []
+    if (align := alignment_of(g)) > 1:
+        words.append(f"USMP_ALIGNED({align})")
+    if g.extern_specifier is not None:
+        words.append("extern")
+    if g.static_specifier is not None if static is None else static:
+        words.append("static")
+    if g.const_specifier is not None:
+        words.append("const")
+    words.append(declaration(g.type, name or g.sym_name.data))
+    head = " ".join(words)
+    value = g.initial_value
+    if value is None:
+        return f"{head};\n"
+    if isinstance(g.type, emitc.ArrayType):
+        from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
+
+        assert isinstance(value, DenseIntOrFPElementsAttr)
+        body = "".join(f"  {line}\n" for line in initializer(value))
+        return f"{head} = {{\n{body}}};\n"
+    return f"{head} = {attribute_literal(value, g.type)};\n"

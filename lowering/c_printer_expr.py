@@ -1,0 +1,320 @@
+"""C99 spelling of emitc types, literals and expressions.
+
+One small handler per expression op. An expression is rendered as text plus
+its C precedence, so operands get parentheses exactly where C needs them and
+where ``gcc -Wall`` (``-Wparentheses``) would ask for them (mixed bitwise,
+shift, comparison and logical operators).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from usmp.dialects import emitc
+
+# C precedence levels (higher binds tighter).
+PRIMARY, UNARY, MUL, ADD, SHIFT, REL, EQ, BAND, BXOR, BOR, LAND, LOR, COND = (
+    16,
+    15,
+    13,
+    12,
+    11,
+    10,
+    9,
+    8,
+    7,
+    6,
+    5,
+    4,
+    3,
+)
+_ARITHMETIC = (MUL, ADD)
+
+
+@dataclass(frozen=True)
+class Expr:
+    text: str
+    prec: int
+
+
+def c_type(type_: Attribute) -> str:
+    """The C spelling of a scalar or pointer emitc type."""
+    if isinstance(type_, emitc.PointerType):
+        return f"{c_type(type_.pointee_type)}*"
+    if isinstance(type_, emitc.LValueType):
+        return c_type(type_.value_type)
+    if isinstance(type_, emitc.OpaqueType):
+        return type_.value.data
+    if isinstance(type_, emitc.PtrDiffT):
+        return "ptrdiff_t"
+    if isinstance(type_, emitc.SizeT | IndexType):
+        return "size_t"
+    if isinstance(type_, emitc.SignedSizeT):
+        return "ssize_t"
+    if isinstance(type_, IntegerType):
+        width = type_.width.data
+        if width == 1:
+            return "bool"
+        unsigned = type_.signedness.data == Signedness.UNSIGNED
+        return f"{'u' if unsigned else ''}int{width}_t"
+    if isinstance(type_, Float32Type):
+        return "float"
+    if isinstance(type_, AnyFloat):
+        return "double"
+    raise ValueError(f"no C type for {type_}")
+
+
+def declaration(type_: Attribute, name: str) -> str:
+    """``T name`` or, for arrays, ``T name[d0][d1]``."""
+    if isinstance(type_, emitc.ArrayType):
+        dims = "".join(f"[{d}]" for d in type_.get_shape())
+        return f"{c_type(type_.element_type)} {name}{dims}"
+    return f"{c_type(type_)} {name}"
+
+
+def int_literal(value: int, type_: Attribute) -> str:
+    """A decimal literal (C picks a type wide enough for its value)."""
+    if isinstance(type_, IntegerType) and type_.width.data == 1:
+        return "true" if value else "false"
+    unsigned = isinstance(type_, emitc.SizeT) or (
+        isinstance(type_, IntegerType) and type_.signedness.data == Signedness.UNSIGNED
+    )
+    if unsigned:
+        return f"{value}u"
+    if value == -(2**63):  # 9223372036854775808 has no signed type
+        return "(-9223372036854775807 - 1)"
+    if value == -(2**31):
+        return "(-2147483647 - 1)"
+    return str(value)
+
+
+def float_literal(value: float, type_: Attribute) -> str:
+    single = isinstance(type_, Float32Type)
+    if math.isnan(value):
+        return "NAN" if single else "(double)NAN"
+    if math.isinf(value):
+        text = "INFINITY" if single else "(double)INFINITY"
+        return text if value > 0 else f"-{text}"
+    scalar = np.float32(value) if single else np.float64(value)
+    text = np.format_float_positional(scalar, unique=True, trim="0")
+    if len(text) > 12:
+        text = np.format_float_scientific(scalar, unique=True, trim="0")
+    if "." not in text and "e" not in text:
+        text += ".0"
+    if text.endswith("."):
+        text += "0"
+    return text + ("f" if single else "")
+
+
+def attribute_literal(value: Attribute, type_: Attribute) -> str:
+    if isinstance(value, emitc.OpaqueAttr):
+        return value.value.data
+    if isinstance(value, IntegerAttr):
+        return int_literal(value.value.data, type_)
+    if isinstance(value, FloatAttr):
+        return float_literal(value.value.data, type_)
+    raise ValueError(f"no C literal for {value}")
+
+
+def initializer(value: DenseIntOrFPElementsAttr, per_line: int = 12) -> list[str]:
+    """The elements of ``value`` as the lines of a C brace initializer."""
+    element = value.get_element_type()
+    if isinstance(element, IntegerType) and element.width.data == 8:
+        data = value.data.data
+        signed = element.signedness.data != Signedness.UNSIGNED
+        items = [
+            str(b - 256 if signed and b > 127 else b) if signed else f"0x{b:02x}"
+            for b in data
+        ]
+        per_line = 16
+    else:
+        items = [attribute_literal(a, element) for a in value.iter_attrs()]
+    return [
+        ", ".join(items[i : i + per_line]) + "," for i in range(0, len(items), per_line)
+    ]
+
+
+def parenthesize(operand: Expr, parent: int, right: bool = False) -> str:
+    """``operand``'s text as an operand of an operator of precedence
+    ``parent``: in parentheses if C needs them, or if the two operators mix
+    families gcc's ``-Wparentheses`` warns about."""
+    needs = operand.prec < parent or (right and operand.prec == parent)
+    mixed = (
+        operand.prec < UNARY
+        and operand.prec != parent
+        and not (operand.prec in _ARITHMETIC and parent in _ARITHMETIC)
+    )
+    return f"({operand.text})" if needs or mixed else operand.text
+
+
+Render = Callable[[Operation, Callable[[SSAValue], Expr]], Expr]
+
+
+def _binary(symbol: str, prec: int) -> Render:
+    def render(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
+        lhs, rhs = (operand(v) for v in op.operands)
+        return Expr(
+            f"{parenthesize(lhs, prec)} {symbol} {parenthesize(rhs, prec, right=True)}",
+            prec,
+        )
+
+    return render
+
+
+def _unary(symbol: str) -> Render:
+    def render(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
+        inner = parenthesize(operand(op.operands[0]), UNARY)
+        if inner.startswith(symbol[-1]):  # "- -x", "&&x"
+            inner = f"({inner})"
+        return Expr(f"{symbol}{inner}", UNARY)
+
+    return render
+
+
+_CMP = {
+    "eq": ("==", EQ),
+    "ne": ("!=", EQ),
+    "lt": ("<", REL),
+    "le": ("<=", REL),
+    "gt": (">", REL),
+    "ge": (">=", REL),
+}
+
+
+def _cmp(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
+    assert isinstance(op, emitc.CmpOp)
+    symbol, prec = _CMP[op.predicate_name]
+    return _binary(symbol, prec)(op, operand)
+
+
+def _cast(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
+    return Expr(
+        f"({c_type(op.results[0].type)}){parenthesize(operand(op.operands[0]), UNARY)}",
+        UNARY,
+    )
+
+
+def _conditional(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
+    cond, a, b = (operand(v) for v in op.operands)
+    return Expr(
+        f"{parenthesize(cond, COND + 1)} ? {parenthesize(a, COND + 1)} : "
+        f"{parenthesize(b, COND + 1)}",
+        COND,
+    )
+
+
+def _subscript(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
+    base, *indices = (operand(v) for v in op.operands)
+    subscripts = "".join(f"[{i.text}]" for i in indices)
+    return Expr(f"{parenthesize(base, PRIMARY)}{subscripts}", PRIMARY)
+
+
+def _apply(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
+    assert isinstance(op, emitc.ApplyOp)
+    return _unary(op.applicableOperator.data)(op, operand)
+
+
+def _call_opaque(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
+    assert isinstance(op, emitc.CallOpaqueOp)
+    args = ", ".join(operand(v).text for v in op.operands)
+    return Expr(f"{op.callee.data}({args})", PRIMARY)
+
+
+def _call(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
+    assert isinstance(op, emitc.CallOp)
+    args = ", ".join(operand(v).text for v in op.operands)
+    return Expr(f"{op.callee.root_reference.data}({args})", PRIMARY)
+
+
+def _member(symbol: str) -> Render:
+    def render(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
+        base = parenthesize(operand(op.operands[0]), PRIMARY)
+        return Expr(f"{base}{symbol}{op.properties['member'].data}", PRIMARY)  # pyright: ignore
+
+    return render
+
+
+def _constant(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
+    text = attribute_literal(op.properties["value"], op.results[0].type)
+    return Expr(text, UNARY if text.startswith("-") else PRIMARY)
+
+
+def _literal(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
+    assert isinstance(op, emitc.LiteralOp)
+    return Expr(op.value.data, PRIMARY)
+
+
+def _get_global(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
+    assert isinstance(op, emitc.GetGlobalOp)
+    return Expr(op.global_name.root_reference.data, PRIMARY)
+
+
+def _load(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
+    return operand(op.operands[0])
+
+
+def _add(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
+    """``a + b``, written ``a - n`` when ``b`` is a negative constant ``-n``."""
+    rhs = op.operands[1].owner
+    if isinstance(rhs, emitc.ConstantOp) and isinstance(
+        rhs.value, IntegerAttr | FloatAttr
+    ):
+        value = rhs.value.value.data
+        if value < 0 and value not in (-(2**31), -(2**63)):
+            type_ = rhs.results[0].type
+            if isinstance(value, int):
+                negated = int_literal(-value, type_)
+            else:
+                negated = float_literal(-value, type_)
+            lhs = parenthesize(operand(op.operands[0]), ADD)
+            return Expr(f"{lhs} - {negated}", ADD)
+    return _binary("+", ADD)(op, operand)
+
+
+EXPRESSIONS: dict[type[Operation], Render] = {
+    emitc.AddOp: _add,
+    emitc.SubOp: _binary("-", ADD),
+    emitc.MulOp: _binary("*", MUL),
+    emitc.DivOp: _binary("/", MUL),
+    emitc.RemOp: _binary("%", MUL),
+    emitc.BitwiseAndOp: _binary("&", BAND),
+    emitc.BitwiseOrOp: _binary("|", BOR),
+    emitc.BitwiseXorOp: _binary("^", BXOR),
+    emitc.BitwiseLeftShiftOp: _binary("<<", SHIFT),
+    emitc.BitwiseRightShiftOp: _binary(">>", SHIFT),
+    emitc.LogicalAndOp: _binary("&&", LAND),
+    emitc.LogicalOrOp: _binary("||", LOR),
+    emitc.LogicalNotOp: _unary("!"),
+    emitc.BitwiseNotOp: _unary("~"),
+    emitc.UnaryMinusOp: _unary("-"),
+    emitc.UnaryPlusOp: _unary("+"),
+    emitc.CmpOp: _cmp,
+    emitc.CastOp: _cast,
+    emitc.ConditionalOp: _conditional,
+    emitc.SubscriptOp: _subscript,
+    emitc.ApplyOp: _apply,
+    emitc.CallOpaqueOp: _call_opaque,
+    emitc.CallOp: _call,
+    emitc.MemberOp: _member("."),
+    emitc.MemberOfPtrOp: _member("->"),
+    emitc.ConstantOp: _constant,
+    emitc.LiteralOp: _literal,
+    emitc.GetGlobalOp: _get_global,
+    emitc.LoadOp: _load,
+}
+"""How each expression op is written, given how its operands are written."""

@@ -1,0 +1,390 @@
+"""Builder for operator loop nests in ``scf``/``arith``/``memref``/``math``.
+
+``KernelBuilder`` appends ops to a current block and knows how to open
+``scf.for`` loops (with scalar accumulators as ``iter_args``) and value-
+yielding ``scf.if``s. Constants (and constant tables) are hoisted to the top
+of the function and shared, so loop bodies hold only real work.
+
+Index arithmetic takes ``Ix`` = ``int | SSAValue`` (an ``index`` value):
+operations on two Python ints fold, ``x + 0``/``x * 1`` are free, so loop
+nests over static shapes carry no dead index code.
+
+Scalar arithmetic dispatches on the element type: signless integers are
+signed (TFLite's int8 is ``i8``), floats are IEEE with NaN propagation
+(``arith.maximumf``), as the numpy oracle computes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TypeAlias
+
+import numpy as np
+from xdsl.dialects import arith, math, memref, scf
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    Float32Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+Ix: TypeAlias = "int | SSAValue"
+"""An index: a compile-time integer or an SSA value of type ``index``."""
+
+INDEX = IndexType()
+_PURE_DIALECTS = ("arith", "math")
+
+
+def is_float(t: Attribute) -> bool:
+    return isinstance(t, AnyFloat)
+
+
+def is_unsigned(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED
+
+
+def int_bounds(t: IntegerType) -> tuple[int, int]:
+    width = t.width.data
+    if t.signedness.data == Signedness.UNSIGNED:
+        return 0, (1 << width) - 1
+    return -(1 << (width - 1)), (1 << (width - 1)) - 1
+
+
+class KernelBuilder:
+    """Appends ops to a block of a function under construction."""
+
+    def __init__(self, entry: Block):
+        self.entry = entry
+        self.block = entry
+        self._hoisted: list[Operation] = []
+        self._constants: dict[tuple[Attribute, int | float | str], SSAValue] = {}
+        self._memo: list[dict[Hashable, SSAValue]] = [{}]
+
+    # -- insertion ---------------------------------------------------------
+
+    def emit(self, op: Operation) -> SSAValue:
+        """Append ``op``; return its (first) result if it has one.
+
+        A pure ``arith``/``math`` op equal to one already available here
+        (same name, operands, properties and result types, in this block or
+        an enclosing one) is not emitted twice: its earlier result is reused
+        (local CSE, so the per-element code computes each index once)."""
+        key: Hashable | None = None
+        if op.dialect_name() in _PURE_DIALECTS and not op.regions:
+            key = (
+                op.name,
+                tuple(op.operands),
+                tuple(sorted(op.properties.items())),
+                tuple(op.attributes.items()),
+                tuple(r.type for r in op.results),
+            )
+            known = self.lookup(key)
+            if known is not None:
+                op.erase()
+                return known
+        self.block.add_op(op)
+        result = op.results[0] if op.results else None
+        if key is not None and result is not None:
+            self.remember(key, result)
+        return result  # type: ignore[return-value]
+
+    def hoist(self, op: Operation) -> SSAValue:
+        """Place ``op`` at the top of the function (constants, tables)."""
+        self._hoisted.append(op)
+        return op.results[0]
+
+    def finish(self) -> None:
+        """Move hoisted ops to the start of the entry block, in order."""
+        first = self.entry.first_op
+        for op in self._hoisted:
+            if first is None:
+                self.entry.add_op(op)
+            else:
+                self.entry.insert_op_before(op, first)
+        self._hoisted.clear()
+
+    @contextmanager
+    def at(self, block: Block) -> Iterator[None]:
+        """Emit into ``block`` (a loop body or branch under construction)."""
+        saved, self.block = self.block, block
+        self._memo.append({})
+        try:
+            yield
+        finally:
+            self._memo.pop()
+            self.block = saved
+
+    def lookup(self, key: Hashable) -> SSAValue | None:
+        """A value remembered in the current block or an enclosing one."""
+        for scope in reversed(self._memo):
+            hit = scope.get(key)
+            if hit is not None:
+                return hit
+        return None
+
+    def remember(self, key: Hashable, value: SSAValue) -> None:
+        """Remember ``value`` for the rest of the current block."""
+        self._memo[-1][key] = value
+
+    # -- constants ---------------------------------------------------------
+
+    def const(self, value: int | float, type_: Attribute) -> SSAValue:
+        """A hoisted, shared ``arith.constant`` of a scalar type (integers
+        are taken modulo 2**width, as two's complement bit patterns)."""
+        attr: Attribute
+        if is_float(type_):
+            value = float(value)
+            if isinstance(type_, Float32Type):  # the value the constant will hold
+                value = float(np.float32(value))
+            key: tuple[Attribute, int | float | str] = (type_, repr(value))
+            attr = FloatAttr(value, type_)  # type: ignore[arg-type]
+        else:
+            value = int(value)
+            if isinstance(type_, IntegerType):
+                width = type_.width.data
+                value &= (1 << width) - 1
+                if not is_unsigned(type_) and value >= 1 << (width - 1):
+                    value -= 1 << width
+            key = (type_, value)
+            attr = IntegerAttr(value, type_)  # type: ignore[arg-type]
+        cached = self._constants.get(key)
+        if cached is None:
+            cached = self.hoist(arith.ConstantOp(attr))
+            self._constants[key] = cached
+        return cached
+
+    def index(self, v: Ix) -> SSAValue:
+        """``v`` as an SSA ``index`` value."""
+        return self.const(v, INDEX) if isinstance(v, int) else v
+
+    # -- index arithmetic (folding) ----------------------------------------
+
+    def iadd(self, a: Ix, b: Ix) -> Ix:
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b
+        if isinstance(b, int) and b == 0:
+            return a
+        if isinstance(a, int) and a == 0:
+            return b
+        return self.emit(arith.AddiOp(self.index(a), self.index(b)))
+
+    def isub(self, a: Ix, b: Ix) -> Ix:
+        if isinstance(a, int) and isinstance(b, int):
+            return a - b
+        if isinstance(b, int) and b == 0:
+            return a
+        return self.emit(arith.SubiOp(self.index(a), self.index(b)))
+
+    def imul(self, a: Ix, b: Ix) -> Ix:
+        if isinstance(a, int) and isinstance(b, int):
+            return a * b
+        if isinstance(b, int) and b in (0, 1):
+            return a if b == 1 else 0
+        if isinstance(a, int) and a in (0, 1):
+            return b if a == 1 else 0
+        return self.emit(arith.MuliOp(self.index(a), self.index(b)))
+
+    def idiv(self, a: Ix, b: int) -> Ix:
+        """``a / b`` for ``a >= 0`` (truncating = floor)."""
+        if isinstance(a, int):
+            return a // b
+        if b == 1:
+            return a
+        return self.emit(arith.DivSIOp(a, self.index(b)))
+
+    def irem(self, a: Ix, b: int) -> Ix:
+        """``a % b`` for ``a >= 0``."""
+        if isinstance(a, int):
+            return a % b
+        if b == 1:
+            return 0
+        return self.emit(arith.RemSIOp(a, self.index(b)))
+
+    def imax(self, a: Ix, b: Ix) -> Ix:
+        if isinstance(a, int) and isinstance(b, int):
+            return max(a, b)
+        return self.emit(arith.MaxSIOp(self.index(a), self.index(b)))
+
+    def imin(self, a: Ix, b: Ix) -> Ix:
+        if isinstance(a, int) and isinstance(b, int):
+            return min(a, b)
+        return self.emit(arith.MinSIOp(self.index(a), self.index(b)))
+
+    def icmp(self, predicate: str, a: Ix, b: Ix) -> SSAValue:
+        return self.emit(arith.CmpiOp(self.index(a), self.index(b), predicate))
+
+    def i1_and(self, conditions: Sequence[SSAValue]) -> SSAValue:
+        result = conditions[0]
+        for c in conditions[1:]:
+            result = self.emit(arith.AndIOp(result, c))
+        return result
+
+    # -- memory ------------------------------------------------------------
+
+    def load(self, buffer: SSAValue, indices: Sequence[Ix]) -> SSAValue:
+        return self.emit(memref.LoadOp.get(buffer, [self.index(i) for i in indices]))
+
+    def store(self, value: SSAValue, buffer: SSAValue, indices: Sequence[Ix]) -> None:
+        self.emit(memref.StoreOp.get(value, buffer, [self.index(i) for i in indices]))
+
+    # -- control flow ------------------------------------------------------
+
+    def loop(
+        self,
+        lower: Ix,
+        upper: Ix,
+        body: Callable[[SSAValue, Sequence[SSAValue]], Sequence[SSAValue]],
+        inits: Sequence[SSAValue] = (),
+    ) -> list[SSAValue]:
+        """``scf.for %iv = lower to upper step 1 iter_args(inits)``; ``body``
+        gets the induction variable and the iteration values and returns
+        the values to yield. Returns the loop's results."""
+        block = Block(arg_types=[INDEX, *(v.type for v in inits)])
+        with self.at(block):
+            yielded = body(block.args[0], block.args[1:])
+            self.emit(scf.YieldOp(*yielded))
+        op = scf.ForOp(
+            self.index(lower), self.index(upper), self.index(1), list(inits), block
+        )
+        self.emit(op)
+        return list(op.results)
+
+    def loop_nest(
+        self,
+        extents: Sequence[int],
+        body: Callable[[list[Ix]], None],
+    ) -> None:
+        """Loops over ``0 <= i_k < extents[k]`` (no loop for extent 1)."""
+
+        def nest(k: int, ivs: list[Ix]) -> None:
+            if k == len(extents):
+                body(ivs)
+                return
+            if extents[k] == 1:
+                nest(k + 1, [*ivs, 0])
+                return
+
+            def inner(iv: SSAValue, _: Sequence[SSAValue]) -> list[SSAValue]:
+                nest(k + 1, [*ivs, iv])
+                return []
+
+            self.loop(0, extents[k], inner)
+
+        nest(0, [])
+
+    def reduce(
+        self,
+        bounds: Sequence[tuple[Ix, Ix]],
+        inits: Sequence[SSAValue],
+        body: Callable[[list[Ix], Sequence[SSAValue]], Sequence[SSAValue]],
+    ) -> list[SSAValue]:
+        """A loop nest over ``lo_k <= i_k < hi_k`` threading the accumulators
+        ``inits`` through ``iter_args``; a static single-trip dimension
+        gets no loop."""
+
+        def nest(k: int, ivs: list[Ix], accs: Sequence[SSAValue]) -> list[SSAValue]:
+            if k == len(bounds):
+                return list(body(ivs, accs))
+            lo, hi = bounds[k]
+            if isinstance(lo, int) and isinstance(hi, int) and hi - lo == 1:
+                return nest(k + 1, [*ivs, lo], accs)
+
+            def inner(iv: SSAValue, args: Sequence[SSAValue]) -> list[SSAValue]:
+                return nest(k + 1, [*ivs, iv], args)
+
+            return self.loop(lo, hi, inner, accs)
+
+        return nest(0, [], inits)
+
+    def select_if(
+        self,
+        condition: SSAValue,
+        result_type: Attribute,
+        then: Callable[[], SSAValue],
+        otherwise: Callable[[], SSAValue],
+    ) -> SSAValue:
+        """``scf.if`` yielding one value computed only on the taken branch."""
+        blocks = []
+        for branch in (then, otherwise):
+            block = Block()
+            with self.at(block):
+                self.emit(scf.YieldOp(branch()))
+            blocks.append(block)
+        return self.emit(scf.IfOp(condition, [result_type], [blocks[0]], [blocks[1]]))
+
+    # -- scalar arithmetic by element type ---------------------------------
+
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        op = arith.AddfOp if is_float(a.type) else arith.AddiOp
+        return self.emit(op(a, b))
+
+    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        op = arith.SubfOp if is_float(a.type) else arith.SubiOp
+        return self.emit(op(a, b))
+
+    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        op = arith.MulfOp if is_float(a.type) else arith.MuliOp
+        return self.emit(op(a, b))
+
+    def max(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if is_float(a.type):
+            return self.emit(arith.MaximumfOp(a, b))
+        op = arith.MaxUIOp if is_unsigned(a.type) else arith.MaxSIOp
+        return self.emit(op(a, b))
+
+    def min(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if is_float(a.type):
+            return self.emit(arith.MinimumfOp(a, b))
+        op = arith.MinUIOp if is_unsigned(a.type) else arith.MinSIOp
+        return self.emit(op(a, b))
+
+    def shl(self, a: SSAValue, amount: int | SSAValue) -> SSAValue:
+        """``a << amount`` (wrapping)."""
+        if isinstance(amount, int):
+            if amount == 0:
+                return a
+            amount = self.const(amount, a.type)
+        return self.emit(arith.ShLIOp(a, amount))
+
+    def shrsi(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(arith.ShRSIOp(a, b))
+
+    def exp(self, a: SSAValue) -> SSAValue:
+        return self.emit(math.ExpOp(a))
+
+    def convert(self, value: SSAValue, target: Attribute) -> SSAValue:
+        """Element type conversion with the contract's ``relay.cast`` rules:
+        int -> int wraps or sign-extends, int -> float rounds to nearest,
+        float -> int rounds toward zero, float widening/narrowing rounds."""
+        source = value.type
+        if source == target:
+            return value
+        if isinstance(source, AnyFloat) and isinstance(target, AnyFloat):
+            widen = source.bitwidth < target.bitwidth
+            return self.emit((arith.ExtFOp if widen else arith.TruncFOp)(value, target))
+        if isinstance(source, AnyFloat) and isinstance(target, IntegerType):
+            return self.emit(arith.FPToSIOp(value, target))
+        if isinstance(target, AnyFloat):
+            op = arith.UIToFPOp if is_unsigned(source) else arith.SIToFPOp
+            return self.emit(op(value, target))
+        assert isinstance(source, IntegerType) and isinstance(target, IntegerType)
+        if source.width.data > target.width.data:
+            return self.emit(arith.TruncIOp(value, target))
+        if source.width.data < target.width.data:
+            op = arith.ExtUIOp if is_unsigned(source) else arith.ExtSIOp
+            return self.emit(op(value, target))
+        return value
+
+    def index_to(self, value: Ix, target: Attribute) -> SSAValue:
+        """An index as a scalar of ``target`` (integer or float) type."""
+        if isinstance(value, int):
+            return self.const(value, target)
+        if is_float(target):
+            i64 = IntegerType(64)
+            return self.convert(self.emit(arith.IndexCastOp(value, i64)), target)
+        return self.emit(arith.IndexCastOp(value, target))

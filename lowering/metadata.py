@@ -1,0 +1,443 @@
+"""The C interface of a compiled model (the USMP RFC's metadata.h/metadata.c).
+
+For model ``m`` (from the entry ``tvmgen_m___tvm_main__``) the header gives,
+following the RFC's names (typedefs) and TVM's (struct tags)::
+
+    #define TVM_M_<POOL>_WORKSPACE_BUFFER_SIZE   n    one per workspace pool
+    #define TVM_M_<POOL>_PARAMETER_BUFFER_SIZE   n    one per constant pool
+    #define TVM_M_<POOL>_..._BUFFER_ALIGNMENT    a
+    typedef struct tvmgen_m_inputs  { float* x; }            TVMInputs_m;
+    typedef struct tvmgen_m_outputs { int8_t* output; }      TVMOutputs_m;
+    typedef struct tvmgen_m_workspace_pools { uint8_t* sram; }        TVMWorkspaces_m;
+    typedef struct tvmgen_m_parameter_pools { const uint8_t* flash; } TVMParameters_m;
+    int32_t tvmgen_m_run(TVMInputs_m* inputs, TVMOutputs_m* outputs,
+                         TVMWorkspaces_m* workspaces, TVMParameters_m* parameters);
+
+Which pools the application provides is a choice made when the library is
+written (``user_pools``):
+
+* U1 (none): metadata.c defines every pool as an aligned static array (the
+  parameters as ``const`` data); ``run`` takes inputs and outputs only.
+* U2/U3 (some or all): those pools are members of ``TVMWorkspaces_m`` /
+  ``TVMParameters_m`` and ``run`` takes the struct(s); the application sizes
+  its arrays with the ``..._BUFFER_SIZE`` defines, may share one workspace
+  between models (run one at a time) and pin each array to a memory. The data
+  of an application-provided parameter pool is the initializer macro
+  ``TVM_M_<POOL>_PARAMETER_DATA`` in ``parameters.h``.
+
+With I/O in the workspace (``usmp{use_workspace_io=true}``) the inputs and
+outputs live in a pool: ``tvmgen_m_map_inputs``/``_map_outputs`` return where
+to write inputs and read outputs, and ``run`` takes no I/O arguments.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.ir import Attribute
+
+from usmp.diagnostics import located_error
+from usmp.dialects import emitc
+from usmp.lowering.c_printer import c_identifier, print_prototype
+from usmp.lowering.c_printer_expr import c_type
+from usmp.lowering.convert_to_emitc import (
+    MEMREF_ARG_ATTR,
+    POOL_ATTR,
+    POOLS_ATTR,
+    convert_scalar_type,
+)
+
+MAIN_SUFFIX = "___tvm_main__"
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A model input or output."""
+
+    name: str
+    type: MemRefType
+    pool: str | None = None
+    offset: int = 0
+
+    @property
+    def c_name(self) -> str:
+        return c_identifier(self.name)
+
+    @property
+    def c_element(self) -> str:
+        return c_type(convert_scalar_type(self.type.get_element_type(), None))  # pyright: ignore
+
+    @property
+    def shape_comment(self) -> str:
+        dims = "".join(f"[{d}]" for d in self.type.get_shape())
+        return f"{self.c_element}{dims}, {self.nbytes} bytes"
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.type.get_shape()) * self.type.get_element_type().size  # pyright: ignore
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A memory pool the entry function takes."""
+
+    name: str
+    kind: str  # "workspace" or "constant"
+    size: int
+    alignment: int
+    user: bool  # provided by the application (U2/U3) or defined by the library (U1)
+    data: emitc.GlobalOp | None = None  # a constant pool's bytes
+
+    @property
+    def c_name(self) -> str:
+        return c_identifier(self.name)
+
+    @property
+    def is_workspace(self) -> bool:
+        return self.kind == "workspace"
+
+
+@dataclass(frozen=True)
+class ModelInterface:
+    """Everything the metadata of one model is generated from."""
+
+    model: str
+    main: emitc.FuncOp
+    inputs: list[Tensor]
+    outputs: list[Tensor]
+    pools: list[Pool]  # in the entry function's argument order
+    io_in_workspace: bool
+
+    @property
+    def upper(self) -> str:
+        return c_identifier(self.model).upper()
+
+    def define(self, pool: Pool, what: str) -> str:
+        kind = "WORKSPACE" if pool.is_workspace else "PARAMETER"
+        return f"TVM_{self.upper}_{pool.c_name.upper()}_{kind}_BUFFER_{what}"
+
+    def data_macro(self, pool: Pool) -> str:
+        return f"TVM_{self.upper}_{pool.c_name.upper()}_PARAMETER_DATA"
+
+    def typedef(self, what: str) -> str:
+        return f"TVM{what}_{c_identifier(self.model)}"
+
+    def symbol(self, what: str) -> str:
+        return f"tvmgen_{c_identifier(self.model)}_{what}"
+
+    def user_pools(self, workspace: bool) -> list[Pool]:
+        return [p for p in self.pools if p.user and p.is_workspace == workspace]
+
+    def pool_table(self) -> list[str]:
+        """One comment line per pool: name, kind, bytes, alignment, owner."""
+        lines = []
+        for p in self.pools:
+            kind = "workspace" if p.is_workspace else "parameters"
+            owner = "provided by the application" if p.user else "defined in metadata.c"
+            lines.append(
+                f"{p.name:<16} {kind:<10} {p.size:>9} bytes, aligned to {p.alignment}, "
+                f"{owner}"
+            )
+        return lines
+
+
+def _strings(attr: Attribute | None) -> list[str]:
+    if isinstance(attr, ArrayAttr):
+        return [a.data for a in attr.data if isinstance(a, StringAttr)]
+    return []
+
+
+def _int(attr: Attribute | None) -> int:
+    assert isinstance(attr, IntegerAttr)
+    return attr.value.data
+
+
+def model_interface(
+    module: ModuleOp, user_pools: Collection[str] = ()
+) -> ModelInterface:
+    """Read the interface of the converted (emitc) ``module``."""
+    mains = [
+        op
+        for op in module.ops
+        if isinstance(op, emitc.FuncOp) and "tir.main" in op.attributes
+    ]
+    if len(mains) != 1:
+        raise located_error(
+            module,
+            "expected one entry function (emitc.func with tir.main), found "
+            f"{len(mains)}; "
+            "run aot-lower-main, usmp and convert-to-emitc first",
+        )
+    main = mains[0]
+    symbol = main.sym_name.data
+    if not (symbol.startswith("tvmgen_") and symbol.endswith(MAIN_SUFFIX)):
+        raise located_error(
+            main, f"entry function @{symbol} is not named tvmgen_<model>{MAIN_SUFFIX}"
+        )
+    model = symbol[len("tvmgen_") : -len(MAIN_SUFFIX)]
+    infos = {}
+    for entry in module.attributes.get(POOLS_ATTR, ArrayAttr([])).data:  # pyright: ignore
+        assert isinstance(entry, DictionaryAttr)
+        infos[entry.data["name"].data] = entry.data  # pyright: ignore
+    globals_ = {
+        op.attributes[POOL_ATTR].data: op  # pyright: ignore[reportAttributeAccessIssue]
+        for op in module.ops
+        if isinstance(op, emitc.GlobalOp) and POOL_ATTR in op.attributes
+    }
+    pool_names = _strings(main.attributes.get("tir.pool_args"))
+    unknown = sorted(set(user_pools) - set(pool_names))
+    if unknown:
+        raise located_error(
+            main,
+            f"user pools {', '.join(unknown)} are not pools of model '{model}' "
+            f"(its pools: {', '.join(pool_names) or 'none'})",
+        )
+    pools = []
+    for name in pool_names:
+        info = infos.get(name)
+        if info is None:
+            raise located_error(main, f"pool '{name}' is missing from {POOLS_ATTR}")
+        kind = info["kind"].data  # pyright: ignore[reportAttributeAccessIssue]
+        if kind == "constant" and name not in globals_ and name not in user_pools:
+            raise located_error(
+                main, f"constant pool '{name}' has no data (emitc.global)"
+            )
+        pools.append(
+            Pool(
+                name,
+                kind,
+                _int(info["size"]),
+                _int(info["alignment"]),
+                name in user_pools,
+                globals_.get(name),
+            )
+        )
+    arg_attrs = main.arg_attrs.data if main.arg_attrs is not None else ()
+    types = [a.data.get(MEMREF_ARG_ATTR) for a in arg_attrs]  # pyright: ignore
+    input_names = _strings(main.attributes.get("tir.input_names"))
+    output_names = _strings(main.attributes.get("tir.output_names"))
+    io_in_workspace = "tir.input_allocations" in main.attributes
+    if io_in_workspace:
+        inputs = _workspace_io(main, "input", input_names)
+        outputs = _workspace_io(main, "output", output_names)
+    else:
+        n_in = len(input_names)
+        inputs = [Tensor(n, t) for n, t in zip(input_names, types[:n_in], strict=True)]  # pyright: ignore
+        outputs = [
+            Tensor(n, t)  # pyright: ignore[reportArgumentType]
+            for n, t in zip(
+                output_names, types[n_in : n_in + len(output_names)], strict=True
+            )
+        ]
+    return ModelInterface(model, main, inputs, outputs, pools, io_in_workspace)
+
+
+def _workspace_io(main: emitc.FuncOp, what: str, names: list[str]) -> list[Tensor]:
+    allocations = main.attributes[f"tir.{what}_allocations"]
+    types = main.attributes[f"tir.{what}_types"]
+    assert isinstance(allocations, ArrayAttr) and isinstance(types, ArrayAttr)
+    tensors = []
+    for name, where, type_ in zip(names, allocations.data, types.data, strict=True):
+        assert isinstance(where, DictionaryAttr) and isinstance(type_, MemRefType)
+        tensors.append(
+            Tensor(name, type_, where.data["pool"].data, _int(where.data["offset"]))  # pyright: ignore
+        )
+    return tensors
+
+
+def _struct(tag: str, typedef: str, fields: list[str]) -> list[str]:
+    return [
+        f"typedef struct {tag} {{",
+        *(f"  {f}" for f in fields),
+        f"}} {typedef};",
+        "",
+    ]
+
+
+def run_parameters(m: ModelInterface) -> list[str]:
+    params = []
+    if not m.io_in_workspace:
+        params += [f"{m.typedef('Inputs')}* inputs", f"{m.typedef('Outputs')}* outputs"]
+    if m.user_pools(workspace=True):
+        params.append(f"{m.typedef('Workspaces')}* workspaces")
+    if m.user_pools(workspace=False):
+        params.append(f"{m.typedef('Parameters')}* parameters")
+    return params
+
+
+def _map_signature(m: ModelInterface, what: str) -> str:
+    arg = (
+        f"{m.typedef('Workspaces')}* workspaces"
+        if m.user_pools(workspace=True)
+        else "void"
+    )
+    return f"{m.typedef(what.capitalize())} {m.symbol('map_' + what)}({arg})"
+
+
+def metadata_header(m: ModelInterface, banner: bool = True) -> str:
+    guard = f"TVMGEN_{m.upper}_METADATA_H_"
+    lines = (
+        [
+            "/*",
+            f' * Interface of model "{m.model}", generated by usmp-opt '
+            "(USMP RFC, U1-U3).",
+            " *",
+            " * Pools, planned by usmp:",
+            *(f" *   {line}" for line in m.pool_table()),
+            " */",
+        ]
+        if banner
+        else []
+    )
+    lines += [
+        f"#ifndef {guard}",
+        f"#define {guard}",
+        "",
+        "#include <stdbool.h>",
+        "#include <stdint.h>",
+        "",
+        "#ifdef __cplusplus",
+        'extern "C" {',
+        "#endif",
+        "",
+    ]
+    for p in m.pools:
+        lines.append(f"#define {m.define(p, 'SIZE')} {p.size}")
+        lines.append(f"#define {m.define(p, 'ALIGNMENT')} {p.alignment}")
+    lines.append("")
+    for what, tensors in (("Inputs", m.inputs), ("Outputs", m.outputs)):
+        lines.append(f"/* The model's {what.lower()}, in order. */")
+        fields = [
+            f"{t.c_element}* {t.c_name}; /* {t.shape_comment} */" for t in tensors
+        ]
+        lines += _struct(m.symbol(what.lower()), m.typedef(what), fields)
+    for workspace, what, tag in (
+        (True, "Workspaces", "workspace_pools"),
+        (False, "Parameters", "parameter_pools"),
+    ):
+        pools = m.user_pools(workspace)
+        if not pools:
+            continue
+        ctype = "uint8_t" if workspace else "const uint8_t"
+        lines.append(
+            f"/* {what[:-1]} pools the application provides, "
+            "aligned as defined above. */"
+        )
+        fields = [
+            f"{ctype}* {p.c_name}; /* {m.define(p, 'SIZE')} bytes */" for p in pools
+        ]
+        lines += _struct(m.symbol(tag), m.typedef(what), fields)
+    if m.io_in_workspace:
+        lines.append(
+            "/* Inputs and outputs live in the workspace: write inputs and read "
+            "outputs here. */"
+        )
+        lines += [
+            _map_signature(m, "inputs") + ";",
+            _map_signature(m, "outputs") + ";",
+            "",
+        ]
+    lines.append("/* Runs the model once; returns 0. */")
+    lines.append(
+        f"int32_t {m.symbol('run')}({', '.join(run_parameters(m)) or 'void'});"
+    )
+    lines += ["", "#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */", ""]
+    return "\n".join(lines)
+
+
+def pool_variable(m: ModelInterface, p: Pool) -> str:
+    return m.symbol(p.c_name)
+
+
+def _pool_pointer(m: ModelInterface, pool: str) -> str:
+    p = next(p for p in m.pools if p.name == pool)
+    if not p.user:
+        return pool_variable(m, p)
+    return f"{'workspaces' if p.is_workspace else 'parameters'}->{p.c_name}"
+
+
+def metadata_source(m: ModelInterface, prototype: bool = True) -> list[str]:
+    """The lines of metadata.c (after its includes): library-defined pools,
+    the entry function's prototype (unless defined above) and ``run``."""
+    from usmp.lowering.c_printer import print_global
+
+    lines: list[str] = []
+    for p in m.pools:
+        if p.user:
+            continue
+        size = m.define(p, "SIZE") if p.size > 0 else "1"
+        if p.is_workspace:
+            lines.append(
+                f"/* {p.name}: workspace, defined here "
+                "(the application provides none). */"
+            )
+            lines.append(
+                f"USMP_ALIGNED({p.alignment}) static uint8_t "
+                f"{pool_variable(m, p)}[{size}];"
+            )
+        else:
+            assert p.data is not None
+            lines.append(f"/* {p.name}: the model's parameters. */")
+            lines.append(
+                print_global(p.data, name=pool_variable(m, p), static=True).rstrip()
+            )
+        lines.append("")
+    if prototype:
+        lines += [print_prototype(m.main).rstrip(), ""]
+    if m.io_in_workspace:
+        for what, tensors in (("inputs", m.inputs), ("outputs", m.outputs)):
+            lines.append(_map_signature(m, what) + " {")
+            lines.append(f"  {m.typedef(what.capitalize())} io;")
+            for t in tensors:
+                assert t.pool is not None
+                lines.append(
+                    f"  io.{t.c_name} = ({t.c_element}*)"
+                    f"&{_pool_pointer(m, t.pool)}[{t.offset}];"
+                )
+            lines += ["  return io;", "}", ""]
+    args = []
+    if not m.io_in_workspace:
+        args += [f"inputs->{t.c_name}" for t in m.inputs]
+        args += [f"outputs->{t.c_name}" for t in m.outputs]
+    args += [_pool_pointer(m, p.name) for p in m.pools]
+    lines.append(
+        f"int32_t {m.symbol('run')}({', '.join(run_parameters(m)) or 'void'}) {{"
+    )
+    lines.append(f"  {m.main.sym_name.data}({', '.join(args)});")
+    lines += ["  return 0;", "}", ""]
+    return lines
+
+
+def parameters_header(m: ModelInterface) -> str | None:
+    """``parameters.h``: initializer macros for application-provided parameter
+    pools (``const uint8_t p[SIZE] = TVM_M_<POOL>_PARAMETER_DATA;``)."""
+    from usmp.lowering.c_printer_expr import initializer
+
+    pools = [p for p in m.user_pools(workspace=False) if p.data is not None]
+    if not pools:
+        return None
+    guard = f"TVMGEN_{m.upper}_PARAMETERS_H_"
+    lines = [
+        f'/* Parameter data of model "{m.model}" for the pools the application '
+        "places itself. */",
+        f"#ifndef {guard}",
+        f"#define {guard}",
+        "",
+    ]
+    for p in pools:
+        value = p.data.initial_value  # pyright: ignore[reportOptionalMemberAccess]
+        lines.append(f"#define {m.data_macro(p)} {{ \\")
+        lines += [f"  {line} \\" for line in initializer(value)]  # pyright: ignore
+        lines += ["}", ""]
+    lines += [f"#endif /* {guard} */", ""]
+    return "\n".join(lines)

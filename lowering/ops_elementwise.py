@@ -1,0 +1,105 @@
+"""Elementwise operators: broadcasting binaries, clip, relu, cast.
+
+Each handler computes one element from its operands' elements at the same
+(broadcast) index; integers stay in their own width (``i8 + i8`` wraps in
+``i8``, as the contract says), nothing is widened.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerType
+from xdsl.ir import Operation, SSAValue
+
+from usmp.dialects.relay_ops import (
+    BinaryElementwiseOp,
+    CastOp,
+    ClipOp,
+    ReluOp,
+)
+from usmp.lowering.kernel import FusedKernel, Handler, element_type, shape_of
+from usmp.lowering.loops import Ix, KernelBuilder, int_bounds, is_unsigned
+
+
+def broadcast_index(
+    index: Sequence[Ix], operand: Sequence[int], result: Sequence[int]
+) -> list[Ix]:
+    """numpy broadcasting: the operand's index for a result index (size-1
+    operand dimensions read element 0, missing leading ones are dropped)."""
+    offset = len(result) - len(operand)
+    return [0 if d == 1 else index[k + offset] for k, d in enumerate(operand)]
+
+
+def _shift_right(b: KernelBuilder, x: SSAValue, amount: SSAValue) -> SSAValue:
+    if is_unsigned(x.type):
+        return b.emit(arith.ShRUIOp(x, amount))
+    return b.shrsi(x, amount)
+
+
+_BINARY: dict[str, Callable[[KernelBuilder, SSAValue, SSAValue], SSAValue]] = {
+    "relay.add": KernelBuilder.add,
+    "relay.subtract": KernelBuilder.sub,
+    "relay.multiply": KernelBuilder.mul,
+    "relay.maximum": KernelBuilder.max,
+    "relay.minimum": KernelBuilder.min,
+    "relay.right_shift": _shift_right,
+}
+
+
+def binary(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, BinaryElementwiseOp)
+    result = shape_of(op.result)
+    lhs = k.at(op.lhs, broadcast_index(index, shape_of(op.lhs), result))
+    rhs = k.at(op.rhs, broadcast_index(index, shape_of(op.rhs), result))
+    return _BINARY[op.name](k.b, lhs, rhs)
+
+
+def clamp(
+    b: KernelBuilder, x: SSAValue, low: float | None, high: float | None
+) -> SSAValue:
+    """``min(max(x, low), high)``; a bound the type already implies is
+    skipped. Integer bounds act as ``ceil(low)`` / ``floor(high)``."""
+    t = x.type
+    if isinstance(t, IntegerType):
+        tmin, tmax = int_bounds(t)
+        lo = tmin if low is None else max(tmin, math.ceil(low))
+        hi = tmax if high is None else min(tmax, math.floor(high))
+        if lo > tmin:
+            x = b.max(x, b.const(lo, t))
+        if hi < tmax:
+            x = b.min(x, b.const(hi, t))
+        return x
+    if low is not None and low != -math.inf:
+        x = b.max(x, b.const(low, t))
+    if high is not None and high != math.inf:
+        x = b.min(x, b.const(high, t))
+    return x
+
+
+def clip(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, ClipOp)
+    return clamp(k.b, k.at(op.data, index), op.get_a_min(), op.get_a_max())
+
+
+def relu(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, ReluOp)
+    x = k.at(op.data, index)
+    if is_unsigned(x.type):
+        return x
+    return k.b.max(x, k.b.const(0, x.type))
+
+
+def cast(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, CastOp)
+    return k.b.convert(k.at(op.data, index), element_type(op.result))
+
+
+HANDLERS: dict[str, Handler] = {
+    **{name: binary for name in _BINARY},
+    "relay.clip": clip,
+    "relay.relu": relu,
+    "relay.cast": cast,
+}

@@ -1,0 +1,156 @@
+"""Data-movement operators: reshape, transpose, pad, concatenate.
+
+They only map indices: an element of the result is an element of an operand
+(or the pad value), so fused into a group they cost index arithmetic and no
+buffer.
+
+* reshape: the two shapes are split into groups of dimensions with equal
+  products (size-1 dimensions fold away); only a group that really merges
+  or splits dimensions pays a linearise/delinearise (``muli``/``divsi``/
+  ``remsi`` on ``index``).
+* transpose: a permutation of the index.
+* pad: ``in bounds ? operand[i - before] : pad_value`` as a value-yielding
+  ``scf.if`` (the load happens only in bounds); dimensions without padding
+  add no test.
+* concatenate: a chain of ``scf.if`` on the index along ``axis``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.ir import Operation, SSAValue
+
+from usmp.dialects.relay_ops import ConcatenateOp, PadOp, ReshapeOp, TransposeOp
+from usmp.lowering.kernel import FusedKernel, Handler, element_type, shape_of
+from usmp.lowering.loops import Ix, KernelBuilder
+
+
+def reshape_groups(
+    result: Sequence[int], operand: Sequence[int]
+) -> list[tuple[range, range]]:
+    """Pairs (result dims, operand dims) of consecutive dimensions with equal
+    element counts, covering both shapes in order."""
+    groups: list[tuple[range, range]] = []
+    i = j = 0
+    while i < len(result) or j < len(operand):
+        si, sj = i, j
+        pr = pj = 1
+        if i < len(result):
+            pr, i = result[i], i + 1
+        if j < len(operand):
+            pj, j = operand[j], j + 1
+        while pr != pj:
+            if pr < pj and i < len(result):
+                pr, i = pr * result[i], i + 1
+            elif j < len(operand):
+                pj, j = pj * operand[j], j + 1
+            else:  # element counts differ: the verifier rejects this
+                raise ValueError(f"cannot reshape {list(operand)} to {list(result)}")
+        groups.append((range(si, i), range(sj, j)))
+    return groups
+
+
+def reshape_index(
+    b: KernelBuilder, index: Sequence[Ix], result: Sequence[int], operand: Sequence[int]
+) -> list[Ix]:
+    """The operand index of a result index (row-major element order)."""
+    mapped: list[Ix] = [0] * len(operand)
+    for rdims, odims in reshape_groups(result, operand):
+        linear: Ix = 0
+        for d in rdims:
+            linear = b.iadd(b.imul(linear, result[d]), index[d])
+        for d in reversed(odims[1:]):
+            mapped[d] = b.irem(linear, operand[d])
+            linear = b.idiv(linear, operand[d])
+        if odims:
+            mapped[odims[0]] = linear
+    return mapped
+
+
+def reshape(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, ReshapeOp)
+    source = op.data
+    while isinstance(source.owner, ReshapeOp):  # reshape of reshape: one map
+        source = source.owner.data
+    operand = shape_of(source)
+    return k.at(source, reshape_index(k.b, index, shape_of(op.result), operand))
+
+
+def transpose(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, TransposeOp)
+    rank = len(index)
+    axes = [a % rank for a in op.get_axes()] or list(reversed(range(rank)))
+    mapped: list[Ix] = [0] * rank
+    for k_, axis in enumerate(axes):
+        mapped[axis] = index[k_]
+    return k.at(op.data, mapped)
+
+
+def pad(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, PadOp)
+    b = k.b
+    widths = op.get_pad_width()
+    operand = shape_of(op.data)
+    mapped: list[Ix] = []
+    conditions: list[SSAValue] = []
+    for d, i in enumerate(index):
+        before, after = widths[2 * d], widths[2 * d + 1]
+        inner = b.isub(i, before)
+        mapped.append(inner)
+        if isinstance(inner, int):
+            if not 0 <= inner < operand[d]:
+                return b.const(op.get_pad_value(), element_type(op.result))
+            continue
+        if before > 0:
+            conditions.append(b.icmp("sge", i, before))
+        if after > 0:
+            conditions.append(b.icmp("slt", inner, operand[d]))
+    if not conditions:
+        return k.at(op.data, mapped)
+    return b.select_if(
+        b.i1_and(conditions),
+        element_type(op.result),
+        lambda: k.at(op.data, mapped),
+        lambda: b.const(op.get_pad_value(), element_type(op.result)),
+    )
+
+
+def concatenate(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, ConcatenateOp)
+    b = k.b
+    axis = op.get_axis() % len(index)
+    inputs = list(op.inputs)
+    offsets = [0]
+    for value in inputs:
+        offsets.append(offsets[-1] + shape_of(value)[axis])
+    position = index[axis]
+
+    def element(n: int) -> SSAValue:
+        mapped = list(index)
+        mapped[axis] = b.isub(position, offsets[n])
+        return k.at(inputs[n], mapped)
+
+    if isinstance(position, int):
+        n = next(n for n in range(len(inputs)) if position < offsets[n + 1])
+        return element(n)
+
+    def choose(n: int) -> SSAValue:
+        if n == len(inputs) - 1:
+            return element(n)
+        return b.select_if(
+            b.icmp("slt", position, offsets[n + 1]),
+            element_type(op.result),
+            lambda: element(n),
+            lambda: choose(n + 1),
+        )
+
+    return choose(0)
+
+
+HANDLERS: dict[str, Handler] = {
+    "relay.reshape": reshape,
+    "relay.transpose": transpose,
+    "relay.pad": pad,
+    "relay.concatenate": concatenate,
+}

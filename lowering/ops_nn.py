@@ -1,0 +1,317 @@
+"""Anchors: conv2d, dense, pooling, mean, softmax.
+
+Each output element is a reduction in an ``scf.for`` nest whose accumulator
+is an ``iter_args`` scalar: no accumulator tensor, no im2col, no padded copy
+and no widened copy of activations or weights (an i8 element is sign-
+extended in a register right before its multiply).
+
+Padding is folded into the loop bounds: for output position ``o`` the window
+rows that fall inside the input are ``lo <= k < hi`` with
+``lo = ceil(max(pad - o*stride, 0) / dilation)`` and
+``hi = min(K, ceil(max(size + pad - o*stride, 0) / dilation))``. Padded
+positions contribute 0 to a convolution (input zero point minus itself) and
+are ignored by pooling, so skipping them is exact. When the shapes prove a
+bound is never hit (no padding on that side) it is the constant ``0``/``K``
+and costs nothing.
+
+Integer semantics follow the oracle: conv2d/dense accumulate
+``(x - input_zp) * (w - kernel_zp)`` in i32 (wrapping); max_pool2d works in
+the element type; average pooling and mean sum in i32 and divide with
+TFLite's rounding (``acc > 0 ? (acc + n/2)/n : (acc - n/2)/n``, truncating).
+Floats accumulate in f32.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerType, f32, i32
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from usmp.dialects.relay_ops import (
+    AvgPool2DOp,
+    Conv2DOp,
+    DenseOp,
+    GlobalAvgPool2DOp,
+    MaxPool2DOp,
+    MeanOp,
+    SoftmaxOp,
+)
+from usmp.dialects.relay_shapes import conv2d_weight_dims, spatial_axes
+from usmp.lowering.kernel import (
+    FusedKernel,
+    Handler,
+    RowStatistics,
+    element_type,
+    shape_of,
+)
+from usmp.lowering.loops import Ix, KernelBuilder, int_bounds, is_float
+
+
+def window_bounds(
+    b: KernelBuilder,
+    o: Ix,
+    extent: int,
+    stride: int,
+    dilation: int,
+    before: int,
+    size: int,
+    window: int,
+) -> tuple[Ix, Ix, Ix]:
+    """``(lo, hi, base)``: window taps ``lo <= k < hi`` read input position
+    ``base + k * dilation``, which lies in ``[0, size)``; ``o`` is the output
+    position (``0 <= o < extent``)."""
+    base = b.isub(b.imul(o, stride), before)
+    lo: Ix = 0
+    hi: Ix = window
+    if before > 0:
+        lo = b.imax(b.isub(before, b.imul(o, stride)), 0)
+        if dilation > 1:
+            lo = b.idiv(b.iadd(lo, dilation - 1), dilation)
+    if (extent - 1) * stride - before + (window - 1) * dilation >= size:
+        room = b.imax(b.isub(size, base), 0)
+        if dilation > 1:
+            room = b.idiv(b.iadd(room, dilation - 1), dilation)
+        hi = b.imin(room, window)
+    return lo, hi, base
+
+
+def _centred(
+    b: KernelBuilder, x: SSAValue, acc: Attribute, zero_point: int
+) -> SSAValue:
+    x = b.convert(x, acc)
+    return b.sub(x, b.const(zero_point, acc)) if zero_point else x
+
+
+def conv2d(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, Conv2DOp)
+    b = k.b
+    layout = op.get_data_layout()
+    kernel_layout = op.get_kernel_layout()
+    h_axis, w_axis, c_axis = spatial_axes(layout)
+    data = shape_of(op.data)
+    out = shape_of(op.result)
+    kh, kw, cg, cout = conv2d_weight_dims(shape_of(op.weight), kernel_layout)
+    sh, sw = op.get_strides()
+    dh, dw = op.get_dilation()
+    top, left, _, _ = op.get_padding()
+    groups = op.get_groups()
+    izp, kzp = op.get_input_zero_point(), op.get_kernel_zero_point()
+    acc_t = element_type(op.result)
+
+    oc = index[c_axis]
+    group = b.idiv(oc, cout // groups) if groups > 1 else 0
+    channel_base = b.imul(group, cg)
+    h_lo, h_hi, h_base = window_bounds(
+        b, index[h_axis], out[h_axis], sh, dh, top, data[h_axis], kh
+    )
+    w_lo, w_hi, w_base = window_bounds(
+        b, index[w_axis], out[w_axis], sw, dw, left, data[w_axis], kw
+    )
+
+    def body(taps: list[Ix], accs: Sequence[SSAValue]) -> list[SSAValue]:
+        th, tw, ic = taps
+        x_index: list[Ix] = [index[0], 0, 0, 0]
+        x_index[h_axis] = b.iadd(h_base, b.imul(th, dh))
+        x_index[w_axis] = b.iadd(w_base, b.imul(tw, dw))
+        x_index[c_axis] = b.iadd(channel_base, ic)
+        position = {"H": th, "W": tw, "I": ic, "O": oc}
+        w_index = [position[d] for d in kernel_layout]
+        x = _centred(b, k.at(op.data, x_index), acc_t, izp)
+        w = _centred(b, k.at(op.weight, w_index), acc_t, kzp)
+        return [b.add(accs[0], b.mul(x, w))]
+
+    bounds = [(h_lo, h_hi), (w_lo, w_hi), (0, cg)]
+    return k.b.reduce(bounds, [b.const(0, acc_t)], body)[0]
+
+
+def dense(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, DenseOp)
+    b = k.b
+    acc_t = element_type(op.result)
+    izp, kzp = op.get_input_zero_point(), op.get_kernel_zero_point()
+    batch, unit = index
+    depth = shape_of(op.data)[1]
+
+    def body(taps: list[Ix], accs: Sequence[SSAValue]) -> list[SSAValue]:
+        (d,) = taps
+        x = _centred(b, k.at(op.data, [batch, d]), acc_t, izp)
+        w = _centred(b, k.at(op.weight, [unit, d]), acc_t, kzp)
+        return [b.add(accs[0], b.mul(x, w))]
+
+    return b.reduce([(0, depth)], [b.const(0, acc_t)], body)[0]
+
+
+def rounding_divide(b: KernelBuilder, acc: SSAValue, count: Ix) -> SSAValue:
+    """TFLite's integer average: ``acc > 0 ? (acc + n/2)/n : (acc - n/2)/n``
+    with truncating division, on i32."""
+    t = acc.type
+    if isinstance(count, int):
+        n, half = b.const(count, t), b.const(count // 2, t)
+    else:
+        n = b.index_to(count, t)
+        half = b.emit(arith.DivSIOp(n, b.const(2, t)))
+    positive = b.emit(arith.CmpiOp(acc, b.const(0, t), "sgt"))
+    numerator = b.emit(arith.SelectOp(positive, b.add(acc, half), b.sub(acc, half)))
+    return b.emit(arith.DivSIOp(numerator, n))
+
+
+def average(
+    b: KernelBuilder, total: SSAValue, count: Ix, result: Attribute
+) -> SSAValue:
+    """``total / count`` in the result type (f32 mean or TFLite rounding)."""
+    if is_float(result):
+        return b.emit(arith.DivfOp(total, b.index_to(count, total.type)))
+    return b.convert(rounding_divide(b, total, count), result)
+
+
+def _sum_type(t: Attribute) -> Attribute:
+    return t if is_float(t) else i32
+
+
+def _lowest(t: Attribute) -> float | int:
+    if isinstance(t, IntegerType):
+        return int_bounds(t)[0]
+    return -math.inf
+
+
+def _pool(
+    k: FusedKernel, op: MaxPool2DOp | AvgPool2DOp, index: Sequence[Ix]
+) -> SSAValue:
+    b = k.b
+    h_axis, w_axis, _ = spatial_axes(op.get_layout())
+    data = shape_of(op.data)
+    out = shape_of(op.result)
+    ph, pw = op.get_pool_size()
+    sh, sw = op.get_strides()
+    top, left, _, _ = op.get_padding()
+    el = element_type(op.result)
+    h_lo, h_hi, h_base = window_bounds(
+        b, index[h_axis], out[h_axis], sh, 1, top, data[h_axis], ph
+    )
+    w_lo, w_hi, w_base = window_bounds(
+        b, index[w_axis], out[w_axis], sw, 1, left, data[w_axis], pw
+    )
+    is_max = isinstance(op, MaxPool2DOp)
+    acc_t = el if is_max else _sum_type(el)
+
+    def body(taps: list[Ix], accs: Sequence[SSAValue]) -> list[SSAValue]:
+        th, tw = taps
+        x_index = list(index)
+        x_index[h_axis] = b.iadd(h_base, th)
+        x_index[w_axis] = b.iadd(w_base, tw)
+        x = k.at(op.data, x_index)
+        if is_max:
+            return [b.max(accs[0], x)]
+        return [b.add(accs[0], b.convert(x, acc_t))]
+
+    init = b.const(_lowest(el) if is_max else 0, acc_t)
+    (acc,) = b.reduce([(h_lo, h_hi), (w_lo, w_hi)], [init], body)
+    if is_max:
+        return acc
+    assert isinstance(op, AvgPool2DOp)
+    if op.get_count_include_pad():
+        count: Ix = ph * pw
+    else:
+        count = b.imul(b.isub(h_hi, h_lo), b.isub(w_hi, w_lo))
+    return average(b, acc, count, el)
+
+
+def max_pool2d(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, MaxPool2DOp)
+    return _pool(k, op, index)
+
+
+def avg_pool2d(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, AvgPool2DOp)
+    return _pool(k, op, index)
+
+
+def _mean_over(
+    k: FusedKernel,
+    value: SSAValue,
+    axes: Sequence[int],
+    index: Sequence[Ix],
+    result: Attribute,
+) -> SSAValue:
+    """Mean of ``value`` over ``axes``; ``index`` gives the other dimensions
+    (its entries on ``axes`` are ignored)."""
+    b = k.b
+    shape = shape_of(value)
+    acc_t = _sum_type(element_type(value))
+
+    def body(taps: list[Ix], accs: Sequence[SSAValue]) -> list[SSAValue]:
+        full = list(index)
+        for axis, tap in zip(axes, taps, strict=True):
+            full[axis] = tap
+        return [b.add(accs[0], b.convert(k.at(value, full), acc_t))]
+
+    (total,) = b.reduce([(0, shape[a]) for a in axes], [b.const(0, acc_t)], body)
+    return average(b, total, math.prod(shape[a] for a in axes), result)
+
+
+def global_avg_pool2d(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, GlobalAvgPool2DOp)
+    h_axis, w_axis, _ = spatial_axes(op.get_layout())
+    return _mean_over(k, op.data, (h_axis, w_axis), index, element_type(op.result))
+
+
+def mean(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, MeanOp)
+    rank = len(shape_of(op.data))
+    axes = sorted({a % rank for a in op.get_axis()})
+    if op.get_keepdims():
+        full = list(index)
+    else:
+        rest = iter(index)
+        full = [0 if d in axes else next(rest) for d in range(rank)]
+    return _mean_over(k, op.data, axes, full, element_type(op.result))
+
+
+def softmax_row(
+    k: FusedKernel, op: Operation, index: Sequence[Ix]
+) -> tuple[SSAValue, ...]:
+    """(max, sum of exp(x - max)) of the row of ``index`` along the axis."""
+    assert isinstance(op, SoftmaxOp)
+    b = k.b
+    axis = op.get_axis() % len(index)
+    extent = shape_of(op.data)[axis]
+
+    def row(tap: Ix) -> list[Ix]:
+        full = list(index)
+        full[axis] = tap
+        return full
+
+    (peak,) = b.reduce(
+        [(0, extent)],
+        [b.const(-math.inf, f32)],
+        lambda t, a: [b.max(a[0], k.at(op.data, row(t[0])))],
+    )
+    (total,) = b.reduce(
+        [(0, extent)],
+        [b.const(0.0, f32)],
+        lambda t, a: [b.add(a[0], b.exp(b.sub(k.at(op.data, row(t[0])), peak)))],
+    )
+    return peak, total
+
+
+def softmax(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, SoftmaxOp)
+    b = k.b
+    peak, total = k.row(op, index, op.get_axis() % len(index), softmax_row)
+    e = b.exp(b.sub(k.at(op.data, index), peak))
+    return b.emit(arith.DivfOp(e, total))
+
+
+HANDLERS: dict[str, Handler] = {
+    "relay.conv2d": conv2d,
+    "relay.dense": dense,
+    "relay.max_pool2d": max_pool2d,
+    "relay.avg_pool2d": avg_pool2d,
+    "relay.global_avg_pool2d": global_avg_pool2d,
+    "relay.mean": mean,
+    "relay.softmax": softmax,
+}
+ROW_STATISTICS: dict[str, RowStatistics] = {"relay.softmax": softmax_row}

@@ -1,0 +1,111 @@
+"""Quantisation operators: fixed_point_multiply, quantize, dequantize.
+
+Bit-exact with ``usmp.oracle.quantization`` (TFLite's reference kernels):
+
+* ``fixed_point_multiply`` is TFLite's ``MultiplyByQuantizedMultiplier`` with
+  gemmlowp double rounding: ``x << left`` (wrapping in i32), then
+  ``SaturatingRoundingDoublingHighMul`` in i64 (product + nudge, truncating
+  division by 2**31, saturation of ``INT32_MIN * INT32_MIN`` only when a
+  multiplier can be ``INT32_MIN``), then ``RoundingDivideByPOT``. A per-tensor
+  multiplier and shift are immediates and the shift directions are decided at
+  compile time. Per-axis parameters are two constant tables, hoisted as
+  ``tir.allocate_const`` so ``usmp`` places them in a constant pool like any
+  weight: ``fixed_point_multiply_multiplier`` (i32 per channel) and
+  ``fixed_point_multiply_shift`` (i8 per channel, sign-extended); the channel
+  is the output index along ``axis``. A parameter equal for all channels
+  stays an immediate (no table).
+* ``quantize``: ``clamp(round_half_away(f64(x) / scale) + zp)`` in f64
+  (``math.round``), then ``arith.fptosi``.
+* ``dequantize``: ``f32(scale * f64(x - zp))`` (the subtraction in i32, or in
+  i64 for i32 inputs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    IntegerType,
+    TensorType,
+    f32,
+    f64,
+    i8,
+    i32,
+    i64,
+)
+from xdsl.ir import Operation, SSAValue
+
+from usmp.dialects.relay_ops import DequantizeOp, FixedPointMultiplyOp, QuantizeOp
+from usmp.lowering.fixed_point import INT32_MIN, multiply_by_quantized_multiplier
+from usmp.lowering.kernel import FusedKernel, Handler, element_type, shape_of
+from usmp.lowering.loops import Ix, int_bounds, is_unsigned
+
+
+def fixed_point_multiply(
+    k: FusedKernel, op: Operation, index: Sequence[Ix]
+) -> SSAValue:
+    assert isinstance(op, FixedPointMultiplyOp)
+    b = k.b
+    x = k.at(op.data, index)
+    multipliers, shifts = op.get_multiplier(), op.get_shift()
+    may_saturate = INT32_MIN in multipliers
+    if len(set(zip(multipliers, shifts, strict=True))) == 1:
+        return multiply_by_quantized_multiplier(
+            b, x, multipliers[0], shifts[0], may_saturate
+        )
+    rank = len(shape_of(op.data))
+    channel = index[op.get_axis() % rank]
+    n = len(multipliers)
+    m: int | SSAValue = multipliers[0]
+    s: int | SSAValue = shifts[0]
+    if len(set(multipliers)) > 1:
+        m_table = k.table(
+            "fixed_point_multiply_multiplier",
+            DenseIntOrFPElementsAttr.from_list(TensorType(i32, [n]), list(multipliers)),
+        )
+        m = b.load(m_table, [channel])
+    if len(set(shifts)) > 1:
+        s_table = k.table(
+            "fixed_point_multiply_shift",
+            DenseIntOrFPElementsAttr.from_list(TensorType(i8, [n]), list(shifts)),
+        )
+        s = b.convert(b.load(s_table, [channel]), i32)
+    return multiply_by_quantized_multiplier(b, x, m, s, may_saturate)
+
+
+def quantize(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, QuantizeOp)
+    b = k.b
+    target = element_type(op.result)
+    assert isinstance(target, IntegerType)
+    lo, hi = int_bounds(target)
+    x = b.convert(k.at(op.data, index), f64)
+    q = b.emit(arith.DivfOp(x, b.const(op.get_scale(), f64)))
+    r = b.add(b.emit(math.RoundOp(q)), b.const(op.get_zero_point(), f64))
+    r = b.min(b.max(r, b.const(lo, f64)), b.const(hi, f64))
+    if is_unsigned(target):
+        return b.emit(arith.FPToUIOp(r, target))
+    return b.emit(arith.FPToSIOp(r, target))
+
+
+def dequantize(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, DequantizeOp)
+    b = k.b
+    x = k.at(op.data, index)
+    source = x.type
+    assert isinstance(source, IntegerType)
+    wide = i64 if source.width.data >= 32 else i32
+    centred = b.convert(x, wide)
+    if op.get_zero_point():
+        centred = b.sub(centred, b.const(op.get_zero_point(), wide))
+    real = b.mul(b.const(op.get_scale(), f64), b.convert(centred, f64))
+    return b.convert(real, f32)
+
+
+HANDLERS: dict[str, Handler] = {
+    "relay.fixed_point_multiply": fixed_point_multiply,
+    "relay.quantize": quantize,
+    "relay.dequantize": dequantize,
+}

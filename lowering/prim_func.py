@@ -1,0 +1,208 @@
+"""A primitive function -> a tir prim func computing it in one loop nest.
+
+``lower_primitive`` checks the function, then emits::
+
+    func.func @name(%in0: memref<..>, ..., %out: memref<..>)
+        attributes {tir.prim_func} {
+      <hoisted arith.constant / tir.allocate_const>
+      scf.for ... {            // one loop per result dimension of extent > 1
+        %v = <the element of the result, see kernel.py>
+        memref.store %v, %out[...]
+      }
+      func.return
+    }
+
+When the result is a softmax reached through shape-preserving elementwise
+ops, the softmax axis becomes the innermost loop and the row's max and sum
+are computed right before it (two scalar reductions per row). When the result
+is a concatenate, each operand gets its own loop nest writing its slice.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import IntegerType, TensorType, UnitAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from usmp.diagnostics import located_error
+from usmp.dialects import relay, tir
+from usmp.dialects.relay_ops import ConcatenateOp
+from usmp.lowering import ops_elementwise, ops_layout, ops_nn, ops_quant, ops_tflite
+from usmp.lowering.kernel import (
+    FusedKernel,
+    Handler,
+    RowStatistics,
+    memref_of,
+    shape_of,
+)
+from usmp.lowering.loops import Ix, KernelBuilder, is_unsigned
+from usmp.lowering.op_patterns import OpPattern, op_pattern
+
+HANDLERS: dict[str, Handler] = {
+    **ops_nn.HANDLERS,
+    **ops_elementwise.HANDLERS,
+    **ops_layout.HANDLERS,
+    **ops_quant.HANDLERS,
+    **ops_tflite.HANDLERS,
+}
+"""Element emitter per relay operator (every operator of the contract, and
+the TFLite-specific ones of ``relay_tflite_ops``)."""
+
+
+def _check_type(op: Operation, t: object, what: str) -> None:
+    if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):
+        raise located_error(
+            op, f"{what} has type {t}; lower-ops needs statically shaped tensors"
+        )
+    el = t.get_element_type()
+    if isinstance(el, IntegerType) and is_unsigned(el):
+        raise located_error(
+            op,
+            f"{what} has element type {el}; lower-ops lowers signless integers "
+            "(i8, i16, i32) and f32 (MLIR arith has no unsigned types: import "
+            "uint8 tensors as i8 with the zero point shifted by -128)",
+        )
+
+
+def check_primitive(primitive: func.FuncOp) -> list[SSAValue]:
+    """Reject what lower-ops cannot lower; return the function's results
+    (the fields of a returned ``relay.tuple``, else the returned tensor)."""
+    name = primitive.sym_name.data
+    if len(primitive.body.blocks) != 1:
+        raise located_error(
+            primitive,
+            f"primitive function @{name} must be a single block of relay operators",
+        )
+    block = primitive.body.blocks[0]
+    for arg in block.args:
+        _check_type(primitive, arg.type, f"argument {arg.index} of @{name}")
+    ret = block.last_op
+    if not isinstance(ret, func.ReturnOp) or len(ret.arguments) != 1:
+        raise located_error(
+            ret or primitive,
+            f"primitive function @{name} must return one tensor or one relay.tuple "
+            "of tensors",
+        )
+    returned = ret.arguments[0]
+    results = [returned]
+    if isinstance(returned.owner, relay.TupleOp):
+        results = list(returned.owner.fields)
+    for op in block.ops:
+        if op is ret or op is returned.owner and isinstance(op, relay.TupleOp):
+            continue
+        if not isinstance(op, relay.ConstantOp) and op.name not in HANDLERS:
+            raise located_error(
+                op,
+                f"'{op.name}' cannot be lowered inside a primitive function; "
+                f"expected relay operators ({', '.join(sorted(HANDLERS))}) and "
+                "relay.constant",
+            )
+        if op.regions:
+            raise located_error(op, f"'{op.name}' has regions; expected dataflow")
+        for result in op.results:
+            _check_type(op, result.type, f"the result of '{op.name}'")
+    for result in results:
+        _check_type(ret, result.type, "a returned value")
+    return results
+
+
+ROW_STATISTICS: dict[str, RowStatistics] = {
+    **ops_nn.ROW_STATISTICS,
+    **ops_tflite.ROW_STATISTICS,
+}
+"""Operators whose elements need statistics of their whole row (softmax)."""
+
+
+def _row_operator(result: SSAValue) -> Operation | None:
+    """A row operator whose elements reach ``result`` at the same index, i.e.
+    through shape-preserving elementwise/broadcast ops only."""
+    shape = shape_of(result)
+    stack = [result]
+    seen: set[SSAValue] = set()
+    while stack:
+        value = stack.pop()
+        if value in seen:
+            continue
+        seen.add(value)
+        op = value.owner
+        if not isinstance(op, Operation):
+            continue
+        if op.name in ROW_STATISTICS:
+            return op
+        if op_pattern(op.name) > OpPattern.BROADCAST:
+            continue
+        stack.extend(v for v in op.operands if shape_of(v) == shape)
+    return None
+
+
+def emit_result(kernel: FusedKernel, result: SSAValue, out: SSAValue) -> None:
+    """The loop nest storing every element of ``result`` into ``out``."""
+    b = kernel.b
+    shape = list(shape_of(result))
+    if isinstance(result.owner, ConcatenateOp):
+        # one loop nest per operand, each writing its slice: no per-element
+        # choice of the operand
+        concatenate = result.owner
+        axis = concatenate.get_axis() % len(shape)
+        offset = 0
+        for part in concatenate.inputs:
+            start = offset
+
+            def store(ivs: list[Ix], part: SSAValue = part, start: int = start) -> None:
+                index = list(ivs)
+                index[axis] = b.iadd(ivs[axis], start)
+                b.store(kernel.at(part, ivs), out, index)
+
+            b.loop_nest(shape_of(part), store)
+            offset += shape_of(part)[axis]
+        return
+    row_op = _row_operator(result)
+    if row_op is None or not shape:
+        b.loop_nest(shape, lambda ivs: b.store(kernel.at(result, ivs), out, ivs))
+        return
+    axis = row_op.get_axis() % len(shape)  # type: ignore[attr-defined]
+    extent, shape[axis] = shape[axis], 1
+    statistics = ROW_STATISTICS[row_op.name]
+
+    def row(ivs: list[Ix]) -> None:
+        outer = (*ivs[:axis], *ivs[axis + 1 :])
+        kernel.rows[row_op] = (outer, statistics(kernel, row_op, ivs))
+
+        def element(taps: list[Ix]) -> None:
+            index = list(ivs)
+            index[axis] = taps[0]
+            b.store(kernel.at(result, index), out, index)
+
+        b.loop_nest([extent], element)
+        del kernel.rows[row_op]
+
+    b.loop_nest(shape, row)
+
+
+def lower_primitive(primitive: func.FuncOp) -> func.FuncOp:
+    """The tir prim func computing ``primitive``: same name and visibility,
+    arguments = one memref per input, then one per output (the fields of a
+    returned tuple, each computed by its own loop nest)."""
+    results = check_primitive(primitive)
+    block = primitive.body.blocks[0]
+    in_types = [memref_of(a.type) for a in block.args]
+    out_types = [memref_of(r.type) for r in results]
+    entry = Block(arg_types=[*in_types, *out_types])
+    builder = KernelBuilder(entry)
+    inputs, outputs = entry.args[: len(in_types)], entry.args[len(in_types) :]
+    kernel = FusedKernel(builder, dict(zip(block.args, inputs, strict=True)), HANDLERS)
+    for result, out in zip(results, outputs, strict=True):
+        emit_result(kernel, result, out)
+    ret = func.ReturnOp()
+    ret.location = block.last_op.location  # type: ignore[union-attr]
+    builder.emit(ret)
+    builder.finish()
+    lowered = func.FuncOp(
+        primitive.sym_name.data,
+        ([*in_types, *out_types], []),
+        Region(entry),
+        visibility=primitive.sym_visibility,
+    )
+    lowered.attributes[tir.PRIM_FUNC] = UnitAttr()
+    lowered.location = primitive.location
+    return lowered

@@ -1,0 +1,310 @@
+"""``fuse-ops``: group relay operators into primitive functions (TVM FuseOps).
+
+What it does
+    Partitions the relay operators of every graph-level function (``@main``;
+    any ``func.func`` that is neither ``relay.primitive`` nor a tir prim func)
+    with TVM's post-dominator algorithm (``usmp.lowering.fusion``, patterns in
+    ``usmp.lowering.op_patterns``): an anchor (conv2d, dense, pooling, mean,
+    softmax) absorbs its elementwise epilogue (bias add, the requantisation
+    chain, clip/relu, cast), elementwise producers fuse into injective and
+    reduction consumers, injective ops fuse together. Each group becomes a
+    primitive function, called from where its last op was::
+
+        %r = relay.call
+            @tvmgen_default_fused_nn_conv2d_add_fixed_point_multiply_add_clip_cast(
+                %x, %w, %b) : (tensor<..>, tensor<..>, tensor<..>) -> tensor<..>
+
+        func.func @tvmgen_default_fused_nn_conv2d_add_...(%x, %w, %b) -> tensor<..>
+            attributes {relay.primitive} { <the group's relay ops> }
+
+    Names follow TVM: ``tvmgen_<module_name>_fused_`` + the TVM names of the
+    group's ops in execution order (a name part longer than 80 characters is
+    cut and given a CRC-32 of the whole), made unique with ``_1``, ``_2``...
+    Primitive functions are inserted before the function they come from, in
+    execution order.
+
+    Constants: a single-element ``dense<...>`` constant is copied into every
+    group that uses it (it becomes an immediate in the lowered code and needs
+    no buffer); any other constant stays in main and is passed as a call
+    argument, so ``aot-lower-main`` turns it into a ``tir.allocate_const`` the
+    planner sees. Arguments are ordered by first use in the group.
+
+    A group made of ``relay.reshape``s only is left in main as is:
+    ``aot-lower-main`` aliases a reshape to its operand's storage (no copy,
+    no call). TVM keeps a reshape as a primitive function (a copy).
+
+Requires
+    Relay dataflow in a single block with static shapes. Structural ops
+    (``call``, ``tuple``, ``tuple_get_item``, ``on_device``, ``device_copy``)
+    and unknown ops are opaque: never fused, they bound the groups. Relay
+    operators nested in regions are rejected with a located error.
+
+Afterwards
+    main holds ``relay.call``/``relay.constant``/structural ops and standalone
+    ``relay.reshape``; every other operator lives in a primitive function.
+
+Idempotence
+    A second run finds only opaque calls and standalone reshapes: no change.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    FunctionType,
+    ModuleOp,
+    TensorType,
+    UnitAttr,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolOpInterface
+
+from usmp.diagnostics import located_error
+from usmp.dialects import relay, tir
+from usmp.dialects.relay_ops import ReshapeOp
+from usmp.lowering.fusion import GraphNode, partition
+from usmp.lowering.op_patterns import OpPattern, is_operator, op_pattern, tvm_name
+
+_MAX_NAME_LENGTH = 80
+"""TVM's ``kMaxFuncNameLength`` for the ``fused_...`` part of a name."""
+
+
+@dataclass(frozen=True)
+class FuseOpsPass(ModulePass):
+    """Group relay operators into ``relay.primitive`` functions called with
+    ``relay.call``, following TVM's FuseOps rules."""
+
+    name = "fuse-ops"
+
+    max_depth: int = 256
+    """Largest number of operators in one group (TVM's
+    ``relay.FuseOps.max_depth``); 1 puts every operator in its own group."""
+
+    module_name: str = "default"
+    """Model name in the function prefix ``tvmgen_<module_name>_``."""
+
+    def __post_init__(self) -> None:
+        if self.max_depth < 1:
+            raise ValueError(
+                f"fuse-ops: max_depth must be a positive number of operators, got "
+                f"{self.max_depth}"
+            )
+        if not self.module_name.isidentifier() or not self.module_name.isascii():
+            raise ValueError(
+                f"fuse-ops: module_name '{self.module_name}' is not a C identifier "
+                "(expected letters, digits and '_', not starting with a digit)"
+            )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        names = _SymbolNames(op)
+        for function in list(op.ops):
+            if (
+                isinstance(function, func.FuncOp)
+                and relay.PRIMITIVE not in function.attributes
+                and tir.PRIM_FUNC not in function.attributes
+                and function.body.blocks
+            ):
+                _fuse_function(function, self.max_depth, self.module_name, names)
+
+
+class _SymbolNames:
+    """Names taken in the module, for TVM-style unique ``_N`` suffixes."""
+
+    def __init__(self, module: ModuleOp):
+        self.taken: set[str] = set()
+        for op in module.ops:
+            sym = op.get_trait(SymbolOpInterface)
+            name = sym.get_sym_attr_name(op) if sym is not None else None
+            if name is not None:
+                self.taken.add(name.data)
+
+    def unique(self, base: str) -> str:
+        name, n = base, 0
+        while name in self.taken:
+            n += 1
+            name = f"{base}_{n}"
+        self.taken.add(name)
+        return name
+
+
+def fused_name(op_names: Sequence[str], module_name: str) -> str:
+    """TVM's readable name of a fused function (before uniquing)."""
+    candidate = "fused_" + "_".join(tvm_name(n) for n in op_names)
+    if len(candidate) > _MAX_NAME_LENGTH:
+        digest = zlib.crc32(candidate.encode())
+        candidate = f"{candidate[:_MAX_NAME_LENGTH]}_{digest:08x}_"
+    return f"tvmgen_{module_name}_{candidate}"
+
+
+def _scalar_constant(value: SSAValue) -> relay.ConstantOp | None:
+    """The producer of ``value`` if it is a single-element dense constant."""
+    owner = value.owner
+    if (
+        isinstance(owner, relay.ConstantOp)
+        and isinstance(owner.value, DenseIntOrFPElementsAttr)
+        and owner.result.type.element_count() == 1  # type: ignore[union-attr]
+    ):
+        return owner
+    return None
+
+
+def _check_function(function: func.FuncOp) -> Block:
+    if len(function.body.blocks) != 1:
+        raise located_error(
+            function,
+            f"@{function.sym_name.data} has {len(function.body.blocks)} blocks; "
+            "fuse-ops expects straight-line relay dataflow in a single block",
+        )
+    block = function.body.blocks[0]
+    for op in block.ops:
+        for nested in op.walk():
+            if nested is not op and is_operator(nested.name):
+                raise located_error(
+                    nested,
+                    f"'{nested.name}' is nested in '{op.name}'; fuse-ops only fuses "
+                    "relay operators at the top level of a function (control flow "
+                    "is not supported)",
+                )
+        if is_operator(op.name):
+            for result in op.results:
+                t = result.type
+                if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):
+                    raise located_error(
+                        op,
+                        f"'{op.name}' produces {t}; fuse-ops needs statically "
+                        "shaped tensors",
+                    )
+    return block
+
+
+def _build_graph(nodes: Sequence[Operation]) -> list[GraphNode]:
+    index = {op: i for i, op in enumerate(nodes)}
+    graph = [GraphNode(op_pattern(op.name)) for op in nodes]
+    for i, op in enumerate(nodes):
+        pattern = graph[i].pattern
+        result_type = op.results[0].type if len(op.results) == 1 else None
+        graph[i].nbytes = sum(_nbytes(r.type) for r in op.results)
+        for operand in op.operands:
+            producer = index.get(operand.owner)  # type: ignore[arg-type]
+            if producer is None:
+                continue
+            edge = pattern
+            if edge == OpPattern.BROADCAST and operand.type == result_type:
+                edge = OpPattern.ELEMWISE
+            graph[producer].outputs.append((i, edge))
+            graph[i].inputs.append(producer)
+    for i, op in enumerate(nodes):
+        graph[i].extern_ref = any(
+            use.operation not in index for r in op.results for use in r.uses
+        )
+    return graph
+
+
+def _nbytes(t: object) -> int:
+    if isinstance(t, TensorType):
+        el = t.get_element_type()
+        width = el.bitwidth if hasattr(el, "bitwidth") else 32
+        return t.element_count() * max(width // 8, 1)
+    return 0
+
+
+def _fuse_function(
+    function: func.FuncOp, max_depth: int, module_name: str, names: _SymbolNames
+) -> None:
+    block = _check_function(function)
+    nodes = [
+        op
+        for op in block.ops
+        if not isinstance(op, relay.ConstantOp) and op is not block.last_op
+    ]
+    groups: dict[int, list[Operation]] = {}
+    for op, rep in zip(nodes, partition(_build_graph(nodes), max_depth), strict=True):
+        groups.setdefault(rep, []).append(op)
+    # execution order of the groups = order of their last (root) op
+    position = {op: i for i, op in enumerate(nodes)}
+    ordered = sorted(groups.values(), key=lambda members: position[members[-1]])
+    cloned_constants: list[relay.ConstantOp] = []
+    for members in ordered:
+        if op_pattern(members[0].name) == OpPattern.OPAQUE:
+            continue
+        if all(isinstance(m, ReshapeOp) for m in members):
+            continue  # aliased by aot-lower-main
+        _outline(function, members, module_name, names, cloned_constants)
+    for constant in dict.fromkeys(cloned_constants):
+        if not constant.result.uses:
+            Rewriter.erase_op(constant)
+
+
+def _outline(
+    function: func.FuncOp,
+    members: list[Operation],
+    module_name: str,
+    names: _SymbolNames,
+    cloned_constants: list[relay.ConstantOp],
+) -> None:
+    member_set = set(members)
+    outputs = [
+        r
+        for op in members
+        for r in op.results
+        if any(use.operation not in member_set for use in r.uses)
+    ]
+    if len(outputs) != 1:  # TVM's post-dominator rule gives one root
+        raise located_error(
+            members[-1],
+            f"internal error: fused group has {len(outputs)} outputs, expected 1",
+        )
+    output = outputs[0]
+
+    arguments: list[SSAValue] = []
+    constants: list[relay.ConstantOp] = []
+    for op in members:
+        for operand in op.operands:
+            if operand.owner in member_set:
+                continue
+            constant = _scalar_constant(operand)
+            if constant is not None:
+                if constant not in constants:
+                    constants.append(constant)
+            elif operand not in arguments:
+                arguments.append(operand)
+
+    symbol = names.unique(fused_name([m.name for m in members], module_name))
+    body = Block(arg_types=[a.type for a in arguments])
+    mapping: dict[SSAValue, SSAValue] = dict(zip(arguments, body.args, strict=True))
+    for constant in constants:
+        clone = constant.clone()
+        body.add_op(clone)
+        mapping[constant.result] = clone.result
+    for op in members:
+        clone = op.clone(value_mapper=mapping)
+        body.add_op(clone)
+        for old, new in zip(op.results, clone.results, strict=True):
+            mapping[old] = new
+    ret = func.ReturnOp(mapping[output])
+    ret.location = members[-1].location
+    body.add_op(ret)
+    primitive = func.FuncOp(
+        symbol,
+        FunctionType.from_lists([a.type for a in arguments], [output.type]),
+        Region(body),
+    )
+    primitive.attributes[relay.PRIMITIVE] = UnitAttr()
+    primitive.location = members[-1].location
+    Rewriter.insert_op(primitive, InsertPoint.before(function))
+
+    call = relay.CallOp(symbol, arguments, output.type)
+    call.location = output.owner.location  # type: ignore[union-attr]
+    Rewriter.insert_op(call, InsertPoint.after(members[-1]))
+    output.replace_all_uses_with(call.result)
+    for op in reversed(members):
+        Rewriter.erase_op(op)
+    cloned_constants.extend(constants)

@@ -1,0 +1,71 @@
+"""``lower-ops``: primitive functions become tir prim funcs on memrefs.
+
+What it does
+    Every ``func.func`` marked ``relay.primitive`` is replaced, under the same
+    name, by a ``tir.prim_func`` whose arguments are one memref per input and
+    then one for the output, and whose body computes the whole fused group
+    in one loop nest over the output (``usmp.lowering.prim_func``): the
+    anchor's reduction runs per output element with a scalar accumulator,
+    the epilogue is applied in registers, padding is folded into the loop
+    bounds, nothing is widened or copied. The ``relay.call``s in main are
+    left as they are: they now call a tir prim func whose signature is the
+    call's operands followed by its result, which is what ``aot-lower-main``
+    consumes.
+
+    After::
+
+        func.func @tvmgen_default_fused_nn_conv2d_add(%x: memref<1x8x8x3xi8>,
+            %w: memref<3x3x3x8xi8>, %b: memref<8xi32>, %out: memref<1x8x8x8xi32>)
+            attributes {tir.prim_func} {
+          scf.for %oh ... { scf.for %ow ... { scf.for %oc ... {
+            %acc = scf.for %kh ... iter_args(%a = %c0_i32) -> (i32) { ... }
+            %v = arith.addi %acc, <load %b[%oc]>
+            memref.store %v, %out[%c0, %oh, %ow, %oc]
+          } } }
+          func.return
+        }
+
+    Scratch: the lowering of every operator needs no temporary buffer (see
+    ``docs/operator-scratch.md``). Constants an operator needs beyond
+    immediates (per-channel requantisation tables, non-scalar constants
+    written inside a primitive function) are ``tir.allocate_const`` at the
+    top of the prim func, so ``usmp`` places them in a constant pool.
+
+Requires
+    Primitive functions of relay operators (one block, one tensor result,
+    static shapes, f32 / i8 / i16 / i32 elements). Anything else is a
+    located error.
+
+Idempotence
+    Once lowered, no function is ``relay.primitive``: a second run changes
+    nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
+
+from usmp.dialects import relay
+from usmp.lowering.prim_func import lower_primitive
+
+
+@dataclass(frozen=True)
+class LowerOpsPass(ModulePass):
+    """Replace every ``relay.primitive`` function by a tir prim func that
+    computes it in one loop nest on memrefs."""
+
+    name = "lower-ops"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for function in list(op.ops):
+            if (
+                isinstance(function, func.FuncOp)
+                and relay.PRIMITIVE in function.attributes
+            ):
+                Rewriter.replace_op(function, lower_primitive(function))

@@ -1,0 +1,78 @@
+"""``usmp``: Unified Static Memory Planning, the whole of it.
+
+The composite of TVM's USMP: buffer info analysis -> planning algorithm ->
+validation -> (report) -> rewrite. It is
+
+    usmp-plan-memory{algorithm pools use_workspace_io}
+    [usmp-report{json svg}]          when ``report`` is given
+    usmp-convert-pool-allocations
+
+on one module, sharing the analysis between the first two. See those passes
+for what each step writes.
+
+Requires
+    the output of ``aot-lower-main`` (``usmp-opt in.mlir -p aot-lower-main,usmp``).
+
+Produces
+    no static ``tir.allocate``/``tir.allocate_const`` anywhere: each became a
+    ``memref.view`` into a pool argument; every function touching a pool takes
+    it as a trailing ``memref<Nxi8>`` argument listed in ``tir.pool_args``;
+    ``tir.pools`` holds the planned pool sizes; each constant pool's data is a
+    ``memref.global`` named after the pool.
+
+Idempotence
+    On its own output the pass changes nothing (there is nothing left to plan).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from usmp.diagnostics import located_error
+from usmp.passes.usmp_analysis import is_rewritten
+from usmp.passes.usmp_convert_pool_allocations import UsmpConvertPoolAllocationsPass
+from usmp.passes.usmp_plan_memory import check_algorithm, plan_memory
+from usmp.passes.usmp_pools import parse_pools_option
+from usmp.passes.usmp_report import report_paths, write_report
+from usmp.planning.algorithms import DEFAULT_ALGORITHM
+
+
+@dataclass(frozen=True)
+class UsmpPass(ModulePass):
+    """Plan every static buffer into pools and rewrite the module to use them."""
+
+    name = "usmp"
+
+    algorithm: str = DEFAULT_ALGORITHM
+    """Planning algorithm, one of ``usmp.planning.algorithms.ALGORITHMS``."""
+    use_workspace_io: bool = False
+    """Also place the entry function's inputs and outputs in the workspace
+    (TVM's use-workspace-io): main then takes only pools."""
+    pools: str = ""
+    """Pools in fallback order, ``NAME:KIND[:SIZE][:align=N][:access=T/rw+...]``
+    comma separated (see ``usmp_pools``); empty: ``tir.pools`` or defaults."""
+    report: str = ""
+    """If set, a path: the JSON report goes there (``.json``) and one SVG per
+    pool next to it (``<stem>.<pool>.svg``)."""
+
+    def __post_init__(self) -> None:
+        check_algorithm(self.algorithm)
+        if self.pools:
+            parse_pools_option(self.pools)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.report and is_rewritten(op):
+            raise located_error(
+                op.body.block.first_op or op,
+                "usmp: the module was already rewritten by usmp, so there is no plan "
+                "left to report; ask for the report on the run that plans it",
+            )
+        planned = plan_memory(op, self.algorithm, self.use_workspace_io, self.pools)
+        if planned is not None and self.report:
+            json_path, svg_path = report_paths(self.report)
+            write_report(planned, json_path, svg_path)
+        UsmpConvertPoolAllocationsPass().apply(ctx, op)

@@ -1,0 +1,197 @@
+"""Liveness over main's call order, for ``usmp``'s buffer info analysis.
+
+Not a pass. Main's *steps* are its top-level ops that touch memory (a
+``tir.call``, a ``memref.copy``, any op using a buffer or holding a region),
+numbered ``0..T-1`` in order; views, casts and reshapes of a buffer are not
+steps but make their result an alias of it. From main's body this module
+derives, in one walk:
+
+* the steps at which each buffer (an allocation or an argument of main) is
+  used, directly or through an alias;
+* the steps at which each function runs: called by main at that step, or
+  called (transitively) by a function running then;
+* the targets that touch each buffer and run each function: a call's planned
+  virtual device target, else the callee's ``tir.target`` (default ``c``).
+
+``compute_conflicts`` turns live intervals into the conflict sets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Operation, SSAValue
+
+from usmp.dialects.relay import VirtualDeviceAttr
+from usmp.dialects.tir import AllocateConstOp, AllocateOp, CallOp
+from usmp.passes.aot_lower_main import VIRTUAL_DEVICE
+from usmp.passes.usmp_pools import DEFAULT_TARGET, function_target
+
+Interval = tuple[int, int]
+"""Half-open ``[start, end)`` in main's steps."""
+
+
+def intervals(steps: Iterable[int]) -> tuple[Interval, ...]:
+    """Sorted steps -> maximal runs as half-open intervals."""
+    runs: list[list[int]] = []
+    for s in sorted(set(steps)):
+        if runs and runs[-1][1] == s:
+            runs[-1][1] = s + 1
+        else:
+            runs.append([s, s + 1])
+    return tuple((a, b) for a, b in runs)
+
+
+def callee_of(op: Operation) -> str | None:
+    if isinstance(op, CallOp):
+        return op.callee.string_value()
+    if isinstance(op, func.CallOp):
+        return op.callee.string_value()
+    return None
+
+
+def is_view_like(op: Operation) -> bool:
+    """An op that only makes another memref of its operand (no memory access)."""
+    return (
+        not op.regions
+        and bool(op.results)
+        and all(isinstance(r.type, MemRefType) for r in op.results)
+        and not isinstance(op, (AllocateOp, AllocateConstOp, memref.AllocOp))
+    )
+
+
+def call_graph(functions: dict[str, func.FuncOp]) -> dict[str, list[str]]:
+    graph: dict[str, list[str]] = {}
+    for name, f in functions.items():
+        callees: list[str] = []
+        for op in f.walk():
+            if (callee := callee_of(op)) is not None and callee in functions:
+                callees.append(callee)
+        graph[name] = callees
+    return graph
+
+
+def device_target(op: Operation | None) -> str | None:
+    """The target of ``op``'s planned virtual device, if it names one."""
+    if op is None:
+        return None
+    device = op.attributes.get(VIRTUAL_DEVICE)
+    if isinstance(device, VirtualDeviceAttr) and device.target.data:
+        return device.target.data
+    return None
+
+
+@dataclass
+class MainTimeline:
+    steps: list[str]
+    uses: dict[SSAValue, set[int]]
+    """Root buffer value (allocate result or main argument) -> steps using it."""
+    value_targets: dict[SSAValue, set[str]]
+    """Root buffer value -> targets of the calls it is passed to."""
+    active: dict[str, set[int]]
+    """Function name -> steps during which main calls it directly."""
+    call_targets: dict[str, set[str]]
+    """Function name -> targets main calls it on."""
+
+
+def main_timeline(main: func.FuncOp, functions: dict[str, func.FuncOp]) -> MainTimeline:
+    roots: dict[SSAValue, SSAValue] = {arg: arg for arg in main.args}
+    timeline = MainTimeline([], {}, {}, {}, {})
+
+    def root_of(v: SSAValue) -> SSAValue | None:
+        return roots.get(v)
+
+    for top in main.body.block.ops:
+        if isinstance(top, (AllocateOp, AllocateConstOp)):
+            roots[top.result] = top.result
+            continue
+        if isinstance(top, func.ReturnOp):
+            continue
+        if is_view_like(top):
+            base = next(
+                (r for o in top.operands if (r := root_of(o)) is not None), None
+            )
+            if base is not None:
+                for res in top.results:
+                    roots[res] = base
+            continue
+        touched: set[SSAValue] = set()
+        callees: list[tuple[str, str, list[SSAValue]]] = []
+        for op in top.walk():
+            if isinstance(op, (AllocateOp, AllocateConstOp)):
+                roots[op.result] = op.result
+            elif is_view_like(op) and op is not top:
+                base = next(
+                    (r for o in op.operands if (r := root_of(o)) is not None), None
+                )
+                if base is not None:
+                    for res in op.results:
+                        roots[res] = base
+            for operand in op.operands:
+                if (r := root_of(operand)) is not None:
+                    touched.add(r)
+            if (callee := callee_of(op)) is not None:
+                target = device_target(op)
+                if target is None:
+                    f = functions.get(callee)
+                    target = function_target(f) if f is not None else DEFAULT_TARGET
+                args = [r for o in op.operands if (r := root_of(o)) is not None]
+                callees.append((callee, target, args))
+        if not touched and not callees and not top.regions:
+            continue
+        step = len(timeline.steps)
+        timeline.steps.append(callees[0][0] if len(callees) == 1 else top.name)
+        for r in touched:
+            timeline.uses.setdefault(r, set()).add(step)
+        for callee, target, args in callees:
+            timeline.active.setdefault(callee, set()).add(step)
+            timeline.call_targets.setdefault(callee, set()).add(target)
+            for r in args:
+                timeline.value_targets.setdefault(r, set()).add(target)
+    return timeline
+
+
+def function_steps(
+    timeline: MainTimeline, graph: dict[str, list[str]]
+) -> dict[str, set[int]]:
+    """Steps during which each function runs (called from main, or transitively
+    from a function that runs)."""
+    active = {name: set(steps) for name, steps in timeline.active.items()}
+    worklist = list(active)
+    while worklist:
+        caller = worklist.pop()
+        for callee in graph.get(caller, ()):
+            known = active.setdefault(callee, set())
+            if not active[caller] <= known:
+                known |= active[caller]
+                worklist.append(callee)
+    return active
+
+
+def compute_conflicts(
+    buffers: Iterable[tuple[str, int, tuple[Interval, ...]]],
+) -> dict[str, tuple[str, ...]]:
+    """``(name, size, live intervals)`` -> for each name, the sorted names of
+    the buffers whose live intervals overlap one of its own (empty buffers
+    conflict with nothing). A sweep over interval starts: O(n log n + pairs)."""
+    buffers = list(buffers)
+    pieces = sorted(
+        (start, end, name)
+        for name, size, live in buffers
+        if size > 0
+        for start, end in live
+        if start < end
+    )
+    found: dict[str, set[str]] = {name: set() for name, _, _ in buffers}
+    active: list[tuple[int, str]] = []
+    for start, end, name in pieces:
+        active = [(e, n) for e, n in active if e > start]
+        for _, other in active:
+            if other != name:
+                found[name].add(other)
+                found[other].add(name)
+        active.append((end, name))
+    return {name: tuple(sorted(others)) for name, others in found.items()}

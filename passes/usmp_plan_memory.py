@@ -1,0 +1,284 @@
+"""``usmp-plan-memory``: choose a pool and an offset for every static buffer.
+
+The *transform* step of TVM's USMP between the analysis and the rewrite: it
+runs the buffer info analysis (``usmp_analysis``), hands the workspace buffers
+to a planning algorithm (``usmp.planning.algorithms``, chosen by the
+``algorithm`` option), checks the plan with the independent validator
+(``usmp.planning.validate``), lays the constants out back to back in their
+constant pools, and records everything in the IR:
+
+* every ``tir.allocate`` / ``tir.allocate_const`` gets
+  ``pool_allocation = #tir.pool_allocation<"pool", offset>``;
+* with ``use_workspace_io``, every input/output argument of the entry function
+  gets the argument attribute ``tir.pool_allocation`` likewise;
+* the module attribute ``tir.pools`` lists the pools in order; each pool that
+  holds a buffer gets its planned size as ``size`` (the highest end of a
+  buffer in it: exactly the bytes the pool array must have; a size limit
+  given before is thereby replaced by what the plan needs), the others keep
+  theirs.
+
+Requires
+    the output of ``aot-lower-main`` (a ``tir.main`` entry function calling
+    operator prim funcs). Pools come from the ``pools`` option, else the
+    module's ``tir.pools``, else the defaults (see ``usmp_pools``).
+
+Errors (located)
+    a buffer that fits none of its candidate pools is reported at its
+    ``tir.allocate``, naming the buffer, its bytes, and for each pool its
+    limit and how far the buffers already placed there reach; a constant
+    likewise with the bytes already in each constant pool; unknown or
+    inaccessible candidate pools (see ``usmp_analysis``).
+
+Idempotence
+    A module whose buffers all carry a placement keeps them (they are checked
+    with the validator against the pools' limits, and the pool sizes are set
+    to what they need), so running the pass twice changes nothing; if only
+    some buffers carry one, all are planned afresh. A module already rewritten
+    by ``usmp-convert-pool-allocations`` is left alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute, BlockArgument
+from xdsl.passes import ModulePass
+
+from usmp.diagnostics import located_error
+from usmp.dialects.tir import AllocateConstOp, AllocateOp, PoolAllocationAttr
+from usmp.passes.usmp_analysis import (
+    IO_ALLOCATION_ATTR,
+    BufferInfoAnalysis,
+    analyze,
+    is_rewritten,
+    merge_arg_attrs,
+)
+from usmp.passes.usmp_pools import (
+    parse_pools_option,
+    resolve_pools,
+    set_module_pools,
+    with_size,
+)
+from usmp.planning.algorithms import ALGORITHMS, DEFAULT_ALGORITHM, get_algorithm
+from usmp.planning.model import (
+    Buffer,
+    Placement,
+    Plan,
+    PlanningError,
+    Pool,
+    Problem,
+)
+from usmp.planning.validate import validate_plan
+
+
+def check_algorithm(name: str) -> None:
+    if name not in ALGORITHMS:
+        valid = ", ".join(ALGORITHMS)
+        raise ValueError(f"unknown memory planning algorithm '{name}'; valid: {valid}")
+
+
+@dataclass(frozen=True)
+class UsmpPlanMemoryPass(ModulePass):
+    """Plan every static buffer of the module into its pools (see module doc)."""
+
+    name = "usmp-plan-memory"
+
+    algorithm: str = DEFAULT_ALGORITHM
+    """Planning algorithm, one of ``usmp.planning.algorithms.ALGORITHMS``."""
+    use_workspace_io: bool = False
+    """Also place the entry function's inputs and outputs in the workspace."""
+    pools: str = ""
+    """Pools in fallback order (``usmp_pools.POOLS_SYNTAX``); empty: the
+    module's ``tir.pools`` or the defaults."""
+
+    def __post_init__(self) -> None:
+        check_algorithm(self.algorithm)
+        if self.pools:
+            parse_pools_option(self.pools)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        plan_memory(op, self.algorithm, self.use_workspace_io, self.pools)
+
+
+@dataclass(frozen=True)
+class PlannedModule:
+    """What ``plan_memory`` decided, for reports."""
+
+    analysis: BufferInfoAnalysis
+    placements: dict[str, Placement]
+    """Buffer name (workspace and constants) -> pool and offset."""
+    sizes: dict[str, int]
+    """Planned bytes of each pool that holds a buffer."""
+    algorithm: str
+    """The algorithm that made the plan ('' if it was read from the IR)."""
+
+
+def plan_memory(
+    module: ModuleOp, algorithm: str, use_workspace_io: bool, pools_option: str
+) -> PlannedModule | None:
+    """Annotate ``module`` with a plan and return it (None when the module was
+    already rewritten and there is nothing to do)."""
+    if is_rewritten(module):
+        leftover = next(
+            (o for o in module.walk() if isinstance(o, (AllocateOp, AllocateConstOp))),
+            None,
+        )
+        if leftover is not None:
+            raise located_error(
+                leftover,
+                f"buffer '{leftover.name_hint.data}': the module was already rewritten "
+                "by usmp-convert-pool-allocations; allocations added afterwards "
+                "cannot be planned into its pools (plan before the rewrite)",
+            )
+        return None
+    pools = resolve_pools(module, pools_option)
+    analysis = analyze(module, pools, use_workspace_io)
+    planned = recorded_plan(analysis)
+    if planned is None:
+        problem = analysis.workspace_problem()
+        try:
+            plan = get_algorithm(algorithm)(problem)
+        except PlanningError as e:
+            raise _planning_error(analysis, e) from None
+        placements = {**plan.placements, **_layout_constants(analysis)}
+        _check(analysis, Plan(placements, algorithm=algorithm))
+        _annotate(analysis, placements)
+        planned = PlannedModule(
+            analysis, placements, _pool_sizes(analysis, placements), algorithm
+        )
+    set_module_pools(
+        module,
+        [
+            with_size(p, planned.sizes[p.pool_name.data])
+            if p.pool_name.data in planned.sizes
+            else p
+            for p in analysis.pools
+        ],
+    )
+    return planned
+
+
+def recorded_plan(analysis: BufferInfoAnalysis) -> PlannedModule | None:
+    """The plan recorded in the IR, checked by the validator, if every buffer
+    has a placement (None if some buffer has none, or there are no buffers)."""
+    everything = (*analysis.buffers, *analysis.constants)
+    if not everything or any(b.placement is None for b in everything):
+        return None
+    placements = {
+        b.name: Placement(b.placement.pool_name.data, b.placement.offset.data)  # pyright: ignore
+        for b in everything
+    }
+    _check(analysis, Plan(placements), recorded=True)
+    return PlannedModule(analysis, placements, _pool_sizes(analysis, placements), "")
+
+
+def _check(analysis: BufferInfoAnalysis, plan: Plan, recorded: bool = False) -> None:
+    """Run the independent validator on the workspace and on the constants."""
+    for problem in (analysis.workspace_problem(), constant_problem(analysis)):
+        sub = Plan({b.name: plan.placements[b.name] for b in problem.buffers})
+        errors = validate_plan(problem, sub)
+        if errors:
+            what = (
+                "the placements recorded in the IR are invalid"
+                if recorded
+                else f"algorithm '{plan.algorithm}' produced an invalid plan "
+                "(a planner bug, please report it)"
+            )
+            raise located_error(analysis.main, f"usmp: {what}: " + "; ".join(errors))
+
+
+def constant_problem(analysis: BufferInfoAnalysis) -> Problem:
+    """The constants as a planning problem: all live at once (one step), so
+    the validator checks they never overlap."""
+    return Problem(
+        tuple(
+            Buffer(c.name, c.size, 0, 1, c.element_alignment, c.pools)
+            for c in analysis.constants
+        ),
+        tuple(
+            Pool(p.pool_name.data, p.size_limit, p.alignment.data)
+            for p in analysis.pools
+            if p.kind.data == "constant"
+        ),
+    )
+
+
+def _align_up(value: int, alignment: int) -> int:
+    return -(-value // alignment) * alignment
+
+
+def _layout_constants(analysis: BufferInfoAnalysis) -> dict[str, Placement]:
+    """Constants back to back in IR order, each in its first candidate
+    constant pool with room left, at an offset aligned to the pool's and its
+    element type's alignment."""
+    used = {p.pool_name.data: 0 for p in analysis.pools if p.kind.data == "constant"}
+    placements: dict[str, Placement] = {}
+    for c in analysis.constants:
+        for name in c.pools:
+            pool = analysis.pool(name)
+            offset = _align_up(
+                used[name], max(pool.alignment.data, c.element_alignment)
+            )
+            limit = pool.size_limit
+            if limit is None or offset + c.size <= limit:
+                placements[c.name] = Placement(name, offset)
+                used[name] = offset + c.size
+                break
+        else:
+            detail = "; ".join(
+                f"pool '{name}' limit {analysis.pool(name).size_limit} B, "
+                f"{used[name]} B already used by constants"
+                for name in c.pools
+            )
+            raise located_error(
+                c.anchor,
+                f"{c.describe()} ({c.size} B) fits in no candidate constant "
+                f"pool: {detail}",
+            )
+    return placements
+
+
+def _planning_error(analysis: BufferInfoAnalysis, e: PlanningError) -> Exception:
+    info = analysis.by_name()[e.buffer]
+    detail = "; ".join(
+        f"pool '{name}' (limit {'unbounded' if limit is None else f'{limit} B'}) "
+        f"already holds {needed - e.size} B of buffers live at the same time, "
+        f"so it would need {needed} B"
+        for name, limit, needed in e.pools
+    )
+    sizes = {b.name: b.size for b in analysis.buffers}
+    others = analysis.conflicts.get(info.name, ())
+    shown = sorted(others, key=lambda n: (-sizes[n], n))[:5]
+    live = ", ".join(f"{n} ({sizes[n]} B)" for n in shown)
+    if len(others) > len(shown):
+        live += f", and {len(others) - len(shown)} more"
+    return located_error(
+        info.anchor,
+        f"{info.describe()} ({e.size} B) fits in no candidate pool: {detail}"
+        + (f" (live at the same time: {live})" if live else ""),
+    )
+
+
+def _annotate(analysis: BufferInfoAnalysis, placements: dict[str, Placement]) -> None:
+    io: dict[int, dict[str, Attribute]] = {}
+    for b in (*analysis.buffers, *analysis.constants):
+        where = placements[b.name]
+        attr = PoolAllocationAttr(where.pool, where.offset)
+        if isinstance(b.owner, BlockArgument):
+            io[b.owner.index] = {IO_ALLOCATION_ATTR: attr}
+        else:
+            b.owner.properties["pool_allocation"] = attr
+    merge_arg_attrs(analysis.main, io)
+
+
+def _pool_sizes(
+    analysis: BufferInfoAnalysis, placements: dict[str, Placement]
+) -> dict[str, int]:
+    """Bytes each pool holding a buffer needs: the highest buffer end."""
+    sizes: dict[str, int] = {}
+    for b in (*analysis.buffers, *analysis.constants):
+        where = placements[b.name]
+        sizes[where.pool] = max(sizes.get(where.pool, 0), where.offset + b.size)
+    return sizes

@@ -1,0 +1,141 @@
+"""The project's default planner: best of a portfolio, then a budgeted search.
+
+1. *Portfolio.* The buffers are placed in several orders (size, conflicts,
+   lifetime, area, start, conflicting bytes; ties by name) with the
+   gap-reusing ``first_fit`` and ``best_fit`` offset rules, plus TVM's
+   greedy-by-size and greedy-by-conflicts (``after_conflicts``), plus TVM's
+   seeded hill climb. The cheapest plan (total bytes, then bytes per pool in
+   pool order) wins, so this planner is never worse than any other in
+   ``ALGORITHMS``; and it succeeds whenever any of those orders fits the size
+   limits.
+2. *Search.* While a pool of that plan is above its liveness lower bound, its
+   buffers are re-laid out (pool assignment kept) by the MiniMalloc-style
+   branch and bound of ``branch_and_bound.py``: an exact search at the lower
+   bound, then capacity squeezing. The budget counts work, not seconds, so
+   the plan is the same on every machine.
+
+``stats`` of the plan: ``lower_bound``, ``portfolio_bytes``, ``search_work``,
+and ``optimal`` (1.0 when every pool reached its lower bound).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from usmp.planning.branch_and_bound import PoolProblem, minimize
+from usmp.planning.hill_climb import HillClimb
+from usmp.planning.lower_bound import lower_bound
+from usmp.planning.model import Plan, PlanningError, Problem
+from usmp.planning.placement import OFFSET_RULES, Indexed, cost, decode
+
+_OrderKey = Callable[[int], tuple[object, ...]]
+
+
+def _orders(ix: Indexed) -> list[tuple[list[int], tuple[str, ...]]]:
+    """(order, offset rules to decode it with) of the portfolio."""
+    n = len(ix.names)
+    b = ix.buffers
+    sizes, names, nbrs = ix.sizes, ix.names, ix.neighbours
+    conflict_bytes = [sum(sizes[j] for j in nbrs[i]) + sizes[i] for i in range(n)]
+    gap_rules = ("first_fit", "best_fit")
+    keys: list[tuple[_OrderKey, tuple[str, ...]]] = [
+        (lambda i: (-sizes[i], -len(nbrs[i]), names[i]), OFFSET_RULES),
+        (lambda i: (-len(nbrs[i]), -sizes[i], names[i]), OFFSET_RULES),
+        (lambda i: (-conflict_bytes[i], -sizes[i], names[i]), gap_rules),
+        (lambda i: (-(b[i].end - b[i].start), -sizes[i], names[i]), gap_rules),
+        (lambda i: (-sizes[i] * (b[i].end - b[i].start), -sizes[i], names[i]), gap_rules),
+        (lambda i: (b[i].start, -sizes[i], names[i]), gap_rules),
+    ]
+    return [(sorted(range(n), key=key), rules) for key, rules in keys]
+
+
+@dataclass(frozen=True)
+class BestFit:
+    """``Problem -> Plan``. ``search_budget``: work units for the search phase
+    (about 2 million per second of CPython), at most ``search_per_buffer2``
+    times the square of the number of buffers, so small problems stay fast;
+    ``seed``: for the search's and the hill climb's randomness."""
+
+    search_budget: int = 1_500_000
+    search_per_buffer2: int = 100
+    seed: int = 0
+    hill_climb: HillClimb = field(default_factory=HillClimb)
+
+    def __call__(self, problem: Problem) -> Plan:
+        ix = Indexed.of(problem)
+        best: tuple[tuple[int, tuple[int, ...]], list[int], list[int]] | None = None
+        first_error: PlanningError | None = None
+        for order, rules in _orders(ix):
+            for rule in rules:
+                try:
+                    pools, offsets = decode(ix, order, rule)  # type: ignore[arg-type]
+                except PlanningError as e:
+                    first_error = first_error or e
+                    continue
+                c = cost(ix, pools, offsets)
+                if best is None or c < best[0]:
+                    best = (c, pools, offsets)
+        try:
+            climbed = HillClimb(
+                seed=self.seed,
+                max_attempts=self.hill_climb.max_attempts,
+                work_budget=self.hill_climb.work_budget,
+            )(problem)
+        except PlanningError as e:
+            first_error = first_error or e
+        else:
+            pool_index = {p.name: k for k, p in enumerate(problem.pools)}
+            pools = [pool_index[climbed.placements[n].pool] for n in ix.names]
+            offsets = [climbed.placements[n].offset for n in ix.names]
+            c = cost(ix, pools, offsets)
+            if best is None or c < best[0]:
+                best = (c, pools, offsets)
+        if best is None:
+            assert first_error is not None
+            raise first_error
+        portfolio_bytes, pools, offsets = best[0][0], best[1], list(best[2])
+
+        work = 0
+        budget = min(self.search_budget, self.search_per_buffer2 * len(ix.names) ** 2)
+        optimal = True
+        for k, pool in enumerate(problem.pools):
+            members = [i for i in range(len(ix.names)) if pools[i] == k and ix.sizes[i]]
+            if not members:
+                continue
+            local = {i: x for x, i in enumerate(members)}
+            subset = tuple(ix.buffers[i] for i in members)
+            bound = lower_bound(Problem(subset, problem.pools))
+            pp = PoolProblem(
+                sizes=[ix.sizes[i] for i in members],
+                starts=[ix.buffers[i].start for i in members],
+                ends=[ix.buffers[i].end for i in members],
+                alignments=[
+                    ix.alignments[i][ix.candidates[i].index(k)] for i in members
+                ],
+                neighbours=[[local[j] for j in ix.neighbours[i] if j in local] for i in members],
+            )
+            result = minimize(
+                pp,
+                [offsets[i] for i in members],
+                bound,
+                max(budget - work, 0),
+                seed=self.seed,
+            )
+            work += result.work
+            optimal = optimal and result.optimal
+            for x, i in enumerate(members):
+                offsets[i] = result.offsets[x]
+        return Plan(
+            ix.placements(pools, offsets),
+            algorithm="best_fit",
+            stats={
+                "lower_bound": float(lower_bound(problem)),
+                "portfolio_bytes": float(portfolio_bytes),
+                "search_work": float(work),
+                "optimal": float(optimal),
+            },
+        )
+
+
+best_fit = BestFit()

@@ -1,0 +1,109 @@
+"""Independent validator of memory plans.
+
+Shares no code with the planners on purpose: conflicts are recomputed here
+naively, pair by pair, from the buffers' intervals and explicit ``conflicts``
+(never through ``Problem.conflict_graph`` or ``placement.py``), so a bug in
+the planners' conflict sweep or offset arithmetic cannot hide itself.
+
+A plan is valid when every buffer is placed exactly once, in one of its
+candidate pools, at a non-negative offset aligned to
+``max(buffer.alignment, pool.alignment)``, ending within the pool's
+``size_limit`` (and within ``pool_sizes`` when those are given), and no two
+conflicting buffers of the same pool share a byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from usmp.planning.model import Buffer, Plan, Problem
+
+
+class PlanValidationError(ValueError):
+    """A plan violates the problem; ``violations`` lists every reason."""
+
+    def __init__(self, violations: list[str]):
+        self.violations = violations
+        super().__init__(
+            f"invalid memory plan ({len(violations)} violation(s)):\n  " + "\n  ".join(violations)
+        )
+
+
+def _conflict(a: Buffer, b: Buffer) -> bool:
+    if a.size == 0 or b.size == 0:
+        return False  # occupies no byte
+    if b.name in a.conflicts or a.name in b.conflicts:
+        return True
+    both_live = a.start < a.end and b.start < b.end
+    return both_live and a.start < b.end and b.start < a.end
+
+
+def validate_plan(
+    problem: Problem, plan: Plan, pool_sizes: Mapping[str, int] | None = None
+) -> list[str]:
+    """Human-readable violations of ``plan`` (empty when valid)."""
+    violations: list[str] = []
+    pools = {p.name: p for p in problem.pools}
+    names = [b.name for b in problem.buffers]
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            violations.append(f"buffer '{n}' is declared more than once")
+        seen.add(n)
+    for extra in sorted(set(plan.placements) - seen):
+        violations.append(f"placement for unknown buffer '{extra}'")
+
+    placed: list[tuple[Buffer, str, int]] = []
+    for b in problem.buffers:
+        p = plan.placements.get(b.name)
+        if p is None:
+            violations.append(f"buffer '{b.name}' ({b.size} B) is not placed")
+            continue
+        allowed = b.pools or tuple(pools)
+        if p.pool not in pools:
+            violations.append(f"buffer '{b.name}' placed in unknown pool '{p.pool}'")
+            continue
+        if p.pool not in allowed:
+            violations.append(
+                f"buffer '{b.name}' placed in pool '{p.pool}', "
+                f"not one of its candidates ({', '.join(allowed)})"
+            )
+        pool = pools[p.pool]
+        if p.offset < 0:
+            violations.append(f"buffer '{b.name}' at negative offset {p.offset}")
+        alignment = max(b.alignment, pool.alignment, 1)
+        if p.offset % alignment:
+            violations.append(
+                f"buffer '{b.name}' at offset {p.offset} in '{p.pool}' "
+                f"is not aligned to {alignment} B"
+            )
+        end = p.offset + b.size
+        if pool.size_limit is not None and end > pool.size_limit:
+            violations.append(
+                f"buffer '{b.name}' [{p.offset}, {end}) exceeds pool '{p.pool}' "
+                f"limit of {pool.size_limit} B"
+            )
+        if pool_sizes is not None and end > pool_sizes.get(p.pool, 0):
+            violations.append(
+                f"buffer '{b.name}' [{p.offset}, {end}) exceeds the "
+                f"{pool_sizes.get(p.pool, 0)} B given for pool '{p.pool}'"
+            )
+        placed.append((b, p.pool, p.offset))
+
+    for x, (a, pool_a, off_a) in enumerate(placed):
+        for b, pool_b, off_b in placed[x + 1 :]:
+            if pool_a != pool_b or not _conflict(a, b):
+                continue
+            if max(off_a, off_b) < min(off_a + a.size, off_b + b.size):
+                violations.append(
+                    f"conflicting buffers '{a.name}' [{off_a}, {off_a + a.size}) and "
+                    f"'{b.name}' [{off_b}, {off_b + b.size}) overlap in pool '{pool_a}'"
+                )
+    return violations
+
+
+def check_plan(problem: Problem, plan: Plan, pool_sizes: Mapping[str, int] | None = None) -> None:
+    """Raise :class:`PlanValidationError` listing every violation of ``plan``."""
+    violations = validate_plan(problem, plan, pool_sizes)
+    if violations:
+        raise PlanValidationError(violations)

@@ -1,0 +1,103 @@
+// RUN: usmp-opt %s -p lower-ops --split-input-file | FileCheck %s
+
+// Per-tensor requantisation: multiplier and shift are immediates, the shift
+// direction is decided at compile time (right shift 8: RoundingDivideByPOT
+// with constant mask 255 and threshold 127), no table.
+
+// CHECK-LABEL: func.func @per_tensor(
+// CHECK-NOT:     tir.allocate_const
+// CHECK-DAG:     %[[M:.*]] = arith.constant 1395864371 : i64
+// CHECK-DAG:     %[[MASK:.*]] = arith.constant 255 : i32
+// CHECK-DAG:     %[[HALF:.*]] = arith.constant 127 : i32
+// CHECK-DAG:     %[[EIGHT:.*]] = arith.constant 8 : i32
+// CHECK:         %[[X:.*]] = memref.load
+// CHECK-NEXT:    %[[X64:.*]] = arith.extsi %[[X]] : i32 to i64
+// CHECK-NEXT:    %[[P:.*]] = arith.muli %[[X64]], %[[M]] : i64
+// CHECK-NEXT:    %[[POS:.*]] = arith.cmpi sge, %[[P]], %{{.*}} : i64
+// CHECK-NEXT:    %[[NUDGE:.*]] = arith.select %[[POS]], %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT:    %[[SUM:.*]] = arith.addi %[[P]], %[[NUDGE]] : i64
+// CHECK-NEXT:    %[[HIGH:.*]] = arith.divsi %[[SUM]], %{{.*}} : i64
+// CHECK-NEXT:    %[[H:.*]] = arith.trunci %[[HIGH]] : i64 to i32
+// CHECK-NEXT:    %[[REM:.*]] = arith.andi %[[H]], %[[MASK]] : i32
+// CHECK-NEXT:    %[[NEG:.*]] = arith.cmpi slt, %[[H]], %{{.*}} : i32
+// CHECK-NEXT:    %[[NEGI:.*]] = arith.extui %[[NEG]] : i1 to i32
+// CHECK-NEXT:    %[[THR:.*]] = arith.addi %[[HALF]], %[[NEGI]] : i32
+// CHECK-NEXT:    %[[UP:.*]] = arith.cmpi sgt, %[[REM]], %[[THR]] : i32
+// CHECK-NEXT:    %[[SH:.*]] = arith.shrsi %[[H]], %[[EIGHT]] : i32
+// CHECK-NEXT:    %[[UPI:.*]] = arith.extui %[[UP]] : i1 to i32
+// CHECK-NEXT:    %[[R:.*]] = arith.addi %[[SH]], %[[UPI]] : i32
+// CHECK-NEXT:    memref.store %[[R]]
+
+func.func @per_tensor(%a: tensor<4xi32>) -> tensor<4xi32> attributes {relay.primitive} {
+  %0 = relay.fixed_point_multiply %a {multiplier = array<i32: 1395864371>, shift = array<i32: -8>} : tensor<4xi32> -> tensor<4xi32>
+  func.return %0 : tensor<4xi32>
+}
+
+// -----
+
+// Per-channel requantisation: multiplier (i32) and shift (i8) tables are
+// tir.allocate_const hoisted to the top of the prim func (planned into a
+// constant pool by usmp), indexed by the output index along axis 1.
+
+// CHECK-LABEL: func.func @per_axis(
+// CHECK:         %[[MT:.*]] = tir.allocate_const {name_hint = "fixed_point_multiply_multiplier", value = dense<[1073741824, 1395864371]> : tensor<2xi32>} : memref<2xi32>
+// CHECK-NEXT:    %[[ST:.*]] = tir.allocate_const {name_hint = "fixed_point_multiply_shift", value = dense<[1, -8]> : tensor<2xi8>} : memref<2xi8>
+// CHECK:         scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:      scf.for
+// CHECK-NEXT:        memref.load %{{.*}}[%{{.*}}, %[[C]], %{{.*}}] : memref<1x2x3xi32>
+// CHECK-NEXT:        memref.load %[[MT]][%[[C]]] : memref<2xi32>
+// CHECK-NEXT:        %[[S8:.*]] = memref.load %[[ST]][%[[C]]] : memref<2xi8>
+// CHECK-NEXT:        %[[S:.*]] = arith.extsi %[[S8]] : i8 to i32
+// CHECK-NEXT:        %[[LEFT:.*]] = arith.maxsi %[[S]], %{{.*}} : i32
+// CHECK:             arith.shli %{{.*}}, %[[LEFT]] : i32
+
+func.func @per_axis(%a: tensor<1x2x3xi32>) -> tensor<1x2x3xi32> attributes {relay.primitive} {
+  %0 = relay.fixed_point_multiply %a {multiplier = array<i32: 1073741824, 1395864371>, shift = array<i32: 1, -8>, axis = 1 : i64} : tensor<1x2x3xi32> -> tensor<1x2x3xi32>
+  func.return %0 : tensor<1x2x3xi32>
+}
+
+// -----
+
+// quantize: f64 division by the scale, round half away from zero, zero
+// point, clamp to i8, convert; dequantize: scale * f64(x - zp), to f32.
+
+// CHECK-LABEL: func.func @quantize(
+// CHECK:         %[[X:.*]] = memref.load %{{.*}} : memref<4xf32>
+// CHECK-NEXT:    %[[XD:.*]] = arith.extf %[[X]] : f32 to f64
+// CHECK-NEXT:    %[[Q:.*]] = arith.divf %[[XD]], %{{.*}} : f64
+// CHECK-NEXT:    %[[R:.*]] = math.round %[[Q]] : f64
+// CHECK-NEXT:    %[[Z:.*]] = arith.addf %[[R]], %{{.*}} : f64
+// CHECK-NEXT:    %[[LO:.*]] = arith.maximumf %[[Z]], %{{.*}} : f64
+// CHECK-NEXT:    %[[HI:.*]] = arith.minimumf %[[LO]], %{{.*}} : f64
+// CHECK-NEXT:    %[[I:.*]] = arith.fptosi %[[HI]] : f64 to i8
+// CHECK:         %[[V:.*]] = memref.load %{{.*}} : memref<4xi8>
+// CHECK-NEXT:    %[[VE:.*]] = arith.extsi %[[V]] : i8 to i32
+// CHECK-NEXT:    %[[C:.*]] = arith.subi %[[VE]], %{{.*}} : i32
+// CHECK-NEXT:    %[[F:.*]] = arith.sitofp %[[C]] : i32 to f64
+// CHECK-NEXT:    %[[P:.*]] = arith.mulf %{{.*}}, %[[F]] : f64
+// CHECK-NEXT:    %[[T:.*]] = arith.truncf %[[P]] : f64 to f32
+
+func.func @quantize(%a: tensor<4xf32>, %q: tensor<4xi8>) -> tuple<tensor<4xi8>, tensor<4xf32>> attributes {relay.primitive} {
+  %0 = relay.quantize %a {scale = 0.25 : f64, zero_point = -3 : i64} : tensor<4xf32> -> tensor<4xi8>
+  %1 = relay.dequantize %q {scale = 0.25 : f64, zero_point = -3 : i64} : tensor<4xi8> -> tensor<4xf32>
+  %2 = relay.tuple(%0, %1) : (tensor<4xi8>, tensor<4xf32>) -> tuple<tensor<4xi8>, tensor<4xf32>>
+  func.return %2 : tuple<tensor<4xi8>, tensor<4xf32>>
+}
+
+// -----
+
+// TFLite's int8 softmax: three passes over the row (max; sum of fixed-point
+// exponentials; output), scalars only, no scratch and no math.ctlz.
+
+// CHECK-LABEL: func.func @quantized_softmax(
+// CHECK-NOT:     tir.allocate
+// CHECK-NOT:     math.ctlz
+// CHECK:         %[[MAX:.*]] = scf.for %{{.*}} iter_args(%{{.*}}) -> (i8) {
+// CHECK:         %[[SUM:.*]] = scf.for %{{.*}} iter_args(%{{.*}}) -> (i32) {
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           memref.store %{{.*}}, %{{.*}}[%{{.*}}, %[[I]]] : memref<1x12xi8>
+
+func.func @quantized_softmax(%a: tensor<1x12xi8>) -> tensor<1x12xi8> attributes {relay.primitive} {
+  %0 = relay.quantized_softmax %a {input_multiplier = 1242899200 : i64, input_left_shift = 24 : i64, diff_min = -124 : i64} : tensor<1x12xi8> -> tensor<1x12xi8>
+  func.return %0 : tensor<1x12xi8>
+}

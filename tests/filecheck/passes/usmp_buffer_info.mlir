@@ -1,0 +1,138 @@
+// RUN: usmp-opt %s -p usmp-buffer-info --split-input-file | FileCheck %s
+// RUN: usmp-opt %s -p 'usmp-buffer-info{use_workspace_io=true}' --split-input-file | FileCheck %s --check-prefix=IO
+
+// A chain: each storage id lives from its producer to its last consumer.
+// CHECK-LABEL: func.func @chain_main
+// CHECK-SAME: usmp.steps = ["op", "op", "op"]
+// CHECK: tir.allocate {usmp.buffer = "sid_0", usmp.size = 64 : i64, usmp.alignment = 16 : i64, usmp.live = array<i64: 0, 2>, usmp.pools = ["global_workspace"], usmp.conflicts = ["sid_1"]
+// CHECK: tir.allocate {usmp.buffer = "sid_1", usmp.size = 64 : i64, usmp.alignment = 16 : i64, usmp.live = array<i64: 1, 3>, usmp.pools = ["global_workspace"], usmp.conflicts = ["sid_0"]
+// IO-LABEL: func.func @chain_main
+// IO-SAME: %x: memref<16xf32> {usmp.buffer = "x", usmp.size = 64 : i64, usmp.alignment = 16 : i64, usmp.live = array<i64: 0, 1>, usmp.pools = ["global_workspace"], usmp.conflicts = ["sid_0"]}
+// IO-SAME: %y: memref<16xf32> {usmp.buffer = "output", usmp.size = 64 : i64, usmp.alignment = 16 : i64, usmp.live = array<i64: 2, 3>, usmp.pools = ["global_workspace"], usmp.conflicts = ["sid_1"]}
+// IO: usmp.buffer = "sid_0", {{.*}} usmp.conflicts = ["sid_1", "x"]
+func.func private @op(memref<16xf32>, memref<16xf32>) attributes {tir.prim_func}
+func.func @chain_main(%x: memref<16xf32>, %y: memref<16xf32>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["output"]} {
+  %0 = tir.allocate {name_hint = "sid_0"} : memref<16xf32>
+  %1 = tir.allocate {name_hint = "sid_1"} : memref<16xf32>
+  tir.call @op(%x, %0) : (memref<16xf32>, memref<16xf32>) -> ()
+  tir.call @op(%0, %1) : (memref<16xf32>, memref<16xf32>) -> ()
+  tir.call @op(%1, %y) : (memref<16xf32>, memref<16xf32>) -> ()
+  func.return
+}
+
+// -----
+
+// An operator's scratch lives only during its calls: it conflicts with that
+// call's arguments and what else is live then, not with what lives only
+// between its calls (scale/acc). @pad is called at steps 0 and 2, so its
+// scratch is live over [0, 1) and [2, 3).
+// CHECK-LABEL: func.func @pad
+// CHECK: tir.allocate {usmp.buffer = "pad/padded", usmp.size = 36 : i64, usmp.alignment = 16 : i64, usmp.live = array<i64: 0, 1, 2, 3>, usmp.pools = ["global_workspace"], usmp.conflicts = ["sid_0", "sid_1", "sid_2"]
+// CHECK-LABEL: func.func @scale
+// CHECK: tir.allocate {usmp.buffer = "scale/acc", usmp.size = 64 : i64, {{.*}} usmp.live = array<i64: 1, 2>, {{.*}} usmp.conflicts = ["sid_0", "sid_1"]
+// CHECK-LABEL: func.func @scratch_main
+// CHECK: usmp.buffer = "sid_0", {{.*}} usmp.live = array<i64: 0, 2>, {{.*}} usmp.conflicts = ["pad/padded", "scale/acc", "sid_1"]
+// CHECK: usmp.buffer = "sid_1", {{.*}} usmp.live = array<i64: 1, 4>, {{.*}} usmp.conflicts = ["pad/padded", "scale/acc", "sid_0", "sid_2"]
+// CHECK: usmp.buffer = "sid_2", {{.*}} usmp.live = array<i64: 2, 4>, {{.*}} usmp.conflicts = ["pad/padded", "sid_1"]
+func.func @pad(%in: memref<16xi8>, %out: memref<16xi8>) attributes {tir.prim_func} {
+  %p = tir.allocate {name_hint = "padded"} : memref<36xi8>
+  func.return
+}
+func.func @scale(%in: memref<16xi8>, %out: memref<16xi8>) attributes {tir.prim_func} {
+  %acc = tir.allocate {name_hint = "acc"} : memref<16xi32>
+  func.return
+}
+func.func private @add(memref<16xi8>, memref<16xi8>, memref<16xi8>) attributes {tir.prim_func}
+func.func @scratch_main(%x: memref<16xi8>, %y: memref<16xi8>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["y"]} {
+  %0 = tir.allocate {name_hint = "sid_0"} : memref<16xi8>
+  %1 = tir.allocate {name_hint = "sid_1"} : memref<16xi8>
+  %2 = tir.allocate {name_hint = "sid_2"} : memref<16xi8>
+  tir.call @pad(%x, %0) : (memref<16xi8>, memref<16xi8>) -> ()
+  tir.call @scale(%0, %1) : (memref<16xi8>, memref<16xi8>) -> ()
+  tir.call @pad(%1, %2) : (memref<16xi8>, memref<16xi8>) -> ()
+  tir.call @add(%1, %2, %y) : (memref<16xi8>, memref<16xi8>, memref<16xi8>) -> ()
+  func.return
+}
+
+// -----
+
+// Liveness follows views: a reinterpret_cast of sid_0 used at step 2 keeps
+// sid_0 live; memref.copy is a step. A function called from an operator runs
+// during that operator's calls, so its scratch lives then too.
+// CHECK-LABEL: func.func @inner
+// CHECK: usmp.buffer = "inner/tmp", {{.*}} usmp.live = array<i64: 1, 2>
+// CHECK-LABEL: func.func @alias_main
+// CHECK-SAME: usmp.steps = ["leaf", "outer", "memref.copy"]
+// CHECK: usmp.buffer = "sid_0", {{.*}} usmp.live = array<i64: 0, 3>
+func.func @inner(%a: memref<4xi8>) attributes {tir.prim_func} {
+  %t = tir.allocate {name_hint = "tmp"} : memref<4xi8>
+  func.return
+}
+func.func @outer(%a: memref<2x2xi8>) attributes {tir.prim_func} {
+  %c = memref.reinterpret_cast %a to offset: [0], sizes: [4], strides: [1] : memref<2x2xi8> to memref<4xi8>
+  tir.call @inner(%c) : (memref<4xi8>) -> ()
+  func.return
+}
+func.func private @leaf(memref<4xi8>, memref<4xi8>) attributes {tir.prim_func}
+func.func @alias_main(%x: memref<4xi8>, %y: memref<2x2xi8>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["y"]} {
+  %0 = tir.allocate {name_hint = "sid_0"} : memref<4xi8>
+  tir.call @leaf(%x, %0) : (memref<4xi8>, memref<4xi8>) -> ()
+  %1 = memref.reinterpret_cast %0 to offset: [0], sizes: [2, 2], strides: [2, 1] : memref<4xi8> to memref<2x2xi8>
+  tir.call @outer(%1) : (memref<2x2xi8>) -> ()
+  "memref.copy"(%1, %y) : (memref<2x2xi8>, memref<2x2xi8>) -> ()
+  func.return
+}
+
+// -----
+
+// Candidate pools: an allocate's own ordered candidate_pools, else every
+// workspace pool in order -- minus the pools a target touching the buffer
+// cannot read and write (the npu-only pool for buffers main or a c operator
+// touches). Alignment is the largest of the candidates'. Constants go to
+// constant pools the targets can read.
+// CHECK-LABEL: func.func @access_main
+// CHECK: usmp.buffer = "constant_0", usmp.size = 12 : i64, usmp.alignment = 4 : i64, usmp.pools = ["flash"]
+// CHECK: usmp.buffer = "sid_0", usmp.size = 8 : i64, usmp.alignment = 16 : i64, {{.*}} usmp.pools = ["sram"]
+// CHECK: usmp.buffer = "sid_1", usmp.size = 8 : i64, usmp.alignment = 16 : i64, {{.*}} usmp.pools = ["sram"]
+// CHECK: usmp.buffer = "sid_2", usmp.size = 8 : i64, usmp.alignment = 32 : i64, {{.*}} usmp.pools = ["dtcm", "sram"]
+// CHECK: usmp.buffer = "sid_3", usmp.size = 8 : i64, usmp.alignment = 32 : i64, {{.*}} usmp.pools = ["sram", "dtcm"]
+builtin.module attributes {tir.pools = [
+    #tir.pool_info<"npu_sram", workspace, alignment = 64, access = {npu = "rw"}>,
+    #tir.pool_info<"dtcm", workspace, size = 1024, alignment = 32, access = {c = "rw", npu = "ro"}>,
+    #tir.pool_info<"sram", workspace, alignment = 16, access = {c = "rw", npu = "rw"}>,
+    #tir.pool_info<"flash", constant, alignment = 4, access = {c = "ro", npu = "ro"}>]} {
+  func.func private @cpu_op(memref<2xi32>, memref<3xi32>, memref<2xi32>) attributes {tir.prim_func}
+  func.func private @npu_op(memref<2xi32>, memref<2xi32>) attributes {tir.prim_func, tir.target = "npu"}
+  func.func @access_main(%x: memref<2xi32>, %y: memref<2xi32>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["y"]} {
+    %w = tir.allocate_const {name_hint = "constant_0", value = dense<[1, 2, 3]> : tensor<3xi32>} : memref<3xi32>
+    %0 = tir.allocate {name_hint = "sid_0"} : memref<2xi32>
+    %1 = tir.allocate {name_hint = "sid_1"} : memref<2xi32>
+    %2 = tir.allocate {name_hint = "sid_2"} : memref<2xi32>
+    %3 = tir.allocate {name_hint = "sid_3", candidate_pools = ["sram", "dtcm"]} : memref<2xi32>
+    tir.call @cpu_op(%x, %w, %0) : (memref<2xi32>, memref<3xi32>, memref<2xi32>) -> ()
+    tir.call @npu_op(%0, %1) : (memref<2xi32>, memref<2xi32>) -> ()
+    tir.call @cpu_op(%1, %w, %2) : (memref<2xi32>, memref<3xi32>, memref<2xi32>) -> ()
+    tir.call @cpu_op(%2, %w, %3) : (memref<2xi32>, memref<3xi32>, memref<2xi32>) -> ()
+    tir.call @cpu_op(%3, %w, %y) : (memref<2xi32>, memref<3xi32>, memref<2xi32>) -> ()
+    func.return
+  }
+}
+
+// -----
+
+// Planned devices: the target of a call's virtual device counts, like the
+// callee's own target.
+// CHECK-LABEL: func.func @device_main
+// CHECK: usmp.buffer = "sid_0", {{.*}} usmp.pools = ["shared"], usmp.conflicts = []
+#npu = #relay.virtual_device<"npu", 0, target = "npu">
+builtin.module attributes {tir.pools = [
+    #tir.pool_info<"cpu_only", workspace, access = {c = "rw"}>,
+    #tir.pool_info<"shared", workspace, access = {c = "rw", npu = "rw"}>]} {
+  func.func private @op(memref<2xi32>, memref<2xi32>) attributes {tir.prim_func}
+  func.func @device_main(%x: memref<2xi32>, %y: memref<2xi32>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["y"]} {
+    %0 = tir.allocate {name_hint = "sid_0"} : memref<2xi32>
+    tir.call @op(%x, %0) {tir.virtual_device = #npu} : (memref<2xi32>, memref<2xi32>) -> ()
+    tir.call @op(%0, %y) : (memref<2xi32>, memref<2xi32>) -> ()
+    func.return
+  }
+}

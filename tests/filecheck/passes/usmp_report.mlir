@@ -1,0 +1,87 @@
+// RUN: usmp-opt %s -p 'usmp-plan-memory{algorithm=greedy_by_size},usmp-report{json="/dev/null"}' | FileCheck %s
+// RUN: rm -rf %t && usmp-opt %s -p 'usmp-plan-memory{algorithm=greedy_by_size},usmp-report{json="%t/plan.json" svg="%t/plan_{pool}.svg"}' -o /dev/null
+// RUN: FileCheck %s --input-file=%t/plan.json --check-prefix=JSON
+// RUN: FileCheck %s --input-file=%t/plan_sram.svg --check-prefix=SVG
+// RUN: FileCheck %s --input-file=%t/plan_flash.svg --check-prefix=FLASH
+// RUN: usmp-opt %s -p 'usmp{algorithm=greedy_by_size report="%t/composite.json"}' -o /dev/null
+// RUN: FileCheck %s --input-file=%t/composite.json --check-prefixes=JSON,COMPOSITE
+// RUN: FileCheck %s --input-file=%t/composite.sram.svg --check-prefix=SVG
+
+// The report changes no IR.
+// CHECK: name_hint = "sid_0", pool_allocation = #tir.pool_allocation<"sram", 64>
+
+// JSON: "model": "report_main",
+// COMPOSITE-NEXT: "algorithm": "greedy_by_size",
+// JSON: "steps": [
+// JSON-NEXT: "pad",
+// JSON-NEXT: "pad",
+// JSON-NEXT: "pad"
+// JSON: "pools": [
+// JSON: "name": "sram",
+// JSON-NEXT: "kind": "workspace",
+// JSON-NEXT: "size": 96,
+// JSON-NEXT: "alignment": 16,
+// JSON-NEXT: "lower_bound": 96,
+// JSON-NEXT: "ratio": 1.0,
+// JSON-NEXT: "buffers": 3
+// JSON: "name": "flash",
+// JSON-NEXT: "kind": "constant",
+// JSON-NEXT: "size": 4,
+// JSON-NEXT: "alignment": 4,
+// JSON-NEXT: "lower_bound": 4,
+// JSON-NEXT: "ratio": 1.0,
+// JSON-NEXT: "buffers": 1
+// JSON: "total": {
+// JSON-NEXT: "workspace_size": 96,
+// JSON-NEXT: "workspace_lower_bound": 96,
+// JSON: "buffers": [
+// JSON: "name": "sid_0",
+// JSON-NEXT: "name_hint": "sid_0",
+// JSON-NEXT: "function": "report_main",
+// JSON-NEXT: "role": "allocate",
+// JSON-NEXT: "pool": "sram",
+// JSON-NEXT: "offset": 64,
+// JSON-NEXT: "size": 16,
+// JSON-NEXT: "alignment": 16,
+// JSON-NEXT: "live": [
+// JSON-NEXT: [
+// JSON-NEXT: 0,
+// JSON-NEXT: 2
+// JSON: "name": "pad/padded",
+// JSON-NEXT: "name_hint": "padded",
+// JSON-NEXT: "function": "pad",
+// JSON-NEXT: "role": "allocate",
+// JSON-NEXT: "pool": "sram",
+// JSON-NEXT: "offset": 0,
+// JSON-NEXT: "size": 64,
+
+// SVG: <svg xmlns="http://www.w3.org/2000/svg"
+// SVG: <title>bytes live at each step</title>
+// SVG: pool sram (workspace): 96 B = 96 B, lower bound 96 B, ratio 1.000
+// SVG: <title>pad/padded (pad): 64 B at offset 0, live [0, 3)</title>
+// SVG: padded 64 B
+// SVG: <title>sid_0 (report_main): 16 B at offset 64, live [0, 2)</title>
+// SVG: lower bound 96 B
+// SVG: time (step of main: operator call)
+// SVG: address (bytes from the pool start)
+// SVG: </svg>
+// FLASH: pool flash (constant): 4 B = 4 B, lower bound 4 B, ratio 1.000
+// FLASH: <title>constant_0 (report_main): 4 B at offset 0, live [0, 3)</title>
+
+builtin.module attributes {tir.pools = [
+    #tir.pool_info<"sram", workspace, access = {c = "rw"}>,
+    #tir.pool_info<"flash", constant, alignment = 4, access = {c = "ro"}>]} {
+  func.func @pad(%in: memref<16xi8>, %w: memref<4xi8>, %out: memref<16xi8>) attributes {tir.prim_func} {
+    %p = tir.allocate {name_hint = "padded"} : memref<64xi8>
+    func.return
+  }
+  func.func @report_main(%x: memref<16xi8>, %y: memref<16xi8>) attributes {tir.prim_func, tir.main} {
+    %w = tir.allocate_const {name_hint = "constant_0", value = dense<[1, 2, 3, 4]> : tensor<4xi8>} : memref<4xi8>
+    %0 = tir.allocate {name_hint = "sid_0"} : memref<16xi8>
+    %1 = tir.allocate {name_hint = "sid_1"} : memref<16xi8>
+    tir.call @pad(%x, %w, %0) : (memref<16xi8>, memref<4xi8>, memref<16xi8>) -> ()
+    tir.call @pad(%0, %w, %1) : (memref<16xi8>, memref<4xi8>, memref<16xi8>) -> ()
+    tir.call @pad(%1, %w, %y) : (memref<16xi8>, memref<4xi8>, memref<16xi8>) -> ()
+    func.return
+  }
+}

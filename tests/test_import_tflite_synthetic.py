@@ -1,0 +1,457 @@
+"""Operators and options the real models do not exercise, on small
+flatbuffers written here with the ``tflite`` package's builder functions,
+compared tensor by tensor with TFLite Micro (``test_models.compare_with_tflm``):
+MAX_POOL_2D, odd SAME padding, dilation, VALID padding, RELU6 / RELU_N1_TO_1,
+depth multiplier 2 with per-channel weights, FULLY_CONNECTED with
+keep_num_dims and per-channel weights, broadcasting int8 ADD, int8 -> int8
+QUANTIZE, float SOFTMAX with beta. Plus the refusals that need a crafted
+file (custom op after a supported one, unsupported fused activation, a
+dynamic non-batch dimension, two subgraphs).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import flatbuffers
+import numpy as np
+import pytest
+from tflite.BuiltinOperator import BuiltinOperator
+from tflite.BuiltinOptions import BuiltinOptions
+
+from tests.test_models import compare_with_tflm
+from usmp.frontend.tflite_import import import_tflite_bytes
+from usmp.frontend.tflite_reader import TFLiteImportError
+
+RELU, RELU_N1_TO_1, RELU6, TANH = 1, 2, 3, 4
+SAME, VALID = 0, 1
+_TYPES = {"float32": 0, "int32": 2, "int8": 9}
+
+
+def _table(name: str) -> Any:
+    return importlib.import_module(f"tflite.{name}")
+
+
+@dataclass
+class ModelBuilder:
+    """A single-subgraph .tflite model, written with the flatbuffer builder."""
+
+    tensors: list[dict[str, Any]] = field(default_factory=list)
+    buffers: list[bytes] = field(default_factory=lambda: [b""])
+    operators: list[dict[str, Any]] = field(default_factory=list)
+    opcodes: list[tuple[str, str | None]] = field(default_factory=list)
+    extra_subgraph: bool = False
+
+    def tensor(
+        self,
+        shape: tuple[int, ...],
+        dtype: str,
+        data: np.ndarray | None = None,
+        scale: float | list[float] | None = None,
+        zero_point: int | list[int] = 0,
+        axis: int = 0,
+        signature: tuple[int, ...] | None = None,
+    ) -> int:
+        buffer = 0
+        if data is not None:
+            self.buffers.append(np.ascontiguousarray(data, dtype=dtype).tobytes())
+            buffer = len(self.buffers) - 1
+        scales = None if scale is None else np.atleast_1d(np.asarray(scale, np.float32))
+        zps = (
+            None
+            if scale is None
+            else np.broadcast_to(
+                np.asarray(zero_point, np.int64),
+                scales.shape,  # type: ignore[union-attr]
+            )
+        )
+        self.tensors.append(
+            dict(
+                shape=shape,
+                dtype=dtype,
+                buffer=buffer,
+                scales=scales,
+                zps=zps,
+                axis=axis,
+                signature=signature,
+                name=f"t{len(self.tensors)}",
+            )
+        )
+        return len(self.tensors) - 1
+
+    def op(
+        self,
+        opcode: str,
+        inputs: list[int],
+        outputs: list[int],
+        options: tuple[str, dict[str, Any]] | None = None,
+        custom: str | None = None,
+    ) -> None:
+        key = (opcode, custom)
+        if key not in self.opcodes:
+            self.opcodes.append(key)
+        self.operators.append(
+            dict(
+                opcode=self.opcodes.index(key),
+                inputs=inputs,
+                outputs=outputs,
+                options=options,
+            )
+        )
+
+    def build(self, inputs: list[int], outputs: list[int]) -> bytes:
+        b = flatbuffers.Builder(1024)
+
+        def ints(values: Any, dtype: Any = np.int32) -> int:
+            return b.CreateNumpyVector(np.asarray(values, dtype=dtype))
+
+        def offsets(start: Any, items: list[int]) -> int:
+            start(b, len(items))
+            for item in reversed(items):
+                b.PrependUOffsetTRelative(item)
+            return b.EndVector()
+
+        buffer_offsets = []
+        for data in self.buffers:
+            vec = None
+            if data:
+                b.StartVector(1, len(data), 16)
+                for byte in reversed(data):
+                    b.PrependUint8(byte)
+                vec = b.EndVector()
+            _table("Buffer").BufferStart(b)
+            if vec is not None:
+                _table("Buffer").BufferAddData(b, vec)
+            buffer_offsets.append(_table("Buffer").BufferEnd(b))
+        tensor_offsets = [self._tensor(b, t, ints) for t in self.tensors]
+        operator_offsets = [self._operator(b, op, ints) for op in self.operators]
+        subgraph = self._subgraph(
+            b, tensor_offsets, operator_offsets, inputs, outputs, ints, offsets
+        )
+        subgraphs = [subgraph]
+        if self.extra_subgraph:
+            subgraphs.append(self._subgraph(b, [], [], [], [], ints, offsets))
+        code_offsets = []
+        for opcode, custom in self.opcodes:
+            name = b.CreateString(custom) if custom else None
+            value = getattr(BuiltinOperator, opcode)
+            _table("OperatorCode").OperatorCodeStart(b)
+            _table("OperatorCode").OperatorCodeAddDeprecatedBuiltinCode(
+                b, min(value, 127)
+            )
+            _table("OperatorCode").OperatorCodeAddBuiltinCode(b, value)
+            _table("OperatorCode").OperatorCodeAddVersion(b, 1)
+            if name is not None:
+                _table("OperatorCode").OperatorCodeAddCustomCode(b, name)
+            code_offsets.append(_table("OperatorCode").OperatorCodeEnd(b))
+        codes = offsets(_table("Model").ModelStartOperatorCodesVector, code_offsets)
+        graphs = offsets(_table("Model").ModelStartSubgraphsVector, subgraphs)
+        buffers = offsets(_table("Model").ModelStartBuffersVector, buffer_offsets)
+        description = b.CreateString("usmp-opt test model")
+        _table("Model").ModelStart(b)
+        _table("Model").ModelAddVersion(b, 3)
+        _table("Model").ModelAddOperatorCodes(b, codes)
+        _table("Model").ModelAddSubgraphs(b, graphs)
+        _table("Model").ModelAddDescription(b, description)
+        _table("Model").ModelAddBuffers(b, buffers)
+        b.Finish(_table("Model").ModelEnd(b), file_identifier=b"TFL3")
+        return bytes(b.Output())
+
+    @staticmethod
+    def _tensor(b: Any, t: dict[str, Any], ints: Any) -> int:
+        name = b.CreateString(t["name"])
+        shape = ints(t["shape"])
+        signature = ints(t["signature"]) if t["signature"] is not None else None
+        quant = None
+        if t["scales"] is not None:
+            scales = b.CreateNumpyVector(t["scales"])
+            zps = b.CreateNumpyVector(np.asarray(t["zps"], np.int64))
+            Q = _table("QuantizationParameters")
+            Q.QuantizationParametersStart(b)
+            Q.QuantizationParametersAddScale(b, scales)
+            Q.QuantizationParametersAddZeroPoint(b, zps)
+            Q.QuantizationParametersAddQuantizedDimension(b, t["axis"])
+            quant = Q.QuantizationParametersEnd(b)
+        T = _table("Tensor")
+        T.TensorStart(b)
+        T.TensorAddShape(b, shape)
+        if signature is not None:
+            T.TensorAddShapeSignature(b, signature)
+        T.TensorAddType(b, _TYPES[t["dtype"]])
+        T.TensorAddBuffer(b, t["buffer"])
+        T.TensorAddName(b, name)
+        if quant is not None:
+            T.TensorAddQuantization(b, quant)
+        return T.TensorEnd(b)
+
+    @staticmethod
+    def _operator(b: Any, op: dict[str, Any], ints: Any) -> int:
+        options = None
+        if op["options"] is not None:
+            kind, fields = op["options"]
+            module = _table(kind)
+            getattr(module, f"{kind}Start")(b)
+            for key, value in fields.items():
+                getattr(module, f"{kind}Add{key}")(b, value)
+            options = (getattr(BuiltinOptions, kind), getattr(module, f"{kind}End")(b))
+        inputs, outputs = ints(op["inputs"]), ints(op["outputs"])
+        Op = _table("Operator")
+        Op.OperatorStart(b)
+        Op.OperatorAddOpcodeIndex(b, op["opcode"])
+        Op.OperatorAddInputs(b, inputs)
+        Op.OperatorAddOutputs(b, outputs)
+        if options is not None:
+            Op.OperatorAddBuiltinOptionsType(b, options[0])
+            Op.OperatorAddBuiltinOptions(b, options[1])
+        return Op.OperatorEnd(b)
+
+    @staticmethod
+    def _subgraph(
+        b: Any,
+        tensors: list[int],
+        operators: list[int],
+        inputs: list[int],
+        outputs: list[int],
+        ints: Any,
+        offsets: Any,
+    ) -> int:
+        S = _table("SubGraph")
+        t = offsets(S.SubGraphStartTensorsVector, tensors)
+        o = offsets(S.SubGraphStartOperatorsVector, operators)
+        i, out = ints(inputs), ints(outputs)
+        S.SubGraphStart(b)
+        S.SubGraphAddTensors(b, t)
+        S.SubGraphAddInputs(b, i)
+        S.SubGraphAddOutputs(b, out)
+        S.SubGraphAddOperators(b, o)
+        return S.SubGraphEnd(b)
+
+
+RNG = np.random.default_rng(20240613)
+
+
+def weights_i8(*shape: int) -> np.ndarray:
+    return RNG.integers(-127, 128, size=shape).astype(np.int8)
+
+
+def check(builder: ModelBuilder, inputs: list[int], outputs: list[int]) -> None:
+    compare_with_tflm(builder.build(inputs, outputs), "synthetic.tflite")
+
+
+# ------------------------------------------------------------- comparisons
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8"])
+def test_max_pool_same_padding_relu6(dtype: str) -> None:
+    m = ModelBuilder()
+    q: dict[str, Any] = dict(scale=0.05, zero_point=-10) if dtype == "int8" else {}
+    x = m.tensor((1, 5, 7, 3), dtype, **q)
+    y = m.tensor((1, 3, 4, 3), dtype, **q)
+    m.op(
+        "MAX_POOL_2D",
+        [x],
+        [y],
+        (
+            "Pool2DOptions",
+            dict(
+                Padding=SAME,
+                StrideW=2,
+                StrideH=2,
+                FilterWidth=2,
+                FilterHeight=3,
+                FusedActivationFunction=RELU6,
+            ),
+        ),
+    )
+    check(m, [x], [y])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8"])
+def test_conv_dilation_valid_relu_n1_to_1(dtype: str) -> None:
+    m = ModelBuilder()
+    if dtype == "int8":
+        x = m.tensor((1, 9, 8, 3), "int8", scale=0.02, zero_point=5)
+        w = m.tensor((4, 3, 3, 3), "int8", weights_i8(4, 3, 3, 3), scale=0.01)
+        bias = m.tensor((4,), "int32", RNG.integers(-500, 500, 4), scale=0.0002)
+        y = m.tensor((1, 5, 4, 4), "int8", scale=0.01, zero_point=-3)
+    else:
+        x = m.tensor((1, 9, 8, 3), "float32")
+        w = m.tensor((4, 3, 3, 3), "float32", RNG.standard_normal((4, 3, 3, 3)) * 0.3)
+        bias = m.tensor((4,), "float32", RNG.standard_normal(4) * 0.1)
+        y = m.tensor((1, 5, 4, 4), "float32")
+    m.op(
+        "CONV_2D",
+        [x, w, bias],
+        [y],
+        (
+            "Conv2DOptions",
+            dict(
+                Padding=VALID,
+                StrideW=1,
+                StrideH=1,
+                DilationWFactor=2,
+                DilationHFactor=2,
+                FusedActivationFunction=RELU_N1_TO_1,
+            ),
+        ),
+    )
+    check(m, [x], [y])
+
+
+def test_depthwise_multiplier_2_per_channel_same_stride_2() -> None:
+    m = ModelBuilder()
+    x = m.tensor((1, 7, 6, 3), "int8", scale=0.05, zero_point=-128)
+    scales = [0.004, 0.006, 0.005, 0.003, 0.007, 0.002]
+    w = m.tensor((1, 3, 3, 6), "int8", weights_i8(1, 3, 3, 6), scale=scales, axis=3)
+    bias = m.tensor(
+        (6,), "int32", RNG.integers(-2000, 2000, 6), scale=[0.05 * s for s in scales]
+    )
+    y = m.tensor((1, 4, 3, 6), "int8", scale=0.04, zero_point=-20)
+    m.op(
+        "DEPTHWISE_CONV_2D",
+        [x, w, bias],
+        [y],
+        (
+            "DepthwiseConv2DOptions",
+            dict(
+                Padding=SAME,
+                StrideW=2,
+                StrideH=2,
+                DepthMultiplier=2,
+                DilationWFactor=1,
+                DilationHFactor=1,
+                FusedActivationFunction=RELU,
+            ),
+        ),
+    )
+    check(m, [x], [y])
+
+
+def test_fully_connected_keep_num_dims_float() -> None:
+    m = ModelBuilder()
+    x = m.tensor((2, 3, 5), "float32")
+    w = m.tensor((4, 5), "float32", RNG.standard_normal((4, 5)))
+    y = m.tensor((2, 3, 4), "float32")
+    m.op(
+        "FULLY_CONNECTED",
+        [x, w, -1],
+        [y],
+        ("FullyConnectedOptions", dict(KeepNumDims=True, FusedActivationFunction=RELU)),
+    )
+    check(m, [x], [y])
+
+
+def test_fully_connected_per_channel_int8() -> None:
+    m = ModelBuilder()
+    x = m.tensor((2, 6), "int8", scale=0.1, zero_point=7)
+    scales = [0.01, 0.02, 0.015]
+    w = m.tensor((3, 6), "int8", weights_i8(3, 6), scale=scales, axis=0)
+    bias = m.tensor(
+        (3,), "int32", RNG.integers(-300, 300, 3), scale=[0.1 * s for s in scales]
+    )
+    y = m.tensor((2, 3), "int8", scale=0.2, zero_point=0)
+    m.op("FULLY_CONNECTED", [x, w, bias], [y], ("FullyConnectedOptions", {}))
+    check(m, [x], [y])
+
+
+def test_add_int8_broadcast_relu() -> None:
+    m = ModelBuilder()
+    a = m.tensor((1, 4, 4, 3), "int8", scale=0.03, zero_point=-4)
+    b = m.tensor((1, 1, 1, 3), "int8", scale=0.07, zero_point=11)
+    y = m.tensor((1, 4, 4, 3), "int8", scale=0.05, zero_point=-128)
+    m.op("ADD", [a, b], [y], ("AddOptions", dict(FusedActivationFunction=RELU)))
+    check(m, [a, b], [y])
+
+
+def test_quantize_float_then_requantize_int8() -> None:
+    m = ModelBuilder()
+    x = m.tensor((1, 64), "float32")
+    q1 = m.tensor((1, 64), "int8", scale=0.0125, zero_point=3)
+    q2 = m.tensor((1, 64), "int8", scale=0.031, zero_point=-9)
+    y = m.tensor((1, 64), "float32")
+    m.op("QUANTIZE", [x], [q1])
+    m.op("QUANTIZE", [q1], [q2])
+    m.op("DEQUANTIZE", [q2], [y])
+    check(m, [x], [y])
+
+
+def test_float_softmax_with_beta() -> None:
+    m = ModelBuilder()
+    x = m.tensor((3, 7), "float32")
+    y = m.tensor((3, 7), "float32")
+    m.op("SOFTMAX", [x], [y], ("SoftmaxOptions", dict(Beta=0.5)))
+    check(m, [x], [y])
+
+
+def test_dynamic_batch_becomes_one() -> None:
+    m = ModelBuilder()
+    x = m.tensor((1, 4), "float32", signature=(-1, 4))
+    y = m.tensor((1, 2, 2), "float32", signature=(-1, 2, 2))
+    m.op("RESHAPE", [x], [y])
+    module = import_tflite_bytes(m.build([x], [y]))
+    assert "(%t0: tensor<1x4xf32>) -> tensor<1x2x2xf32>" in str(module)
+
+
+# ---------------------------------------------------------------- refusals
+
+
+def refusal(builder: ModelBuilder, inputs: list[int], outputs: list[int]) -> str:
+    with pytest.raises(TFLiteImportError) as info:
+        import_tflite_bytes(builder.build(inputs, outputs), "crafted.tflite")
+    return str(info.value)
+
+
+def test_custom_operator_after_a_supported_one() -> None:
+    m = ModelBuilder()
+    x, y, z = (m.tensor((1, 4), "float32") for _ in range(3))
+    m.op("RESHAPE", [x], [y])
+    m.op("CUSTOM", [y], [z], custom="MyKernel")
+    assert refusal(m, [x], [z]) == (
+        "crafted.tflite: error: operator 1 (CUSTOM 'MyKernel'): custom operators are "
+        "not supported: 'MyKernel' is an application-defined kernel"
+    )
+
+
+def test_unsupported_fused_activation() -> None:
+    m = ModelBuilder()
+    a, b, y = (m.tensor((1, 4), "float32") for _ in range(3))
+    m.op("ADD", [a, b], [y], ("AddOptions", dict(FusedActivationFunction=TANH)))
+    assert refusal(m, [a, b], [y]).endswith(
+        "operator 0 (ADD): fused activation TANH is not supported"
+    )
+
+
+def test_dynamic_inner_dimension() -> None:
+    m = ModelBuilder()
+    x = m.tensor((1, 4), "float32", signature=(1, -1))
+    y = m.tensor((1, 4), "float32")
+    m.op("RESHAPE", [x], [y])
+    assert "tensor 't0' has a dynamic dimension ([1, -1])" in refusal(m, [x], [y])
+
+
+def test_two_subgraphs() -> None:
+    m = ModelBuilder(extra_subgraph=True)
+    x, y = m.tensor((1, 4), "float32"), m.tensor((1, 4), "float32")
+    m.op("RESHAPE", [x], [y])
+    assert "the model has 2 subgraphs" in refusal(m, [x], [y])
+
+
+def test_int8_pooling_must_keep_quantisation() -> None:
+    m = ModelBuilder()
+    x = m.tensor((1, 4, 4, 1), "int8", scale=0.1, zero_point=0)
+    y = m.tensor((1, 2, 2, 1), "int8", scale=0.2, zero_point=0)
+    m.op(
+        "AVERAGE_POOL_2D",
+        [x],
+        [y],
+        (
+            "Pool2DOptions",
+            dict(Padding=VALID, StrideW=2, StrideH=2, FilterWidth=2, FilterHeight=2),
+        ),
+    )
+    assert refusal(m, [x], [y]).endswith(
+        "operator 0 (AVERAGE_POOL_2D): int8 pooling needs the same input and output "
+        "quantisation"
+    )

@@ -1,0 +1,182 @@
+"""Real TinyML models: the imported relay module, evaluated by the numpy
+oracle, gives TFLite Micro's answers.
+
+For every supported model in ``shared/models`` (MLPerf Tiny KWS, VWW,
+ResNet-8, AD in int8 and float; hello_world; micro_speech; simple_add):
+import it with ``@main`` returning *every operator's output*, run the oracle
+and the ``tflite-micro`` Python interpreter (all tensors preserved) on the
+same seeded random inputs, and compare tensor by tensor:
+
+* int8 (and every integer) tensor: bit-exact;
+* float model outputs: ``max|ours - tflm| <= 1e-5 * max|tflm|``; float
+  intermediates within 1e-4 of their range (summation order differs).
+
+Models the importer must refuse (custom ops, hybrid quantisation, LSTM/SVDF)
+give exit status 1 and a message naming the operator and its index.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.dialects.func import FuncOp
+
+from usmp.frontend.tflite_import import import_model
+from usmp.frontend.tflite_reader import Model, read_model, read_model_file
+from usmp.oracle.relay_interpreter import evaluate
+from usmp.tools import import_tflite
+
+runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
+
+MODELS_DIR = Path(
+    os.environ.get(
+        "USMP_MODELS_DIR", Path(__file__).resolve().parents[2] / "shared" / "models"
+    )
+)
+
+SUPPORTED = (
+    "mlperf_tiny/kws_ref_model.tflite",
+    "mlperf_tiny/converted/kws_ref_model_float32_full.tflite",
+    "mlperf_tiny/vww_96_int8.tflite",
+    "mlperf_tiny/vww_96_float.tflite",
+    "mlperf_tiny/pretrainedResnet_quant.tflite",
+    "mlperf_tiny/pretrainedResnet.tflite",
+    "mlperf_tiny/ad01_int8.tflite",
+    "mlperf_tiny/ad01_fp32.tflite",
+    "mlperf_tiny/model_ToyCar_quant_fullint.tflite",
+    "tflite_micro/hello_world_int8.tflite",
+    "tflite_micro/hello_world_float.tflite",
+    "tflite_micro/micro_speech_quantized.tflite",
+    "tflite_micro/simple_add_model.tflite",
+)
+
+REFUSED = {  # model -> start of the message after "<file>: error: "
+    "tflite_micro/person_detect_vela.tflite": "operator 0 (CUSTOM 'ethos-u')",
+    "tflite_micro/audio_preprocessor_float.tflite": (
+        "operator 0 (CUSTOM 'SignalWindow')"
+    ),
+    "tflite_micro/audio_preprocessor_int8.tflite": "operator 0 (CUSTOM 'SignalWindow')",
+    "mlperf_tiny/kws_ref_model_float32.tflite": "operator 0 (CONV_2D): hybrid model",
+    "mlperf_tiny/model_ToyCar_quant.tflite": (
+        "operator 0 (FULLY_CONNECTED): hybrid model"
+    ),
+    "tflite_micro/trained_lstm_int8.tflite": (
+        "operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)"
+    ),
+    "tflite_micro/keyword_scrambled.tflite": "operator 1 (SVDF)",
+}
+
+FLOAT_OUTPUT_RTOL = 1e-5
+FLOAT_INTERMEDIATE_RTOL = 1e-4
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def random_inputs(model: Model, seed: int) -> list[np.ndarray]:
+    """Seeded inputs covering each input's range: uniform over the integer
+    range, or standard normal (x2) for float inputs."""
+    rng = np.random.default_rng(seed)
+    inputs = []
+    for index in model.inputs:
+        t = model.tensors[index]
+        assert t.dtype is not None
+        if t.dtype.kind in "iu":
+            info = np.iinfo(t.dtype)
+            inputs.append(
+                rng.integers(info.min, info.max, size=t.shape, endpoint=True).astype(
+                    t.dtype
+                )
+            )
+        else:
+            inputs.append((2.0 * rng.standard_normal(size=t.shape)).astype(t.dtype))
+    return inputs
+
+
+def run_tflm(
+    model_data: bytes, inputs: list[np.ndarray], tensors: list[int]
+) -> list[np.ndarray]:
+    """Invoke TFLite Micro on ``inputs``; the values of ``tensors``."""
+    interpreter = runtime.Interpreter.from_bytes(
+        model_data,
+        arena_size=max(1 << 20, 10 * len(model_data)),
+        intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors,
+    )
+    for i, x in enumerate(inputs):
+        interpreter.set_input(x, i)
+    interpreter.invoke()
+    return [interpreter.GetTensor(t, 0)["tensor_data"] for t in tensors]
+
+
+def compare_with_tflm(
+    data: bytes, name: str, seeds: tuple[int, ...] = (0, 1, 2)
+) -> None:
+    """Import ``data`` returning every operator output; oracle == TFLM."""
+    model = read_model(data, name)
+    produced = [t for op in model.operators for t in op.outputs]
+    module = import_model(model, produced)
+    outputs = set(model.outputs)
+    for seed in seeds:
+        inputs = random_inputs(model, seed)
+        ours = evaluate(module, inputs)
+        reference = run_tflm(data, inputs, produced)
+        for index, got, want in zip(produced, ours, reference, strict=True):
+            want = want.reshape(got.shape)
+            what = f"{name}, seed {seed}, tensor #{index} '{model.tensors[index].name}'"
+            assert got.dtype == want.dtype, what
+            if got.dtype.kind in "iub":
+                mismatches = int(np.count_nonzero(got != want))
+                assert mismatches == 0, f"{what}: {mismatches}/{got.size} values differ"
+            else:
+                rtol = (
+                    FLOAT_OUTPUT_RTOL if index in outputs else FLOAT_INTERMEDIATE_RTOL
+                )
+                scale = max(float(np.max(np.abs(want))), np.finfo(np.float32).tiny)
+                error = float(np.max(np.abs(got.astype(np.float64) - want))) / scale
+                assert error <= rtol, f"{what}: relative error {error:.2e} > {rtol:.0e}"
+
+
+# -------------------------------------------------------------------- tests
+
+
+def test_models_directory_holds_the_models() -> None:
+    missing = [m for m in (*SUPPORTED, *REFUSED) if not (MODELS_DIR / m).is_file()]
+    assert not missing, f"missing under {MODELS_DIR} (set USMP_MODELS_DIR): {missing}"
+
+
+@pytest.mark.parametrize("name", SUPPORTED)
+def test_oracle_matches_tflite_micro(name: str) -> None:
+    path = MODELS_DIR / name
+    compare_with_tflm(path.read_bytes(), path.name)
+
+
+@pytest.mark.parametrize("name", SUPPORTED)
+def test_main_signature_is_the_models(name: str) -> None:
+    model = read_model_file(MODELS_DIR / name)
+    module = import_model(model)
+    (func,) = module.ops
+    assert isinstance(func, FuncOp)
+    arg_shapes = [str(a.type) for a in func.body.block.args]
+    result_shapes = [str(t) for t in func.function_type.outputs]
+    assert arg_shapes == [tensor_type_of(model, i) for i in model.inputs]
+    assert result_shapes == [tensor_type_of(model, i) for i in model.outputs]
+
+
+def tensor_type_of(model: Model, index: int) -> str:
+    """``tensor<AxBxT>`` of a TFLite tensor (shape as stored, batch 1)."""
+    t = model.tensors[index]
+    element = {"int8": "i8", "float32": "f32", "int32": "i32"}[str(t.dtype)]
+    return f"tensor<{'x'.join(map(str, t.shape))}x{element}>"
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_models(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    path = MODELS_DIR / name
+    assert import_tflite.main([str(path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"{path.name}: error: {REFUSED[name]}")
+    assert "Traceback" not in captured.err

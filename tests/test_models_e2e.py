@@ -1,0 +1,70 @@
+"""End to end on real models: ``.tflite`` -> import -> fuse-ops -> lower-ops
+-> aot-lower-main -> usmp -> C library -> gcc (``-std=c99 -Wall -Wextra
+-Werror -pedantic``) -> run, against the ``tflite-micro`` interpreter on the
+same seeded inputs: int8 outputs bit-exact, float outputs within 1e-5 of the
+output's magnitude; also with the I/O planned inside the workspace. The C is
+built and run by ``usmp.tools.run_c``.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+
+from tests.test_models import (
+    FLOAT_OUTPUT_RTOL,
+    MODELS_DIR,
+    SUPPORTED,
+    random_inputs,
+    run_tflm,
+)
+from usmp.frontend.tflite_import import import_model
+from usmp.frontend.tflite_reader import read_model_file
+from usmp.tools.run_c import run_module
+
+PIPELINE = "fuse-ops,lower-ops,aot-lower-main,usmp"
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("gcc") is None, reason="gcc is not installed"
+)
+
+
+@pytest.mark.parametrize("name", SUPPORTED)
+def test_c_matches_tflite_micro(name: str) -> None:
+    check_c(name, PIPELINE, seeds=(0, 1))
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "mlperf_tiny/kws_ref_model.tflite",
+        "mlperf_tiny/model_ToyCar_quant_fullint.tflite",
+        "tflite_micro/simple_add_model.tflite",
+    ],
+)
+def test_c_with_io_in_the_workspace(name: str) -> None:
+    check_c(name, PIPELINE + "{use_workspace_io=true}", seeds=(2,))
+
+
+def check_c(name: str, pipeline: str, seeds: tuple[int, ...]) -> None:
+    path = MODELS_DIR / name
+    model = read_model_file(path)
+    module = import_model(model)
+    data = path.read_bytes()
+    for seed in seeds:
+        inputs = random_inputs(model, seed)
+        ours = run_module(module, inputs, passes=pipeline)
+        reference = run_tflm(data, inputs, list(model.outputs))
+        for k, (got, want) in enumerate(zip(ours, reference, strict=True)):
+            want = want.reshape(got.shape)
+            what = f"{name}, seed {seed}, output {k}"
+            assert got.dtype == want.dtype, what
+            if got.dtype.kind == "f":
+                scale = max(float(np.max(np.abs(want))), np.finfo(np.float32).tiny)
+                error = float(np.max(np.abs(got.astype(np.float64) - want))) / scale
+                assert error <= FLOAT_OUTPUT_RTOL, f"{what}: relative error {error:.2e}"
+            else:
+                mismatches = int(np.count_nonzero(got != want))
+                assert mismatches == 0, f"{what}: {mismatches}/{got.size} values differ"

@@ -1,0 +1,133 @@
+"""``usmp-import-tflite``: a ``.tflite`` model as relay MLIR.
+
+    usmp-import-tflite model.tflite [-o model.mlir] [--weights hex|resource|elided]
+                       [--threshold N] [--print-weights [--full]] [--outputs all|T,...]
+
+Prints ``func.func @main`` in the relay dialect (see
+``usmp.frontend.tflite_import``). ``--weights`` chooses how weights are
+printed (``usmp.frontend.printing``); ``--print-weights`` lists them as numpy
+arrays instead of printing the module; ``--outputs all`` makes ``@main``
+return every operator's output (for layer-by-layer comparisons), or a comma
+separated list of TFLite tensor indices.
+
+A model that cannot be imported (custom or unsupported operator, hybrid
+quantisation, ...) gives ``<model>: error: operator <i> (<NAME>): <why>`` on
+stderr and exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from usmp.diagnostics import LocatedError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="usmp-import-tflite",
+        description="Import a TFLite flatbuffer as relay MLIR.",
+    )
+    p.add_argument("model", help="the .tflite file")
+    p.add_argument("-o", "--output", help="write the MLIR here (default: stdout)")
+    p.add_argument(
+        "--weights",
+        choices=("hex", "resource", "elided"),
+        default="hex",
+        help="how to print weights: inline hex dense (default), MLIR "
+        "dense_resource blobs at the end of the file, or elided (reading only)",
+    )
+    p.add_argument(
+        "--threshold",
+        type=int,
+        default=16,
+        help="with --weights resource/elided: constants with more elements than "
+        "this are moved out of line (default 16)",
+    )
+    p.add_argument(
+        "--generic",
+        action="store_true",
+        help="print ops in MLIR's generic form (what mlir-opt "
+        "--allow-unregistered-dialect reads)",
+    )
+    p.add_argument(
+        "--print-weights",
+        action="store_true",
+        help="print every weight as a numpy array instead of the module",
+    )
+    p.add_argument(
+        "--full", action="store_true", help="with --print-weights: do not summarise"
+    )
+    p.add_argument(
+        "--outputs",
+        help="'all' (every operator output) or comma-separated TFLite tensor "
+        "indices: what @main returns (default: the model's outputs)",
+    )
+    return p
+
+
+def _outputs(spec: str | None, model) -> list[int] | None:  # noqa: ANN001
+    if spec is None:
+        return None
+    if spec == "all":
+        return [t for op in model.operators for t in op.outputs]
+    try:
+        indices = [int(s) for s in spec.split(",") if s.strip()]
+    except ValueError:
+        raise ValueError(
+            f"--outputs: expected 'all' or tensor indices, got '{spec}'"
+        ) from None
+    bad = [i for i in indices if not 0 <= i < len(model.tensors)]
+    if bad:
+        raise ValueError(
+            f"--outputs: tensor indices {bad} out of range "
+            f"(0..{len(model.tensors) - 1})"
+        )
+    return indices
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from usmp.frontend.printing import format_constants, print_module
+    from usmp.frontend.tflite_import import import_model
+    from usmp.frontend.tflite_reader import read_model_file
+
+    try:
+        model = read_model_file(args.model)
+        module = import_model(model, _outputs(args.outputs, model))
+    except LocatedError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    except ValueError as e:
+        print(f"usmp-import-tflite: error: {e}", file=sys.stderr)
+        return 1
+    try:
+        out = open(args.output, "w") if args.output else sys.stdout  # noqa: SIM115
+    except OSError as e:
+        print(
+            f"usmp-import-tflite: error: {args.output}: {e.strerror}", file=sys.stderr
+        )
+        return 1
+    try:
+        if args.print_weights:
+            out.write(format_constants(module, full=args.full))
+        else:
+            print_module(
+                module,
+                out,
+                weights=args.weights,
+                threshold=args.threshold,
+                generic=args.generic,
+            )
+    except BrokenPipeError:  # e.g. piped into head
+        sys.stderr.close()
+        return 0
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

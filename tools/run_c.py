@@ -1,0 +1,291 @@
+"""Build and run a model's C on numpy inputs (a test and benchmark harness).
+
+    from usmp.tools.run_c import run_module
+    outputs = run_module(mlir_text_or_module, [x], sanitize=True)
+
+``run_module`` takes a module after ``usmp`` (or after ``convert-to-emitc``;
+``passes="aot-lower-main,usmp"`` runs a pipeline first), writes its C library
+(U1: the library defines its pools), a small ``main`` that reads the inputs
+from files, calls ``tvmgen_<model>_run`` and writes the outputs, builds it
+with gcc and runs it. Builds are cached by the hash of everything that goes
+into them, under ``$TMPDIR/usmp-run-c/``.
+
+``emitter="mlir-translate"`` builds the same module from MLIR 22's
+``mlir-translate --mlir-to-cpp`` output instead of usmp-opt's printer (the
+entry function is then called directly, with pools the harness allocates):
+the composition check of the two C paths.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    ModuleOp,
+    Signedness,
+)
+
+from usmp.lowering.c_printer import ALIGNED_MACRO, c_identifier
+from usmp.lowering.metadata import ModelInterface, Tensor
+from usmp.tools.c_library import as_emitc, build_library, load
+
+DEFAULT_CFLAGS = ("-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-pedantic")
+SANITIZE_FLAGS = (
+    "-fsanitize=address,undefined",
+    "-fno-sanitize-recover=all",
+    "-fno-omit-frame-pointer",
+    "-g",
+)
+CACHE = Path(tempfile.gettempdir()) / "usmp-run-c"
+
+
+class CRunError(RuntimeError):
+    """The C did not build or the program failed (message has the output)."""
+
+
+def dtype_of(t: Tensor) -> np.dtype:
+    element = t.type.get_element_type()
+    if isinstance(element, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(element, Float64Type):
+        return np.dtype(np.float64)
+    assert isinstance(element, IntegerType)
+    width = element.width.data
+    if width == 1:
+        return np.dtype(np.bool_)
+    unsigned = element.signedness.data == Signedness.UNSIGNED
+    return np.dtype(f"{'u' if unsigned else ''}int{width}")
+
+
+def run_pipeline(module: ModuleOp, passes: str) -> ModuleOp:
+    """``module`` (cloned) after the pass pipeline ``passes`` (usmp-opt syntax)."""
+    from xdsl.context import Context
+    from xdsl.passes import PassPipeline
+    from xdsl.transforms import get_all_passes as upstream
+
+    from usmp.dialects import get_all_dialects
+    from usmp.passes import get_all_passes
+
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    available = {**upstream(), **get_all_passes()}
+    module = module.clone()
+    PassPipeline.parse_spec(available, passes).apply(ctx, module)
+    return module
+
+
+def _harness(m: ModelInterface, direct: dict[str, str] | None = None) -> str:
+    """A C main: ``prog in0.bin .. out0.bin ..``. ``direct`` (pool -> C name of
+    its data) calls the entry function itself instead of ``run``."""
+    lines = ["#include <stdio.h>", "#include <string.h>", ""]
+    lines.append("static int io(const char* path, void* data, size_t n, int write) {")
+    lines.append('  FILE* f = fopen(path, write ? "wb" : "rb");')
+    lines.append("  size_t done;")
+    lines.append("  if (f == NULL) return 1;")
+    lines.append("  done = write ? fwrite(data, 1, n, f) : fread(data, 1, n, f);")
+    lines.append("  fclose(f);")
+    lines.append("  return done != n;")
+    lines += ["}", ""]
+    tensors = [*m.inputs, *m.outputs]
+    for k, t in enumerate(tensors):
+        lines.append(
+            f"static {t.c_element} t{k}[{max(1, t.nbytes // dtype_of(t).itemsize)}];"
+        )
+    if direct is not None:
+        for p in m.pools:
+            lines.append(
+                f"USMP_ALIGNED({p.alignment}) static uint8_t "
+                f"pool_{p.c_name}[{max(1, p.size)}];"
+            )
+    lines += ["", "int main(int argc, char** argv) {"]
+    lines.append(f"  if (argc != {len(tensors) + 1}) return 2;")
+    for k in range(len(m.inputs)):
+        lines.append(f"  if (io(argv[{k + 1}], t{k}, sizeof t{k}, 0)) return 3;")
+    ins = [f"t{k}" for k in range(len(m.inputs))]
+    outs = [f"t{k}" for k in range(len(m.inputs), len(tensors))]
+    if direct is not None:
+        for p in m.pools:
+            if not p.is_workspace:
+                lines.append(f"  memcpy(pool_{p.c_name}, {direct[p.name]}, {p.size});")
+        if m.io_in_workspace:  # the I/O lives in the pools, at planned offsets
+            for k, t in enumerate(m.inputs):
+                lines.append(
+                    f"  memcpy(&pool_{c_identifier(t.pool or '')}[{t.offset}], "
+                    f"t{k}, sizeof t{k});"
+                )
+            ins, outs = [], []
+        args = ins + outs + [f"pool_{p.c_name}" for p in m.pools]
+        lines.append(f"  {m.main.sym_name.data}({', '.join(args)});")
+        if m.io_in_workspace:
+            for k, t in enumerate(m.outputs, len(m.inputs)):
+                lines.append(
+                    f"  memcpy(t{k}, &pool_{c_identifier(t.pool or '')}[{t.offset}], "
+                    f"sizeof t{k});"
+                )
+    elif m.io_in_workspace:
+        lines.append(f"  {m.typedef('Inputs')} in = {m.symbol('map_inputs')}();")
+        lines.append(f"  {m.typedef('Outputs')} out = {m.symbol('map_outputs')}();")
+        for k, t in enumerate(m.inputs):
+            lines.append(f"  memcpy(in.{t.c_name}, t{k}, sizeof t{k});")
+        lines.append(f"  {m.symbol('run')}();")
+        for k, t in enumerate(m.outputs, len(m.inputs)):
+            lines.append(f"  memcpy(t{k}, out.{t.c_name}, sizeof t{k});")
+    else:
+        lines.append(f"  {m.typedef('Inputs')} in = {{{', '.join(ins)}}};")
+        lines.append(f"  {m.typedef('Outputs')} out = {{{', '.join(outs)}}};")
+        lines.append(f"  {m.symbol('run')}(&in, &out);")
+    for k in range(len(m.inputs), len(tensors)):
+        lines.append(f"  if (io(argv[{k + 1}], t{k}, sizeof t{k}, 1)) return 4;")
+    lines += ["  return 0;", "}", ""]
+    return "\n".join(lines)
+
+
+def _sources(module: ModuleOp, emitter: str) -> tuple[ModelInterface, dict[str, str]]:
+    library = build_library(module)
+    m = library.interface
+    if emitter == "usmp":
+        files = {k: v for k, v in library.files.items() if k.endswith((".c", ".h"))}
+        files["harness.c"] = '#include "metadata.h"\n' + _harness(m)
+        return m, files
+    if emitter != "mlir-translate":
+        raise ValueError(f"emitter '{emitter}' is not one of usmp, mlir-translate")
+    translated = translate_with_mlir(module)
+    data = {p.name: p.data.sym_name.data for p in m.pools if p.data is not None}  # pyright: ignore
+    harness = f'{ALIGNED_MACRO}\n#include "translated.c"\n{_harness(m, direct=data)}'
+    return m, {"translated.c": translated, "harness.c": harness}
+
+
+def translate_with_mlir(module: ModuleOp) -> str:
+    """``mlir-translate --mlir-to-cpp`` (MLIR 22) of the converted module."""
+    import io
+
+    from xdsl.printer import Printer
+
+    tool = _mlir_translate()
+    text = io.StringIO()
+    Printer(stream=text, print_generic_format=True).print_op(as_emitc(module))
+    result = subprocess.run(
+        [tool, "--mlir-to-cpp"],
+        input=text.getvalue(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise CRunError(f"mlir-translate rejected the emitc module:\n{result.stderr}")
+    return result.stdout
+
+
+def _mlir_translate() -> str:
+    for folder in (os.environ.get("MLIR_BIN", ""), "/usr/lib/llvm-22/bin"):
+        if folder and (Path(folder) / "mlir-translate").exists():
+            return str(Path(folder) / "mlir-translate")
+    found = shutil.which("mlir-translate-22") or shutil.which("mlir-translate")
+    if found is None:
+        raise CRunError(
+            "mlir-translate (MLIR 22) is not installed (apt-get install mlir-22-tools)"
+        )
+    return found
+
+
+def build(files: dict[str, str], flags: Sequence[str], compiler: str = "gcc") -> Path:
+    """Compile ``files`` into an executable, cached by content; its path."""
+    digest = hashlib.sha256(
+        repr((compiler, tuple(flags), sorted(files.items()))).encode()
+    )
+    folder = CACHE / digest.hexdigest()[:24]
+    exe = folder / "model"
+    if exe.exists():
+        return exe
+    CACHE.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(dir=CACHE))
+    for name, text in files.items():
+        (work / name).write_text(text)
+    sources = [name for name in files if name.endswith(".c") and name != "translated.c"]
+    result = subprocess.run(
+        [
+            compiler,
+            *flags,
+            "-I",
+            str(work),
+            *(str(work / s) for s in sources),
+            "-o",
+            str(work / "model"),
+            "-lm",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        shutil.rmtree(work, ignore_errors=True)
+        raise CRunError(f"{compiler} failed:\n{result.stderr}")
+    try:
+        work.rename(folder)
+    except OSError:  # built concurrently by another process
+        shutil.rmtree(work, ignore_errors=True)
+    return exe
+
+
+def run_module(
+    module_or_text: ModuleOp | str,
+    inputs: Sequence[np.ndarray],
+    *,
+    cflags: Sequence[str] = DEFAULT_CFLAGS,
+    sanitize: bool = False,
+    passes: str = "",
+    emitter: str = "usmp",
+) -> list[np.ndarray]:
+    """Run the model on ``inputs`` (one array per model input, in order, of
+    the input's dtype and size) and return its outputs."""
+    module = load(module_or_text) if isinstance(module_or_text, str) else module_or_text
+    if passes:
+        module = run_pipeline(module, passes)
+    module = as_emitc(module)
+    m, files = _sources(module, emitter)
+    if len(inputs) != len(m.inputs):
+        raise ValueError(
+            f"model '{m.model}' takes {len(m.inputs)} inputs, got {len(inputs)}"
+        )
+    arrays = []
+    for t, x in zip(m.inputs, inputs, strict=True):
+        x = np.asarray(x)
+        if x.dtype != dtype_of(t) or x.size * x.itemsize != t.nbytes:
+            raise ValueError(
+                f"input '{t.name}' must be {dtype_of(t)} of shape "
+                f"{list(t.type.get_shape())}, "
+                f"got {x.dtype} of shape {list(x.shape)}"
+            )
+        arrays.append(np.ascontiguousarray(x))
+    flags = [*cflags, *(SANITIZE_FLAGS if sanitize else ())]
+    exe = build(files, flags)
+    with tempfile.TemporaryDirectory(prefix="usmp-run-") as tmp:
+        paths = [Path(tmp) / f"{k}.bin" for k in range(len(m.inputs) + len(m.outputs))]
+        for path, x in zip(paths, arrays, strict=False):
+            path.write_bytes(x.tobytes())
+        result = subprocess.run(
+            [str(exe), *map(str, paths)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=600,
+        )
+        if result.returncode != 0:
+            raise CRunError(f"{exe} exited with {result.returncode}:\n{result.stderr}")
+        return [
+            np.frombuffer(path.read_bytes(), dtype=dtype_of(t))
+            .reshape(t.type.get_shape())
+            .copy()
+            for path, t in zip(paths[len(m.inputs) :], m.outputs, strict=True)
+        ]

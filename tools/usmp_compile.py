@@ -1,0 +1,630 @@
+"""``usmp-compile``: a tvmc-like driver, model in, C library out.
+
+    usmp-compile model.tflite -o out/ [--executor aot] [--target c]
+        [--module-name NAME] [--algorithm ALGO] [--use-workspace-io]
+        [--usmp-workspace-pools=sram,dtcm] [--usmp-parameter-pools=flash]
+        [--usmp-workspace-pool-sram="target=c:rw;size=65536;align=16"]
+        [--usmp-parameter-pool-flash="target=c;size=0"]
+        [--workspace-byte-alignment N] [--constant-byte-alignment N]
+        [--stop-after STEP] [--dump-ir] [--quiet]
+
+The input is a ``.tflite`` file (imported by ``usmp.frontend``) or a relay
+``.mlir`` module. The pipeline is
+
+    import -> fuse-ops -> lower-ops -> aot-lower-main -> usmp
+           -> convert-to-emitc -> emit-c
+
+each step a registered pass run in process on one module (verified after
+every step); each step's name and time go to stderr as it finishes.
+``--stop-after STEP`` ends after that step and writes its MLIR; ``--dump-ir``
+writes every step's MLIR to ``out/ir/``.
+
+Pools follow the USMP RFC's tvmc flags: ``--usmp-workspace-pools`` and
+``--usmp-parameter-pools`` list pools in fallback order; a per-pool flag
+``--usmp-workspace-pool-NAME`` / ``--usmp-parameter-pool-NAME`` takes
+``target=T[:rw|ro],...;size=BYTES;align=BYTES`` (targets default to ``c``,
+workspace access to ``rw``, parameter access to ``ro``, size 0 = unbounded,
+alignment to ``--workspace-byte-alignment`` / ``--constant-byte-alignment``).
+They become the module's ``tir.pools`` before ``usmp`` runs.
+
+Output directory (in the spirit of TVM's Model Library Format)::
+
+    out/codegen/host/src/*.c           the C library (emit-c): metadata.c,
+                                       operators.c, aot_main.c
+    out/codegen/host/include/*.h       metadata.h (the RFC's interface), and
+                                       parameters.h for application-provided
+                                       parameter pools
+    out/src/<model>.relay.mlir         the imported relay module
+    out/memory/plan.json               usmp's memory report, plan.<pool>.svg per pool
+    out/metadata.json                  model I/O, options, pools, memory report, the
+                                       C interface (types, run symbol), step times
+    out/ir/NN-<step>.mlir              with --dump-ir
+
+Errors caused by the input (unsupported operator, bad pool flags, a pass's
+located diagnostic) print one message on stderr and exit with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+PIPELINE = (
+    "import",
+    "fuse-ops",
+    "lower-ops",
+    "aot-lower-main",
+    "usmp",
+    "convert-to-emitc",
+    "emit-c",
+)
+EXECUTORS = ("aot",)
+TARGETS = ("c",)
+_POOL_FLAG = re.compile(r"--usmp-(workspace|parameter)-pool-([A-Za-z_][A-Za-z0-9_]*)")
+_POOL_KEYS = ("target", "size", "align")
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class CompileError(Exception):
+    """A problem with the command line or the input: one message, exit 1."""
+
+
+# -- pools ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolFlag:
+    name: str
+    kind: str
+    """``workspace`` or ``constant``."""
+    size: int
+    alignment: int
+    access: tuple[tuple[str, str], ...]
+
+
+def parse_pool_flags(
+    workspace_pools: str | None,
+    parameter_pools: str | None,
+    specs: dict[tuple[str, str], str],
+    workspace_alignment: int,
+    constant_alignment: int,
+) -> list[PoolFlag]:
+    """The RFC's pool flags as ordered pools (workspace pools first)."""
+    pools: list[PoolFlag] = []
+    listed: dict[str, str] = {}
+    for flag_kind, names in (
+        ("workspace", workspace_pools),
+        ("parameter", parameter_pools),
+    ):
+        for name in _names(names, flag_kind):
+            if name in listed:
+                raise CompileError(f"pool '{name}' is listed twice")
+            listed[name] = flag_kind
+            spec = specs.get((flag_kind, name), "")
+            kind = "workspace" if flag_kind == "workspace" else "constant"
+            default_align = (
+                workspace_alignment if kind == "workspace" else constant_alignment
+            )
+            pools.append(_pool(name, kind, spec, default_align))
+    for flag_kind, name in specs:
+        if listed.get(name) != flag_kind:
+            valid = [n for n, k in listed.items() if k == flag_kind]
+            raise CompileError(
+                f"--usmp-{flag_kind}-pool-{name}: '{name}' is not in "
+                f"--usmp-{flag_kind}-pools (listed: {', '.join(valid) or 'none'})"
+            )
+    return pools
+
+
+def _names(text: str | None, flag_kind: str) -> list[str]:
+    if text is None:
+        return []
+    names = [n.strip() for n in text.split(",")]
+    for n in names:
+        if not _C_IDENTIFIER.fullmatch(n):
+            raise CompileError(
+                f"--usmp-{flag_kind}-pools: '{n}' is not a valid pool name "
+                "(a C identifier)"
+            )
+    return names
+
+
+def _pool(name: str, kind: str, spec: str, alignment: int) -> PoolFlag:
+    size = 0
+    default_mode = "rw" if kind == "workspace" else "ro"
+    access: list[tuple[str, str]] = [("c", default_mode)]
+    where = f"pool '{name}'"
+    for item in filter(None, (s.strip() for s in spec.split(";"))):
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or key not in _POOL_KEYS:
+            raise CompileError(
+                f"{where}: '{item}' is not KEY=VALUE with KEY one of "
+                f'{", ".join(_POOL_KEYS)} (e.g. "target=c:rw;size=65536;align=16")'
+            )
+        value = value.strip()
+        if key == "target":
+            access = []
+            for entry in value.split(","):
+                target, colon, mode = entry.strip().partition(":")
+                mode = mode if colon else default_mode
+                if not target or mode not in ("rw", "ro"):
+                    raise CompileError(
+                        f"{where}: target entry '{entry}' is not TARGET[:rw|:ro]"
+                    )
+                access.append((target, mode))
+        else:
+            if not value.isdigit():
+                raise CompileError(f"{where}: {key}='{value}' is not a number of bytes")
+            if key == "size":
+                size = int(value)
+            else:
+                alignment = int(value)
+    if alignment <= 0 or alignment & (alignment - 1):
+        raise CompileError(f"{where}: alignment {alignment} is not a power of two")
+    return PoolFlag(name, kind, size, alignment, tuple(access))
+
+
+def _pool_attrs(pools: Sequence[PoolFlag]) -> list[Any]:
+    from usmp.dialects.tir import PoolInfoAttr
+
+    return [PoolInfoAttr(p.name, p.kind, p.size, p.alignment, p.access) for p in pools]
+
+
+# -- the pipeline --------------------------------------------------------------
+
+
+@dataclass
+class Compilation:
+    """State of one run: options, the module, and what each step recorded."""
+
+    args: argparse.Namespace
+    pools: list[PoolFlag]
+    out: Path
+    ctx: Context
+    module: ModuleOp | None = None
+    model_info: dict[str, Any] = field(default_factory=dict[str, Any])
+    timings: dict[str, float] = field(default_factory=dict[str, float])
+    files: list[str] = field(default_factory=list[str])
+    c_interface: dict[str, Any] | None = None
+
+    def say(self, message: str) -> None:
+        if not self.args.quiet:
+            print(f"usmp-compile: {message}", file=sys.stderr, flush=True)
+
+    def write(self, relative: str, text: str) -> Path:
+        path = self.out / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        self.files.append(relative)
+        return path
+
+    def mlir(self) -> str:
+        from io import StringIO
+
+        assert self.module is not None
+        stream = StringIO()
+        Printer(stream=stream).print_op(self.module)
+        return stream.getvalue() + "\n"
+
+
+def _context() -> Context:
+    from usmp.dialects import get_all_dialects
+
+    ctx = Context()
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+def _step_import(c: Compilation) -> None:
+    path = Path(c.args.model)
+    if path.suffix == ".mlir":
+        from usmp.diagnostics import LocatingParser, verify_located
+
+        try:
+            text = path.read_text()
+        except OSError as e:
+            raise CompileError(f"{path}: {e.strerror}") from None
+        c.module = LocatingParser(c.ctx, text, str(path)).parse_module()
+        verify_located(c.module)
+        c.model_info = {"file": path.name, "format": "mlir"}
+    else:
+        from usmp.frontend.tflite_import import import_model
+        from usmp.frontend.tflite_reader import read_model_file
+
+        model = read_model_file(path)
+        c.module = import_model(model)
+        c.model_info = _tflite_info(model)
+    c.write(f"src/{path.stem}.relay.mlir", c.mlir())
+
+
+def _tflite_info(model: Any) -> dict[str, Any]:
+    def tensor(index: int) -> dict[str, Any]:
+        t = model.tensors[index]
+        quant = t.quantization
+        return {
+            "name": t.name,
+            "shape": list(t.shape),
+            "dtype": str(t.dtype),
+            "scale": quant.scale if quant else None,
+            "zero_point": quant.zero_point if quant else None,
+        }
+
+    return {
+        "file": model.name,
+        "format": "tflite",
+        "operators": len(model.operators),
+        "weight_bytes": sum(t.data.nbytes for t in model.tensors if t.data is not None),
+        "inputs": [tensor(i) for i in model.inputs],
+        "outputs": [tensor(i) for i in model.outputs],
+    }
+
+
+def _pass_step(flag: str, **options: Any) -> Callable[[Compilation], None]:
+    def run(c: Compilation) -> None:
+        from usmp.diagnostics import verify_located
+        from usmp.passes import get_all_passes
+
+        factories = get_all_passes()
+        if flag not in factories:
+            raise CompileError(
+                f"step '{flag}' is not available in this build (registered passes: "
+                f"{', '.join(sorted(factories))}); use --stop-after to end earlier"
+            )
+        cls = factories[flag]()
+        fields = getattr(cls, "__dataclass_fields__", {})
+        values = {
+            k: v(c) if callable(v) else v for k, v in options.items() if k in fields
+        }
+        assert c.module is not None
+        cls(**values).apply(c.ctx, c.module)
+        verify_located(c.module)
+
+    return run
+
+
+def _step_usmp(c: Compilation) -> None:
+    from xdsl.dialects.builtin import ArrayAttr
+
+    from usmp.dialects.tir import POOLS
+
+    assert c.module is not None
+    if c.pools:
+        c.module.attributes[POOLS] = ArrayAttr(_pool_attrs(c.pools))
+    (c.out / "memory").mkdir(parents=True, exist_ok=True)
+    _pass_step(
+        "usmp",
+        algorithm=c.args.algorithm,
+        use_workspace_io=c.args.use_workspace_io,
+        report=str(c.out / "memory" / "plan.json"),
+    )(c)
+    c.files.extend(
+        str(p.relative_to(c.out)) for p in sorted((c.out / "memory").iterdir())
+    )
+
+
+def _step_emit_c(c: Compilation) -> None:
+    """The C library (``usmp.tools.c_library``): sources in
+    ``codegen/host/src``, headers in ``codegen/host/include``. Pools named on
+    the command line are provided by the application (RFC U2/U3) unless
+    ``--library-pools``; otherwise the library defines them (U1)."""
+    try:
+        from usmp.tools.c_library import build_library
+    except ImportError:
+        raise CompileError(
+            "step 'emit-c' is not available in this build (usmp.tools.c_library is "
+            "missing); use --stop-after convert-to-emitc"
+        ) from None
+    assert c.module is not None
+    # a pool the plan did not use is not part of the library's interface
+    planned = {p["name"] for p in (_memory_report(c) or {}).get("pools", [])}
+    user_pools = (
+        [] if c.args.library_pools else [p.name for p in c.pools if p.name in planned]
+    )
+    library = build_library(c.module, user_pools=user_pools)
+    for name, text in sorted(library.files.items()):
+        folder = "include" if name.endswith(".h") else "src"
+        c.write(f"codegen/host/{folder}/{name}", text)
+    c.c_interface = _c_interface(library.interface)
+
+
+def _c_interface(m: Any) -> dict[str, Any]:
+    """The library's C interface (``usmp.lowering.metadata.ModelInterface``)
+    as JSON: what an application (or a test harness) needs to call it."""
+
+    def tensor(t: Any) -> dict[str, Any]:
+        return {
+            "name": t.name,
+            "c_name": t.c_name,
+            "c_type": t.c_element,
+            "shape": list(t.type.get_shape()),
+            "bytes": t.nbytes,
+        }
+
+    interface: dict[str, Any] = {
+        "model": m.model,
+        "run": m.symbol("run"),
+        "inputs_type": m.typedef("Inputs"),
+        "outputs_type": m.typedef("Outputs"),
+        "inputs": [tensor(t) for t in m.inputs],
+        "outputs": [tensor(t) for t in m.outputs],
+        "io_in_workspace": m.io_in_workspace,
+        "pools": [
+            {
+                "name": p.name,
+                "c_name": p.c_name,
+                "kind": p.kind,
+                "size": p.size,
+                "alignment": p.alignment,
+                "provided_by": "application" if p.user else "library",
+                "size_macro": m.define(p, "SIZE"),
+            }
+            for p in m.pools
+        ],
+    }
+    if m.user_pools(workspace=True):
+        interface["workspaces_type"] = m.typedef("Workspaces")
+    if m.user_pools(workspace=False):
+        interface["parameters_type"] = m.typedef("Parameters")
+    if m.io_in_workspace:
+        interface["map_inputs"] = m.symbol("map_inputs")
+        interface["map_outputs"] = m.symbol("map_outputs")
+    return interface
+
+
+STEPS: dict[str, Callable[[Compilation], None]] = {
+    "import": _step_import,
+    "fuse-ops": _pass_step("fuse-ops", module_name=lambda c: c.args.module_name),
+    "lower-ops": _pass_step("lower-ops"),
+    "aot-lower-main": _pass_step(
+        "aot-lower-main", module_name=lambda c: c.args.module_name
+    ),
+    "usmp": _step_usmp,
+    "convert-to-emitc": _pass_step("convert-to-emitc"),
+    "emit-c": _step_emit_c,
+}
+
+
+def run(c: Compilation) -> None:
+    last = c.args.stop_after
+    for number, step in enumerate(PIPELINE):
+        start = time.perf_counter()
+        STEPS[step](c)
+        c.timings[step] = round(time.perf_counter() - start, 4)
+        c.say(f"{step:<17} {c.timings[step]:7.2f} s")
+        if c.args.dump_ir and step != "emit-c":
+            c.write(f"ir/{number:02d}-{step}.mlir", c.mlir())
+        if step == last:
+            if step != "emit-c":
+                c.write(f"{c.args.module_name}.{step}.mlir", c.mlir())
+            break
+    c.write("metadata.json", json.dumps(_metadata(c), indent=2) + "\n")
+
+
+def _memory_report(c: Compilation) -> dict[str, Any] | None:
+    path = c.out / "memory" / "plan.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def _metadata(c: Compilation) -> dict[str, Any]:
+    memory = _memory_report(c)
+    summary: dict[str, Any] = {}
+    if memory is not None:
+        pools = memory.get("pools", [])
+        workspace = [p for p in pools if p.get("kind") == "workspace"]
+        constant = [p for p in pools if p.get("kind") == "constant"]
+        summary = {
+            "workspace_bytes": sum(p["size"] for p in workspace),
+            "workspace_lower_bound_bytes": sum(
+                p.get("lower_bound") or 0 for p in workspace
+            ),
+            "constant_bytes": sum(p["size"] for p in constant),
+            "io_in_workspace": bool(c.args.use_workspace_io),
+        }
+    return {
+        "version": 1,
+        "model_name": c.args.module_name,
+        "model": c.model_info,
+        "executor": c.args.executor,
+        "target": c.args.target,
+        "algorithm": c.args.algorithm,
+        "pools_requested": [
+            {
+                "name": p.name,
+                "kind": p.kind,
+                "size": p.size,
+                "alignment": p.alignment,
+                "access": dict(p.access),
+            }
+            for p in c.pools
+        ],
+        "memory_summary": summary,
+        "memory": memory,
+        "c_interface": c.c_interface,
+        "compile_time_s": c.timings,
+        "files": sorted(set(c.files) | {"metadata.json"}),
+    }
+
+
+# -- command line --------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    from usmp.planning.algorithms import ALGORITHMS, DEFAULT_ALGORITHM
+
+    p = argparse.ArgumentParser(
+        prog="usmp-compile",
+        description="Compile a TFLite model (or relay MLIR) to a static-memory "
+        "C library.",
+        epilog="Per-pool flags: --usmp-workspace-pool-NAME=SPEC, "
+        "--usmp-parameter-pool-NAME=SPEC with SPEC "
+        '"target=c:rw,npu:ro;size=65536;align=16".',
+    )
+    p.add_argument("model", help="a .tflite file or a relay .mlir module")
+    p.add_argument("-o", "--output", required=True, help="output directory")
+    p.add_argument("--executor", choices=EXECUTORS, default="aot")
+    p.add_argument("--target", choices=TARGETS, default="c")
+    p.add_argument(
+        "--module-name", default="default", help="C prefix (tvmgen_<name>_...)"
+    )
+    p.add_argument(
+        "--algorithm",
+        "--usmp-algorithm",
+        choices=sorted(ALGORITHMS),
+        default=DEFAULT_ALGORITHM,
+        help=f"memory planning algorithm (default {DEFAULT_ALGORITHM})",
+    )
+    p.add_argument("--usmp-workspace-pools", help="workspace pools, in fallback order")
+    p.add_argument(
+        "--usmp-parameter-pools", help="parameter (constant) pools, in order"
+    )
+    p.add_argument("--workspace-byte-alignment", type=int, default=16)
+    p.add_argument("--constant-byte-alignment", type=int, default=16)
+    p.add_argument(
+        "--use-workspace-io",
+        action="store_true",
+        help="place the model's inputs and outputs in the workspace pool",
+    )
+    p.add_argument(
+        "--library-pools",
+        action="store_true",
+        help="the library defines every pool, also those named by --usmp-*-pools "
+        "(RFC U1); by default pools named on the command line are provided by the "
+        "application (U2/U3)",
+    )
+    p.add_argument("--stop-after", choices=PIPELINE, help="end after this step")
+    p.add_argument("--dump-ir", action="store_true", help="write every step's MLIR")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    return p
+
+
+def _split_pool_flags(
+    argv: Sequence[str],
+) -> tuple[list[str], dict[tuple[str, str], str]]:
+    """Take ``--usmp-{workspace,parameter}-pool-NAME[=]SPEC`` out of ``argv``."""
+    rest: list[str] = []
+    specs: dict[tuple[str, str], str] = {}
+    items = list(argv)
+    i = 0
+    while i < len(items):
+        flag, eq, value = items[i].partition("=")
+        match = _POOL_FLAG.fullmatch(flag)
+        if match is None:
+            rest.append(items[i])
+            i += 1
+            continue
+        if not eq:
+            if i + 1 >= len(items):
+                raise CompileError(f'{flag} needs a value (e.g. "target=c;size=65536")')
+            value = items[i + 1]
+            i += 1
+        key = (match.group(1), match.group(2))
+        if key in specs:
+            raise CompileError(f"{flag} is given twice")
+        specs[key] = value
+        i += 1
+    return rest, specs
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    raw = list(sys.argv[1:] if argv is None else argv)
+    try:
+        rest, specs = _split_pool_flags(raw)
+        args = _parser().parse_args(rest)
+        if not _C_IDENTIFIER.fullmatch(args.module_name):
+            raise CompileError(
+                f"--module-name '{args.module_name}' is not a C identifier"
+            )
+        for flag in ("workspace_byte_alignment", "constant_byte_alignment"):
+            value = getattr(args, flag)
+            if value <= 0 or value & (value - 1):
+                raise CompileError(
+                    f"--{flag.replace('_', '-')} {value} is not a power of two"
+                )
+        pools = parse_pool_flags(
+            args.usmp_workspace_pools,
+            args.usmp_parameter_pools,
+            specs,
+            args.workspace_byte_alignment,
+            args.constant_byte_alignment,
+        )
+        pools = _with_default_alignment(pools, args)
+        out = Path(args.output)
+        out.mkdir(parents=True, exist_ok=True)
+        compilation = Compilation(args, pools, out, _context())
+        start = time.perf_counter()
+        run(compilation)
+        compilation.say(f"{'total':<17} {time.perf_counter() - start:7.2f} s -> {out}")
+        _print_memory(compilation)
+    except CompileError as e:
+        print(f"usmp-compile: error: {e}", file=sys.stderr)
+        return 1
+    except ParseError as e:
+        from usmp.tools.usmp_opt import parse_error_diagnostic
+
+        print(str(parse_error_diagnostic(e)), file=sys.stderr)
+        return 1
+    except (DiagnosticException, ValueError) as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    except OSError as e:
+        print(f"usmp-compile: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _with_default_alignment(
+    pools: list[PoolFlag], args: argparse.Namespace
+) -> list[PoolFlag]:
+    """Without pool flags, non-default alignments still apply: to usmp's
+    default pools, made explicit."""
+    if pools or (args.workspace_byte_alignment, args.constant_byte_alignment) == (
+        16,
+        16,
+    ):
+        return pools
+    from usmp.passes.usmp_pools import DEFAULT_CONSTANT_POOL, DEFAULT_WORKSPACE_POOL
+
+    return [
+        PoolFlag(
+            DEFAULT_WORKSPACE_POOL,
+            "workspace",
+            0,
+            args.workspace_byte_alignment,
+            (("c", "rw"),),
+        ),
+        PoolFlag(
+            DEFAULT_CONSTANT_POOL,
+            "constant",
+            0,
+            args.constant_byte_alignment,
+            (("c", "ro"),),
+        ),
+    ]
+
+
+def _print_memory(c: Compilation) -> None:
+    report = _memory_report(c)
+    if c.args.quiet or report is None:
+        return
+    for pool in report.get("pools", []):
+        bound = pool.get("lower_bound")
+        extra = f" (lower bound {bound:,} B)" if bound is not None else ""
+        c.say(f"pool {pool['name']} [{pool['kind']}]: {pool['size']:,} B{extra}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
