@@ -170,9 +170,12 @@ class FunctionPrinter:
             uses = list(value.uses)
             if len(uses) != 1 or uses[0].operation.parent_block() is not block:
                 continue
-            user = position[uses[0].operation]
-            if reads and last_write_before[user] >= position[op]:
-                continue  # a write between here and the use could change the value
+            user = uses[0].operation
+            if reads and (
+                isinstance(user, _ALWAYS_INLINE)  # printed later, at its own use
+                or last_write_before[position[user]] >= position[op]
+            ):
+                continue  # a write before the use could change what it reads
             self.inline.add(value)
 
     # -- names --------------------------------------------------------------

@@ -293,38 +293,36 @@ class FunctionLowering:
         )
 
 
-_DEAD_IF_UNUSED = (
+_VALUE_OPS = (
     emitc.ConstantOp,
     emitc.LiteralOp,
+    emitc.VariableOp,
     emitc.LoadOp,
     emitc.SubscriptOp,
-    emitc.ApplyOp,
-    emitc.CastOp,
-    emitc.CmpOp,
-    emitc.ConditionalOp,
-    emitc.AddOp,
-    emitc.SubOp,
-    emitc.MulOp,
-    emitc.LogicalAndOp,
-    emitc.LogicalOrOp,
-    emitc.LogicalNotOp,
     emitc.GetGlobalOp,
-    emitc.UnaryMinusOp,
-    emitc.BitwiseAndOp,
+    emitc.AddOp,
 )
-"""Ops whose result is all they do: erased when nothing uses it (constants
-whose uses were folded into an index, loads of values never read...)."""
+
+
+def _dead(op: Operation) -> bool:
+    """Is ``op`` a value nobody uses, whose computation does nothing else
+    (constants whose uses were folded into an index, unread loads...)?"""
+    if len(op.results) != 1 or op.results[0].uses:
+        return False
+    if isinstance(op, emitc.ApplyOp):
+        return op.applicableOperator.data == "&"
+    return isinstance(op, _VALUE_OPS) or type(op).__module__ == _EXPRESSIONS
+
+
+_EXPRESSIONS = emitc.CastOp.__module__  # arithmetic, comparisons, casts: pure
 
 
 def erase_dead_values(block: Block) -> None:
     """Erase unused side-effect-free ops in ``block`` and nested blocks."""
     for op in reversed(list(block.walk())):
-        if isinstance(op, _DEAD_IF_UNUSED) and not op.results[0].uses:
-            if not (
-                isinstance(op, emitc.ApplyOp) and op.applicableOperator.data != "&"
-            ):
-                op.detach()
-                op.erase()
+        if _dead(op):
+            op.detach()
+            op.erase()
 
 
 def builtin_only(attr: Attribute) -> Attribute | None:
@@ -436,7 +434,9 @@ def convert_module(module: ModuleOp) -> None:
     converted: list[Operation] = []
     for op in module.ops:
         if isinstance(op, func.FuncOp):
-            converted.append(FunctionLowering(info, handlers).lower_function(op))
+            # (pyright sees this file as both lowering.* and usmp.lowering.*)
+            lowering = FunctionLowering(info, handlers)  # pyright: ignore[reportArgumentType]
+            converted.append(lowering.lower_function(op))
         elif isinstance(op, memref.GlobalOp):
             converted.append(_lower_global(op, info))
         elif op.dialect_name() == "emitc":

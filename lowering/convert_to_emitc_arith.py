@@ -21,6 +21,7 @@ the C with ``-fsanitize=undefined``, which would report it).
 
 from __future__ import annotations
 
+import math as math_
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, math
@@ -246,6 +247,8 @@ def _constant(fl: FunctionLowering, op: arith.ConstantOp) -> None:
         value, DenseIntOrFPElementsAttr
     ):
         type_ = convert_type(value.type, op)
+        if isinstance(value, FloatAttr) and not math_.isfinite(value.value.data):
+            fl.include("math.h")  # INFINITY, NAN
         fl.bind(op.result, fl.constant(value, type_))
     else:
         raise located_error(

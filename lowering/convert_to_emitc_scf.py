@@ -20,15 +20,21 @@ from usmp.lowering.convert_to_emitc import FunctionLowering, Handler, convert_ty
 
 
 def _variables(
-    fl: FunctionLowering, results: Sequence[SSAValue], op: Operation
+    fl: FunctionLowering,
+    results: Sequence[SSAValue],
+    op: Operation,
+    carried: Sequence[SSAValue] = (),
 ) -> list[SSAValue]:
-    """One uninitialised C variable per result, named after it."""
+    """One uninitialised C variable per result, named after it (or after the
+    loop-carried value it holds)."""
     variables: list[SSAValue] = []
-    for result in results:
+    for k, result in enumerate(results):
         var = fl.result(
             emitc.VariableOp(emitc.LValueType(convert_type(result.type, op)))
         )
-        var.name_hint = result.name_hint
+        var.name_hint = result.name_hint or (
+            carried[k].name_hint if k < len(carried) else None
+        )
         variables.append(var)
     return variables
 
@@ -54,8 +60,9 @@ def _load_into(
     variables: Sequence[SSAValue],
     named: bool = True,
 ) -> None:
-    """Read each variable into the value it stands for. Results read after
-    the op stay unnamed: the variable already carries their name."""
+    """Read each variable into the value it stands for; unless ``named`` the
+    read stays unnamed (the variable carries the name), so the C printer can
+    use the variable itself where that reads the same value."""
     for value, var in zip(values, variables, strict=True):
         loaded = fl.result(emitc.LoadOp(var))
         fl.bind(value, loaded)
@@ -65,7 +72,7 @@ def _load_into(
 
 def _for(fl: FunctionLowering, op: scf.ForOp) -> None:
     lb, ub, step = fl.value(op.lb), fl.value(op.ub), fl.value(op.step)
-    variables = _variables(fl, op.res, op)
+    variables = _variables(fl, op.res, op, op.body.block.args[1:])
     for var, init in zip(variables, op.iter_args, strict=True):
         fl.emit(emitc.AssignOp(var, fl.value(init)))
     body = Block(arg_types=[lb.type])
@@ -75,7 +82,7 @@ def _for(fl: FunctionLowering, op: scf.ForOp) -> None:
     fl.emit(loop)
     outer, fl.block = fl.block, body
     fl.current = op
-    _load_into(fl, iter_args, variables)
+    _load_into(fl, iter_args, variables, named=False)
     fl.block = outer
     _lower_body(fl, op.body.block, body, variables)
     fl.current = op

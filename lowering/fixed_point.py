@@ -19,8 +19,6 @@ from usmp.lowering.loops import KernelBuilder
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
 
-Fx = "int | SSAValue"
-
 
 def _value(b: KernelBuilder, x: int | SSAValue) -> SSAValue:
     return b.const(x, i32) if isinstance(x, int) else x

@@ -306,4 +306,4 @@ def partition(nodes: Sequence[GraphNode], max_depth: int) -> list[int]:
         representative.setdefault(group.find_root(), index)
         for index, group in enumerate(partitioner.groups)
     ]
-    return group_of  # TEMP
+    return narrow_outputs(nodes, group_of, max_depth)

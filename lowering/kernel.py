@@ -6,8 +6,9 @@ index)`` emits the scalar ops computing one element of any value of the
 group at a given index, recursively:
 
 * a function argument is a ``memref.load`` from the matching buffer;
-* a single-element constant is an ``arith.constant``; a larger constant a
-  hoisted ``tir.allocate_const`` (planned by ``usmp`` like any constant);
+* a constant of equal elements (scalar, splat) is an ``arith.constant``;
+  any other constant a hoisted ``tir.allocate_const`` (planned by ``usmp``
+  like any constant);
 * an operator asks its handler (``ops_*.py``), which maps the index to its
   operands' indices (broadcasting, transpose, reshape, pad, concatenate) and
   combines their elements, or runs a reduction over a window (conv2d,
@@ -18,15 +19,16 @@ and no intermediate tensor exists. Elements are memoised per (value, index)
 within a block (a value used twice at the same index is computed once);
 scopes follow the builder's blocks.
 
-Softmax needs its row's max and sum: when the result is the softmax through
-shape-preserving elementwise ops (what ``fuse-ops`` produces), the loop nest
-puts the softmax axis innermost and computes both once per row, as scalars,
-before the row's loop. Elsewhere the handler recomputes them per element.
+Row operators (softmax) need statistics of their row (max, sum): when the
+result is the row operator through shape-preserving elementwise ops (what
+``fuse-ops`` produces), the loop nest puts the row's axis innermost and
+computes them once per row, as scalars, before the row's loop (``rows``).
+Elsewhere the handler recomputes them per element.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TypeAlias
 
 from xdsl.dialects.builtin import (
@@ -78,7 +80,7 @@ class FusedKernel:
         self.b = builder
         self.buffers = buffers
         self.handlers = handlers
-        self._tables: dict[Operation | str, SSAValue] = {}
+        self._tables: dict[Hashable, SSAValue] = {}
         self._names: set[str] = set()
         self.rows: dict[Operation, tuple[tuple[Ix, ...], tuple[SSAValue, ...]]] = {}
         """Row operator -> (index without the axis, statistics) of the row the
@@ -123,10 +125,12 @@ class FusedKernel:
     def _constant(self, op: relay.ConstantOp, index: tuple[Ix, ...]) -> SSAValue:
         value = op.value
         el = element_type(op.result)
-        if isinstance(value, DenseIntOrFPElementsAttr) and len(value.get_values()) == 1:
-            scalar = value.get_values()[0]
-            assert isinstance(scalar, int | float)
-            return self.b.const(scalar, el)
+        if isinstance(value, DenseIntOrFPElementsAttr):
+            elements = value.get_values()
+            if all(e == elements[0] for e in elements):  # scalar or splat
+                scalar = elements[0]
+                assert isinstance(scalar, int | float)
+                return self.b.const(scalar, el)
         buffer = self._tables.get(op)
         if buffer is None:
             assert isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr)
@@ -150,7 +154,7 @@ class FusedKernel:
         """A constant table (e.g. per-channel multipliers) as a hoisted
         ``tir.allocate_const`` named ``name`` (made unique in the function);
         identical tables are shared."""
-        key = f"{name}:{values}"
+        key = (name, values)
         buffer = self._tables.get(key)
         if buffer is None:
             alloc = tir.AllocateConstOp(

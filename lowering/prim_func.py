@@ -180,9 +180,10 @@ def emit_result(kernel: FusedKernel, result: SSAValue, out: SSAValue) -> None:
 
 
 def lower_primitive(primitive: func.FuncOp) -> func.FuncOp:
-    """The tir prim func computing ``primitive``: same name and visibility,
-    arguments = one memref per input, then one per output (the fields of a
-    returned tuple, each computed by its own loop nest)."""
+    """The tir prim func computing ``primitive``: same name, visibility and
+    attributes (``relay.primitive`` becomes ``tir.prim_func``), arguments =
+    one memref per input, then one per output (the fields of a returned
+    tuple, each computed by its own loop nest)."""
     results = check_primitive(primitive)
     block = primitive.body.blocks[0]
     in_types = [memref_of(a.type) for a in block.args]
@@ -202,6 +203,11 @@ def lower_primitive(primitive: func.FuncOp) -> func.FuncOp:
         ([*in_types, *out_types], []),
         Region(entry),
         visibility=primitive.sym_visibility,
+    )
+    lowered.attributes.update(
+        (name, attr)
+        for name, attr in primitive.attributes.items()
+        if name != relay.PRIMITIVE
     )
     lowered.attributes[tir.PRIM_FUNC] = UnitAttr()
     lowered.location = primitive.location

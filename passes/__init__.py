@@ -20,6 +20,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "usmp-buffer-info": ("usmp_buffer_info", "UsmpBufferInfoPass"),
     "usmp-plan-memory": ("usmp_plan_memory", "UsmpPlanMemoryPass"),
     "usmp-report": ("usmp_report", "UsmpReportPass"),
+    "usmp-validate": ("usmp_validate", "UsmpValidatePass"),
     "usmp-convert-pool-allocations": (
         "usmp_convert_pool_allocations",
         "UsmpConvertPoolAllocationsPass",

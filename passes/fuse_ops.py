@@ -17,17 +17,25 @@ What it does
         func.func @tvmgen_default_fused_nn_conv2d_add_...(%x, %w, %b) -> tensor<..>
             attributes {relay.primitive} { <the group's relay ops> }
 
+    One deviation from TVM, for memory: at a join of two anchor chains (an
+    int8 residual add), the chain that cannot enter the join's group hands
+    its trailing widening ops (``cast`` to i32 and the input rescale) to
+    that group, so the tensor between the groups is its i8 value and not
+    the i32 one (``usmp.lowering.fusion.narrow_outputs``).
+
     Names follow TVM: ``tvmgen_<module_name>_fused_`` + the TVM names of the
     group's ops in execution order (a name part longer than 80 characters is
     cut and given a CRC-32 of the whole), made unique with ``_1``, ``_2``...
     Primitive functions are inserted before the function they come from, in
     execution order.
 
-    Constants: a single-element ``dense<...>`` constant is copied into every
-    group that uses it (it becomes an immediate in the lowered code and needs
-    no buffer); any other constant stays in main and is passed as a call
-    argument, so ``aot-lower-main`` turns it into a ``tir.allocate_const`` the
-    planner sees. Arguments are ordered by first use in the group.
+    Constants: a ``dense<...>`` constant whose elements are all equal (a
+    scalar such as a zero point, or a splat) is copied into every group that
+    uses it (it becomes an immediate in the lowered code and needs no buffer;
+    TVM does this for rank-0 constants); any other constant stays in main
+    and is passed as a call argument, so ``aot-lower-main`` turns it into a
+    ``tir.allocate_const`` the planner sees. Arguments are ordered by first
+    use in the group.
 
     A group made of ``relay.reshape``s only is left in main as is:
     ``aot-lower-main`` aliases a reshape to its operand's storage (no copy,
@@ -57,6 +65,7 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
+    FixedBitwidthType,
     FunctionType,
     ModuleOp,
     TensorType,
@@ -144,16 +153,21 @@ def fused_name(op_names: Sequence[str], module_name: str) -> str:
     return f"tvmgen_{module_name}_{candidate}"
 
 
-def _scalar_constant(value: SSAValue) -> relay.ConstantOp | None:
-    """The producer of ``value`` if it is a single-element dense constant."""
+def _uniform_constant(value: SSAValue) -> relay.ConstantOp | None:
+    """The producer of ``value`` if it is a dense constant whose elements are
+    all equal (a scalar or a splat): an immediate once lowered."""
     owner = value.owner
-    if (
-        isinstance(owner, relay.ConstantOp)
-        and isinstance(owner.value, DenseIntOrFPElementsAttr)
-        and owner.result.type.element_count() == 1  # type: ignore[union-attr]
-    ):
+    if isinstance(owner, relay.ConstantOp) and is_uniform(owner.value):
         return owner
     return None
+
+
+def is_uniform(value: object) -> bool:
+    """Whether ``value`` is a ``dense<...>`` attribute of equal elements."""
+    if not isinstance(value, DenseIntOrFPElementsAttr):
+        return False
+    elements = value.get_values()
+    return all(e == elements[0] for e in elements)
 
 
 def _check_function(function: func.FuncOp) -> Block:
@@ -209,9 +223,10 @@ def _build_graph(nodes: Sequence[Operation]) -> list[GraphNode]:
 
 
 def _nbytes(t: object) -> int:
+    """Bytes of a tensor value (0 for anything else, e.g. a tuple)."""
     if isinstance(t, TensorType):
         el = t.get_element_type()
-        width = el.bitwidth if hasattr(el, "bitwidth") else 32
+        width = el.bitwidth if isinstance(el, FixedBitwidthType) else 32
         return t.element_count() * max(width // 8, 1)
     return 0
 
@@ -270,7 +285,7 @@ def _outline(
         for operand in op.operands:
             if operand.owner in member_set:
                 continue
-            constant = _scalar_constant(operand)
+            constant = _uniform_constant(operand)
             if constant is not None:
                 if constant not in constants:
                     constants.append(constant)

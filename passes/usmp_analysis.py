@@ -24,7 +24,13 @@ Time is main's call order. Every top-level op of the entry function (the
   caller fills them before main runs) to their last use, and outputs from
   their first use to ``T`` (the caller reads them after main returns);
 * a ``tir.allocate_const`` is a constant: no live range, it goes to a constant
-  pool.
+  pool;
+* after ``usmp-convert-pool-allocations``, a ``memref.view`` into a pool
+  argument (``tir.pool_args``) is a buffer already placed there (a constant
+  if the pool is a constant pool; an input/output if it is the view
+  ``tir.input_allocations``/``tir.output_allocations`` describe), so the
+  same analysis recovers the plan from rewritten IR (``usmp-validate``,
+  ``usmp-report``).
 
 Two workspace buffers *conflict* when both are non-empty and one of their live
 intervals overlap. Candidate pools: the op's ``candidate_pools`` (in its
@@ -45,33 +51,41 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
-from xdsl.dialects import func
+from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
-    ArrayAttr,
-    DictionaryAttr,
     FixedBitwidthType,
+    IntegerAttr,
     MemRefType,
     ModuleOp,
-    NoneAttr,
-    StringAttr,
 )
-from xdsl.ir import Attribute, BlockArgument, Operation
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from usmp.diagnostics import located_error
 from usmp.dialects.tir import (
     INPUT_NAMES,
-    MAIN_FUNC,
     OUTPUT_NAMES,
-    POOL_ARGS,
     AllocateConstOp,
     AllocateOp,
     PoolAllocationAttr,
     PoolInfoAttr,
 )
+from usmp.passes.usmp_ir import (
+    INPUT_ALLOCATIONS,
+    INPUT_TYPES,
+    IO_ALLOCATION_ATTR,
+    OUTPUT_ALLOCATIONS,
+    OUTPUT_TYPES,
+    attr_list,
+    byte_size,
+    find_main,
+    pool_arguments,
+    string_list,
+)
 from usmp.passes.usmp_liveness import (
     Interval,
     call_graph,
     compute_conflicts,
+    defines_buffer,
     device_target,
     function_steps,
     intervals,
@@ -79,10 +93,6 @@ from usmp.passes.usmp_liveness import (
 )
 from usmp.passes.usmp_pools import can_hold, describe_pool, function_target
 from usmp.planning.model import Buffer, Pool, Problem
-
-IO_ALLOCATION_ATTR = "tir.pool_allocation"
-"""Argument attribute of main's inputs/outputs placed in the workspace by
-``usmp-plan-memory{use_workspace_io=true}``."""
 
 
 @dataclass(eq=False)
@@ -98,7 +108,9 @@ class BufferInfo:
     """``workspace`` or ``constant`` (the kind of pool it goes to)."""
     role: str
     """``allocate``, ``constant``, ``input`` or ``output``."""
-    owner: AllocateOp | AllocateConstOp | BlockArgument
+    owner: Operation | BlockArgument
+    """What defines it: the allocation, main's argument (workspace I/O), or
+    after the rewrite the ``memref.view`` into its pool."""
     anchor: Operation
     """Where diagnostics about this buffer point (the op, or main for I/O)."""
     type: MemRefType
@@ -182,63 +194,6 @@ def _to_buffer(
     return Buffer(b.name, b.size, start, end, align, b.pools, extra)
 
 
-def byte_size(type_: MemRefType, anchor: Operation, what: str) -> int:
-    """Bytes of a statically shaped, contiguous memref in the default memory space."""
-    if not isinstance(type_.layout, NoneAttr):
-        raise located_error(
-            anchor,
-            f"{what}: {type_} has a layout map; usmp places only contiguous "
-            "memrefs with the identity layout",
-        )
-    if not isinstance(type_.memory_space, NoneAttr):
-        raise located_error(
-            anchor,
-            f"{what}: {type_} is in memory space {type_.memory_space}; usmp places "
-            "buffers of the default memory space (choose pools to pin memory)",
-        )
-    element = type_.get_element_type()
-    if not isinstance(element, FixedBitwidthType):
-        raise located_error(
-            anchor,
-            f"{what}: element type {element} has no fixed size in bytes; "
-            "expected an integer, float or complex element type",
-        )
-    count = 1
-    for dim in type_.get_shape():
-        count *= dim
-    return count * element.size
-
-
-def string_list(attr: Attribute | None) -> list[str]:
-    if isinstance(attr, ArrayAttr):
-        return [a.data for a in attr if isinstance(a, StringAttr)]  # pyright: ignore
-    return []
-
-
-def find_main(module: ModuleOp) -> func.FuncOp:
-    mains = [
-        op
-        for op in module.ops
-        if isinstance(op, func.FuncOp) and MAIN_FUNC in op.attributes
-    ]
-    if len(mains) != 1:
-        raise located_error(
-            mains[1] if mains else (module.body.block.first_op or module),
-            f"usmp needs exactly one entry function (a func.func with '{MAIN_FUNC}', "
-            f"as aot-lower-main produces); found {len(mains)}",
-        )
-    if not mains[0].body.blocks:
-        raise located_error(mains[0], "usmp: the entry function has no body")
-    return mains[0]
-
-
-def is_rewritten(module: ModuleOp) -> bool:
-    """Has ``usmp-convert-pool-allocations`` already run on ``module``?"""
-    return any(
-        isinstance(op, func.FuncOp) and POOL_ARGS in op.attributes for op in module.ops
-    )
-
-
 class _Namer:
     """Unique buffer names: the base, else the base with ``_1``, ``_2``, ..."""
 
@@ -271,24 +226,31 @@ class _Analyzer:
         }
         self.pools = tuple(pools)
         self.pool_by_name = {p.pool_name.data: p for p in pools}
-        self.timeline = main_timeline(self.main, self.functions)
+        self.pool_args = {name: pool_arguments(f) for name, f in self.functions.items()}
+        main_pools = self.pool_args[self.main.sym_name.data]
+        self.timeline = main_timeline(self.main, self.functions, main_pools)
         self.namer = _Namer()
         self.buffers: list[BufferInfo] = []
         self.constants: list[BufferInfo] = []
 
     def run(self, use_workspace_io: bool) -> BufferInfoAnalysis:
         main, timeline = self.main, self.timeline
+        main_name = main.sym_name.data
         # main's I/O, main's own buffers, then each operator's, in module order
         attrs = main.arg_attrs.data if main.arg_attrs is not None else ()
-        if use_workspace_io or any(IO_ALLOCATION_ATTR in d.data for d in attrs):
+        io_views: set[Operation] = set()
+        if INPUT_ALLOCATIONS in main.attributes:  # rewritten with workspace I/O
+            io_views = self.add_io_views()
+        elif use_workspace_io or any(IO_ALLOCATION_ATTR in d.data for d in attrs):
             self.add_io()
         main_targets = {function_target(main)}
         for op in main.walk():
-            if isinstance(op, (AllocateOp, AllocateConstOp)):
-                used = timeline.uses.get(op.result, set())
+            if defines_buffer(op, self.pool_args[main_name]) and op not in io_views:
+                value = op.results[0]
+                used = timeline.uses.get(value, set())
                 live = ((min(used), max(used) + 1),) if used else ()
-                targets = main_targets | timeline.value_targets.get(op.result, set())
-                self.add_allocation(op, self.main.sym_name.data, live, targets)
+                targets = main_targets | timeline.value_targets.get(value, set())
+                self.add_allocation(op, main_name, live, targets)
         running = function_steps(timeline, call_graph(self.functions))
         for name, f in self.functions.items():
             if f is main:
@@ -296,7 +258,7 @@ class _Analyzer:
             live = intervals(running.get(name, ()))
             targets = timeline.call_targets.get(name, {function_target(f)})
             for op in f.walk():
-                if isinstance(op, (AllocateOp, AllocateConstOp)):
+                if defines_buffer(op, self.pool_args[name]):
                     self.add_allocation(op, name, live, targets)
         return BufferInfoAnalysis(
             main,
@@ -350,25 +312,54 @@ class _Analyzer:
             max(p.alignment.data for p in chosen),
         )
 
+    def view_placement(self, view: memref.ViewOp, function: str) -> PoolAllocationAttr:
+        """Where a view into a pool argument points (after the rewrite)."""
+        pool = self.pool_args[function][view.source]
+        shift = view.byte_shift.owner
+        if not (
+            isinstance(shift, arith.ConstantOp)
+            and isinstance(shift.value, IntegerAttr)
+            and not view.sizes
+        ):
+            raise located_error(
+                view,
+                f"a view into pool '{pool}' at a dynamic offset or with dynamic sizes "
+                "cannot be checked; usmp writes constant offsets and static shapes",
+            )
+        return PoolAllocationAttr(pool, shift.value.value.data)
+
     def add_allocation(
         self,
-        op: AllocateOp | AllocateConstOp,
+        op: Operation,
         function: str,
         live: tuple[Interval, ...],
         targets: set[str],
     ) -> None:
+        """Add the buffer ``op`` defines: a ``tir.allocate``/``allocate_const``,
+        or a view into a pool argument (then already placed)."""
         if (own := device_target(op)) is not None:
             targets = targets | {own}
-        hint = op.name_hint.data
+        if isinstance(op, memref.ViewOp):
+            placement = self.view_placement(op, function)
+            pool = self.pool_by_name.get(placement.pool_name.data)
+            is_const = pool is not None and pool.kind.data == "constant"
+            hint = op.result.name_hint or "view"
+            requested = None
+        else:
+            assert isinstance(op, (AllocateOp, AllocateConstOp))
+            placement = op.pool_allocation
+            is_const = isinstance(op, AllocateConstOp)
+            hint = op.name_hint.data
+            requested = (
+                None
+                if op.candidate_pools is None
+                else [a.data for a in op.candidate_pools]
+            )
         in_main = function == self.main.sym_name.data
         name = self.namer(hint if in_main else f"{function}/{hint}")
-        is_const = isinstance(op, AllocateConstOp)
         kind = "constant" if is_const else "workspace"
         what = f"{'constant' if is_const else 'buffer'} '{hint}'"
-        type_ = cast(MemRefType, op.result.type)
-        requested = (
-            None if op.candidate_pools is None else [a.data for a in op.candidate_pools]
-        )
+        type_ = cast(MemRefType, op.results[0].type)
         ordered = tuple(sorted(targets))
         pools, align = self.candidates(kind, requested, ordered, op, what)
         info = BufferInfo(
@@ -385,16 +376,105 @@ class _Analyzer:
             live=() if is_const else live,
             targets=ordered,
             pools=pools,
-            placement=op.pool_allocation,
+            placement=placement,
         )
         (self.constants if is_const else self.buffers).append(info)
+
+    def io_live(self, value: SSAValue, is_input: bool) -> tuple[Interval, ...]:
+        """Live range of an input (written by the caller before main runs) or
+        an output (read by the caller after main returns)."""
+        used = self.timeline.uses.get(value, set())
+        n_steps = len(self.timeline.steps)
+        if is_input:
+            end = max(used) + 1 if used else min(1, n_steps)
+            return ((0, end),) if end > 0 else ()
+        start = min(used) if used else max(n_steps - 1, 0)
+        return ((start, n_steps),) if n_steps > start else ()
+
+    def add_io_views(self) -> set[Operation]:
+        """After a rewrite with workspace I/O: the views of main's inputs and
+        outputs (the first views matching ``tir.input_allocations`` and
+        ``tir.output_allocations``, in order, as the rewrite emits them)."""
+        main = self.main
+        main_name = main.sym_name.data
+        expected = [
+            (is_input, hint, where, type_)
+            for is_input, names, wheres, types in (
+                (True, INPUT_NAMES, INPUT_ALLOCATIONS, INPUT_TYPES),
+                (False, OUTPUT_NAMES, OUTPUT_ALLOCATIONS, OUTPUT_TYPES),
+            )
+            for hint, where, type_ in zip(
+                string_list(main.attributes.get(names)),
+                attr_list(main.attributes.get(wheres)),
+                attr_list(main.attributes.get(types)),
+                strict=False,
+            )
+        ]
+        found: set[Operation] = set()
+        views = (
+            op
+            for op in main.body.block.ops
+            if defines_buffer(op, self.pool_args[main_name])
+        )
+        for is_input, hint, where, type_ in expected:
+            if not isinstance(where, PoolAllocationAttr):
+                raise located_error(
+                    main, f"'{hint}': {where} is not a #tir.pool_allocation"
+                )
+            view = next(
+                (
+                    v
+                    for v in views
+                    if isinstance(v, memref.ViewOp)
+                    and self.view_placement(v, main_name) == where
+                    and v.result.type == type_
+                ),
+                None,
+            )
+            what = f"{'input' if is_input else 'output'} '{hint}'"
+            if view is None:
+                raise located_error(
+                    main,
+                    f"{what}: no view of {type_} at {where} in the entry function, "
+                    "as its tir.input/output_allocations say",
+                )
+            assert isinstance(view, memref.ViewOp)
+            found.add(view)
+            targets = tuple(
+                sorted(
+                    {
+                        function_target(main),
+                        *self.timeline.value_targets.get(view.result, ()),
+                    }
+                )
+            )
+            pools, align = self.candidates("workspace", None, targets, view, what)
+            self.buffers.append(
+                BufferInfo(
+                    name=self.namer(hint),
+                    name_hint=hint,
+                    function=main_name,
+                    kind="workspace",
+                    role="input" if is_input else "output",
+                    owner=view,
+                    anchor=view,
+                    type=cast(MemRefType, type_),
+                    size=byte_size(cast(MemRefType, type_), view, what),
+                    alignment=align,
+                    live=self.io_live(view.result, is_input),
+                    targets=targets,
+                    pools=pools,
+                    placement=where,
+                )
+            )
+        return found
 
     def add_io(self) -> None:
         """Main's inputs and outputs as workspace buffers (use_workspace_io)."""
         main, timeline = self.main, self.timeline
         in_names = string_list(main.attributes.get(INPUT_NAMES))
         out_names = string_list(main.attributes.get(OUTPUT_NAMES))
-        n_in, n_steps = len(in_names), len(timeline.steps)
+        n_in = len(in_names)
         if n_in + len(out_names) != len(main.args):
             raise located_error(
                 main,
@@ -413,13 +493,7 @@ class _Analyzer:
             is_input = i < n_in
             hint = in_names[i] if is_input else out_names[i - n_in]
             what = f"{'input' if is_input else 'output'} '{hint}'"
-            used = timeline.uses.get(arg, set())
-            if is_input:  # written by the caller before main runs
-                end = max(used) + 1 if used else min(1, n_steps)
-                live = ((0, end),) if end > 0 else ()
-            else:  # read by the caller after main returns
-                start = min(used) if used else max(n_steps - 1, 0)
-                live = ((start, n_steps),) if n_steps > start else ()
+            live = self.io_live(arg, is_input)
             targets = tuple(
                 sorted({function_target(main), *timeline.value_targets.get(arg, ())})
             )
@@ -445,18 +519,3 @@ class _Analyzer:
                     ),
                 )
             )
-
-
-def merge_arg_attrs(f: func.FuncOp, updates: dict[int, dict[str, Attribute]]) -> None:
-    """Add attributes to some arguments of ``f`` (for the passes that record
-    buffer info or placements of main's inputs/outputs)."""
-    if not updates:
-        return
-    attrs = (
-        [dict(d.data) for d in f.arg_attrs.data]
-        if f.arg_attrs is not None
-        else [{} for _ in f.args]
-    )
-    for index, new in updates.items():
-        attrs[index].update(new)
-    f.arg_attrs = ArrayAttr(DictionaryAttr(d) for d in attrs)

@@ -39,7 +39,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, BlockArgument
 from xdsl.passes import ModulePass
 
-from usmp.passes.usmp_analysis import BufferInfo, analyze, merge_arg_attrs
+from usmp.passes.usmp_analysis import BufferInfo, analyze
+from usmp.passes.usmp_ir import merge_arg_attrs
 from usmp.passes.usmp_pools import parse_pools_option, resolve_pools
 
 STEPS_ATTR = "usmp.steps"

@@ -75,14 +75,25 @@ from usmp.dialects.tir import (
     PoolAllocationAttr,
     PoolInfoAttr,
 )
-from usmp.passes.usmp_analysis import IO_ALLOCATION_ATTR, byte_size, string_list
+from usmp.passes.usmp_ir import (
+    INPUT_ALLOCATIONS,
+    INPUT_TYPES,
+    IO_ALLOCATION_ATTR,
+    OUTPUT_ALLOCATIONS,
+    OUTPUT_TYPES,
+    byte_size,
+    string_list,
+)
 from usmp.passes.usmp_liveness import callee_of
 from usmp.passes.usmp_pools import module_pools, ordered_for_arguments
 
-INPUT_ALLOCATIONS = "tir.input_allocations"
-OUTPUT_ALLOCATIONS = "tir.output_allocations"
-INPUT_TYPES = "tir.input_types"
-OUTPUT_TYPES = "tir.output_types"
+__all__ = [
+    "INPUT_ALLOCATIONS",
+    "INPUT_TYPES",
+    "OUTPUT_ALLOCATIONS",
+    "OUTPUT_TYPES",
+    "UsmpConvertPoolAllocationsPass",
+]
 
 
 @dataclass(frozen=True)
@@ -304,7 +315,7 @@ class _Converter:
             where.offset.data,
             type_,  # pyright: ignore
             InsertPoint.before(op),
-            op.result.name_hint or op.name_hint.data,
+            op.name_hint.data,
         )
         op.result.replace_all_uses_with(new)
         Rewriter.erase_op(op)

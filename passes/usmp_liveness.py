@@ -18,7 +18,7 @@ derives, in one walk:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from xdsl.dialects import func, memref
@@ -97,48 +97,52 @@ class MainTimeline:
     """Function name -> targets main calls it on."""
 
 
-def main_timeline(main: func.FuncOp, functions: dict[str, func.FuncOp]) -> MainTimeline:
+def defines_buffer(op: Operation, pool_args: Collection[SSAValue]) -> bool:
+    """Does ``op`` create a buffer: a static allocation, or (after the
+    rewrite) a view into a pool argument?"""
+    if isinstance(op, (AllocateOp, AllocateConstOp)):
+        return True
+    return isinstance(op, memref.ViewOp) and op.source in pool_args
+
+
+def main_timeline(
+    main: func.FuncOp,
+    functions: dict[str, func.FuncOp],
+    pool_args: Collection[SSAValue] = (),
+) -> MainTimeline:
+    """Steps, buffer uses and running functions of ``main`` (see module doc).
+    ``pool_args``: main's pool arguments (views of them are buffers)."""
     roots: dict[SSAValue, SSAValue] = {arg: arg for arg in main.args}
     timeline = MainTimeline([], {}, {}, {}, {})
 
-    def root_of(v: SSAValue) -> SSAValue | None:
-        return roots.get(v)
+    def track(op: Operation) -> bool:
+        """Record ``op`` if it makes a buffer or an alias; True if it did."""
+        if defines_buffer(op, pool_args):
+            roots[op.results[0]] = op.results[0]
+            return True
+        if is_view_like(op):
+            base = next((roots[o] for o in op.operands if o in roots), None)
+            if base is not None:
+                for res in op.results:
+                    roots[res] = base
+            return True
+        return False
 
     for top in main.body.block.ops:
-        if isinstance(top, (AllocateOp, AllocateConstOp)):
-            roots[top.result] = top.result
-            continue
-        if isinstance(top, func.ReturnOp):
-            continue
-        if is_view_like(top):
-            base = next(
-                (r for o in top.operands if (r := root_of(o)) is not None), None
-            )
-            if base is not None:
-                for res in top.results:
-                    roots[res] = base
+        if isinstance(top, func.ReturnOp) or track(top):
             continue
         touched: set[SSAValue] = set()
         callees: list[tuple[str, str, list[SSAValue]]] = []
         for op in top.walk():
-            if isinstance(op, (AllocateOp, AllocateConstOp)):
-                roots[op.result] = op.result
-            elif is_view_like(op) and op is not top:
-                base = next(
-                    (r for o in op.operands if (r := root_of(o)) is not None), None
-                )
-                if base is not None:
-                    for res in op.results:
-                        roots[res] = base
-            for operand in op.operands:
-                if (r := root_of(operand)) is not None:
-                    touched.add(r)
+            if op is not top:
+                track(op)
+            touched.update(roots[o] for o in op.operands if o in roots)
             if (callee := callee_of(op)) is not None:
                 target = device_target(op)
                 if target is None:
                     f = functions.get(callee)
                     target = function_target(f) if f is not None else DEFAULT_TARGET
-                args = [r for o in op.operands if (r := root_of(o)) is not None]
+                args = [roots[o] for o in op.operands if o in roots]
                 callees.append((callee, target, args))
         if not touched and not callees and not top.regions:
             continue

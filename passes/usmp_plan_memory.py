@@ -48,13 +48,8 @@ from xdsl.passes import ModulePass
 
 from usmp.diagnostics import located_error
 from usmp.dialects.tir import AllocateConstOp, AllocateOp, PoolAllocationAttr
-from usmp.passes.usmp_analysis import (
-    IO_ALLOCATION_ATTR,
-    BufferInfoAnalysis,
-    analyze,
-    is_rewritten,
-    merge_arg_attrs,
-)
+from usmp.passes.usmp_analysis import BufferInfoAnalysis, analyze
+from usmp.passes.usmp_ir import IO_ALLOCATION_ATTR, is_rewritten, merge_arg_attrs
 from usmp.passes.usmp_pools import (
     parse_pools_option,
     resolve_pools,

@@ -1,12 +1,14 @@
 """``usmp-report``: write the memory plan as JSON and as one SVG per pool.
 
-Reads the plan ``usmp-plan-memory`` recorded in the IR (so it runs between
-``usmp-plan-memory`` and ``usmp-convert-pool-allocations``; the composite
-``usmp{report=...}`` calls the same writer) and writes
+Reads the plan recorded in the IR -- the placements of ``usmp-plan-memory``,
+or after ``usmp-convert-pool-allocations`` the views into pool arguments --
+checks it like ``usmp-validate`` does, and writes (the composite
+``usmp{report=...}`` calls the same writer)
 
 * ``json``: ``{"model", "algorithm", "steps", "pools": [{name, kind, size,
-  alignment, lower_bound, ratio, buffers}], "total": {...}, "buffers": [{name,
-  name_hint, function, role, pool, offset, size, alignment, live}]}``. The
+  limit, alignment, lower_bound, ratio, buffers}], "total": {...}, "buffers":
+  [{name, name_hint, function, role, pool, offset, size, alignment, live}]}``
+  (``limit``: the size limit planned under, null if unbounded). The
   lower bound of a workspace pool is the peak, over main's steps, of the bytes
   of its buffers live at once (no plan can do better with the same pool
   assignment); of a constant pool, the sum of its constants; ``ratio`` is
@@ -36,10 +38,9 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
-from usmp.diagnostics import located_error
-from usmp.passes.usmp_analysis import BufferInfo, analyze, is_rewritten
-from usmp.passes.usmp_plan_memory import PlannedModule, recorded_plan
-from usmp.passes.usmp_pools import resolve_pools
+from usmp.passes.usmp_analysis import BufferInfo
+from usmp.passes.usmp_plan_memory import PlannedModule
+from usmp.passes.usmp_validate import read_plan
 from usmp.planning.lower_bound import interval_peak
 from usmp.planning.model import Buffer
 from usmp.planning.problem_json import problem_to_json
@@ -61,35 +62,7 @@ class UsmpReportPass(ModulePass):
             raise ValueError('usmp-report: give json="path" and/or svg="path"')
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if is_rewritten(op):
-            raise located_error(
-                op.body.block.first_op or op,
-                "usmp-report: the module was already rewritten by "
-                "usmp-convert-pool-allocations, its plan is gone; run usmp-report "
-                "between usmp-plan-memory and the rewrite (or use usmp{report=...})",
-            )
-        analysis = analyze(op, resolve_pools(op, ""))
-        planned = recorded_plan(analysis)
-        if planned is None:
-            missing = next(
-                (
-                    b
-                    for b in (*analysis.buffers, *analysis.constants)
-                    if b.placement is None
-                ),
-                None,
-            )
-            raise located_error(
-                missing.anchor if missing else op,
-                "usmp-report needs a planned module: "
-                + (
-                    f"buffer '{missing.name_hint}' has no pool_allocation; "
-                    if missing
-                    else ""
-                )
-                + "run usmp-plan-memory first",
-            )
-        write_report(planned, self.json or None, self.svg or None)
+        write_report(read_plan(op), self.json or None, self.svg or None)
 
 
 def report_paths(report: str) -> tuple[str, str]:
@@ -107,6 +80,8 @@ class PoolReport:
     name: str
     kind: str
     size: int
+    limit: int | None
+    """The size limit the plan was made under (None: unbounded)."""
     alignment: int
     lower_bound: int
     buffers: tuple[BufferInfo, ...]
@@ -146,6 +121,7 @@ def pool_reports(planned: PlannedModule) -> list[PoolReport]:
                 name,
                 kind,
                 planned.sizes.get(name, 0),
+                pool.size_limit,
                 pool.alignment.data,
                 bound,
                 members,
@@ -169,6 +145,7 @@ def report_json(planned: PlannedModule) -> dict[str, object]:
                 "name": p.name,
                 "kind": p.kind,
                 "size": p.size,
+                "limit": p.limit,
                 "alignment": p.alignment,
                 "lower_bound": p.lower_bound,
                 "ratio": p.ratio,

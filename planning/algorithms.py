@@ -32,5 +32,6 @@ def get_algorithm(name: str) -> Algorithm:
         return ALGORITHMS[name]
     except KeyError:
         raise ValueError(
-            f"unknown memory planning algorithm '{name}'; valid: {', '.join(ALGORITHMS)}"
+            f"unknown memory planning algorithm '{name}'; "
+            f"valid: {', '.join(ALGORITHMS)}"
         ) from None

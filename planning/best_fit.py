@@ -4,18 +4,21 @@
    lifetime, area, start, conflicting bytes; ties by name) with the
    gap-reusing ``first_fit`` and ``best_fit`` offset rules, plus TVM's
    greedy-by-size and greedy-by-conflicts (``after_conflicts``), plus TVM's
-   seeded hill climb. The cheapest plan (total bytes, then bytes per pool in
-   pool order) wins, so this planner is never worse than any other in
-   ``ALGORITHMS``; and it succeeds whenever any of those orders fits the size
-   limits.
+   seeded hill climb. The cheapest plan (total bytes; on ties, the one using
+   the preferred pools more) wins, so this planner is never worse than any
+   other in ``ALGORITHMS``, and it succeeds whenever any of those orders fits
+   the size limits.
 2. *Search.* While a pool of that plan is above its liveness lower bound, its
    buffers are re-laid out (pool assignment kept) by the MiniMalloc-style
    branch and bound of ``branch_and_bound.py``: an exact search at the lower
    bound, then capacity squeezing. The budget counts work, not seconds, so
    the plan is the same on every machine.
 
-``stats`` of the plan: ``lower_bound``, ``portfolio_bytes``, ``search_work``,
-and ``optimal`` (1.0 when every pool reached its lower bound).
+``stats`` of the plan: ``lower_bound`` (of the whole problem),
+``portfolio_bytes`` (before the search), ``search_work``, and
+``pools_optimal``: 1.0 when the layout of every pool is optimal for the
+buffers assigned to it (it reached their lower bound, or the search proved
+that nothing lower fits).
 """
 
 from __future__ import annotations
@@ -27,24 +30,27 @@ from usmp.planning.branch_and_bound import PoolProblem, minimize
 from usmp.planning.hill_climb import HillClimb
 from usmp.planning.lower_bound import lower_bound
 from usmp.planning.model import Plan, PlanningError, Problem
-from usmp.planning.placement import OFFSET_RULES, Indexed, cost, decode
+from usmp.planning.placement import OFFSET_RULES, Indexed, OffsetRule, cost, decode
 
 _OrderKey = Callable[[int], tuple[object, ...]]
 
 
-def _orders(ix: Indexed) -> list[tuple[list[int], tuple[str, ...]]]:
+def _orders(ix: Indexed) -> list[tuple[list[int], tuple[OffsetRule, ...]]]:
     """(order, offset rules to decode it with) of the portfolio."""
     n = len(ix.names)
     b = ix.buffers
     sizes, names, nbrs = ix.sizes, ix.names, ix.neighbours
     conflict_bytes = [sum(sizes[j] for j in nbrs[i]) + sizes[i] for i in range(n)]
-    gap_rules = ("first_fit", "best_fit")
-    keys: list[tuple[_OrderKey, tuple[str, ...]]] = [
+    gap_rules: tuple[OffsetRule, ...] = ("first_fit", "best_fit")
+    keys: list[tuple[_OrderKey, tuple[OffsetRule, ...]]] = [
         (lambda i: (-sizes[i], -len(nbrs[i]), names[i]), OFFSET_RULES),
         (lambda i: (-len(nbrs[i]), -sizes[i], names[i]), OFFSET_RULES),
         (lambda i: (-conflict_bytes[i], -sizes[i], names[i]), gap_rules),
         (lambda i: (-(b[i].end - b[i].start), -sizes[i], names[i]), gap_rules),
-        (lambda i: (-sizes[i] * (b[i].end - b[i].start), -sizes[i], names[i]), gap_rules),
+        (
+            lambda i: (-sizes[i] * (b[i].end - b[i].start), -sizes[i], names[i]),
+            gap_rules,
+        ),
         (lambda i: (b[i].start, -sizes[i], names[i]), gap_rules),
     ]
     return [(sorted(range(n), key=key), rules) for key, rules in keys]
@@ -53,11 +59,12 @@ def _orders(ix: Indexed) -> list[tuple[list[int], tuple[str, ...]]]:
 @dataclass(frozen=True)
 class BestFit:
     """``Problem -> Plan``. ``search_budget``: work units for the search phase
-    (about 2 million per second of CPython), at most ``search_per_buffer2``
+    (about 3 million per second of CPython), at most ``search_per_buffer2``
     times the square of the number of buffers, so small problems stay fast;
-    ``seed``: for the search's and the hill climb's randomness."""
+    ``seed``: for the search's randomness; ``hill_climb``: the hill climb run
+    in the portfolio (by default the one registered as ``hill_climb``)."""
 
-    search_budget: int = 1_500_000
+    search_budget: int = 3_000_000
     search_per_buffer2: int = 100
     seed: int = 0
     hill_climb: HillClimb = field(default_factory=HillClimb)
@@ -69,7 +76,7 @@ class BestFit:
         for order, rules in _orders(ix):
             for rule in rules:
                 try:
-                    pools, offsets = decode(ix, order, rule)  # type: ignore[arg-type]
+                    pools, offsets = decode(ix, order, rule)
                 except PlanningError as e:
                     first_error = first_error or e
                     continue
@@ -77,11 +84,7 @@ class BestFit:
                 if best is None or c < best[0]:
                     best = (c, pools, offsets)
         try:
-            climbed = HillClimb(
-                seed=self.seed,
-                max_attempts=self.hill_climb.max_attempts,
-                work_budget=self.hill_climb.work_budget,
-            )(problem)
+            climbed = self.hill_climb(problem)
         except PlanningError as e:
             first_error = first_error or e
         else:
@@ -99,7 +102,7 @@ class BestFit:
         work = 0
         budget = min(self.search_budget, self.search_per_buffer2 * len(ix.names) ** 2)
         optimal = True
-        for k, pool in enumerate(problem.pools):
+        for k in range(len(problem.pools)):
             members = [i for i in range(len(ix.names)) if pools[i] == k and ix.sizes[i]]
             if not members:
                 continue
@@ -113,7 +116,9 @@ class BestFit:
                 alignments=[
                     ix.alignments[i][ix.candidates[i].index(k)] for i in members
                 ],
-                neighbours=[[local[j] for j in ix.neighbours[i] if j in local] for i in members],
+                neighbours=[
+                    [local[j] for j in ix.neighbours[i] if j in local] for i in members
+                ],
             )
             result = minimize(
                 pp,
@@ -133,7 +138,7 @@ class BestFit:
                 "lower_bound": float(lower_bound(problem)),
                 "portfolio_bytes": float(portfolio_bytes),
                 "search_work": float(work),
-                "optimal": float(optimal),
+                "pools_optimal": float(optimal),
             },
         )
 

@@ -13,7 +13,8 @@ search enumerates exactly those orders, depth first, with MiniMalloc's rules:
   unplaced buffer could reach (it would leave a gap that buffer fills);
 * section inference: in every elementary time section, the floor (highest
   end placed there, and at least the current offset) plus the bytes of the
-  unplaced buffers live there must stay within ``capacity``.
+  unplaced buffers live there must stay within ``capacity`` (MiniMalloc's
+  further "unallocated floor" rule and dynamic decomposition are not done).
 
 The search is bounded by a deterministic *work* budget (sum over visited nodes
 of the unplaced buffers scanned), never by wall-clock time, so a plan is the
@@ -23,10 +24,11 @@ optimiser by probing capacities between a lower bound and a known layout.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-import random
+from typing import Any
 
 
 class Outcome(Enum):
@@ -63,7 +65,9 @@ class _Search:
         for r, i in enumerate(preorder):
             self.rank[i] = r
         self.preorder = list(preorder)
-        times = sorted({t for i in range(n) if pp.sizes[i] for t in (pp.starts[i], pp.ends[i])})
+        times = sorted(
+            {t for i in range(n) if pp.sizes[i] for t in (pp.starts[i], pp.ends[i])}
+        )
         where = {t: k for k, t in enumerate(times)}
         self.lo = [0] * n
         self.hi = [0] * n
@@ -73,22 +77,20 @@ class _Search:
                 self.hi[i] = where[pp.ends[i]]
         self.n_sections = max(len(times) - 1, 0)
 
-    def run(
-        self, capacity: int, budget: int, fixed: Mapping[int, int] | None = None
-    ) -> tuple[Outcome, list[int], int]:
-        """Search a layout within ``capacity``; return (outcome, offsets, work).
-
-        ``fixed`` buffers keep their offsets; the others are then only placed
-        above the fixed buffers they conflict with (a restriction: outcome
-        INFEASIBLE is then only about that restricted problem)."""
+    def run(self, capacity: int, budget: int) -> tuple[Outcome, list[int], int]:
+        """Search a layout within ``capacity``; return (outcome, offsets, work)."""
         pp = self.pp
         sizes, aligns, nbrs = pp.sizes, pp.alignments, pp.neighbours
         lo, hi, rank = self.lo, self.hi, self.rank
         n = self.n
         off = [-1] * n
         min_off = [0] * n
-        floor = [0] * self.n_sections
-        total = [0] * self.n_sections
+        # Bytes of the unplaced buffers live in each section. Section
+        # inference needs no floor array: placing ``i`` at ``o`` raises the
+        # floor of its sections to ``o + size`` while removing ``size`` from
+        # their totals, so "floor + total <= capacity" there is exactly
+        # "o + total_before <= capacity", and offsets only grow afterwards.
+        total = [0] * max(self.n_sections, 1)
         for i in range(n):
             for s in range(lo[i], hi[i]):
                 total[s] += sizes[i]
@@ -96,62 +98,51 @@ class _Search:
         preorder = self.preorder
 
         def expand(last_off: int, last_rank: int) -> list[tuple[int, int, int]] | None:
-            """Candidates of the node reached; None when every buffer is placed."""
-            ordering = sorted((min_off[i], rank[i], i) for i in preorder if off[i] < 0)
-            if not ordering:
+            """Consistent candidates of the node; None when all are placed."""
+            unplaced = [i for i in preorder if off[i] < 0]
+            if not unplaced:
                 return None
-            min_height = min(o + sizes[i] for o, _, i in ordering)
-            return [
-                c
-                for c in ordering
-                if c[0] < min_height and (c[0] > last_off or (c[0] == last_off and c[1] >= last_rank))
-            ]
+            # Dominance (below the lowest reachable height), canonicity (not
+            # below the last offset) and section inference (room above the
+            # fullest section), filtered before sorting the few that remain.
+            highest = min(
+                min(min_off[i] + sizes[i] for i in unplaced) - 1, capacity - max(total)
+            )
+            cands = sorted(
+                (min_off[i], rank[i], i)
+                for i in unplaced
+                if last_off <= min_off[i] <= highest
+                and min_off[i] + sizes[i] <= capacity
+            )
+            return [c for c in cands if c[0] > last_off or c[1] >= last_rank]
 
         def apply(i: int, o: int) -> list[tuple[int, int]]:
+            """Place ``i`` at ``o``; return the minimum offsets it raised."""
             off[i] = o
-            h = o + sizes[i]
-            changed: list[tuple[int, int]] = []
+            size = sizes[i]
+            h = o + size
+            raised: list[tuple[int, int]] = []
             for j in nbrs[i]:
                 if off[j] < 0 and min_off[j] < h:
-                    changed.append((j, min_off[j]))
+                    raised.append((j, min_off[j]))
                     min_off[j] = _align(h, aligns[j])
-            for s in range(lo[i], hi[i]):
-                changed.append((~s, floor[s]))
-                if floor[s] < h:
-                    floor[s] = h
-                total[s] -= sizes[i]
-            return changed
+            a, b = lo[i], hi[i]
+            total[a:b] = [t - size for t in total[a:b]]
+            return raised
 
-        def undo(i: int, changed: list[tuple[int, int]]) -> None:
-            for key, old in reversed(changed):
-                if key >= 0:
-                    min_off[key] = old
-                else:
-                    floor[~key] = old
-            for s in range(lo[i], hi[i]):
-                total[s] += sizes[i]
+        def undo(i: int, raised: list[tuple[int, int]]) -> None:
+            for j, old in raised:
+                min_off[j] = old
+            a, b = lo[i], hi[i]
+            size = sizes[i]
+            total[a:b] = [t + size for t in total[a:b]]
             off[i] = -1
 
-        def consistent(o: int, i: int) -> bool:
-            # Sections outside ``i`` are unchanged since their last check but
-            # for the rising offset, which only the largest total can violate.
-            if o + sizes[i] > capacity or (total and o + max(total) > capacity):
-                return False
-            return all(floor[s] + total[s] <= capacity for s in range(lo[i], hi[i]))
-
-        for i, o in (fixed or {}).items():
-            apply(i, o)
-        if (
-            any(f + t > capacity for f, t in zip(floor, total))
-            or any(sizes[i] > capacity for i in range(n))
-            or any(o + sizes[i] > capacity for i, o in (fixed or {}).items())
-        ):
-            return Outcome.INFEASIBLE, off, 0
         root = expand(0, -1)
         if root is None:
             return Outcome.FOUND, off, 0
         # Frame: [candidates, next index, placed buffer, undo log].
-        stack: list[list] = [[root, 0, -1, None]]
+        stack: list[list[Any]] = [[root, 0, -1, None]]
         while stack:
             frame = stack[-1]
             if frame[3] is not None:
@@ -163,13 +154,8 @@ class _Search:
                 continue
             o, r, i = cands[frame[1]]
             frame[1] += 1
-            changed = apply(i, o)
-            work += len(changed)
-            if not consistent(o, i):
-                undo(i, changed)
-                continue
-            frame[2], frame[3] = i, changed
-            work += n - len(stack)
+            frame[2], frame[3] = i, apply(i, o)
+            work += n - len(stack) + len(frame[3]) + hi[i] - lo[i]
             if work > budget:
                 return Outcome.ABORTED, off, work
             child = expand(o, r)
@@ -193,7 +179,8 @@ def preorders(pp: PoolProblem) -> list[list[int]]:
     width = [where[pp.ends[i]] - where[pp.starts[i]] for i in range(n)]
     area = [pp.sizes[i] * (pp.ends[i] - pp.starts[i]) for i in range(n)]
     tot = [
-        max(section_total[where[pp.starts[i]] : where[pp.ends[i]]], default=0) for i in range(n)
+        max(section_total[where[pp.starts[i]] : where[pp.ends[i]]], default=0)
+        for i in range(n)
     ]
     keys = [
         lambda i: (-width[i], -area[i], -tot[i], i),
@@ -262,7 +249,7 @@ def minimize(
     best_order = orders[0]
     k = 0
     while work < budget and top > lower:
-        order = orders[k] if k < len(orders) else _perturbed(best_order, rng, 0.05)
+        order = orders[k] if k < len(orders) else _perturbed(best_order, rng, 0.15)
         k += 1
         search = _Search(pp, order)
         step = max(1, (top - lower) // 4)
@@ -271,7 +258,11 @@ def minimize(
             outcome, found, w = search.run(capacity, min(probe_budget, budget - work))
             work += w
             if outcome is Outcome.FOUND:
-                best, top, best_order = found, max(found[i] + sizes[i] for i in range(n)), order
+                best, top, best_order = (
+                    found,
+                    max(found[i] + sizes[i] for i in range(n)),
+                    order,
+                )
             elif outcome is Outcome.INFEASIBLE:
                 lower = capacity + 1  # proven, whatever the preorder
             else:

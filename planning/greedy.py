@@ -16,7 +16,7 @@ from usmp.planning.model import Plan, Problem
 from usmp.planning.placement import Indexed, decode
 
 
-def _plan(problem: Problem, ix: Indexed, order: list[int], name: str) -> Plan:
+def _plan(ix: Indexed, order: list[int], name: str) -> Plan:
     pools, offsets = decode(ix, order, "after_conflicts")
     return Plan(ix.placements(pools, offsets), algorithm=name)
 
@@ -28,7 +28,7 @@ def greedy_by_size(problem: Problem) -> Plan:
         range(len(ix.names)),
         key=lambda i: (-ix.sizes[i], -len(ix.neighbours[i]), ix.names[i]),
     )
-    return _plan(problem, ix, order, "greedy_by_size")
+    return _plan(ix, order, "greedy_by_size")
 
 
 def greedy_by_conflicts(problem: Problem) -> Plan:
@@ -38,4 +38,4 @@ def greedy_by_conflicts(problem: Problem) -> Plan:
         range(len(ix.names)),
         key=lambda i: (-len(ix.neighbours[i]), -ix.sizes[i], ix.names[i]),
     )
-    return _plan(problem, ix, order, "greedy_by_conflicts")
+    return _plan(ix, order, "greedy_by_conflicts")

@@ -50,20 +50,34 @@ class HillClimb:
         rng = random.Random(self.seed)
         position = {b: k for k, b in enumerate(order)}
         work = attempts = 0
-        while attempts < self.max_attempts and work < self.work_budget and best[0] > target:
+        while (
+            attempts < self.max_attempts
+            and work < self.work_budget
+            and best[0] > target
+        ):
             attempts += 1
             pool_top = pool_tops(ix, pools, offsets)
-            tops = [t for t in range(n) if ix.sizes[t] and offsets[t] + ix.sizes[t] == pool_top[pools[t]]]
+            tops = [
+                t
+                for t in range(n)
+                if ix.sizes[t] and offsets[t] + ix.sizes[t] == pool_top[pools[t]]
+            ]
             if not tops:
                 break  # nothing placed has a size: nothing to improve
             top = rng.choice(tops)
             first = sorted(
-                (j for j in ix.neighbours[top] if position[j] < position[top]), key=position.__getitem__
+                (j for j in ix.neighbours[top] if position[j] < position[top]),
+                key=position.__getitem__,
             )
             if not first:
                 continue
             second = sorted(
-                {k for j in first for k in ix.neighbours[j] if position[k] < position[j]},
+                {
+                    k
+                    for j in first
+                    for k in ix.neighbours[j]
+                    if position[k] < position[j]
+                },
                 key=position.__getitem__,
             )
             a = rng.choice(first)
@@ -77,16 +91,20 @@ class HillClimb:
             start = min(pa, pb)
             work += sum(len(ix.neighbours[i]) for i in order[start:]) + 1
             try:
-                new_pools, new_offsets = decode(
+                state = decode(
                     ix, order, "first_fit", start=start, previous=(pools, offsets)
                 )
-                new = cost(ix, new_pools, new_offsets)
             except PlanningError:
-                new = None
-            if new is not None and (new <= current or rng.random() < 1 / (2 * attempts)):
-                pools, offsets, current = new_pools, new_offsets, new
+                state = None
+            new = cost(ix, *state) if state is not None else None
+            if (
+                state is not None
+                and new is not None
+                and (new <= current or rng.random() < 1 / (2 * attempts))
+            ):
+                (pools, offsets), current = state, new
                 if new < best:
-                    best, best_state = new, (new_pools, new_offsets)
+                    best, best_state = new, state
             else:  # roll back the swap
                 order[pa], order[pb] = a, b
                 position[a], position[b] = pa, pb

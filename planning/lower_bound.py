@@ -47,8 +47,15 @@ def interval_peak(buffers: Iterable[Buffer]) -> int:
 
 def _instant_cliques(buffers: list[Buffer]) -> list[list[Buffer]]:
     """The live set at each interval start (the maximal interval cliques)."""
-    starts = sorted({b.start for b in buffers if _live(b)})
-    return [[b for b in buffers if _live(b) and b.start <= t < b.end] for t in starts]
+    live = sorted((b for b in buffers if _live(b)), key=lambda b: (b.start, b.name))
+    cliques: list[list[Buffer]] = []
+    active: list[Buffer] = []
+    for k, b in enumerate(live):
+        active = [a for a in active if a.end > b.start]
+        active.append(b)
+        if k + 1 == len(live) or live[k + 1].start != b.start:
+            cliques.append(list(active))
+    return cliques
 
 
 def lower_bound(problem: Problem) -> int:
@@ -60,17 +67,16 @@ def lower_bound(problem: Problem) -> int:
     graph = problem.conflict_graph()
     seeds = _instant_cliques(buffers)
     seeds += [[b] for b in buffers if b.conflicts]
-    heaviest = sorted(buffers, key=lambda b: (-b.size, b.name))
+    size = {b.name: b.size for b in buffers}
     best = peak
     for seed in seeds:
-        members = {b.name for b in seed}
         weight = sum(b.size for b in seed)
-        common = set.intersection(*(graph[m] for m in members)) if members else set()
-        for b in heaviest:
-            if b.name in common and b.name not in members:
-                members.add(b.name)
-                weight += b.size
-                common &= graph[b.name]
+        common = set.intersection(*(graph[b.name] for b in seed)) & size.keys()
+        # Heaviest first among the buffers adjacent to every member so far.
+        for name in sorted(common, key=lambda m: (-size[m], m)):
+            if name in common:
+                weight += size[name]
+                common &= graph[name]
         best = max(best, weight)
     return best
 
@@ -79,6 +85,8 @@ def pool_lower_bounds(problem: Problem, plan: Plan) -> dict[str, int]:
     """Per pool, the lower bound of the buffers ``plan`` places in it."""
     out: dict[str, int] = {}
     for pool in problem.pools:
-        placed = tuple(b for b in problem.buffers if plan.placements[b.name].pool == pool.name)
+        placed = tuple(
+            b for b in problem.buffers if plan.placements[b.name].pool == pool.name
+        )
         out[pool.name] = lower_bound(Problem(placed, problem.pools)) if placed else 0
     return out

@@ -20,7 +20,11 @@ _REQUIRED = ("id", "lower", "upper", "size")
 
 
 def parse_minimalloc(
-    text: str, *, capacity: int | None = None, pool: str = DEFAULT_POOL, source: str = "<csv>"
+    text: str,
+    *,
+    capacity: int | None = None,
+    pool: str = DEFAULT_POOL,
+    source: str = "<csv>",
 ) -> tuple[Problem, Plan | None]:
     """Parse CSV text; return the problem and, if offsets are given, their plan."""
     reader = csv.DictReader(io.StringIO(text))
@@ -60,7 +64,9 @@ def read_minimalloc(
 ) -> Problem:
     """The problem in a MiniMalloc CSV file (offsets, if any, are ignored)."""
     path = Path(path)
-    return parse_minimalloc(path.read_text(), capacity=capacity, pool=pool, source=str(path))[0]
+    return parse_minimalloc(
+        path.read_text(), capacity=capacity, pool=pool, source=str(path)
+    )[0]
 
 
 def capacity_from_name(path: str | Path) -> int | None:
@@ -77,7 +83,8 @@ def format_minimalloc(problem: Problem, plan: Plan | None = None) -> str:
     for b in problem.buffers:
         if b.conflicts or b.alignment > 1:
             raise ValueError(
-                f"buffer {b.name}: explicit conflicts / alignment have no MiniMalloc CSV form"
+                f"buffer {b.name}: explicit conflicts / alignment "
+                "have no MiniMalloc CSV form"
             )
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -90,5 +97,7 @@ def format_minimalloc(problem: Problem, plan: Plan | None = None) -> str:
     return out.getvalue()
 
 
-def write_minimalloc(path: str | Path, problem: Problem, plan: Plan | None = None) -> None:
+def write_minimalloc(
+    path: str | Path, problem: Problem, plan: Plan | None = None
+) -> None:
     Path(path).write_text(format_minimalloc(problem, plan))

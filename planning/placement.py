@@ -3,7 +3,7 @@
 Every algorithm in this package reduces to *decoding an order*: buffers are
 visited one by one, each goes to the first of its candidate pools where an
 offset is found, at an offset chosen among the already placed buffers it
-conflicts with in that pool. Two offset rules exist:
+conflicts with in that pool. Three offset rules exist:
 
 * ``after_conflicts`` (TVM USMP's greedy rule): just past the highest end of
   the placed conflicting buffers; gaps below are never reused;
@@ -61,7 +61,11 @@ class Indexed:
         pool_index = {p.name: k for k, p in enumerate(problem.pools)}
         graph = problem.conflict_graph()
         neighbours = tuple(
-            tuple(sorted(index[m] for m in graph[b.name] if problem.buffers[index[m]].size))
+            tuple(
+                sorted(
+                    index[m] for m in graph[b.name] if problem.buffers[index[m]].size
+                )
+            )
             if b.size
             else ()
             for b in problem.buffers
@@ -78,7 +82,10 @@ class Indexed:
                 )
             candidates.append(tuple(pool_index[c] for c in cands))
             alignments.append(
-                tuple(max(b.alignment, problem.pools[pool_index[c]].alignment, 1) for c in cands)
+                tuple(
+                    max(b.alignment, problem.pools[pool_index[c]].alignment, 1)
+                    for c in cands
+                )
             )
         return Indexed(
             problem=problem,
@@ -94,15 +101,22 @@ class Indexed:
     def buffers(self) -> tuple[Buffer, ...]:
         return self.problem.buffers
 
-    def placements(self, pools: Sequence[int], offsets: Sequence[int]) -> dict[str, Placement]:
+    def placements(
+        self, pools: Sequence[int], offsets: Sequence[int]
+    ) -> dict[str, Placement]:
         pool_names = [p.name for p in self.problem.pools]
         return {
-            n: Placement(pool_names[pools[i]], offsets[i]) for i, n in enumerate(self.names)
+            n: Placement(pool_names[pools[i]], offsets[i])
+            for i, n in enumerate(self.names)
         }
 
 
 def _offset_in_pool(
-    occupied: list[tuple[int, int]], size: int, alignment: int, rule: OffsetRule, limit: int | None
+    occupied: list[tuple[int, int]],
+    size: int,
+    alignment: int,
+    rule: OffsetRule,
+    limit: int | None,
 ) -> int:
     """Offset for ``size`` bytes given the ``(offset, end)`` ranges it must avoid.
 
@@ -121,7 +135,9 @@ def _offset_in_pool(
             if rule == "first_fit":
                 return candidate
             gap = off - candidate
-            if (best < 0 or gap < best_gap) and (limit is None or candidate + size <= limit):
+            if (best < 0 or gap < best_gap) and (
+                limit is None or candidate + size <= limit
+            ):
                 best, best_gap = candidate, gap
         if end > candidate:
             candidate = align_up(end, alignment)
@@ -184,7 +200,9 @@ def pool_tops(ix: Indexed, pools: Sequence[int], offsets: Sequence[int]) -> list
     return tops
 
 
-def cost(ix: Indexed, pools: Sequence[int], offsets: Sequence[int]) -> tuple[int, tuple[int, ...]]:
+def cost(
+    ix: Indexed, pools: Sequence[int], offsets: Sequence[int]
+) -> tuple[int, tuple[int, ...]]:
     """What planners minimise: total bytes; on ties, the plan using the earlier
     (preferred, typically faster) pools more wins."""
     tops = pool_tops(ix, pools, offsets)

@@ -27,7 +27,9 @@ def problem_from_json(data: Any, *, source: str = "<json>") -> Problem:
     else:
         raw_buffers, raw_pools = data, None
     if not isinstance(raw_buffers, list):
-        raise ValueError(f"{source}: expected a list of buffers or {{'buffers': [...]}}")
+        raise ValueError(
+            f"{source}: expected a list of buffers or {{'buffers': [...]}}"
+        )
     buffers: list[Buffer] = []
     for k, b in enumerate(raw_buffers):
         try:

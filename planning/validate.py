@@ -25,7 +25,8 @@ class PlanValidationError(ValueError):
     def __init__(self, violations: list[str]):
         self.violations = violations
         super().__init__(
-            f"invalid memory plan ({len(violations)} violation(s)):\n  " + "\n  ".join(violations)
+            f"invalid memory plan ({len(violations)} violation(s)):\n  "
+            + "\n  ".join(violations)
         )
 
 
@@ -102,7 +103,9 @@ def validate_plan(
     return violations
 
 
-def check_plan(problem: Problem, plan: Plan, pool_sizes: Mapping[str, int] | None = None) -> None:
+def check_plan(
+    problem: Problem, plan: Plan, pool_sizes: Mapping[str, int] | None = None
+) -> None:
     """Raise :class:`PlanValidationError` listing every violation of ``plan``."""
     violations = validate_plan(problem, plan, pool_sizes)
     if violations:

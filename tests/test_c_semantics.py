@@ -353,3 +353,36 @@ def test_math_functions(element: str) -> None:
         np.testing.assert_allclose(
             got[op], want.astype(dtype), rtol=0 if exact else 1e-6, err_msg=op
         )
+
+
+def test_special_float_constants() -> None:
+    x = np.array([1.0, -2.0, np.inf, np.nan] * (N // 4), dtype=np.float32)
+    outputs = [
+        (
+            "inf",
+            "f32",
+            "%inf = arith.constant 0x7F800000 : f32\n"
+            "%r = arith.minimumf %x, %inf : f32",
+        ),
+        (
+            "ninf",
+            "f32",
+            "%m = arith.constant 0xFF800000 : f32\n%r = arith.maximumf %x, %m : f32",
+        ),
+        (
+            "nan",
+            "i1",
+            "%n = arith.constant 0x7FC00000 : f32\n%r = arith.cmpf uno, %x, %n : f32",
+        ),
+        (
+            "big",
+            "i64",
+            "%b = arith.constant -9223372036854775808 : i64\n"
+            "%z = arith.constant 0 : i64\n%r = arith.addi %b, %z : i64",
+        ),
+    ]
+    got = run_module(module([("x", "f32")], outputs), [x])
+    np.testing.assert_array_equal(got[0], np.minimum(x, np.float32(np.inf)))
+    np.testing.assert_array_equal(got[1], np.maximum(x, np.float32(-np.inf)))
+    np.testing.assert_array_equal(got[2], np.ones(N, dtype=bool))
+    np.testing.assert_array_equal(got[3], np.full(N, -(2**63), dtype=np.int64))

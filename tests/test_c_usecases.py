@@ -20,11 +20,20 @@ import pytest
 
 from tests.c.models import float_mlp, int8_convnet
 from usmp.oracle.relay_interpreter import evaluate
-from usmp.tools.c_library import CLibrary, load, write_library
-from usmp.tools.run_c import SANITIZE_FLAGS, run_pipeline
+from usmp.tools.c_library import CLibrary, build_library, load, write_library
+from usmp.tools.run_c import SANITIZE_FLAGS, harness, run_pipeline
 
 APPS = Path(__file__).parent / "c"
-FLAGS = ["-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-pedantic", *SANITIZE_FLAGS]
+FLAGS = [
+    "-std=c99",
+    "-O1",
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-pedantic",
+    "-Wvla",
+    *SANITIZE_FLAGS,
+]
 
 
 def compile_model(text: str, name: str, pools: str = "") -> object:
@@ -181,3 +190,42 @@ def test_u3_undersized_pool_is_caught(u3_library) -> None:
     result, _ = run_app(exe, tmp, inputs, [((1, 5), np.dtype(np.int8))])
     assert result.returncode != 0
     assert "AddressSanitizer" in result.stderr
+
+
+def test_user_command_builds_and_runs(tmp_path: Path) -> None:
+    """``usmp-opt input.mlir -p aot-lower-main,usmp,convert-to-emitc -t c``, as
+    the user types it, is one C file that builds and computes the model."""
+    source = Path(__file__).parent / "filecheck" / "lowering" / "end_to_end.mlir"
+    command = [
+        "usmp-opt",
+        str(source),
+        "-p",
+        "aot-lower-main,usmp,convert-to-emitc",
+        "-t",
+        "c",
+    ]
+    emitted = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert emitted.returncode == 0, emitted.stderr
+    model_c = tmp_path / "model.c"
+    model_c.write_text(emitted.stdout)
+    interface = build_library(
+        run_pipeline(load(source.read_text()), "aot-lower-main,usmp")
+    )
+    (tmp_path / "main.c").write_text(
+        harness(interface.interface).replace(
+            "#include <stdio.h>", '#include <stdio.h>\n#include "model.c"', 1
+        )
+    )
+    exe = tmp_path / "model"
+    built = subprocess.run(
+        ["gcc", *FLAGS, str(tmp_path / "main.c"), "-o", str(exe), "-lm"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    x = np.array([[0.5, -3.0, 1.0, -4.5, 2.0, 1.0, 3.5, 9.0]], dtype=np.float32)
+    result, (got,) = run_app(exe, tmp_path, [x], [((1, 1), np.dtype(np.float32))])
+    assert result.returncode == 0, result.stderr
+    w = np.array([1, 2, 3, 4, -1, -2, -3, -4], dtype=np.float32)
+    check(got, np.maximum(x + w, 0).sum(keepdims=True).astype(np.float32))

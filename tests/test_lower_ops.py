@@ -890,3 +890,18 @@ def _conv_on(g: Graph, x: tuple[str, tuple[int, ...], str], a: dict[str, Any]):
         "input_zero_point": f"{int(g.rng.integers(-128, 128))} : i64",
     }
     return g.op("conv2d", [x, w], (*x[1][:3], a["cout"]), "i32", attrs, fmt="binary")
+
+
+@settings(CASES, max_examples=5)
+@given(st.integers(1, 2), st.integers(1, 16), st.data())
+def test_quantized_softmax(rows: int, length: int, data: st.DataObject) -> None:
+    """TFLite's int8 softmax (gemmlowp fixed point), bit-exact."""
+    g = Graph(np.random.default_rng(data.draw(st.integers(0, 2**16))))
+    x = g.input((rows, length), "i8")
+    attrs = {
+        "input_multiplier": f"{data.draw(st.integers(1 << 30, (1 << 31) - 1))} : i64",
+        "input_left_shift": f"{data.draw(st.integers(18, 26))} : i64",
+        "diff_min": f"{data.draw(st.integers(-300, -1))} : i64",
+    }
+    v = g.op("quantized_softmax", [x], (rows, length), "i8", attrs)
+    check_lowering(g.text(v), g.inputs)

@@ -68,7 +68,9 @@ def _compare(got: np.ndarray, expected: np.ndarray, reference: np.ndarray) -> No
     if expected.dtype.kind == "f":
         scale = float(np.abs(reference).max()) or 1.0
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5 * scale)
-        np.testing.assert_allclose(got, reference.reshape(got.shape), rtol=0, atol=1e-4 * scale)
+        np.testing.assert_allclose(
+            got, reference.reshape(got.shape), rtol=0, atol=1e-4 * scale
+        )
     else:
         np.testing.assert_array_equal(got, expected)
         np.testing.assert_array_equal(got, reference.reshape(got.shape))

@@ -11,10 +11,12 @@ from functools import cache
 
 import pytest
 
-from tests.planning_cases import (
+from tests.test_planning_cases import (
     MINIMALLOC_FILES,
+    MODEL_CASES,
     chain_problem,
     minimalloc_problem,
+    model_problem,
     random_problems,
 )
 from usmp.planning.algorithms import ALGORITHMS, DEFAULT_ALGORITHM, get_algorithm
@@ -23,13 +25,21 @@ from usmp.planning.model import Buffer, Plan, PlanningError, Pool, Problem
 from usmp.planning.validate import validate_plan
 
 RANDOM = random_problems()
-CASES = sorted(RANDOM) + [f"minimalloc/{p.parent.name}/{p.name}" for p in MINIMALLOC_FILES]
+CASES = (
+    sorted(RANDOM)
+    + [f"minimalloc/{p.parent.name}/{p.name}" for p in MINIMALLOC_FILES]
+    + [f"model/{p.name}" for p in MODEL_CASES]
+)
 
 
 @cache
 def problem(case: str) -> Problem:
+    if case.startswith("model/"):
+        return model_problem(next(p for p in MODEL_CASES if case.endswith(p.name)))
     if case.startswith("minimalloc/"):
-        return minimalloc_problem(next(p for p in MINIMALLOC_FILES if case.endswith(p.name)))
+        return minimalloc_problem(
+            next(p for p in MINIMALLOC_FILES if case.endswith(p.name))
+        )
     return RANDOM[case]
 
 
@@ -76,7 +86,7 @@ def test_default_reaches_lower_bound_on_chains(seed: int) -> None:
     p = get_algorithm(DEFAULT_ALGORITHM)(pb)
     assert validate_plan(pb, p) == []
     assert sum(p.pool_sizes(pb).values()) == lower_bound(pb)
-    assert p.stats["optimal"] == 1.0
+    assert p.stats["pools_optimal"] == 1.0
 
 
 @pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
@@ -123,7 +133,9 @@ def test_alignment_is_max_of_buffer_and_pool(algorithm: str) -> None:
     offsets = sorted((p.placements[n].offset, n) for n in "ab")
     assert offsets[0][0] == 0
     assert offsets[1][0] in (16, 64)
-    assert p.placements[offsets[1][1]].offset % (64 if offsets[1][1] == "b" else 16) == 0
+    assert (
+        p.placements[offsets[1][1]].offset % (64 if offsets[1][1] == "b" else 16) == 0
+    )
 
 
 @pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))

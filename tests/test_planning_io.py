@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.planning_cases import MINIMALLOC_FILES, minimalloc_problem
+from tests.test_planning_cases import MINIMALLOC_FILES, minimalloc_problem
 from usmp.planning.lower_bound import interval_peak, lower_bound, pool_lower_bounds
 from usmp.planning.minimalloc import (
     capacity_from_name,
@@ -30,8 +30,14 @@ def test_read_toy_example() -> None:
 def test_solution_round_trip() -> None:
     pb, none = parse_minimalloc(TOY)
     assert none is None
-    solution = Plan({n: Placement("minimalloc", o) for n, o in
-                     zip(["b1", "b2", "b3", "b4", "b5"], [0, 0, 4, 0, 8])})
+    solution = Plan(
+        {
+            n: Placement("minimalloc", o)
+            for n, o in zip(
+                ["b1", "b2", "b3", "b4", "b5"], [0, 0, 4, 0, 8], strict=True
+            )
+        }
+    )
     text = format_minimalloc(pb, solution)
     assert text.splitlines()[0] == "id,lower,upper,size,offset"
     again, plan = parse_minimalloc(text, capacity=12)
@@ -52,8 +58,15 @@ def test_bad_csv_is_reported_with_location() -> None:
 
 def test_lower_bound_of_published_instances() -> None:
     """The README's published bounds: 2^20 except D and J."""
-    expected = {"A": 1048576, "B": 1048576, "D": 986112, "E": 1048576,
-                "G": 1048576, "H": 1048576, "J": 989184}
+    expected = {
+        "A": 1048576,
+        "B": 1048576,
+        "D": 986112,
+        "E": 1048576,
+        "G": 1048576,
+        "H": 1048576,
+        "J": 989184,
+    }
     for path in MINIMALLOC_FILES[1:]:
         assert lower_bound(minimalloc_problem(path)) == expected[path.name[0]]
     assert lower_bound(minimalloc_problem(MINIMALLOC_FILES[0])) == 12
@@ -67,12 +80,14 @@ def test_interval_peak_is_half_open() -> None:
 
 def test_explicit_conflicts_raise_the_bound() -> None:
     # Disjoint lifetimes, pairwise explicit conflicts: a clique of 3.
-    pb = Problem((
-        Buffer("a", 10, 0, 1, conflicts=frozenset({"b", "c"})),
-        Buffer("b", 20, 1, 2, conflicts=frozenset({"c"})),
-        Buffer("c", 30, 2, 3),
-        Buffer("d", 25, 0, 3),
-    ))
+    pb = Problem(
+        (
+            Buffer("a", 10, 0, 1, conflicts=frozenset({"b", "c"})),
+            Buffer("b", 20, 1, 2, conflicts=frozenset({"c"})),
+            Buffer("c", 30, 2, 3),
+            Buffer("d", 25, 0, 3),
+        )
+    )
     assert interval_peak(pb.buffers) == 55
     assert lower_bound(pb) == 85
 
@@ -82,6 +97,11 @@ def test_pool_lower_bounds_follow_the_plan() -> None:
         (Buffer("a", 8, 0, 2), Buffer("b", 8, 1, 3), Buffer("c", 4, 1, 2)),
         (Pool("sram"), Pool("dram")),
     )
-    plan = Plan({"a": Placement("sram", 0), "b": Placement("dram", 0),
-                 "c": Placement("sram", 8)})
+    plan = Plan(
+        {
+            "a": Placement("sram", 0),
+            "b": Placement("dram", 0),
+            "c": Placement("sram", 8),
+        }
+    )
     assert pool_lower_bounds(pb, plan) == {"sram": 12, "dram": 8}

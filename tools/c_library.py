@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -236,7 +237,7 @@ def single_source(module: ModuleOp) -> str:
     )
 
 
-def emit_c(module: ModuleOp, out) -> None:  # noqa: ANN001 - IO[str]
+def emit_c(module: ModuleOp, out: IO[str]) -> None:
     """The ``-t c`` target of usmp-opt."""
     out.write(single_source(module))
 

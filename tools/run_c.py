@@ -39,7 +39,15 @@ from usmp.lowering.c_printer import ALIGNED_MACRO, c_identifier
 from usmp.lowering.metadata import ModelInterface, Tensor
 from usmp.tools.c_library import as_emitc, build_library, load
 
-DEFAULT_CFLAGS = ("-std=c99", "-O1", "-Wall", "-Wextra", "-Werror", "-pedantic")
+DEFAULT_CFLAGS = (
+    "-std=c99",
+    "-O1",
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-pedantic",
+    "-Wvla",
+)
 SANITIZE_FLAGS = (
     "-fsanitize=address,undefined",
     "-fno-sanitize-recover=all",
@@ -85,7 +93,7 @@ def run_pipeline(module: ModuleOp, passes: str) -> ModuleOp:
     return module
 
 
-def _harness(m: ModelInterface, direct: dict[str, str] | None = None) -> str:
+def harness(m: ModelInterface, direct: dict[str, str] | None = None) -> str:
     """A C main: ``prog in0.bin .. out0.bin ..``. ``direct`` (pool -> C name of
     its data) calls the entry function itself instead of ``run``."""
     lines = ["#include <stdio.h>", "#include <string.h>", ""]
@@ -156,25 +164,26 @@ def _sources(module: ModuleOp, emitter: str) -> tuple[ModelInterface, dict[str, 
     m = library.interface
     if emitter == "usmp":
         files = {k: v for k, v in library.files.items() if k.endswith((".c", ".h"))}
-        files["harness.c"] = '#include "metadata.h"\n' + _harness(m)
+        files["harness.c"] = '#include "metadata.h"\n' + harness(m)
         return m, files
     if emitter != "mlir-translate":
         raise ValueError(f"emitter '{emitter}' is not one of usmp, mlir-translate")
     translated = translate_with_mlir(module)
     data = {p.name: p.data.sym_name.data for p in m.pools if p.data is not None}  # pyright: ignore
-    harness = f'{ALIGNED_MACRO}\n#include "translated.c"\n{_harness(m, direct=data)}'
-    return m, {"translated.c": translated, "harness.c": harness}
+    main = f'{ALIGNED_MACRO}\n#include "translated.c"\n{harness(m, direct=data)}'
+    return m, {"translated.c": translated, "harness.c": main}
 
 
-def translate_with_mlir(module: ModuleOp) -> str:
-    """``mlir-translate --mlir-to-cpp`` (MLIR 22) of the converted module."""
+def translate_with_mlir(module: ModuleOp, generic: bool = False) -> str:
+    """``mlir-translate --mlir-to-cpp`` (MLIR 22) of the converted module, fed
+    as usmp-opt prints it (custom syntax, or ``generic``)."""
     import io
 
     from xdsl.printer import Printer
 
     tool = _mlir_translate()
     text = io.StringIO()
-    Printer(stream=text, print_generic_format=True).print_op(as_emitc(module))
+    Printer(stream=text, print_generic_format=generic).print_op(as_emitc(module))
     result = subprocess.run(
         [tool, "--mlir-to-cpp"],
         input=text.getvalue(),

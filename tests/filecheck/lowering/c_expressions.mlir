@@ -1,6 +1,6 @@
 // RUN: usmp-opt %s -t c | FileCheck %s
 // RUN: usmp-opt %s -t c > %t.c
-// RUN: gcc -std=c99 -Wall -Wextra -Werror -pedantic -c %t.c -o %t.o
+// RUN: gcc -std=c99 -Wall -Wextra -Werror -pedantic -Wvla -c %t.c -o %t.o
 // RUN: g++ -x c++ -std=c++11 -Wall -Wextra -Werror -pedantic -c %t.c -o %t.o
 
 // How emitc expressions are written: parentheses where C needs them (a

@@ -1,6 +1,6 @@
 // RUN: usmp-opt %s -p convert-to-emitc -t c | FileCheck %s
 // RUN: usmp-opt %s -p convert-to-emitc -t c > %t.c
-// RUN: gcc -std=c99 -Wall -Wextra -Werror -pedantic -c %t.c -o %t.o
+// RUN: gcc -std=c99 -Wall -Wextra -Werror -pedantic -Wvla -c %t.c -o %t.o
 // RUN: g++ -x c++ -std=c++11 -Wall -Wextra -Werror -pedantic -c %t.c -o %t.o
 
 // A planned module printed as one C99 translation unit: the pool table, the

@@ -1,6 +1,6 @@
 // RUN: usmp-opt %s -p aot-lower-main,usmp,convert-to-emitc -t c | FileCheck %s
 // RUN: usmp-opt %s -p aot-lower-main,usmp,convert-to-emitc -t c > %t.c
-// RUN: gcc -std=c99 -Wall -Wextra -Werror -pedantic -c %t.c -o %t.o
+// RUN: gcc -std=c99 -Wall -Wextra -Werror -pedantic -Wvla -c %t.c -o %t.o
 // RUN: g++ -x c++ -std=c++11 -Wall -Wextra -Werror -pedantic -c %t.c -o %t.o
 
 // The user's command, end to end: a relay main calling tir operators (one
@@ -15,7 +15,7 @@
 // CHECK:      typedef struct tvmgen_default_inputs {
 // CHECK-NEXT:   float* x; /* float[1][8], 32 bytes */
 // CHECK-LABEL: void tvmgen_default_fused_relu_sum(float* a, float* out, uint8_t* global_workspace) {
-// CHECK-NEXT:    float* scratch = (float*)&global_workspace[{{[0-9]+}}];
+// CHECK-NEXT:    float* {{[a-z_0-9]+}} = (float*)&global_workspace[{{[0-9]+}}];
 // CHECK-LABEL: void tvmgen_default___tvm_main__(float* x, float* output, uint8_t* global_workspace, const uint8_t* global_const) {
 // CHECK-NEXT:    float* [[W:[a-z_0-9]+]] = (float*)&global_const[0];
 // CHECK-NEXT:    float* [[S:[a-z_0-9]+]] = (float*)&global_workspace[{{[0-9]+}}];

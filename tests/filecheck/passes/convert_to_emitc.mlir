@@ -92,8 +92,8 @@ func.func @index(%m: memref<4x8xf32>, %i: index, %j: index) -> f32 {
 // CHECK:         %total = "emitc.variable"() <{value = #emitc.opaque<"">}> : () -> !emitc.lvalue<i32>
 // CHECK-NEXT:    emitc.assign %{{.*}} : i32 to %total : !emitc.lvalue<i32>
 // CHECK-NEXT:    emitc.for %i = %{{.*}} to %{{.*}} step %{{.*}} : !emitc.ptrdiff_t {
-// CHECK-NEXT:      %acc = emitc.load %total : !emitc.lvalue<i32>
-// CHECK:           %next = emitc.add %acc, %{{.*}} : (i32, i32) -> i32
+// CHECK-NEXT:      %[[ACC:.*]] = emitc.load %total : !emitc.lvalue<i32>
+// CHECK:           %next = emitc.add %[[ACC]], %{{.*}} : (i32, i32) -> i32
 // CHECK-NEXT:      emitc.assign %next : i32 to %total : !emitc.lvalue<i32>
 // CHECK-NEXT:    }
 // CHECK-NEXT:    %[[TOTAL:.*]] = emitc.load %total : !emitc.lvalue<i32>
@@ -129,7 +129,7 @@ func.func @sum(%m: memref<8xi32>, %flag: i1) -> i32 {
 
 // Unsigned operations compute in the unsigned type; shl too (a signed left
 // shift of a negative value is undefined in C); trunci to i1 keeps the low bit.
-// CHECK-LABEL: emitc.func @unsigned(%a: i32, %b: i32, %c: i8)
+// CHECK-LABEL: emitc.func @unsigned(%a: i32, %b: i32, %c: i8,
 // CHECK:         %[[UA:.*]] = emitc.cast %a : i32 to ui32
 // CHECK-NEXT:    %[[UB:.*]] = emitc.cast %b : i32 to ui32
 // CHECK-NEXT:    %[[Q:.*]] = emitc.div %[[UA]], %[[UB]] : (ui32, ui32) -> ui32
@@ -141,14 +141,21 @@ func.func @sum(%m: memref<8xi32>, %flag: i1) -> i32 {
 // CHECK-NEXT:    %z = emitc.cast %[[U8]] : ui8 to i32
 // CHECK:         %[[LOW:.*]] = emitc.bitwise_and %a, %{{.*}} : (i32, i32) -> i32
 // CHECK-NEXT:    %[[NZ:.*]] = emitc.cmp ne, %[[LOW]], %{{.*}} : (i32, i32) -> i1
-func.func @unsigned(%a: i32, %b: i32, %c: i8) -> (i32) {
+func.func @unsigned(%a: i32, %b: i32, %c: i8, %out: memref<3xi32>, %bits: memref<2xi1>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
   %d = arith.divui %a, %b : i32
   %s = arith.shli %a, %b : i32
   %lt = arith.cmpi ult, %a, %b : i32
   %z = arith.extui %c : i8 to i32
   %t = arith.trunci %a : i32 to i1
-  %r = arith.addi %d, %s : i32
-  func.return %r : i32
+  memref.store %d, %out[%c0] : memref<3xi32>
+  memref.store %s, %out[%c1] : memref<3xi32>
+  memref.store %z, %out[%c2] : memref<3xi32>
+  memref.store %lt, %bits[%c0] : memref<2xi1>
+  memref.store %t, %bits[%c1] : memref<2xi1>
+  func.return
 }
 
 // -----
@@ -178,6 +185,7 @@ func.func @floordiv(%a: i32, %b: i32) -> i32 {
 // CHECK:         %olt = emitc.cmp lt, %a, %b : (f32, f32) -> i1
 // CHECK-NEXT:    %[[LE:.*]] = emitc.cmp le, %a, %b : (f32, f32) -> i1
 // CHECK-NEXT:    %ugt = emitc.logical_not %[[LE]] : i1
+// CHECK-NEXT:    %both = emitc.bitwise_and %olt, %ugt : (i1, i1) -> i1
 // CHECK-NEXT:    %[[GT:.*]] = emitc.cmp gt, %a, %b : (f32, f32) -> i1
 // CHECK-NEXT:    %[[NAN:.*]] = emitc.cmp ne, %a, %a : (f32, f32) -> i1
 // CHECK-NEXT:    %[[TAKE:.*]] = emitc.logical_or %[[GT]], %[[NAN]] : i1, i1
@@ -185,13 +193,16 @@ func.func @floordiv(%a: i32, %b: i32) -> i32 {
 // CHECK-NEXT:    %e = emitc.call_opaque "expf"(%max) : (f32) -> f32
 // CHECK-NEXT:    %[[ROOT:.*]] = emitc.call_opaque "sqrtf"(%e) : (f32) -> f32
 // CHECK-NEXT:    %r = emitc.div %{{.*}}, %[[ROOT]] : (f32, f32) -> f32
+// CHECK-NEXT:    %out = emitc.conditional %both, %r, %a : f32
 func.func @floats(%a: f32, %b: f32) -> f32 {
   %olt = arith.cmpf olt, %a, %b : f32
   %ugt = arith.cmpf ugt, %a, %b : f32
+  %both = arith.andi %olt, %ugt : i1
   %max = arith.maximumf %a, %b : f32
   %e = math.exp %max : f32
   %r = math.rsqrt %e : f32
-  func.return %r : f32
+  %out = arith.select %both, %r, %a : f32
+  func.return %out : f32
 }
 
 // -----
@@ -208,5 +219,8 @@ func.func @strided_copy(%a: memref<4x8xf32>, %b: memref<2x2xf32>) {
   %s = memref.subview %a[1, 2] [2, 2] [1, 1] : memref<4x8xf32> to memref<2x2xf32, strided<[8, 1], offset: 10>>
   "memref.copy"(%s, %b) : (memref<2x2xf32, strided<[8, 1], offset: 10>>, memref<2x2xf32>) -> ()
   %tmp = memref.alloca() : memref<8xf32>
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  memref.store %zero, %tmp[%c0] : memref<8xf32>
   func.return
 }

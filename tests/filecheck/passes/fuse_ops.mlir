@@ -3,8 +3,9 @@
 // RUN: usmp-opt %s -p fuse-ops,fuse-ops --split-input-file | FileCheck %s
 
 // int8 conv2d and its requantisation epilogue: one group named after its ops.
-// The scalar zero point is copied into the group; weight and bias stay in
-// main as relay.constant and are passed as call arguments.
+// The scalar zero point is copied into the group (an immediate once
+// lowered); weight and bias stay in main as relay.constant and are passed as
+// call arguments.
 
 // CHECK-LABEL: func.func @tvmgen_default_fused_nn_conv2d_add_fixed_point_multiply_add_clip_cast(
 // CHECK-SAME:      %[[X:.*]]: tensor<1x8x8x3xi8>, %[[W:.*]]: tensor<3x3x3x8xi8>, %[[B:.*]]: tensor<8xi32>) -> tensor<1x4x4x8xi8>
@@ -18,13 +19,13 @@
 // CHECK-NEXT:    %[[R:.*]] = relay.cast %[[K]]
 // CHECK-NEXT:    func.return %[[R]] : tensor<1x4x4x8xi8>
 // CHECK:       func.func @conv_requant(%[[IN:.*]]: tensor<1x8x8x3xi8>)
-// CHECK-NEXT:    %[[MW:.*]] = relay.constant dense<1> : tensor<3x3x3x8xi8>
-// CHECK-NEXT:    %[[MB:.*]] = relay.constant dense<2> : tensor<8xi32>
+// CHECK-NEXT:    %[[MW:.*]] = relay.constant dense_resource<conv_w> : tensor<3x3x3x8xi8>
+// CHECK-NEXT:    %[[MB:.*]] = relay.constant dense<[1, 2, 3, 4, 5, 6, 7, 8]> : tensor<8xi32>
 // CHECK-NEXT:    %[[CALL:.*]] = relay.call @tvmgen_default_fused_nn_conv2d_add_fixed_point_multiply_add_clip_cast(%[[IN]], %[[MW]], %[[MB]])
 // CHECK-NEXT:    func.return %[[CALL]]
 func.func @conv_requant(%x: tensor<1x8x8x3xi8>) -> tensor<1x4x4x8xi8> {
-  %w = relay.constant dense<1> : tensor<3x3x3x8xi8>
-  %b = relay.constant dense<2> : tensor<8xi32>
+  %w = relay.constant dense_resource<conv_w> : tensor<3x3x3x8xi8>
+  %b = relay.constant dense<[1, 2, 3, 4, 5, 6, 7, 8]> : tensor<8xi32>
   %zp = relay.constant dense<-3> : tensor<i32>
   %0 = relay.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 1, 1>, input_zero_point = -128 : i64} : (tensor<1x8x8x3xi8>, tensor<3x3x3x8xi8>) -> tensor<1x4x4x8xi32>
   %1 = relay.add %0, %b : (tensor<1x4x4x8xi32>, tensor<8xi32>) -> tensor<1x4x4x8xi32>
@@ -50,8 +51,8 @@ func.func @conv_requant(%x: tensor<1x8x8x3xi8>) -> tensor<1x4x4x8xi8> {
 // CHECK-NEXT:    %[[D1:.*]] = relay.call @tvmgen_default_fused_nn_dense_nn_relu_1(%[[RS]],
 // CHECK-NEXT:    relay.call @tvmgen_default_fused_reshape_reshape_nn_relu(%[[D1]])
 func.func @unique_names(%x: tensor<1x16xf32>) -> tensor<1x16xf32> {
-  %w0 = relay.constant dense<0.5> : tensor<16x16xf32>
-  %w1 = relay.constant dense<0.25> : tensor<4x4xf32>
+  %w0 = relay.constant dense_resource<w0> : tensor<16x16xf32>
+  %w1 = relay.constant dense_resource<w1> : tensor<4x4xf32>
   %0 = relay.dense %x, %w0 : (tensor<1x16xf32>, tensor<16x16xf32>) -> tensor<1x16xf32>
   %1 = relay.relu %0 : tensor<1x16xf32> -> tensor<1x16xf32>
   %2 = relay.reshape %1 : tensor<1x16xf32> -> tensor<4x4xf32>
@@ -155,7 +156,7 @@ func.func @reductions(%x: tensor<1x10xi8>, %y: tensor<1x4x4x8xi8>) -> (tensor<1x
 // CHECK-NEXT:    %[[T:.*]] = relay.tuple(%[[C1]], %[[R]])
 // CHECK-NEXT:    func.return %[[T]]
 func.func @opaque(%x: tensor<1x4x4x2xf32>) -> tuple<tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>> {
-  %w = relay.constant dense<1.0> : tensor<1x1x2x2xf32>
+  %w = relay.constant dense_resource<w> : tensor<1x1x2x2xf32>
   %0 = relay.relu %x : tensor<1x4x4x2xf32> -> tensor<1x4x4x2xf32>
   %1 = relay.on_device %0 {virtual_device = #relay.virtual_device<"cpu", 0>} : tensor<1x4x4x2xf32>
   %2 = relay.conv2d %1, %w : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
@@ -181,7 +182,7 @@ func.func @opaque(%x: tensor<1x4x4x2xf32>) -> tuple<tensor<1x4x4x2xf32>, tensor<
 // CHECK:         %[[B:.*]] = relay.call @tvmgen_default_fused_nn_conv2d_cast(
 // CHECK-NEXT:    relay.call @tvmgen_default_fused_nn_conv2d_cast_cast_cast_add_cast(%{{.*}}, %{{.*}}, %[[B]])
 func.func @residual(%x: tensor<1x4x4x2xi8>) -> tensor<1x4x4x2xi8> {
-  %w = relay.constant dense<1> : tensor<1x1x2x2xi8>
+  %w = relay.constant dense_resource<w> : tensor<1x1x2x2xi8>
   %0 = relay.conv2d %x, %w : (tensor<1x4x4x2xi8>, tensor<1x1x2x2xi8>) -> tensor<1x4x4x2xi32>
   %1 = relay.cast %0 : tensor<1x4x4x2xi32> -> tensor<1x4x4x2xi8>
   %2 = relay.cast %1 : tensor<1x4x4x2xi8> -> tensor<1x4x4x2xi32>
@@ -191,4 +192,23 @@ func.func @residual(%x: tensor<1x4x4x2xi8>) -> tensor<1x4x4x2xi8> {
   %6 = relay.add %2, %5 : (tensor<1x4x4x2xi32>, tensor<1x4x4x2xi32>) -> tensor<1x4x4x2xi32>
   %7 = relay.cast %6 : tensor<1x4x4x2xi32> -> tensor<1x4x4x2xi8>
   func.return %7 : tensor<1x4x4x2xi8>
+}
+
+// -----
+
+// A constant of equal elements (a splat bias) is copied into the group like
+// a scalar, so it needs no buffer; the weight is passed.
+
+// CHECK-LABEL: func.func @tvmgen_default_fused_nn_dense_add(
+// CHECK-SAME:      %{{.*}}: tensor<1x4xf32>, %[[W:.*]]: tensor<3x4xf32>) -> tensor<1x3xf32>
+// CHECK-NEXT:    %[[B:.*]] = relay.constant dense<5.000000e-01> : tensor<3xf32>
+// CHECK:       func.func @splat(
+// CHECK-NEXT:    %[[MW:.*]] = relay.constant dense<{{\[}}
+// CHECK-NEXT:    relay.call @tvmgen_default_fused_nn_dense_add(%{{.*}}, %[[MW]])
+func.func @splat(%x: tensor<1x4xf32>) -> tensor<1x3xf32> {
+  %w = relay.constant dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], [9.0, 10.0, 11.0, 12.0]]> : tensor<3x4xf32>
+  %b = relay.constant dense<0.5> : tensor<3xf32>
+  %0 = relay.dense %x, %w : (tensor<1x4xf32>, tensor<3x4xf32>) -> tensor<1x3xf32>
+  %1 = relay.add %0, %b : (tensor<1x3xf32>, tensor<3xf32>) -> tensor<1x3xf32>
+  func.return %1 : tensor<1x3xf32>
 }

@@ -80,3 +80,24 @@ func.func @two_outputs(%a: tensor<4xf32>) -> tuple<tensor<4xf32>, tensor<4xf32>>
   %2 = relay.tuple(%0, %1) : (tensor<4xf32>, tensor<4xf32>) -> tuple<tensor<4xf32>, tensor<4xf32>>
   func.return %2 : tuple<tensor<4xf32>, tensor<4xf32>>
 }
+
+// -----
+
+// Constants inside a primitive function: equal elements become an
+// immediate; any other constant a tir.allocate_const (planned by usmp).
+
+// CHECK-LABEL: func.func @constants(
+// CHECK-DAG:     %[[TABLE:.*]] = tir.allocate_const {name_hint = "table", value = dense<[1, 2, 3, 4]> : tensor<4xi32>} : memref<4xi32>
+// CHECK-DAG:     %[[SEVEN:.*]] = arith.constant 7 : i32
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:      %[[X:.*]] = memref.load %{{.*}}[%[[I]]] : memref<4xi32>
+// CHECK-NEXT:      %[[T:.*]] = memref.load %[[TABLE]][%[[I]]] : memref<4xi32>
+// CHECK-NEXT:      %[[S:.*]] = arith.addi %[[X]], %[[T]] : i32
+// CHECK-NEXT:      arith.muli %[[S]], %[[SEVEN]] : i32
+func.func @constants(%x: tensor<4xi32>) -> tensor<4xi32> attributes {relay.primitive} {
+  %table = relay.constant dense<[1, 2, 3, 4]> : tensor<4xi32>
+  %seven = relay.constant dense<7> : tensor<4xi32>
+  %0 = relay.add %x, %table : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %1 = relay.multiply %0, %seven : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return %1 : tensor<4xi32>
+}

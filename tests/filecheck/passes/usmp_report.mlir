@@ -6,8 +6,13 @@
 // RUN: usmp-opt %s -p 'usmp{algorithm=greedy_by_size report="%t/composite.json"}' -o /dev/null
 // RUN: FileCheck %s --input-file=%t/composite.json --check-prefixes=JSON,COMPOSITE
 // RUN: FileCheck %s --input-file=%t/composite.sram.svg --check-prefix=SVG
+// After the rewrite the report reads the plan back from the pool views.
+// RUN: usmp-opt %s -p 'usmp{algorithm=greedy_by_size}' | usmp-opt -p 'usmp-report{json="%t/after.json"}' -o /dev/null
+// RUN: FileCheck %s --input-file=%t/after.json --check-prefix=AFTER
 
-// The report changes no IR.
+// The report changes no IR. (A pool's "limit" is what the plan was made
+// under: unbounded for the composite, which plans; the planned size when the
+// report reads a module planned earlier.)
 // CHECK: name_hint = "sid_0", pool_allocation = #tir.pool_allocation<"sram", 64>
 
 // JSON: "model": "report_main",
@@ -20,6 +25,7 @@
 // JSON: "name": "sram",
 // JSON-NEXT: "kind": "workspace",
 // JSON-NEXT: "size": 96,
+// JSON-NEXT: "limit": {{null|96}},
 // JSON-NEXT: "alignment": 16,
 // JSON-NEXT: "lower_bound": 96,
 // JSON-NEXT: "ratio": 1.0,
@@ -27,6 +33,7 @@
 // JSON: "name": "flash",
 // JSON-NEXT: "kind": "constant",
 // JSON-NEXT: "size": 4,
+// JSON-NEXT: "limit": {{null|4}},
 // JSON-NEXT: "alignment": 4,
 // JSON-NEXT: "lower_bound": 4,
 // JSON-NEXT: "ratio": 1.0,
@@ -55,9 +62,31 @@
 // JSON-NEXT: "offset": 0,
 // JSON-NEXT: "size": 64,
 
+// AFTER: "pools": [
+// AFTER: "name": "sram",
+// AFTER-NEXT: "kind": "workspace",
+// AFTER-NEXT: "size": 96,
+// AFTER-NEXT: "limit": 96,
+// AFTER-NEXT: "alignment": 16,
+// AFTER-NEXT: "lower_bound": 96,
+// AFTER: "name": "flash",
+// AFTER-NEXT: "kind": "constant",
+// AFTER-NEXT: "size": 4,
+// AFTER: "buffers": [
+// AFTER: "name": "pad/padded",
+// AFTER-NEXT: "name_hint": "padded",
+// AFTER-NEXT: "function": "pad",
+// AFTER-NEXT: "role": "allocate",
+// AFTER-NEXT: "pool": "sram",
+// AFTER-NEXT: "offset": 0,
+// AFTER-NEXT: "size": 64,
+// AFTER: "function": "report_main",
+// AFTER-NEXT: "role": "constant",
+// AFTER-NEXT: "pool": "flash",
+
 // SVG: <svg xmlns="http://www.w3.org/2000/svg"
-// SVG: <title>bytes live at each step</title>
 // SVG: pool sram (workspace): 96 B = 96 B, lower bound 96 B, ratio 1.000
+// SVG: <title>bytes live at each step</title>
 // SVG: <title>pad/padded (pad): 64 B at offset 0, live [0, 3)</title>
 // SVG: padded 64 B
 // SVG: <title>sid_0 (report_main): 16 B at offset 64, live [0, 2)</title>

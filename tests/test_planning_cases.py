@@ -1,8 +1,10 @@
-"""Planning problems shared by the planning tests and the benchmark script.
+"""Planning problems shared by the planning tests, and checks of their claims.
 
 Seeded random interval sets (with and without size limits, multi-pool
 fallback, alignment, explicit conflicts, zero-size and empty-lifetime
-buffers) and the MiniMalloc CSVs of ``shared/benchmarks/minimalloc``.
+buffers), operator chains, the MiniMalloc CSVs of
+``shared/benchmarks/minimalloc`` and the real models' buffer sets of
+``benchmarks/cases``.
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ import os
 import random
 from pathlib import Path
 
+from usmp.planning.lower_bound import lower_bound
 from usmp.planning.minimalloc import capacity_from_name, read_minimalloc
-from usmp.planning.model import Buffer, Pool, Problem
+from usmp.planning.model import Buffer, Placement, Plan, Pool, Problem
+from usmp.planning.problem_json import read_problem_json
+from usmp.planning.validate import validate_plan
 
 MINIMALLOC_DIR = Path(
     os.environ.get(
@@ -23,12 +28,22 @@ MINIMALLOC_DIR = Path(
 MINIMALLOC_FILES = [MINIMALLOC_DIR / "examples" / "input.12.csv"] + sorted(
     (MINIMALLOC_DIR / "challenging").glob("*.csv")
 )
+# Buffer sets of real models dumped by the IR side (benchmarks/README.md).
+MODEL_CASES = sorted(
+    (Path(__file__).resolve().parents[1] / "benchmarks" / "cases").glob("*.json")
+)
 
 
 def minimalloc_problem(path: Path, *, with_capacity: bool = False) -> Problem:
     """The file's problem; its pool is unbounded unless ``with_capacity`` (the
     challenging capacities need an exact solver: see benchmarks/README.md)."""
-    return read_minimalloc(path, capacity=capacity_from_name(path) if with_capacity else None)
+    return read_minimalloc(
+        path, capacity=capacity_from_name(path) if with_capacity else None
+    )
+
+
+def model_problem(path: Path) -> Problem:
+    return read_problem_json(path)
 
 
 def random_buffers(
@@ -77,7 +92,11 @@ def random_problems() -> dict[str, Problem]:
         # may only go to one of them.
         mixed = [
             Buffer(
-                b.name, b.size, b.start, b.end, b.alignment,
+                b.name,
+                b.size,
+                b.start,
+                b.end,
+                b.alignment,
                 rng.choice([(), ("sram", "dram"), ("dram",), ("dram", "sram")]),
                 b.conflicts,
             )
@@ -95,5 +114,33 @@ def chain_problem(n: int, seed: int) -> Problem:
     whose lower bound is always reachable (even ones at 0, odd ones on top)."""
     rng = random.Random(seed)
     return Problem(
-        tuple(Buffer(f"t{i:02d}", rng.randrange(1, 64) * 16, i, i + 2) for i in range(n))
+        tuple(
+            Buffer(f"t{i:02d}", rng.randrange(1, 64) * 16, i, i + 2) for i in range(n)
+        )
     )
+
+
+def test_chain_lower_bound_is_reachable() -> None:
+    """The layout ``chain_problem`` promises: even buffers at 0, odd on top."""
+    pb = chain_problem(40, 0)
+    bound = lower_bound(pb)
+    plan = Plan(
+        {
+            b.name: Placement(pb.pools[0].name, 0 if k % 2 == 0 else bound - b.size)
+            for k, b in enumerate(pb.buffers)
+        }
+    )
+    assert validate_plan(pb, plan) == []
+    assert plan.pool_sizes(pb) == {pb.pools[0].name: bound}
+
+
+def test_random_problems_cover_the_features() -> None:
+    problems = random_problems()
+    buffers = [b for p in problems.values() for b in p.buffers]
+    assert any(b.size == 0 for b in buffers)
+    assert any(b.start == b.end for b in buffers)
+    assert any(b.conflicts for b in buffers)
+    assert {b.alignment for b in buffers} >= {1, 4, 8, 16, 64}
+    fallback = [p for name, p in problems.items() if name.endswith("fallback")]
+    assert all(p.pools[0].size_limit is not None for p in fallback)
+    assert any(b.pools == ("dram",) for p in fallback for b in p.buffers)
