@@ -28,8 +28,13 @@ from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import Model, read_model, read_model_file
 from usmp.oracle.relay_interpreter import evaluate
 from usmp.tools import import_tflite
+from usmp.tools.tflm_reference import (
+    FLOAT_OUTPUT_RTOL,
+    difference,
+    random_inputs,
+    run_tflm,
+)
 
-runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
 
 MODELS_DIR = Path(
     os.environ.get(
@@ -69,46 +74,10 @@ REFUSED = {  # model -> start of the message after "<file>: error: "
     "tflite_micro/keyword_scrambled.tflite": "operator 1 (SVDF)",
 }
 
-FLOAT_OUTPUT_RTOL = 1e-5
 FLOAT_INTERMEDIATE_RTOL = 1e-4
 
 
 # ------------------------------------------------------------------ helpers
-
-
-def random_inputs(model: Model, seed: int) -> list[np.ndarray]:
-    """Seeded inputs covering each input's range: uniform over the integer
-    range, or standard normal (x2) for float inputs."""
-    rng = np.random.default_rng(seed)
-    inputs = []
-    for index in model.inputs:
-        t = model.tensors[index]
-        assert t.dtype is not None
-        if t.dtype.kind in "iu":
-            info = np.iinfo(t.dtype)
-            inputs.append(
-                rng.integers(info.min, info.max, size=t.shape, endpoint=True).astype(
-                    t.dtype
-                )
-            )
-        else:
-            inputs.append((2.0 * rng.standard_normal(size=t.shape)).astype(t.dtype))
-    return inputs
-
-
-def run_tflm(
-    model_data: bytes, inputs: list[np.ndarray], tensors: list[int]
-) -> list[np.ndarray]:
-    """Invoke TFLite Micro on ``inputs``; the values of ``tensors``."""
-    interpreter = runtime.Interpreter.from_bytes(
-        model_data,
-        arena_size=max(1 << 20, 10 * len(model_data)),
-        intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors,
-    )
-    for i, x in enumerate(inputs):
-        interpreter.set_input(x, i)
-    interpreter.invoke()
-    return [interpreter.GetTensor(t, 0)["tensor_data"] for t in tensors]
 
 
 def compare_with_tflm(
@@ -124,22 +93,9 @@ def compare_with_tflm(
         ours = evaluate(module, inputs)
         reference = run_tflm(data, inputs, produced)
         for index, got, want in zip(produced, ours, reference, strict=True):
-            want = want.reshape(got.shape)
             what = f"{name}, seed {seed}, tensor #{index} '{model.tensors[index].name}'"
-            assert got.dtype == want.dtype, what
-            if got.dtype.kind in "iub":
-                mismatches = int(np.count_nonzero(got != want))
-                assert mismatches == 0, f"{what}: {mismatches}/{got.size} values differ"
-            else:
-                rtol = (
-                    FLOAT_OUTPUT_RTOL if index in outputs else FLOAT_INTERMEDIATE_RTOL
-                )
-                scale = max(float(np.max(np.abs(want))), np.finfo(np.float32).tiny)
-                error = float(np.max(np.abs(got.astype(np.float64) - want))) / scale
-                assert error <= rtol, f"{what}: relative error {error:.2e} > {rtol:.0e}"
-
-
-# -------------------------------------------------------------------- tests
+            rtol = FLOAT_OUTPUT_RTOL if index in outputs else FLOAT_INTERMEDIATE_RTOL
+            assert difference(got, want, rtol) is None, f"{what}: {difference(got, want, rtol)}"
 
 
 def test_models_directory_holds_the_models() -> None:

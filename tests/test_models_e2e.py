@@ -10,19 +10,13 @@ from __future__ import annotations
 
 import shutil
 
-import numpy as np
 import pytest
 
-from tests.test_models import (
-    FLOAT_OUTPUT_RTOL,
-    MODELS_DIR,
-    SUPPORTED,
-    random_inputs,
-    run_tflm,
-)
+from tests.test_models import MODELS_DIR, SUPPORTED
 from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import read_model_file
 from usmp.tools.run_c import run_module
+from usmp.tools.tflm_reference import difference, random_inputs, run_tflm
 
 PIPELINE = "fuse-ops,lower-ops,aot-lower-main,usmp"
 
@@ -58,13 +52,5 @@ def check_c(name: str, pipeline: str, seeds: tuple[int, ...]) -> None:
         ours = run_module(module, inputs, passes=pipeline)
         reference = run_tflm(data, inputs, list(model.outputs))
         for k, (got, want) in enumerate(zip(ours, reference, strict=True)):
-            want = want.reshape(got.shape)
-            what = f"{name}, seed {seed}, output {k}"
-            assert got.dtype == want.dtype, what
-            if got.dtype.kind == "f":
-                scale = max(float(np.max(np.abs(want))), np.finfo(np.float32).tiny)
-                error = float(np.max(np.abs(got.astype(np.float64) - want))) / scale
-                assert error <= FLOAT_OUTPUT_RTOL, f"{what}: relative error {error:.2e}"
-            else:
-                mismatches = int(np.count_nonzero(got != want))
-                assert mismatches == 0, f"{what}: {mismatches}/{got.size} values differ"
+            problem = difference(got, want)
+            assert problem is None, f"{name}, seed {seed}, output {k}: {problem}"

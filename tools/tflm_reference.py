@@ -1,0 +1,66 @@
+"""TFLite Micro as the reference runtime: seeded inputs, invocation, comparison.
+
+Used by the model tests, the benchmarks and ``usmp-compare-tflm``. Needs the
+``tflite-micro`` package (a dev dependency): TFLite Micro's own interpreter
+with its reference kernels, whose int8 arithmetic is the one to match bit for
+bit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from usmp.frontend.tflite_reader import Model
+
+FLOAT_OUTPUT_RTOL = 1e-5
+"""Float outputs must agree within this error relative to the output's magnitude."""
+
+
+def random_inputs(model: Model, seed: int) -> list[np.ndarray]:
+    """Seeded inputs covering each input's range: uniform over the integer
+    range, or standard normal (x2) for float inputs."""
+    rng = np.random.default_rng(seed)
+    inputs: list[np.ndarray] = []
+    for index in model.inputs:
+        t = model.tensors[index]
+        assert t.dtype is not None
+        if t.dtype.kind in "iu":
+            info = np.iinfo(t.dtype)
+            values = rng.integers(info.min, info.max, size=t.shape, endpoint=True)
+            inputs.append(values.astype(t.dtype))
+        else:
+            inputs.append((2.0 * rng.standard_normal(size=t.shape)).astype(t.dtype))
+    return inputs
+
+
+def run_tflm(
+    model_data: bytes, inputs: Sequence[np.ndarray], tensors: Sequence[int]
+) -> list[np.ndarray]:
+    """Invoke TFLite Micro on ``inputs``; the values of ``tensors``."""
+    from tflite_micro.python.tflite_micro import runtime
+
+    interpreter = runtime.Interpreter.from_bytes(
+        model_data,
+        arena_size=max(1 << 20, 10 * len(model_data)),
+        intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors,
+    )
+    for i, x in enumerate(inputs):
+        interpreter.set_input(x, i)
+    interpreter.invoke()
+    return [interpreter.GetTensor(t, 0)["tensor_data"] for t in tensors]
+
+
+def difference(got: np.ndarray, want: np.ndarray, rtol: float = FLOAT_OUTPUT_RTOL) -> str | None:
+    """``None`` when ``got`` matches ``want`` (integers bit for bit, floats
+    within ``rtol`` of ``want``'s magnitude), else what differs."""
+    want = want.reshape(got.shape)
+    if got.dtype != want.dtype:
+        return f"dtype {got.dtype} instead of {want.dtype}"
+    if got.dtype.kind in "iub":
+        mismatches = int(np.count_nonzero(got != want))
+        return f"{mismatches}/{got.size} values differ" if mismatches else None
+    scale = max(float(np.max(np.abs(want))), np.finfo(np.float32).tiny)
+    error = float(np.max(np.abs(got.astype(np.float64) - want))) / scale
+    return f"relative error {error:.2e} > {rtol:.0e}" if error > rtol else None
