@@ -29,16 +29,6 @@ HELLO = MODELS_DIR / "tflite_micro/hello_world_int8.tflite"
 GCC = shutil.which("gcc")
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 
-# Known misses of the memory bar (strict xfail: remove when fixed).
-MEMORY_BAR_MISSES = {
-    "mlperf_tiny/pretrainedResnet_quant.tflite": (
-        "57,344 B > TFLM's 49,152 B: fuse-ops ends a conv group with the int8 ADD's "
-        "input rescaling (cast to i32, zp, << 20, fixed_point_multiply), so a 32 KiB "
-        "i32 tensor is materialised between the residual branches"
-    ),
-}
-
-
 def compile_(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     status = main(args)
     captured = capsys.readouterr()
@@ -304,14 +294,7 @@ def _requantisation_bytes(name: str, alignment: int) -> int:
 
 @pytest.mark.parametrize(
     "name",
-    [
-        pytest.param(
-            n, marks=pytest.mark.xfail(reason=MEMORY_BAR_MISSES[n], strict=True)
-        )
-        if n in MEMORY_BAR_MISSES
-        else n
-        for n in SUPPORTED
-    ],
+    SUPPORTED,
 )
 def test_memory_bar(name: str, tmp_path: Path) -> None:
     stats = json.loads((MODELS_DIR / "stats.json").read_text())[name]
