@@ -90,7 +90,8 @@ class PoolInfoAttr(ParametrizedAttribute):
 
     ``size = 0`` means unbounded (the planner sizes the pool). ``access`` maps
     target names to ``"rw"`` or ``"ro"``; a buffer used by a target may only
-    be placed in a pool that target can access.
+    be placed in a pool that target can access. Without ``access`` the host
+    target ``c`` gets ``rw`` (workspace) or ``ro`` (constant) access.
     """
 
     name = "tir.pool_info"
@@ -185,6 +186,8 @@ class PoolInfoAttr(ParametrizedAttribute):
                         f"unknown pool_info key '{key}' "
                         "(expected size, alignment or access)"
                     )
+        if not access:  # default: the host target "c" may use the pool
+            access = [("c", "ro" if kind == "constant" else "rw")]
         return (
             StringAttr(pool_name),
             StringAttr(kind),
