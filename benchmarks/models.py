@@ -27,7 +27,6 @@ import argparse
 import contextlib
 import io
 import json
-import os
 import sys
 import tempfile
 import time
@@ -35,26 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-REPO = Path(__file__).resolve().parent.parent
-MODELS_DIR = Path(os.environ.get("USMP_MODELS_DIR", REPO.parent / "shared" / "models"))
-
-MODELS = (
-    "mlperf_tiny/kws_ref_model.tflite",
-    "mlperf_tiny/converted/kws_ref_model_float32_full.tflite",
-    "mlperf_tiny/vww_96_int8.tflite",
-    "mlperf_tiny/vww_96_float.tflite",
-    "mlperf_tiny/pretrainedResnet_quant.tflite",
-    "mlperf_tiny/pretrainedResnet.tflite",
-    "mlperf_tiny/ad01_int8.tflite",
-    "mlperf_tiny/ad01_fp32.tflite",
-    "mlperf_tiny/model_ToyCar_quant_fullint.tflite",
-    "tflite_micro/hello_world_int8.tflite",
-    "tflite_micro/hello_world_float.tflite",
-    "tflite_micro/micro_speech_quantized.tflite",
-    "tflite_micro/simple_add_model.tflite",
-)
+from usmp.tools.shared_models import MODELS_DIR, SUPPORTED_MODELS
 
 
 @dataclass
@@ -95,20 +75,11 @@ def tflm_inference_us(path: Path, runs: int) -> float:
     from tflite_micro.python.tflite_micro import runtime
 
     from usmp.frontend.tflite_reader import read_model_file
+    from usmp.tools.tflm_reference import random_inputs
 
     model = read_model_file(path)
     interpreter = runtime.Interpreter.from_file(str(path), arena_size=4 << 20)
-    rng = np.random.default_rng(0)
-    for i, index in enumerate(model.inputs):
-        t = model.tensors[index]
-        assert t.dtype is not None
-        if t.dtype.kind in "iu":
-            info = np.iinfo(t.dtype)
-            x = rng.integers(info.min, info.max, size=t.shape, endpoint=True).astype(
-                t.dtype
-            )
-        else:
-            x = rng.standard_normal(size=t.shape).astype(t.dtype)
+    for i, x in enumerate(random_inputs(model, seed=0)):
         interpreter.set_input(x, i)
     interpreter.invoke()  # warm up
     start = time.perf_counter()
@@ -317,7 +288,10 @@ def main(argv: list[str] | None = None) -> int:
         "shared models."
     )
     p.add_argument(
-        "--models", nargs="*", default=list(MODELS), help="paths under the models dir"
+        "--models",
+        nargs="*",
+        default=list(SUPPORTED_MODELS),
+        help="paths under the models dir",
     )
     p.add_argument("--runs", type=int, default=50, help="inference repetitions")
     p.add_argument("--json", help="also write the rows as JSON here")

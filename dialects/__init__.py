@@ -4,6 +4,7 @@ package loads no dialect."""
 
 from collections.abc import Callable
 
+from xdsl.context import Context
 from xdsl.ir import Dialect
 
 
@@ -66,3 +67,12 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
         "tir": get_tir,
         "emitc": get_emitc,
     }
+
+
+def new_context(*, allow_unregistered: bool = False) -> Context:
+    """A fresh ``Context`` knowing every dialect of ``get_all_dialects()``
+    (registered as factories: a dialect loads when first used)."""
+    ctx = Context(allow_unregistered=allow_unregistered)
+    for name, factory in get_all_dialects().items():
+        ctx.register_dialect(name, factory)
+    return ctx

@@ -62,6 +62,9 @@ OUTPUT_TENSOR_NAMES = "relay.output_tensor_names"
 """Optional ``ArrayAttr`` of strings on main naming its outputs."""
 INPUT_TENSOR_NAMES = "relay.input_tensor_names"
 """Optional ``ArrayAttr`` of strings on main naming its inputs (else arg names)."""
+VIRTUAL_DEVICE = "relay.virtual_device"
+"""Discardable attribute (on ``relay.call``/``relay.constant``, and as an
+argument/result attribute of main) giving the device of the value."""
 
 
 @irdl_attr_definition

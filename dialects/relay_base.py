@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import NoReturn, ParamSpec, TypeVar
 
-from usmp.dialects.relay_shapes import Shape, ShapeError
 from xdsl.dialects import builtin
 from xdsl.dialects.builtin import (
     BoolAttr,
@@ -36,6 +35,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import VerifyException
+
+from usmp.dialects.relay_shapes import Shape, ShapeError
 
 ui8 = IntegerType(8, Signedness.UNSIGNED)
 """TFLite's uint8."""

@@ -10,6 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.dialects.builtin import StringAttr, TensorType, f32, i8, i32
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+)
+
 from usmp.dialects.relay_base import (
     DATA_WEIGHT_FORMAT,
     I64,
@@ -32,15 +42,6 @@ from usmp.dialects.relay_shapes import (
     global_pool2d_output_shape,
     pool2d_output_shape,
     reduce_output_shape,
-)
-from xdsl.dialects.builtin import StringAttr, TensorType, f32, i8, i32
-from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import (
-    ParsePropInAttrDict,
-    irdl_op_definition,
-    operand_def,
-    prop_def,
-    result_def,
 )
 
 

@@ -16,6 +16,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xdsl.dialects.builtin import IntegerType, TensorType, f32
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+)
+
 from usmp.dialects.relay_base import (
     F64,
     I64,
@@ -47,17 +59,6 @@ from usmp.dialects.relay_shapes import (
     normalize_axis,
     pad_output_shape,
     transpose_output_shape,
-)
-from xdsl.dialects.builtin import IntegerType, TensorType, f32
-from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import (
-    IRDLOperation,
-    ParsePropInAttrDict,
-    irdl_op_definition,
-    operand_def,
-    prop_def,
-    result_def,
-    var_operand_def,
 )
 
 

@@ -10,6 +10,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from xdsl.dialects.builtin import IntegerType, TensorType, f32, i8, i32
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+)
+
 from usmp.dialects.relay_base import (
     F64,
     I64,
@@ -27,15 +37,6 @@ from usmp.dialects.relay_base import (
     tensor_of,
 )
 from usmp.dialects.relay_shapes import normalize_axis, per_axis_length
-from xdsl.dialects.builtin import IntegerType, TensorType, f32, i8, i32
-from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import (
-    ParsePropInAttrDict,
-    irdl_op_definition,
-    operand_def,
-    prop_def,
-    result_def,
-)
 
 
 @irdl_op_definition

@@ -62,6 +62,14 @@ POOLS = "tir.pools"
 """Module attribute: ``ArrayAttr`` of ``#tir.pool_info`` (ordered)."""
 POOL_ARGS = "tir.pool_args"
 """Function attribute: names of the pools passed as trailing arguments."""
+VIRTUAL_DEVICE = "tir.virtual_device"
+"""Device of a ``tir.call``, allocation or entry argument (planned devices)."""
+SRC_VIRTUAL_DEVICE = "tir.src_virtual_device"
+"""Source device of a cross-device ``memref.copy`` (planned devices)."""
+DST_VIRTUAL_DEVICE = "tir.dst_virtual_device"
+"""Destination device of a cross-device ``memref.copy`` (planned devices)."""
+DEVICES = "tir.devices"
+"""Entry attribute: the distinct devices the model uses (planned devices)."""
 
 CALL_TYPES = ("unpacked", "packed", "cpacked")
 POOL_KINDS = ("workspace", "constant")
@@ -125,9 +133,7 @@ class PoolInfoAttr(ParametrizedAttribute):
         return self.size.data or None
 
     def access_map(self) -> dict[str, str]:
-        return {
-            t.data: a.data for t, a in zip(self.targets, self.access, strict=True)
-        }
+        return {t.data: a.data for t, a in zip(self.targets, self.access, strict=True)}
 
     def verify(self) -> None:
         if self.kind.data not in POOL_KINDS:
@@ -203,9 +209,7 @@ class PoolInfoAttr(ParametrizedAttribute):
             printer.print_string(f", {self.kind.data}")
             printer.print_string(f", size = {self.size.data}")
             printer.print_string(f", alignment = {self.alignment.data}")
-            entries = ", ".join(
-                f'"{t}" = "{a}"' for t, a in self.access_map().items()
-            )
+            entries = ", ".join(f'"{t}" = "{a}"' for t, a in self.access_map().items())
             printer.print_string(f", access = {{{entries}}}")
 
 

@@ -47,7 +47,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from usmp.diagnostics import located_error
-from usmp.dialects import emitc
+from usmp.dialects import emitc, tir
 from usmp.lowering.c_printer import c_identifier, print_prototype
 from usmp.lowering.c_printer_expr import c_type
 from usmp.lowering.convert_to_emitc import (
@@ -169,7 +169,7 @@ def model_interface(
     mains = [
         op
         for op in module.ops
-        if isinstance(op, emitc.FuncOp) and "tir.main" in op.attributes
+        if isinstance(op, emitc.FuncOp) and tir.MAIN_FUNC in op.attributes
     ]
     if len(mains) != 1:
         raise located_error(
@@ -194,7 +194,7 @@ def model_interface(
         for op in module.ops
         if isinstance(op, emitc.GlobalOp) and POOL_ATTR in op.attributes
     }
-    pool_names = _strings(main.attributes.get("tir.pool_args"))
+    pool_names = _strings(main.attributes.get(tir.POOL_ARGS))
     unknown = sorted(set(user_pools) - set(pool_names))
     if unknown:
         raise located_error(
@@ -224,8 +224,8 @@ def model_interface(
         )
     arg_attrs = main.arg_attrs.data if main.arg_attrs is not None else ()
     types = [a.data.get(MEMREF_ARG_ATTR) for a in arg_attrs]  # pyright: ignore
-    input_names = _strings(main.attributes.get("tir.input_names"))
-    output_names = _strings(main.attributes.get("tir.output_names"))
+    input_names = _strings(main.attributes.get(tir.INPUT_NAMES))
+    output_names = _strings(main.attributes.get(tir.OUTPUT_NAMES))
     io_in_workspace = "tir.input_allocations" in main.attributes
     if io_in_workspace:
         inputs = _workspace_io(main, "input", input_names)

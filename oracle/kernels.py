@@ -20,7 +20,9 @@ them exactly. Conventions shared by all kernels:
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -50,6 +52,14 @@ def _is_int(a: Array) -> bool:
     return a.dtype.kind in "iu"
 
 
+def _int_limits(dtype: np.dtype[Any]) -> tuple[int, int]:
+    """(min, max) of an integer ``dtype`` (callers check the kind first)."""
+    # numpy's stubs type iinfo over np.dtype[np.integer]; the callers' kind
+    # check is what establishes that (``cast`` below is the relay operator).
+    info = np.iinfo(typing.cast("np.dtype[np.integer[Any]]", dtype))
+    return info.min, info.max
+
+
 def _is_float(a: Array) -> bool:
     return a.dtype.kind == "f"
 
@@ -59,10 +69,9 @@ def wrap(values: npt.ArrayLike, dtype: npt.DTypeLike) -> Array:
     return np.asarray(values).astype(np.int64).astype(dtype)
 
 
-def _int_matmul(
-    a: npt.NDArray[np.int64], b: npt.NDArray[np.int64]
-) -> npt.NDArray[np.int64]:
-    """Exact (batched) integer matmul; through float64 BLAS when that is exact."""
+def _int_matmul(a: Array, b: Array) -> Array:
+    """Exact (batched) matmul of int64 arrays; through float64 BLAS when that
+    is exact."""
     k = a.shape[-1]
     amax = int(np.abs(a).max(initial=0))
     bmax = int(np.abs(b).max(initial=0))
@@ -310,8 +319,8 @@ def clip(x: Array, *, a_min: float, a_max: float) -> Array:
         raise KernelError(f"clip: a_min {a_min} is greater than a_max {a_max}")
     if _is_int(x):
         lo, hi = np.ceil(a_min), np.floor(a_max)
-        info = np.iinfo(x.dtype)
-        lo, hi = max(lo, info.min), min(hi, info.max)
+        low, high = _int_limits(x.dtype)
+        lo, hi = max(lo, low), min(hi, high)
         return np.asarray(np.clip(x.astype(np.int64), int(lo), int(hi))).astype(x.dtype)
     return np.asarray(np.clip(x, x.dtype.type(a_min), x.dtype.type(a_max)), x.dtype)
 
@@ -361,7 +370,7 @@ def max_pool2d(
     """Max pooling; padded positions are ignored (never the maximum).
     ``OH = (H + top + bottom - PH) // SH + 1``."""
     xn = _to_layout(x, layout, "NHWC", "layout")
-    fill = np.iinfo(x.dtype).min if _is_int(x) else -np.inf
+    fill = _int_limits(x.dtype)[0] if _is_int(x) else -np.inf
     wins, _ = _pool_windows(xn, pool_size, strides, padding, fill, "max_pool2d")
     return _from_layout(wins.max(axis=(-2, -1)).astype(x.dtype), layout, "NHWC")
 
@@ -370,7 +379,7 @@ def _average(total: Array, counts: Array, dtype: np.dtype) -> Array:
     """Sum / count: float64 then rounded to ``dtype``, or, for integers, the
     TFLite rounding division of the int32 accumulator."""
     if dtype.kind == "f":
-        return np.asarray(total / counts).astype(dtype)
+        return np.asarray(np.true_divide(total, counts)).astype(dtype)
     return np.asarray(rounding_divide(wrap(total, np.int32), counts)).astype(dtype)
 
 
@@ -464,8 +473,8 @@ def pad(x: Array, *, pad_width: Sequence[int], pad_value: float = 0.0) -> Array:
         )
     value: float | int = pad_value
     if _is_int(x):
-        info = np.iinfo(x.dtype)
-        if pad_value != int(pad_value) or not info.min <= pad_value <= info.max:
+        low, high = _int_limits(x.dtype)
+        if pad_value != int(pad_value) or not low <= pad_value <= high:
             raise KernelError(f"pad: pad_value {pad_value} is not a {x.dtype} value")
         value = int(pad_value)
     pairs = [(int(pad_width[2 * i]), int(pad_width[2 * i + 1])) for i in range(x.ndim)]
@@ -517,8 +526,8 @@ def cast(x: Array, dtype: npt.DTypeLike) -> Array:
     target = np.dtype(dtype)
     if _is_float(x) and target.kind in "iu":
         t = np.trunc(x.astype(np.float64))
-        info = np.iinfo(target)
-        bad = ~np.isfinite(t) | (t < info.min) | (t > info.max)
+        low, high = _int_limits(target)
+        bad = ~np.isfinite(t) | (t < low) | (t > high)
         if bad.any():
             raise KernelError(
                 f"cast: {x.dtype} value {x[bad].flat[0]} does not fit {target} "
@@ -590,9 +599,9 @@ def quantize(
     q = x.astype(np.float64) / scale
     if not np.isfinite(q).all():
         raise KernelError("quantize: input holds NaN or infinity")
-    info = np.iinfo(target)
+    low, high = _int_limits(target)
     r = round_half_away_from_zero(q) + zero_point
-    return np.asarray(np.clip(r, info.min, info.max)).astype(target)
+    return np.asarray(np.clip(r, low, high)).astype(target)
 
 
 def dequantize(

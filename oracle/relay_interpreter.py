@@ -54,6 +54,8 @@ from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from usmp.diagnostics import located_error
+from usmp.dialects.relay import INPUT_TENSOR_NAMES
+from usmp.dialects.tir import PRIM_FUNC
 from usmp.oracle import kernels, tflite_kernels
 from usmp.oracle.kernels import KernelError
 from usmp.oracle.tflite_kernels import TFLiteKernelError
@@ -67,9 +69,6 @@ from usmp.oracle.values import (
 
 Value: TypeAlias = "np.ndarray | tuple[Value, ...]"
 Handler: TypeAlias = "Callable[[Operation, list[Value], _Interpreter], Value]"
-
-INPUT_TENSOR_NAMES = "relay.input_tensor_names"
-TIR_PRIM_FUNC = "tir.prim_func"
 
 
 def evaluate(
@@ -301,7 +300,9 @@ def _py(attr: Attribute) -> Any:
     """A property's Python value (arrays -> tuples, i1 -> bool)."""
     match attr:
         case DenseArrayBase():
-            return tuple(attr.get_values())
+            # get_values() is overloaded per element kind; the pattern leaves
+            # the element type a union, which the element type itself unpacks.
+            return attr.elt_type.unpack(attr.data.data, len(attr))
         case IntegerAttr():
             v = attr.value.data
             if isinstance(attr.type, IntegerType) and attr.type.width.data == 1:
@@ -397,7 +398,7 @@ def _call(op: Operation, args: list[Value], it: _Interpreter) -> Value:
     func = it.functions.get(callee)
     if func is None:
         raise located_error(op, f"relay.call: no function @{callee} in the module")
-    if TIR_PRIM_FUNC in func.attributes:
+    if PRIM_FUNC in func.attributes:
         raise located_error(
             op,
             f"relay.call: @{callee} is a tir prim func (memrefs); the relay oracle "
@@ -459,24 +460,20 @@ def _cast(op: Operation, args: list[Value], it: _Interpreter) -> Value:
     return kernels.cast(x, _result_dtype(op))
 
 
-def _quantize(op: Operation, args: list[Value], it: _Interpreter) -> Value:
-    (x,) = _tensor_args(op, args, 1)
-    return kernels.quantize(
-        x,
-        scale=prop(op, "scale"),
-        zero_point=prop(op, "zero_point"),
-        dtype=_result_dtype(op),
-    )
+def _affine(fn: Callable[..., np.ndarray]) -> Handler:
+    """Handler of ``relay.quantize`` / ``relay.dequantize``: ``fn(x, scale,
+    zero_point)`` into the result's element type."""
 
+    def handler(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+        (x,) = _tensor_args(op, args, 1)
+        return fn(
+            x,
+            scale=prop(op, "scale"),
+            zero_point=prop(op, "zero_point"),
+            dtype=_result_dtype(op),
+        )
 
-def _dequantize(op: Operation, args: list[Value], it: _Interpreter) -> Value:
-    (x,) = _tensor_args(op, args, 1)
-    return kernels.dequantize(
-        x,
-        scale=prop(op, "scale"),
-        zero_point=prop(op, "zero_point"),
-        dtype=_result_dtype(op),
-    )
+    return handler
 
 
 _CONV2D = {
@@ -538,8 +535,8 @@ _HANDLERS: Mapping[str, Handler] = MappingProxyType(
             1,
             {"multiplier": _REQUIRED, "shift": _REQUIRED, "axis": -1},
         ),
-        "relay.quantize": _quantize,
-        "relay.dequantize": _dequantize,
+        "relay.quantize": _affine(kernels.quantize),
+        "relay.dequantize": _affine(kernels.dequantize),
         # TFLite-specific operators (dialects/relay_tflite_ops.py)
         "relay.quantized_softmax": _kernel(
             tflite_kernels.quantized_softmax,

@@ -13,7 +13,13 @@ alloc/``scf``/``math``; this module adds:
   ``externals`` (given numpy views of the buffers, writing its outputs in
   place) for operators that are only declared; every call type behaves the
   same;
-* ``memref.copy``, ``memref.reinterpret_cast`` and ``memref.view``.
+* ``memref.copy``, ``memref.reinterpret_cast`` and ``memref.view``;
+* the ``arith`` casts and min/max lowered operators use (``ArithExtraFunctions``)
+  and ``math.round`` (``MathExtraFunctions``).
+
+Floats are Python floats (double precision) between ops, as upstream keeps
+them; ``arith.truncf`` rounds to its result type, so narrowing shows where the
+IR asks for it.
 
 Buffers are xDSL ``ShapedArray``s over ``bytearray``s; a view or a
 reinterpret cast shares its source's bytes (offset included), so the
@@ -34,7 +40,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func, math, memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
@@ -66,6 +72,7 @@ from xdsl.ir import Attribute
 from xdsl.utils.comparisons import to_signed
 
 from usmp.dialects import tir
+from usmp.oracle.quantization import round_half_away_from_zero
 from usmp.oracle.values import (
     builtin_resource_blob,
     dense_to_numpy,
@@ -300,6 +307,45 @@ class ArithExtraFunctions(InterpreterFunctions):
     ) -> PythonValues:
         return (int(args[0]),)  # rounds toward zero
 
+    @impl(arith.ExtFOp)
+    def run_extf(
+        self, interpreter: Interpreter, op: arith.ExtFOp, args: PythonValues
+    ) -> PythonValues:
+        return (float(args[0]),)  # exact: every narrower float is a double
+
+    @impl(arith.TruncFOp)
+    def run_truncf(
+        self, interpreter: Interpreter, op: arith.TruncFOp, args: PythonValues
+    ) -> PythonValues:
+        """Round to the nearest value of the result type (ties to even;
+        overflow gives infinity), as IEEE conversion does."""
+        dtype = _float_dtype(op.result.type)
+        with np.errstate(over="ignore"):
+            return (float(dtype.type(args[0])),)
+
+
+@register_impls
+class MathExtraFunctions(InterpreterFunctions):
+    """``math`` ops lowered operators use that upstream xDSL does not
+    interpret."""
+
+    @impl(math.RoundOp)
+    def run_round(
+        self, interpreter: Interpreter, op: math.RoundOp, args: PythonValues
+    ) -> PythonValues:
+        """Nearest integer, ties away from zero (C ``round``)."""
+        return (float(round_half_away_from_zero(args[0])),)
+
+
+def _float_dtype(type_: Attribute) -> np.dtype[Any]:
+    try:
+        dtype = numpy_dtype(type_)
+    except TypeError:
+        dtype = None
+    if dtype is None or dtype.kind != "f":
+        raise TirExecutionError(f"expected f16, f32 or f64, got {type_}")
+    return dtype
+
 
 def _int_width(type_: Attribute) -> int:
     if isinstance(type_, IntegerType):
@@ -321,6 +367,7 @@ def make_interpreter(
         BuiltinFunctions(),
         FuncFunctions(),
         MathFunctions(),
+        MathExtraFunctions(),
         MemRefFunctions(),
         ScfFunctions(),
         TirFunctions(externals),

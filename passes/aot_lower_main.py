@@ -83,6 +83,9 @@ from xdsl.rewriter import Rewriter
 
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
+
+# Re-exported for the usmp passes that import it from here.
+from usmp.dialects.tir import VIRTUAL_DEVICE as VIRTUAL_DEVICE
 from usmp.passes.aot_io_names import IONames, io_names
 from usmp.passes.aot_storage import (
     CallStep,
@@ -93,13 +96,6 @@ from usmp.passes.aot_storage import (
     View,
     assign_storage,
 )
-
-VIRTUAL_DEVICE = "tir.virtual_device"
-"""Device of a ``tir.call``, allocation or entry argument (planned devices)."""
-SRC_VIRTUAL_DEVICE = "tir.src_virtual_device"
-DST_VIRTUAL_DEVICE = "tir.dst_virtual_device"
-DEVICES = "tir.devices"
-"""Entry attribute: the distinct devices the model uses (planned devices)."""
 
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -221,7 +217,7 @@ class _EntryBuilder:
         entry.attributes[tir.OUTPUT_NAMES] = _strings(self.names.outputs)
         if plan.devices_planned:
             devices = [plan.device_of(s) for s in plan.storages]
-            entry.attributes[DEVICES] = ArrayAttr(
+            entry.attributes[tir.DEVICES] = ArrayAttr(
                 dict.fromkeys(d for d in devices if d is not None)
             )
         return entry
@@ -232,7 +228,7 @@ class _EntryBuilder:
         if not self.plan.devices_planned:
             return None
         return ArrayAttr(
-            DictionaryAttr({VIRTUAL_DEVICE: d} if d is not None else {})
+            DictionaryAttr({tir.VIRTUAL_DEVICE: d} if d is not None else {})
             for d in devices
         )
 
@@ -300,7 +296,7 @@ class _EntryBuilder:
 
 
 def _device(device: relay.VirtualDeviceAttr | None) -> dict[str, Attribute]:
-    return {VIRTUAL_DEVICE: device} if device is not None else {}
+    return {tir.VIRTUAL_DEVICE: device} if device is not None else {}
 
 
 def _copy_devices(
@@ -308,9 +304,9 @@ def _copy_devices(
 ) -> dict[str, Attribute]:
     attrs: dict[str, Attribute] = {}
     if src is not None:
-        attrs[SRC_VIRTUAL_DEVICE] = src
+        attrs[tir.SRC_VIRTUAL_DEVICE] = src
     if dst is not None:
-        attrs[DST_VIRTUAL_DEVICE] = dst
+        attrs[tir.DST_VIRTUAL_DEVICE] = dst
     return attrs
 
 

@@ -49,10 +49,6 @@ from usmp.dialects import relay
 from usmp.dialects.relay_ops import ReshapeOp
 from usmp.dialects.tir import PRIM_FUNC
 
-VIRTUAL_DEVICE = "relay.virtual_device"
-"""Discardable attribute (on ``relay.call``/``relay.constant``, and as an
-argument/result attribute of main) giving the device of the value."""
-
 DEFAULT_DEVICE = relay.VirtualDeviceAttr()
 """Where unconstrained storages live once devices are planned."""
 
@@ -275,17 +271,19 @@ def _live_ops(block: Block) -> set[Operation]:
 
 
 def _device_attr(
-    attrs: DictionaryAttr | None, where: Operation, what: str
+    attrs: Mapping[str, Attribute] | None, where: Operation, what: str | None = None
 ) -> relay.VirtualDeviceAttr | None:
-    if attrs is None or VIRTUAL_DEVICE not in attrs.data:
-        return None
-    vd = attrs.data[VIRTUAL_DEVICE]
-    if not isinstance(vd, relay.VirtualDeviceAttr):
-        raise located_error(
-            where,
-            f"{what}: '{VIRTUAL_DEVICE}' must be a #relay.virtual_device, got {vd}",
-        )
-    return vd
+    """The ``relay.virtual_device`` in ``attrs`` (an op's attributes or an
+    argument/result dictionary), ``None`` if absent; a located error naming
+    ``what`` carries it if it is something else."""
+    vd = attrs.get(relay.VIRTUAL_DEVICE) if attrs is not None else None
+    if vd is None or isinstance(vd, relay.VirtualDeviceAttr):
+        return vd
+    prefix = f"{what}: " if what else ""
+    raise located_error(
+        where,
+        f"{prefix}'{relay.VIRTUAL_DEVICE}' must be a #relay.virtual_device, got {vd}",
+    )
 
 
 class _Assigner:
@@ -356,8 +354,9 @@ class _Assigner:
         self.plan.inputs.append(storage)
         view = View(storage, types[0])
         self.views[arg] = (view,)
-        if (vd := _device_attr(attrs, self.main, what)) is not None:
-            self.constrain((view,), vd, self.main)
+        device = _device_attr(attrs.data if attrs else None, self.main, what)
+        if device is not None:
+            self.constrain((view,), device, self.main)
 
     def visit(self, op: Operation, live: bool) -> None:
         results = [
@@ -426,24 +425,17 @@ class _Assigner:
         self.plan.steps.append(CallStep(op, callee, inputs, outputs))
 
     def constrain_from_attribute(self, op: Operation) -> None:
-        vd = op.attributes.get(VIRTUAL_DEVICE)
-        if vd is None:
-            return
-        if not isinstance(vd, relay.VirtualDeviceAttr):
-            raise located_error(
-                op, f"'{VIRTUAL_DEVICE}' must be a #relay.virtual_device, got {vd}"
-            )
-        self.constrain(self.views[op.results[0]], vd, op)
+        if (vd := _device_attr(op.attributes, op)) is not None:
+            self.constrain(self.views[op.results[0]], vd, op)
 
     def visit_return(self, op: func.ReturnOp) -> None:
         self.plan.terminator = op
         res_attrs = self.main.res_attrs.data if self.main.res_attrs is not None else ()
         for i, value in enumerate(op.arguments):
             views = self.views[value]
-            attrs = res_attrs[i] if i < len(res_attrs) else None
-            if (
-                vd := _device_attr(attrs, self.main, f"result {i} of @main")
-            ) is not None:
+            attrs = res_attrs[i].data if i < len(res_attrs) else None
+            what = f"result {i} of @main"
+            if (vd := _device_attr(attrs, self.main, what)) is not None:
                 self.constrain(views, vd, self.main)
             self.plan.returns.extend(views)
 
@@ -470,7 +462,6 @@ __all__ = [
     "StorageKind",
     "StoragePlan",
     "Step",
-    "VIRTUAL_DEVICE",
     "View",
     "assign_storage",
     "flatten_tensor_types",

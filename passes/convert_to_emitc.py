@@ -47,7 +47,15 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from usmp.dialects.tir import POOLS
 from usmp.lowering.convert_to_emitc import convert_module
+
+
+def needs_conversion(module: ModuleOp) -> bool:
+    """Whether ``module`` still holds anything convert-to-emitc rewrites
+    (a top-level op outside emitc, or the ``tir.pools`` attribute)."""
+    all_emitc = all(op.dialect_name() == "emitc" for op in module.ops)
+    return not all_emitc or POOLS in module.attributes
 
 
 @dataclass(frozen=True)
@@ -57,8 +65,5 @@ class ConvertToEmitcPass(ModulePass):
     name = "convert-to-emitc"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if (
-            any(o.dialect_name() != "emitc" for o in op.ops)
-            or "tir.pools" in op.attributes
-        ):
+        if needs_conversion(op):
             convert_module(op)

@@ -25,7 +25,8 @@ Analysis
 
 Defaulting
     Nodes left free get ``default_device`` (options ``default_device``,
-    ``default_device_id``; default ``cpu`` 0) with ``default_target`` (default ``c``), explicitly.
+    ``default_device_id``; default ``cpu`` 0) with ``default_target`` (default
+    ``c``), explicitly.
 
 Rewrite
     * every relay op producing tensors (operators, ``relay.call``,
@@ -61,9 +62,12 @@ from xdsl.utils.exceptions import PassFailedException
 from usmp.diagnostics import located_error, location_of
 from usmp.dialects import relay
 
-VIRTUAL_DEVICE = "relay.virtual_device"
-
-_STRUCTURAL = (relay.TupleOp, relay.TupleGetItemOp, relay.OnDeviceOp, relay.DeviceCopyOp)
+_STRUCTURAL = (
+    relay.TupleOp,
+    relay.TupleGetItemOp,
+    relay.OnDeviceOp,
+    relay.DeviceCopyOp,
+)
 
 
 def _leaf_count(type_: Attribute) -> int:
@@ -138,7 +142,7 @@ def _default_device(kind: str, ident: int, target: str) -> relay.VirtualDeviceAt
 def _attr_device(attrs: DictionaryAttr | None) -> relay.VirtualDeviceAttr | None:
     if attrs is None:
         return None
-    vd = attrs.data.get(VIRTUAL_DEVICE)
+    vd = attrs.data.get(relay.VIRTUAL_DEVICE)
     return vd if isinstance(vd, relay.VirtualDeviceAttr) else None
 
 
@@ -146,7 +150,7 @@ def _with_device(
     attrs: DictionaryAttr | None, device: relay.VirtualDeviceAttr
 ) -> DictionaryAttr:
     data = dict(attrs.data) if attrs is not None else {}
-    data[VIRTUAL_DEVICE] = device
+    data[relay.VIRTUAL_DEVICE] = device
     return DictionaryAttr(data)
 
 
@@ -229,12 +233,12 @@ class _Planner:
                     if not isinstance(v.owner, relay.ConstantOp)
                 ]
                 self.unify_all(values, op)
-                if (vd := op.attributes.get(VIRTUAL_DEVICE)) is not None:
+                if (vd := op.attributes.get(relay.VIRTUAL_DEVICE)) is not None:
                     if not isinstance(vd, relay.VirtualDeviceAttr):
                         raise located_error(
                             op,
-                            f"'{VIRTUAL_DEVICE}' must be a #relay.virtual_device, "
-                            f"got {vd}",
+                            f"'{relay.VIRTUAL_DEVICE}' must be a "
+                            f"#relay.virtual_device, got {vd}",
                         )
                     for v in values:
                         for n in self.nodes(v):
@@ -259,7 +263,7 @@ class _Planner:
             elif isinstance(op, relay.OnDeviceOp):
                 self.lower_on_device(op, rewriter)
             elif op.name.startswith("relay.") and not isinstance(op, _STRUCTURAL):
-                op.attributes[VIRTUAL_DEVICE] = self.device_of(
+                op.attributes[relay.VIRTUAL_DEVICE] = self.device_of(
                     op.results[0] if op.results else op.operands[0]
                 )
         self.annotate_signature()
@@ -275,11 +279,11 @@ class _Planner:
                 vd = self.user_device(user, use.index)
             by_device.setdefault(vd, []).append(user)
         devices = list(by_device) or [self.default]
-        op.attributes[VIRTUAL_DEVICE] = devices[0]
+        op.attributes[relay.VIRTUAL_DEVICE] = devices[0]
         for vd in devices[1:]:
             clone = relay.ConstantOp(op.value)
             clone.location = op.location
-            clone.attributes[VIRTUAL_DEVICE] = vd
+            clone.attributes[relay.VIRTUAL_DEVICE] = vd
             rewriter.insert_op(clone, InsertPoint.before(op))
             for user in by_device[vd]:
                 for i, operand in enumerate(user.operands):

@@ -17,12 +17,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.func import FuncOp
 from xdsl.parser import Parser
 
-from usmp.dialects import get_all_dialects
-from usmp.dialects import tir
+from usmp.dialects import new_context, tir
 from usmp.oracle.relay_interpreter import evaluate
 from usmp.oracle.tir_interpreter import TirExecutionError, run_tir_main
 from usmp.passes import get_all_passes
@@ -31,21 +30,14 @@ from usmp.passes.aot_lower_main import AOTLowerMainPass
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def context() -> Context:
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    return ctx
-
-
 def parse(text: str) -> ModuleOp:
-    module = Parser(context(), text).parse_module()
+    module = Parser(new_context(), text).parse_module()
     module.verify()
     return module
 
 
 def lower(module: ModuleOp, **options: str) -> ModuleOp:
-    AOTLowerMainPass(**options).apply(context(), module)
+    AOTLowerMainPass(**options).apply(new_context(), module)
     module.verify()
     return module
 
@@ -280,7 +272,7 @@ def test_lowered_main_is_what_usmp_plans(graph: str) -> None:
     # the devices graph runs operators on an "npu" target: give it a pool
     pools = "shared:workspace:access=c/rw+npu/rw,flash:constant"
     usmp = get_all_passes()["usmp"]()(pools=pools)  # pyright: ignore[reportCallIssue]
-    usmp.apply(context(), lowered)
+    usmp.apply(new_context(), lowered)
     lowered.verify()
     assert not ops_named(lowered, "tir.allocate")
     assert not ops_named(lowered, "tir.allocate_const")
@@ -361,7 +353,7 @@ def test_invalid_option_on_the_command_line() -> None:
 
 def test_module_name_names_the_entry() -> None:
     module = lower(parse(with_callees(CHAIN, "tir")), module_name="kws")
-    names = [op.sym_name.data for op in module.ops if hasattr(op, "sym_name")]
+    names = [op.sym_name.data for op in module.ops if isinstance(op, FuncOp)]
     assert "tvmgen_kws___tvm_main__" in names and "main" not in names
 
 
@@ -411,6 +403,37 @@ def test_unwritten_storage_reads_as_poison_and_externals_run() -> None:
     assert np.isnan(got).all()
     with pytest.raises(TirExecutionError, match="@ext is only declared"):
         run_tir_main(parse(UNWRITTEN), [np.zeros(4, np.float32)])
+
+
+FLOAT_OPS = """
+func.func @tvmgen_default___tvm_main__(%x: memref<6xf64>, %r: memref<6xf64>, %t: memref<6xf32>, %e: memref<6xf64>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["r", "t", "e"]} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  scf.for %i = %c0 to %c6 step %c1 {
+    %v = memref.load %x[%i] : memref<6xf64>
+    %rounded = math.round %v : f64
+    memref.store %rounded, %r[%i] : memref<6xf64>
+    %narrow = arith.truncf %v : f64 to f32
+    memref.store %narrow, %t[%i] : memref<6xf32>
+    %wide = arith.extf %narrow : f32 to f64
+    memref.store %wide, %e[%i] : memref<6xf64>
+  }
+  func.return
+}
+"""
+
+
+def test_round_truncf_and_extf() -> None:
+    x = np.array([0.5, -0.5, 2.5, -2.4999999, 0.49999999999999994, 1e40])
+    r, t, e = run_tir_main(parse(FLOAT_OPS), [x])
+    # math.round: ties away from zero, no floor(x + 0.5) double rounding
+    np.testing.assert_array_equal(r, [1.0, -1.0, 3.0, -2.0, 0.0, 1e40])
+    # truncf rounds to f32 (overflow to inf); extf widens exactly
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(t, x.astype(np.float32))
+    assert t[-1] == np.inf and t[3] != x[3]
+    np.testing.assert_array_equal(e, t.astype(np.float64))
 
 
 def test_inputs_are_checked() -> None:

@@ -15,7 +15,6 @@ import sys
 
 import numpy as np
 import pytest
-from xdsl.context import Context
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
@@ -24,9 +23,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.func import FuncOp
 
-from tests.test_models import MODELS_DIR
 from usmp.diagnostics import LocatingParser, verify_located
-from usmp.dialects import get_all_dialects
+from usmp.dialects import new_context
 from usmp.dialects.relay import INPUT_TENSOR_NAMES, OUTPUT_TENSOR_NAMES, ConstantOp
 from usmp.dialects.relay_ops import Conv2DOp, FixedPointMultiplyOp
 from usmp.dialects.relay_tflite_ops import QuantizedSoftmaxOp
@@ -36,6 +34,7 @@ from usmp.frontend.tflite_import import import_model, import_tflite
 from usmp.frontend.tflite_reader import TFLiteImportError, read_model_file
 from usmp.oracle.values import dense_to_numpy
 from usmp.tools import import_tflite as cli
+from usmp.tools.shared_models import MODELS_DIR
 
 KWS = MODELS_DIR / "mlperf_tiny/kws_ref_model.tflite"
 MICRO_SPEECH = MODELS_DIR / "tflite_micro/micro_speech_quantized.tflite"
@@ -60,10 +59,7 @@ def values_of(op: ConstantOp) -> np.ndarray:
 
 
 def parse(text: str):  # noqa: ANN201
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    module = LocatingParser(ctx, text, "imported.mlir").parse_module()
+    module = LocatingParser(new_context(), text, "imported.mlir").parse_module()
     verify_located(module)
     return module
 

@@ -20,15 +20,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from xdsl.context import Context
-from xdsl.dialects import arith, func, math
+from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
-from xdsl.interpreter import (
-    Interpreter,
-    InterpreterFunctions,
-    PythonValues,
-    impl,
-    register_impls,
-)
+from xdsl.interpreter import Interpreter
 from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
 
@@ -59,31 +53,6 @@ def parse(text: str) -> ModuleOp:
     return module
 
 
-@register_impls
-class FloatExtras(InterpreterFunctions):
-    """Float ops of quantize/dequantize the shared tir interpreter lacks."""
-
-    @impl(math.RoundOp)
-    def run_round(
-        self, interpreter: Interpreter, op: math.RoundOp, args: PythonValues
-    ) -> PythonValues:
-        x = float(args[0])
-        t = float(np.trunc(x))
-        return (t + np.sign(x) if abs(x - t) >= 0.5 else t,)
-
-    @impl(arith.ExtFOp)
-    def run_extf(
-        self, interpreter: Interpreter, op: arith.ExtFOp, args: PythonValues
-    ) -> PythonValues:
-        return (float(args[0]),)
-
-    @impl(arith.TruncFOp)
-    def run_truncf(
-        self, interpreter: Interpreter, op: arith.TruncFOp, args: PythonValues
-    ) -> PythonValues:
-        return (float(np.float32(args[0])),)
-
-
 def lower(module: ModuleOp, max_depth: int = 256) -> ModuleOp:
     ctx = context()
     FuseOpsPass(max_depth=max_depth).apply(ctx, module)
@@ -97,7 +66,7 @@ def run_main(module: ModuleOp, inputs: Sequence[npt.NDArray[Any]]) -> list[np.nd
     """Execute a main whose calls go to tir prim funcs (see module doc)."""
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
     main = functions["main"]
-    interpreter = make_interpreter(module, extra_functions=[FloatExtras()])
+    interpreter = make_interpreter(module)
     values: dict[SSAValue, Any] = dict(zip(main.args, inputs, strict=True))
     for op in main.body.block.ops:
         if isinstance(op, func.ReturnOp):

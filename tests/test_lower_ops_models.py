@@ -24,7 +24,7 @@ import pytest
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from tests.test_lower_ops import FloatExtras, context, lower
+from tests.test_lower_ops import context, lower
 from tests.test_models import MODELS_DIR
 from usmp.dialects import tir
 from usmp.frontend.tflite_import import import_tflite
@@ -84,7 +84,7 @@ def test_hello_world_int8_on_the_interpreter() -> None:
     lowered = lower(module)
     assert len(_operators(lowered)) == 3  # one per FULLY_CONNECTED + epilogue
     AOTLowerMainPass().apply(context(), lowered)
-    (got,) = run_tir_main(lowered, [x], extra_functions=[FloatExtras()])
+    (got,) = run_tir_main(lowered, [x])
     _compare(got, expected, _tflm(path, x))
 
 

@@ -38,24 +38,40 @@ def _mlir_opt() -> Path:
     folder = mlir_bin()
     if folder is None:
         if os.environ.get("CI"):
-            pytest.fail("mlir-opt (MLIR 22) is required in CI: apt-get install mlir-22-tools")
+            pytest.fail(
+                "mlir-opt (MLIR 22) is required in CI: apt-get install mlir-22-tools"
+            )
         pytest.skip("mlir-opt (MLIR 22) not installed")
     return folder / "mlir-opt"
 
 
 @pytest.mark.parametrize(
-    "path", POSITIVE_TESTS, ids=[str(p.relative_to(FILECHECK_DIR)) for p in POSITIVE_TESTS]
+    "path",
+    POSITIVE_TESTS,
+    ids=[str(p.relative_to(FILECHECK_DIR)) for p in POSITIVE_TESTS],
 )
 def test_generic_form_parses_with_mlir_opt(path: Path) -> None:
     mlir_opt = _mlir_opt()
     ours = subprocess.run(
-        [sys.executable, "-m", "usmp.tools.usmp_opt", str(path), "--split-input-file",
-         "--print-op-generic", *_pipeline(path)],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "usmp.tools.usmp_opt",
+            str(path),
+            "--split-input-file",
+            "--print-op-generic",
+            *_pipeline(path),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert ours.returncode == 0, ours.stderr
     theirs = subprocess.run(
         [str(mlir_opt), "--allow-unregistered-dialect", "--split-input-file", "-"],
-        input=ours.stdout, capture_output=True, text=True, check=False,
+        input=ours.stdout,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert theirs.returncode == 0, theirs.stderr

@@ -17,10 +17,6 @@ give exit status 1 and a message naming the operator and its index.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-import numpy as np
 import pytest
 from xdsl.dialects.func import FuncOp
 
@@ -28,34 +24,12 @@ from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import Model, read_model, read_model_file
 from usmp.oracle.relay_interpreter import evaluate
 from usmp.tools import import_tflite
+from usmp.tools.shared_models import MODELS_DIR, SUPPORTED_MODELS
 from usmp.tools.tflm_reference import (
     FLOAT_OUTPUT_RTOL,
     difference,
     random_inputs,
     run_tflm,
-)
-
-
-MODELS_DIR = Path(
-    os.environ.get(
-        "USMP_MODELS_DIR", Path(__file__).resolve().parents[2] / "shared" / "models"
-    )
-)
-
-SUPPORTED = (
-    "mlperf_tiny/kws_ref_model.tflite",
-    "mlperf_tiny/converted/kws_ref_model_float32_full.tflite",
-    "mlperf_tiny/vww_96_int8.tflite",
-    "mlperf_tiny/vww_96_float.tflite",
-    "mlperf_tiny/pretrainedResnet_quant.tflite",
-    "mlperf_tiny/pretrainedResnet.tflite",
-    "mlperf_tiny/ad01_int8.tflite",
-    "mlperf_tiny/ad01_fp32.tflite",
-    "mlperf_tiny/model_ToyCar_quant_fullint.tflite",
-    "tflite_micro/hello_world_int8.tflite",
-    "tflite_micro/hello_world_float.tflite",
-    "tflite_micro/micro_speech_quantized.tflite",
-    "tflite_micro/simple_add_model.tflite",
 )
 
 REFUSED = {  # model -> start of the message after "<file>: error: "
@@ -95,21 +69,25 @@ def compare_with_tflm(
         for index, got, want in zip(produced, ours, reference, strict=True):
             what = f"{name}, seed {seed}, tensor #{index} '{model.tensors[index].name}'"
             rtol = FLOAT_OUTPUT_RTOL if index in outputs else FLOAT_INTERMEDIATE_RTOL
-            assert difference(got, want, rtol) is None, f"{what}: {difference(got, want, rtol)}"
+            assert difference(got, want, rtol) is None, (
+                f"{what}: {difference(got, want, rtol)}"
+            )
 
 
 def test_models_directory_holds_the_models() -> None:
-    missing = [m for m in (*SUPPORTED, *REFUSED) if not (MODELS_DIR / m).is_file()]
+    missing = [
+        m for m in (*SUPPORTED_MODELS, *REFUSED) if not (MODELS_DIR / m).is_file()
+    ]
     assert not missing, f"missing under {MODELS_DIR} (set USMP_MODELS_DIR): {missing}"
 
 
-@pytest.mark.parametrize("name", SUPPORTED)
+@pytest.mark.parametrize("name", SUPPORTED_MODELS)
 def test_oracle_matches_tflite_micro(name: str) -> None:
     path = MODELS_DIR / name
     compare_with_tflm(path.read_bytes(), path.name)
 
 
-@pytest.mark.parametrize("name", SUPPORTED)
+@pytest.mark.parametrize("name", SUPPORTED_MODELS)
 def test_main_signature_is_the_models(name: str) -> None:
     model = read_model_file(MODELS_DIR / name)
     module = import_model(model)

@@ -20,14 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_models import MODELS_DIR, SUPPORTED
 from usmp.dialects.relay_ops import FixedPointMultiplyOp
 from usmp.frontend.tflite_import import import_tflite
+from usmp.tools.shared_models import MODELS_DIR, SUPPORTED_MODELS
 from usmp.tools.usmp_compile import PIPELINE, main
 
 HELLO = MODELS_DIR / "tflite_micro/hello_world_int8.tflite"
 GCC = shutil.which("gcc")
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
+
 
 def compile_(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     status = main(args)
@@ -43,7 +44,9 @@ def metadata(out: Path) -> dict:
 # ------------------------------------------------------------ the library
 
 
-def test_output_directory_progress_and_metadata(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+def test_output_directory_progress_and_metadata(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out"
     status, err = compile_([str(HELLO), "-o", str(out)], capsys)
     assert status == 0, err
@@ -77,7 +80,9 @@ def test_output_directory_progress_and_metadata(tmp_path: Path, capsys) -> None:
 
 
 @pytest.mark.skipif(GCC is None, reason="gcc is not installed")
-def test_rfc_pool_flags_give_application_pools(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+def test_rfc_pool_flags_give_application_pools(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out"
     status, err = compile_(
         [
@@ -136,7 +141,9 @@ def test_rfc_pool_flags_give_application_pools(tmp_path: Path, capsys) -> None: 
     )
 
 
-def test_library_pools_defines_every_pool(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+def test_library_pools_defines_every_pool(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out"
     status, err = compile_(
         [str(HELLO), "-o", str(out), "--usmp-workspace-pools=sram", "--library-pools"],
@@ -151,7 +158,9 @@ def test_library_pools_defines_every_pool(tmp_path: Path, capsys) -> None:  # no
     )
 
 
-def test_alignment_flags_without_pools(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+def test_alignment_flags_without_pools(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out"
     status, err = compile_(
         [
@@ -170,7 +179,9 @@ def test_alignment_flags_without_pools(tmp_path: Path, capsys) -> None:  # noqa:
     assert pools == {"global_workspace": 64, "global_const": 16}
 
 
-def test_stop_after_and_dump_ir(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+def test_stop_after_and_dump_ir(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out"
     status, err = compile_(
         [
@@ -197,7 +208,7 @@ def test_stop_after_and_dump_ir(tmp_path: Path, capsys) -> None:  # noqa: ANN001
     assert metadata(out)["memory"] is None
 
 
-def test_relay_mlir_input(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+def test_relay_mlir_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
     assert main([str(HELLO), "-o", str(out), "--stop-after", "import", "-q"]) == 0
     relay = out / "src/hello_world_int8.relay.mlir"
@@ -254,7 +265,9 @@ def test_relay_mlir_input(tmp_path: Path, capsys) -> None:  # noqa: ANN001
         ),
     ],
 )
-def test_bad_flags(flags: list[str], message: str, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+def test_bad_flags(
+    flags: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     status, err = compile_([str(HELLO), "-o", str(tmp_path / "out"), *flags], capsys)
     assert (status, err) == (1, message)
 
@@ -294,7 +307,7 @@ def _requantisation_bytes(name: str, alignment: int) -> int:
 
 @pytest.mark.parametrize(
     "name",
-    SUPPORTED,
+    SUPPORTED_MODELS,
 )
 def test_memory_bar(name: str, tmp_path: Path) -> None:
     stats = json.loads((MODELS_DIR / "stats.json").read_text())[name]

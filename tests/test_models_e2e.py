@@ -12,10 +12,10 @@ import shutil
 
 import pytest
 
-from tests.test_models import MODELS_DIR, SUPPORTED
 from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import read_model_file
 from usmp.tools.run_c import run_module
+from usmp.tools.shared_models import MODELS_DIR, SUPPORTED_MODELS
 from usmp.tools.tflm_reference import difference, random_inputs, run_tflm
 
 PIPELINE = "fuse-ops,lower-ops,aot-lower-main,usmp"
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.mark.parametrize("name", SUPPORTED)
+@pytest.mark.parametrize("name", SUPPORTED_MODELS)
 def test_c_matches_tflite_micro(name: str) -> None:
     check_c(name, PIPELINE, seeds=(0, 1))
 

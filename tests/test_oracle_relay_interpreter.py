@@ -3,19 +3,16 @@ modules parsed from MLIR text."""
 
 import numpy as np
 import pytest
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from usmp.diagnostics import LocatedError, LocatingParser, verify_located
-from usmp.dialects import get_all_dialects
+from usmp.dialects import new_context
 from usmp.oracle import kernels as K
 from usmp.oracle.relay_interpreter import evaluate, input_names
 
 
 def parse(src: str, verify: bool = True) -> ModuleOp:
-    ctx = Context(allow_unregistered=True)
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
+    ctx = new_context(allow_unregistered=True)
     module = LocatingParser(ctx, src, "test.mlir").parse_module()
     if verify:
         verify_located(module)
@@ -121,7 +118,7 @@ func.func @main(%x: tensor<2xi32>) -> tensor<2xi32> {
     (r,) = evaluate(
         module,
         [np.array([10, 10], dtype=np.int32)],
-        resources={"oracle_test_blob_i32": np.int32([5, 6]).tobytes()},
+        resources={"oracle_test_blob_i32": np.array([5, 6], dtype=np.int32).tobytes()},
     )
     np.testing.assert_array_equal(r, [15, 16])
 

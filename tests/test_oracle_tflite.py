@@ -8,10 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from xdsl.context import Context
 
 from usmp.diagnostics import LocatingParser, verify_located
-from usmp.dialects import get_all_dialects
+from usmp.dialects import new_context
 from usmp.oracle.quantization import quantize_multiplier
 from usmp.oracle.relay_interpreter import evaluate
 
@@ -22,10 +21,7 @@ MODELS = Path("/work/shared/models/tflite_micro")
 
 
 def parse(src: str):  # noqa: ANN201
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    module = LocatingParser(ctx, src, "generated.mlir").parse_module()
+    module = LocatingParser(new_context(), src, "generated.mlir").parse_module()
     verify_located(module)
     return module
 

@@ -24,11 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
-from usmp.dialects import emitc
+from usmp.dialects import emitc, tir
 from usmp.lowering.c_printer import (
     ALIGNED_MACRO,
     print_function,
@@ -43,6 +42,7 @@ from usmp.lowering.metadata import (
     model_interface,
     parameters_header,
 )
+from usmp.passes.convert_to_emitc import needs_conversion
 
 _CPP_OPEN = ["#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
 _CPP_CLOSE = ["#ifdef __cplusplus", "}", "#endif", ""]
@@ -57,10 +57,7 @@ class CLibrary:
 
 def as_emitc(module: ModuleOp) -> ModuleOp:
     """``module`` itself if it is already emitc, else a converted clone."""
-    if (
-        any(op.dialect_name() != "emitc" for op in module.ops)
-        or "tir.pools" in module.attributes
-    ):
+    if needs_conversion(module):
         module = module.clone()
         convert_module(module)
     return module
@@ -202,7 +199,7 @@ def single_source(module: ModuleOp) -> str:
     C file of its globals and functions."""
     module = as_emitc(module)
     if not any(
-        isinstance(op, emitc.FuncOp) and "tir.main" in op.attributes
+        isinstance(op, emitc.FuncOp) and tir.MAIN_FUNC in op.attributes
         for op in module.ops
     ):
         funcs = [
@@ -245,9 +242,6 @@ def emit_c(module: ModuleOp, out: IO[str]) -> None:
 def load(text: str) -> ModuleOp:
     """Parse MLIR text with the project's dialects."""
     from usmp.diagnostics import LocatingParser
-    from usmp.dialects import get_all_dialects
+    from usmp.dialects import new_context
 
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    return LocatingParser(ctx, text, "<input>").parse_module()
+    return LocatingParser(new_context(), text, "<input>").parse_module()

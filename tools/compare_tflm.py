@@ -21,9 +21,11 @@ PIPELINE = "fuse-ops,lower-ops,aot-lower-main,usmp"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("model", type=Path, help="a .tflite file")
-    parser.add_argument("--seeds", type=int, default=3, help="inputs to try (default 3)")
+    parser.add_argument(
+        "--seeds", type=int, default=3, help="inputs to try (default 3)"
+    )
     args = parser.parse_args(argv)
 
     model = read_model_file(args.model)

@@ -20,8 +20,12 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from usmp.diagnostics import LocatedError
+
+if TYPE_CHECKING:  # the frontend loads on use: --help stays fast
+    from usmp.frontend.tflite_reader import Model
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -67,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _outputs(spec: str | None, model) -> list[int] | None:  # noqa: ANN001
+def _outputs(spec: str | None, model: Model) -> list[int] | None:
     if spec is None:
         return None
     if spec == "all":
@@ -103,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"usmp-import-tflite: error: {e}", file=sys.stderr)
         return 1
     try:
-        out = open(args.output, "w") if args.output else sys.stdout  # noqa: SIM115
+        out = open(args.output, "w") if args.output else sys.stdout
     except OSError as e:
         print(
             f"usmp-import-tflite: error: {args.output}: {e.strerror}", file=sys.stderr

@@ -77,16 +77,13 @@ def dtype_of(t: Tensor) -> np.dtype:
 
 def run_pipeline(module: ModuleOp, passes: str) -> ModuleOp:
     """``module`` (cloned) after the pass pipeline ``passes`` (usmp-opt syntax)."""
-    from xdsl.context import Context
     from xdsl.passes import PassPipeline
     from xdsl.transforms import get_all_passes as upstream
 
-    from usmp.dialects import get_all_dialects
+    from usmp.dialects import new_context
     from usmp.passes import get_all_passes
 
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
+    ctx = new_context()
     available = {**upstream(), **get_all_passes()}
     module = module.clone()
     PassPipeline.parse_spec(available, passes).apply(ctx, module)

@@ -52,7 +52,9 @@ def run_tflm(
     return [interpreter.GetTensor(t, 0)["tensor_data"] for t in tensors]
 
 
-def difference(got: np.ndarray, want: np.ndarray, rtol: float = FLOAT_OUTPUT_RTOL) -> str | None:
+def difference(
+    got: np.ndarray, want: np.ndarray, rtol: float = FLOAT_OUTPUT_RTOL
+) -> str | None:
     """``None`` when ``got`` matches ``want`` (integers bit for bit, floats
     within ``rtol`` of ``want``'s magnitude), else what differs."""
     want = want.reshape(got.shape)

@@ -19,13 +19,11 @@ every step); each step's name and time go to stderr as it finishes.
 ``--stop-after STEP`` ends after that step and writes its MLIR; ``--dump-ir``
 writes every step's MLIR to ``out/ir/``.
 
-Pools follow the USMP RFC's tvmc flags: ``--usmp-workspace-pools`` and
-``--usmp-parameter-pools`` list pools in fallback order; a per-pool flag
-``--usmp-workspace-pool-NAME`` / ``--usmp-parameter-pool-NAME`` takes
-``target=T[:rw|ro],...;size=BYTES;align=BYTES`` (targets default to ``c``,
-workspace access to ``rw``, parameter access to ``ro``, size 0 = unbounded,
-alignment to ``--workspace-byte-alignment`` / ``--constant-byte-alignment``).
-They become the module's ``tir.pools`` before ``usmp`` runs.
+Pools follow the USMP RFC's tvmc flags (``usmp.tools.pool_flags``):
+``--usmp-workspace-pools`` and ``--usmp-parameter-pools`` list pools in
+fallback order; a per-pool flag ``--usmp-workspace-pool-NAME`` /
+``--usmp-parameter-pool-NAME`` takes ``target=T[:rw|ro],...;size=BYTES;
+align=BYTES``. They become the module's ``tir.pools`` before ``usmp`` runs.
 
 Output directory (in the spirit of TVM's Model Library Format)::
 
@@ -48,7 +46,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -61,6 +58,19 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from usmp.dialects import new_context
+from usmp.tools.pool_flags import (
+    C_IDENTIFIER,
+    DEFAULT_ALIGNMENT,
+    PoolFlag,
+    PoolFlagError,
+    is_power_of_two,
+    parse_pool_flags,
+    pool_info_attrs,
+    split_pool_flags,
+    with_default_alignment,
+)
+
 PIPELINE = (
     "import",
     "fuse-ops",
@@ -72,115 +82,10 @@ PIPELINE = (
 )
 EXECUTORS = ("aot",)
 TARGETS = ("c",)
-_POOL_FLAG = re.compile(r"--usmp-(workspace|parameter)-pool-([A-Za-z_][A-Za-z0-9_]*)")
-_POOL_KEYS = ("target", "size", "align")
-_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class CompileError(Exception):
     """A problem with the command line or the input: one message, exit 1."""
-
-
-# -- pools ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PoolFlag:
-    name: str
-    kind: str
-    """``workspace`` or ``constant``."""
-    size: int
-    alignment: int
-    access: tuple[tuple[str, str], ...]
-
-
-def parse_pool_flags(
-    workspace_pools: str | None,
-    parameter_pools: str | None,
-    specs: dict[tuple[str, str], str],
-    workspace_alignment: int,
-    constant_alignment: int,
-) -> list[PoolFlag]:
-    """The RFC's pool flags as ordered pools (workspace pools first)."""
-    pools: list[PoolFlag] = []
-    listed: dict[str, str] = {}
-    for flag_kind, names in (
-        ("workspace", workspace_pools),
-        ("parameter", parameter_pools),
-    ):
-        for name in _names(names, flag_kind):
-            if name in listed:
-                raise CompileError(f"pool '{name}' is listed twice")
-            listed[name] = flag_kind
-            spec = specs.get((flag_kind, name), "")
-            kind = "workspace" if flag_kind == "workspace" else "constant"
-            default_align = (
-                workspace_alignment if kind == "workspace" else constant_alignment
-            )
-            pools.append(_pool(name, kind, spec, default_align))
-    for flag_kind, name in specs:
-        if listed.get(name) != flag_kind:
-            valid = [n for n, k in listed.items() if k == flag_kind]
-            raise CompileError(
-                f"--usmp-{flag_kind}-pool-{name}: '{name}' is not in "
-                f"--usmp-{flag_kind}-pools (listed: {', '.join(valid) or 'none'})"
-            )
-    return pools
-
-
-def _names(text: str | None, flag_kind: str) -> list[str]:
-    if text is None:
-        return []
-    names = [n.strip() for n in text.split(",")]
-    for n in names:
-        if not _C_IDENTIFIER.fullmatch(n):
-            raise CompileError(
-                f"--usmp-{flag_kind}-pools: '{n}' is not a valid pool name "
-                "(a C identifier)"
-            )
-    return names
-
-
-def _pool(name: str, kind: str, spec: str, alignment: int) -> PoolFlag:
-    size = 0
-    default_mode = "rw" if kind == "workspace" else "ro"
-    access: list[tuple[str, str]] = [("c", default_mode)]
-    where = f"pool '{name}'"
-    for item in filter(None, (s.strip() for s in spec.split(";"))):
-        key, eq, value = item.partition("=")
-        key = key.strip()
-        if not eq or key not in _POOL_KEYS:
-            raise CompileError(
-                f"{where}: '{item}' is not KEY=VALUE with KEY one of "
-                f'{", ".join(_POOL_KEYS)} (e.g. "target=c:rw;size=65536;align=16")'
-            )
-        value = value.strip()
-        if key == "target":
-            access = []
-            for entry in value.split(","):
-                target, colon, mode = entry.strip().partition(":")
-                mode = mode if colon else default_mode
-                if not target or mode not in ("rw", "ro"):
-                    raise CompileError(
-                        f"{where}: target entry '{entry}' is not TARGET[:rw|:ro]"
-                    )
-                access.append((target, mode))
-        else:
-            if not value.isdigit():
-                raise CompileError(f"{where}: {key}='{value}' is not a number of bytes")
-            if key == "size":
-                size = int(value)
-            else:
-                alignment = int(value)
-    if alignment <= 0 or alignment & (alignment - 1):
-        raise CompileError(f"{where}: alignment {alignment} is not a power of two")
-    return PoolFlag(name, kind, size, alignment, tuple(access))
-
-
-def _pool_attrs(pools: Sequence[PoolFlag]) -> list[Any]:
-    from usmp.dialects.tir import PoolInfoAttr
-
-    return [PoolInfoAttr(p.name, p.kind, p.size, p.alignment, p.access) for p in pools]
 
 
 # -- the pipeline --------------------------------------------------------------
@@ -218,15 +123,6 @@ class Compilation:
         stream = StringIO()
         Printer(stream=stream).print_op(self.module)
         return stream.getvalue() + "\n"
-
-
-def _context() -> Context:
-    from usmp.dialects import get_all_dialects
-
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    return ctx
 
 
 def _step_import(c: Compilation) -> None:
@@ -303,7 +199,7 @@ def _step_usmp(c: Compilation) -> None:
 
     assert c.module is not None
     if c.pools:
-        c.module.attributes[POOLS] = ArrayAttr(_pool_attrs(c.pools))
+        c.module.attributes[POOLS] = ArrayAttr(pool_info_attrs(c.pools))
     (c.out / "memory").mkdir(parents=True, exist_ok=True)
     _pass_step(
         "usmp",
@@ -491,8 +387,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--usmp-parameter-pools", help="parameter (constant) pools, in order"
     )
-    p.add_argument("--workspace-byte-alignment", type=int, default=16)
-    p.add_argument("--constant-byte-alignment", type=int, default=16)
+    p.add_argument("--workspace-byte-alignment", type=int, default=DEFAULT_ALIGNMENT)
+    p.add_argument("--constant-byte-alignment", type=int, default=DEFAULT_ALIGNMENT)
     p.add_argument(
         "--use-workspace-io",
         action="store_true",
@@ -511,46 +407,18 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _split_pool_flags(
-    argv: Sequence[str],
-) -> tuple[list[str], dict[tuple[str, str], str]]:
-    """Take ``--usmp-{workspace,parameter}-pool-NAME[=]SPEC`` out of ``argv``."""
-    rest: list[str] = []
-    specs: dict[tuple[str, str], str] = {}
-    items = list(argv)
-    i = 0
-    while i < len(items):
-        flag, eq, value = items[i].partition("=")
-        match = _POOL_FLAG.fullmatch(flag)
-        if match is None:
-            rest.append(items[i])
-            i += 1
-            continue
-        if not eq:
-            if i + 1 >= len(items):
-                raise CompileError(f'{flag} needs a value (e.g. "target=c;size=65536")')
-            value = items[i + 1]
-            i += 1
-        key = (match.group(1), match.group(2))
-        if key in specs:
-            raise CompileError(f"{flag} is given twice")
-        specs[key] = value
-        i += 1
-    return rest, specs
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     raw = list(sys.argv[1:] if argv is None else argv)
     try:
-        rest, specs = _split_pool_flags(raw)
+        rest, specs = split_pool_flags(raw)
         args = _parser().parse_args(rest)
-        if not _C_IDENTIFIER.fullmatch(args.module_name):
+        if not C_IDENTIFIER.fullmatch(args.module_name):
             raise CompileError(
                 f"--module-name '{args.module_name}' is not a C identifier"
             )
         for flag in ("workspace_byte_alignment", "constant_byte_alignment"):
             value = getattr(args, flag)
-            if value <= 0 or value & (value - 1):
+            if not is_power_of_two(value):
                 raise CompileError(
                     f"--{flag.replace('_', '-')} {value} is not a power of two"
                 )
@@ -561,15 +429,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.workspace_byte_alignment,
             args.constant_byte_alignment,
         )
-        pools = _with_default_alignment(pools, args)
+        pools = with_default_alignment(
+            pools, args.workspace_byte_alignment, args.constant_byte_alignment
+        )
         out = Path(args.output)
         out.mkdir(parents=True, exist_ok=True)
-        compilation = Compilation(args, pools, out, _context())
+        compilation = Compilation(args, pools, out, new_context())
         start = time.perf_counter()
         run(compilation)
         compilation.say(f"{'total':<17} {time.perf_counter() - start:7.2f} s -> {out}")
         _print_memory(compilation)
-    except CompileError as e:
+    except (CompileError, PoolFlagError) as e:
         print(f"usmp-compile: error: {e}", file=sys.stderr)
         return 1
     except ParseError as e:
@@ -584,36 +454,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"usmp-compile: error: {e}", file=sys.stderr)
         return 1
     return 0
-
-
-def _with_default_alignment(
-    pools: list[PoolFlag], args: argparse.Namespace
-) -> list[PoolFlag]:
-    """Without pool flags, non-default alignments still apply: to usmp's
-    default pools, made explicit."""
-    if pools or (args.workspace_byte_alignment, args.constant_byte_alignment) == (
-        16,
-        16,
-    ):
-        return pools
-    from usmp.passes.usmp_pools import DEFAULT_CONSTANT_POOL, DEFAULT_WORKSPACE_POOL
-
-    return [
-        PoolFlag(
-            DEFAULT_WORKSPACE_POOL,
-            "workspace",
-            0,
-            args.workspace_byte_alignment,
-            (("c", "rw"),),
-        ),
-        PoolFlag(
-            DEFAULT_CONSTANT_POOL,
-            "constant",
-            0,
-            args.constant_byte_alignment,
-            (("c", "ro"),),
-        ),
-    ]
 
 
 def _print_memory(c: Compilation) -> None:

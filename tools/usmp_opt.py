@@ -59,9 +59,9 @@ class UsmpOptMain(xDSLOptMain):
             self.register_pass(name, factory)
 
     def register_all_targets(self) -> None:
-        from usmp.tools.targets import get_all_targets
-
         from xdsl.universe import Universe
+
+        from usmp.tools.targets import get_all_targets
 
         self.available_targets["mlir"] = Universe.get_multiverse().all_targets["mlir"]
         self.available_targets.update(get_all_targets())

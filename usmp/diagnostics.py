@@ -10,12 +10,12 @@
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from xdsl.context import Context
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 from xdsl.ir import Operation
 from xdsl.parser import Parser
-from xdsl.utils.lexer import Span
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
+from xdsl.utils.lexer import Span
 
 
 def location_of(op: Operation | None) -> str:

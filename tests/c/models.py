@@ -41,7 +41,7 @@ class _Graph:
         self.n += 1
         name = f"%c{self.n}"
         self.lines.append(
-            f"  {name} = relay.constant {_dense(values)} : {_tensor(values.shape, element)}"  # noqa: E501
+            f"  {name} = relay.constant {_dense(values)} : {_tensor(values.shape, element)}"
         )
         return name, tuple(values.shape), element
 
@@ -60,7 +60,7 @@ class _Graph:
         attrs = f" {{{attrs}}}" if attrs else ""
         names = ", ".join(v for v, _, _ in operands)
         self.lines.append(
-            f"  {result} = relay.{name} {names}{attrs} : {sig} -> {_tensor(shape, element)}"  # noqa: E501
+            f"  {result} = relay.{name} {names}{attrs} : {sig} -> {_tensor(shape, element)}"
         )
         return result, tuple(shape), element
 
@@ -111,7 +111,7 @@ def int8_convnet(seed: int = 0) -> tuple[str, list[np.ndarray]]:
         "i32",
         "strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, "
         'dilation = array<i64: 1, 1>, groups = 1 : i64, data_layout = "NHWC", '
-        'kernel_layout = "HWIO", input_zero_point = -3 : i64, kernel_zero_point = 0 : i64',  # noqa: E501
+        'kernel_layout = "HWIO", input_zero_point = -3 : i64, kernel_zero_point = 0 : i64',
     )
     x = g.requantize(conv, per_channel=True)
     x = g.op(

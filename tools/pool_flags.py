@@ -1,0 +1,208 @@
+"""The USMP RFC's tvmc pool flags, as ``usmp-compile`` accepts them.
+
+    --usmp-workspace-pools=sram,dtcm      workspace pools, in fallback order
+    --usmp-parameter-pools=flash          parameter (constant) pools, in order
+    --usmp-workspace-pool-NAME=SPEC       one per listed pool, optional
+    --usmp-parameter-pool-NAME=SPEC
+
+    SPEC := ITEM (";" ITEM)*
+    ITEM := "target=" TARGET[":rw"|":ro"] ("," TARGET[":rw"|":ro"])*
+          | "size=" BYTES                 0 = unbounded (the default)
+          | "align=" BYTES                a power of two
+
+Targets default to ``c``, a workspace pool's access to ``rw`` and a
+parameter pool's to ``ro``; alignment defaults to ``--workspace-byte-alignment``
+/ ``--constant-byte-alignment`` (themselves defaulting to usmp's
+``DEFAULT_ALIGNMENT``). The pools become the module's ``tir.pools``
+(``#tir.pool_info``, see ``usmp.dialects.tir``) before ``usmp`` runs.
+
+Plain Python apart from :func:`pool_info_attrs`: every problem is a
+:class:`PoolFlagError` whose message names the flag and what it accepts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from usmp.dialects.tir import PoolInfoAttr
+from usmp.passes.usmp_pools import (
+    DEFAULT_ALIGNMENT,
+    DEFAULT_CONSTANT_POOL,
+    DEFAULT_WORKSPACE_POOL,
+)
+
+C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+_POOL_FLAG = re.compile(r"--usmp-(workspace|parameter)-pool-([A-Za-z_][A-Za-z0-9_]*)")
+_POOL_KEYS = ("target", "size", "align")
+
+PoolSpecs = dict[tuple[str, str], str]
+"""Per-pool SPEC strings by (``workspace`` | ``parameter``, pool name)."""
+
+
+class PoolFlagError(Exception):
+    """A pool flag that does not follow the syntax above."""
+
+
+@dataclass(frozen=True)
+class PoolFlag:
+    """One pool of the command line, in the terms of ``#tir.pool_info``."""
+
+    name: str
+    kind: str
+    """``workspace`` or ``constant``."""
+    size: int
+    """Bytes; 0 = unbounded."""
+    alignment: int
+    access: tuple[tuple[str, str], ...]
+    """(target, ``rw`` | ``ro``) pairs."""
+
+
+def is_power_of_two(value: int) -> bool:
+    return value > 0 and not value & (value - 1)
+
+
+def split_pool_flags(argv: Sequence[str]) -> tuple[list[str], PoolSpecs]:
+    """Take ``--usmp-{workspace,parameter}-pool-NAME[=]SPEC`` out of ``argv``
+    (their names are open-ended, which argparse cannot declare): the other
+    arguments, and the SPECs by (flag kind, pool name)."""
+    rest: list[str] = []
+    specs: PoolSpecs = {}
+    items = list(argv)
+    i = 0
+    while i < len(items):
+        flag, eq, value = items[i].partition("=")
+        match = _POOL_FLAG.fullmatch(flag)
+        if match is None:
+            rest.append(items[i])
+            i += 1
+            continue
+        if not eq:
+            if i + 1 >= len(items):
+                raise PoolFlagError(
+                    f'{flag} needs a value (e.g. "target=c;size=65536")'
+                )
+            value = items[i + 1]
+            i += 1
+        key = (match.group(1), match.group(2))
+        if key in specs:
+            raise PoolFlagError(f"{flag} is given twice")
+        specs[key] = value
+        i += 1
+    return rest, specs
+
+
+def parse_pool_flags(
+    workspace_pools: str | None,
+    parameter_pools: str | None,
+    specs: PoolSpecs,
+    workspace_alignment: int,
+    constant_alignment: int,
+) -> list[PoolFlag]:
+    """The RFC's pool flags as ordered pools (workspace pools first)."""
+    pools: list[PoolFlag] = []
+    listed: dict[str, str] = {}
+    for flag_kind, names in (
+        ("workspace", workspace_pools),
+        ("parameter", parameter_pools),
+    ):
+        for name in _names(names, flag_kind):
+            if name in listed:
+                raise PoolFlagError(f"pool '{name}' is listed twice")
+            listed[name] = flag_kind
+            spec = specs.get((flag_kind, name), "")
+            kind = "workspace" if flag_kind == "workspace" else "constant"
+            default_align = (
+                workspace_alignment if kind == "workspace" else constant_alignment
+            )
+            pools.append(_pool(name, kind, spec, default_align))
+    for flag_kind, name in specs:
+        if listed.get(name) != flag_kind:
+            valid = [n for n, k in listed.items() if k == flag_kind]
+            raise PoolFlagError(
+                f"--usmp-{flag_kind}-pool-{name}: '{name}' is not in "
+                f"--usmp-{flag_kind}-pools (listed: {', '.join(valid) or 'none'})"
+            )
+    return pools
+
+
+def with_default_alignment(
+    pools: list[PoolFlag], workspace_alignment: int, constant_alignment: int
+) -> list[PoolFlag]:
+    """Without pool flags, non-default alignments still apply: to usmp's
+    default pools, made explicit."""
+    alignments = (workspace_alignment, constant_alignment)
+    if pools or alignments == (DEFAULT_ALIGNMENT, DEFAULT_ALIGNMENT):
+        return pools
+    return [
+        PoolFlag(
+            DEFAULT_WORKSPACE_POOL,
+            "workspace",
+            0,
+            workspace_alignment,
+            (("c", "rw"),),
+        ),
+        PoolFlag(
+            DEFAULT_CONSTANT_POOL,
+            "constant",
+            0,
+            constant_alignment,
+            (("c", "ro"),),
+        ),
+    ]
+
+
+def pool_info_attrs(pools: Sequence[PoolFlag]) -> list[PoolInfoAttr]:
+    """The pools as the module attribute ``tir.pools`` holds them."""
+    return [PoolInfoAttr(p.name, p.kind, p.size, p.alignment, p.access) for p in pools]
+
+
+def _names(text: str | None, flag_kind: str) -> list[str]:
+    if text is None:
+        return []
+    names = [n.strip() for n in text.split(",")]
+    for n in names:
+        if not C_IDENTIFIER.fullmatch(n):
+            raise PoolFlagError(
+                f"--usmp-{flag_kind}-pools: '{n}' is not a valid pool name "
+                "(a C identifier)"
+            )
+    return names
+
+
+def _pool(name: str, kind: str, spec: str, alignment: int) -> PoolFlag:
+    size = 0
+    default_mode = "rw" if kind == "workspace" else "ro"
+    access: list[tuple[str, str]] = [("c", default_mode)]
+    where = f"pool '{name}'"
+    for item in filter(None, (s.strip() for s in spec.split(";"))):
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or key not in _POOL_KEYS:
+            raise PoolFlagError(
+                f"{where}: '{item}' is not KEY=VALUE with KEY one of "
+                f'{", ".join(_POOL_KEYS)} (e.g. "target=c:rw;size=65536;align=16")'
+            )
+        value = value.strip()
+        if key == "target":
+            access = [_access(entry, default_mode, where) for entry in value.split(",")]
+        elif not value.isdigit():
+            raise PoolFlagError(f"{where}: {key}='{value}' is not a number of bytes")
+        elif key == "size":
+            size = int(value)
+        else:
+            alignment = int(value)
+    if not is_power_of_two(alignment):
+        raise PoolFlagError(f"{where}: alignment {alignment} is not a power of two")
+    return PoolFlag(name, kind, size, alignment, tuple(access))
+
+
+def _access(entry: str, default_mode: str, where: str) -> tuple[str, str]:
+    """``TARGET[:rw|:ro]`` as (target, mode)."""
+    target, colon, mode = entry.strip().partition(":")
+    mode = mode if colon else default_mode
+    if not target or mode not in ("rw", "ro"):
+        raise PoolFlagError(f"{where}: target entry '{entry}' is not TARGET[:rw|:ro]")
+    return target, mode
