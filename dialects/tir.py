@@ -70,6 +70,19 @@ DST_VIRTUAL_DEVICE = "tir.dst_virtual_device"
 """Destination device of a cross-device ``memref.copy`` (planned devices)."""
 DEVICES = "tir.devices"
 """Entry attribute: the distinct devices the model uses (planned devices)."""
+TARGET = "tir.target"
+"""Function attribute naming the target a prim func runs on (default ``c``)."""
+IO_POOL_ALLOCATION = "tir.pool_allocation"
+"""Argument attribute of main's inputs/outputs placed in the workspace by
+``usmp-plan-memory{use_workspace_io=true}``."""
+INPUT_ALLOCATIONS = "tir.input_allocations"
+OUTPUT_ALLOCATIONS = "tir.output_allocations"
+"""Entry function attributes after a rewrite with workspace I/O: where each
+input/output lives (``#tir.pool_allocation``, in ``tir.input_names`` /
+``tir.output_names`` order)."""
+INPUT_TYPES = "tir.input_types"
+OUTPUT_TYPES = "tir.output_types"
+"""... and the memref type of each."""
 
 CALL_TYPES = ("unpacked", "packed", "cpacked")
 POOL_KINDS = ("workspace", "constant")

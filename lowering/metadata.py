@@ -226,7 +226,7 @@ def model_interface(
     types = [a.data.get(MEMREF_ARG_ATTR) for a in arg_attrs]  # pyright: ignore
     input_names = _strings(main.attributes.get(tir.INPUT_NAMES))
     output_names = _strings(main.attributes.get(tir.OUTPUT_NAMES))
-    io_in_workspace = "tir.input_allocations" in main.attributes
+    io_in_workspace = tir.INPUT_ALLOCATIONS in main.attributes
     if io_in_workspace:
         inputs = _workspace_io(main, "input", input_names)
         outputs = _workspace_io(main, "output", output_names)

@@ -83,9 +83,6 @@ from xdsl.rewriter import Rewriter
 
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
-
-# Re-exported for the usmp passes that import it from here.
-from usmp.dialects.tir import VIRTUAL_DEVICE as VIRTUAL_DEVICE
 from usmp.passes.aot_io_names import IONames, io_names
 from usmp.passes.aot_storage import (
     CallStep,

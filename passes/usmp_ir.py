@@ -20,19 +20,10 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from usmp.diagnostics import located_error
-from usmp.dialects.tir import MAIN_FUNC, POOL_ARGS
-
-IO_ALLOCATION_ATTR = "tir.pool_allocation"
-"""Argument attribute of main's inputs/outputs placed in the workspace by
-``usmp-plan-memory{use_workspace_io=true}``."""
-INPUT_ALLOCATIONS = "tir.input_allocations"
-OUTPUT_ALLOCATIONS = "tir.output_allocations"
-"""Entry function attributes after a rewrite with workspace I/O: where each
-input/output lives (``#tir.pool_allocation``, in ``tir.input_names`` /
-``tir.output_names`` order)."""
-INPUT_TYPES = "tir.input_types"
-OUTPUT_TYPES = "tir.output_types"
-"""... and its memref type."""
+from usmp.dialects.tir import (
+    MAIN_FUNC,
+    POOL_ARGS,
+)
 
 
 def byte_size(type_: MemRefType, anchor: Operation, what: str) -> int:

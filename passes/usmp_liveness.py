@@ -26,8 +26,7 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from usmp.dialects.relay import VirtualDeviceAttr
-from usmp.dialects.tir import AllocateConstOp, AllocateOp, CallOp
-from usmp.passes.aot_lower_main import VIRTUAL_DEVICE
+from usmp.dialects.tir import VIRTUAL_DEVICE, AllocateConstOp, AllocateOp, CallOp
 from usmp.passes.usmp_pools import DEFAULT_TARGET, function_target
 
 Interval = tuple[int, int]

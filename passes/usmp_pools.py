@@ -45,9 +45,8 @@ from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.dialects.func import FuncOp
 
 from usmp.dialects.tir import ACCESS_KINDS, POOL_KINDS, POOLS, PoolInfoAttr
+from usmp.dialects.tir import TARGET as TARGET_ATTR
 
-TARGET_ATTR = "tir.target"
-"""Function attribute naming the target a prim func runs on (default ``c``)."""
 DEFAULT_TARGET = "c"
 DEFAULT_WORKSPACE_POOL = "global_workspace"
 DEFAULT_CONSTANT_POOL = "global_const"

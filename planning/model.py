@@ -54,7 +54,9 @@ class Buffer:
         if self.size < 0:
             raise ValueError(f"buffer {self.name}: negative size {self.size}")
         if self.end < self.start:
-            raise ValueError(f"buffer {self.name}: live range [{self.start}, {self.end}) is empty backwards")
+            raise ValueError(
+                f"buffer {self.name}: live range [{self.start}, {self.end}) is empty backwards"
+            )
 
 
 @dataclass(frozen=True)
