@@ -62,19 +62,19 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from usmp.diagnostics import located_error
 from usmp.dialects.tir import (
+    INPUT_ALLOCATIONS,
     INPUT_NAMES,
+    INPUT_TYPES,
+    IO_POOL_ALLOCATION,
+    OUTPUT_ALLOCATIONS,
     OUTPUT_NAMES,
+    OUTPUT_TYPES,
     AllocateConstOp,
     AllocateOp,
     PoolAllocationAttr,
     PoolInfoAttr,
 )
 from usmp.passes.usmp_ir import (
-    INPUT_ALLOCATIONS,
-    INPUT_TYPES,
-    IO_ALLOCATION_ATTR,
-    OUTPUT_ALLOCATIONS,
-    OUTPUT_TYPES,
     attr_list,
     byte_size,
     find_main,
@@ -241,7 +241,7 @@ class _Analyzer:
         io_views: set[Operation] = set()
         if INPUT_ALLOCATIONS in main.attributes:  # rewritten with workspace I/O
             io_views = self.add_io_views()
-        elif use_workspace_io or any(IO_ALLOCATION_ATTR in d.data for d in attrs):
+        elif use_workspace_io or any(IO_POOL_ALLOCATION in d.data for d in attrs):
             self.add_io()
         main_targets = {function_target(main)}
         for op in main.walk():
@@ -498,7 +498,7 @@ class _Analyzer:
                 sorted({function_target(main), *timeline.value_targets.get(arg, ())})
             )
             pools, align = self.candidates("workspace", None, targets, main, what)
-            placement = attrs[i].data.get(IO_ALLOCATION_ATTR) if attrs else None
+            placement = attrs[i].data.get(IO_POOL_ALLOCATION) if attrs else None
             self.buffers.append(
                 BufferInfo(
                     name=self.namer(hint),

@@ -67,8 +67,13 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from usmp.diagnostics import located_error
 from usmp.dialects.tir import (
+    INPUT_ALLOCATIONS,
     INPUT_NAMES,
+    INPUT_TYPES,
+    IO_POOL_ALLOCATION,
     MAIN_FUNC,
+    OUTPUT_ALLOCATIONS,
+    OUTPUT_TYPES,
     POOL_ARGS,
     AllocateConstOp,
     AllocateOp,
@@ -76,24 +81,13 @@ from usmp.dialects.tir import (
     PoolInfoAttr,
 )
 from usmp.passes.usmp_ir import (
-    INPUT_ALLOCATIONS,
-    INPUT_TYPES,
-    IO_ALLOCATION_ATTR,
-    OUTPUT_ALLOCATIONS,
-    OUTPUT_TYPES,
     byte_size,
     string_list,
 )
 from usmp.passes.usmp_liveness import callee_of
 from usmp.passes.usmp_pools import module_pools, ordered_for_arguments
 
-__all__ = [
-    "INPUT_ALLOCATIONS",
-    "INPUT_TYPES",
-    "OUTPUT_ALLOCATIONS",
-    "OUTPUT_TYPES",
-    "UsmpConvertPoolAllocationsPass",
-]
+__all__ = ["UsmpConvertPoolAllocationsPass"]
 
 
 @dataclass(frozen=True)
@@ -143,7 +137,7 @@ class _Converter:
         return {
             i: a
             for i, d in enumerate(f.arg_attrs.data)
-            if isinstance(a := d.data.get(IO_ALLOCATION_ATTR), PoolAllocationAttr)
+            if isinstance(a := d.data.get(IO_POOL_ALLOCATION), PoolAllocationAttr)
         }
 
     def pool(
@@ -332,7 +326,7 @@ class _Converter:
             raise located_error(
                 f,
                 "entry function: either every input/output argument or none carries "
-                f"{IO_ALLOCATION_ATTR}; found it on arguments "
+                f"{IO_POOL_ALLOCATION}; found it on arguments "
                 f"{', '.join(map(str, sorted(io)))} of {n_io}",
             )
         block = f.body.block

@@ -47,9 +47,14 @@ from xdsl.ir import Attribute, BlockArgument
 from xdsl.passes import ModulePass
 
 from usmp.diagnostics import located_error
-from usmp.dialects.tir import AllocateConstOp, AllocateOp, PoolAllocationAttr
+from usmp.dialects.tir import (
+    IO_POOL_ALLOCATION,
+    AllocateConstOp,
+    AllocateOp,
+    PoolAllocationAttr,
+)
 from usmp.passes.usmp_analysis import BufferInfoAnalysis, analyze
-from usmp.passes.usmp_ir import IO_ALLOCATION_ATTR, is_rewritten, merge_arg_attrs
+from usmp.passes.usmp_ir import is_rewritten, merge_arg_attrs
 from usmp.passes.usmp_pools import (
     parse_pools_option,
     resolve_pools,
@@ -262,7 +267,7 @@ def _annotate(analysis: BufferInfoAnalysis, placements: dict[str, Placement]) ->
         where = placements[b.name]
         attr = PoolAllocationAttr(where.pool, where.offset)
         if isinstance(b.owner, BlockArgument):
-            io[b.owner.index] = {IO_ALLOCATION_ATTR: attr}
+            io[b.owner.index] = {IO_POOL_ALLOCATION: attr}
         else:
             b.owner.properties["pool_allocation"] = attr
     merge_arg_attrs(analysis.main, io)

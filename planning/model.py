@@ -55,7 +55,8 @@ class Buffer:
             raise ValueError(f"buffer {self.name}: negative size {self.size}")
         if self.end < self.start:
             raise ValueError(
-                f"buffer {self.name}: live range [{self.start}, {self.end}) is empty backwards"
+                f"buffer {self.name}: live range [{self.start}, {self.end}) "
+                "ends before it starts"
             )
 
 

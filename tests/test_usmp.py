@@ -28,6 +28,7 @@ from tests.mlir_tools import mlir_bin
 from tests.test_usmp_graphs import GRAPHS, random_graph
 from usmp.diagnostics import LocatingParser
 from usmp.dialects import get_all_dialects, tir
+from usmp.dialects.tir import INPUT_ALLOCATIONS, OUTPUT_ALLOCATIONS, OUTPUT_TYPES
 from usmp.oracle.tir_interpreter import (
     buffer_from_numpy,
     make_interpreter,
@@ -37,12 +38,7 @@ from usmp.oracle.tir_interpreter import (
 )
 from usmp.passes.usmp import UsmpPass
 from usmp.passes.usmp_analysis import analyze
-from usmp.passes.usmp_convert_pool_allocations import (
-    INPUT_ALLOCATIONS,
-    OUTPUT_ALLOCATIONS,
-    OUTPUT_TYPES,
-    UsmpConvertPoolAllocationsPass,
-)
+from usmp.passes.usmp_convert_pool_allocations import UsmpConvertPoolAllocationsPass
 from usmp.passes.usmp_ir import find_main
 from usmp.passes.usmp_plan_memory import PlannedModule, constant_problem, plan_memory
 from usmp.passes.usmp_pools import module_pools, resolve_pools
