@@ -6,6 +6,13 @@ truncating division, arithmetic shifts with round-half-away-from-zero, and
 two's complement wrap-around wherever the C++ wraps. An operand known at
 compile time is an ``int`` (an immediate, and branches on it are decided
 here, e.g. the saturation test of ``INT32_MIN * INT32_MIN``).
+
+The code computes the same values with fewer operations than the C++ spells
+them: the nudge and truncating division of the doubling high multiply are
+one add and one arithmetic shift, and in ``MultiplyByQuantizedMultiplier``
+the rounding right shift works on the 64-bit high product (an add of
+``2**(e-1)`` plus the sign, one shift, no remainder test), truncated to i32
+once at the end. Each identity is proved where it is used.
 """
 
 from __future__ import annotations
@@ -50,32 +57,42 @@ def saturating_rounding_doubling_high_mul(
     b: KernelBuilder, x: SSAValue, m: int | SSAValue, may_saturate: bool = True
 ) -> SSAValue:
     """``SaturatingRoundingDoublingHighMul``: ``round(x * m / 2**31)``, ties
-    away from zero; ``INT32_MIN * INT32_MIN`` saturates (tested only when
+    toward +infinity; ``INT32_MIN * INT32_MIN`` saturates (tested only when
     ``may_saturate`` and ``m`` can be ``INT32_MIN``)."""
+    return b.convert(_doubling_high_mul_wide(b, x, m, may_saturate), i32)
+
+
+def _doubling_high_mul_wide(
+    b: KernelBuilder, x: SSAValue, m: int | SSAValue, may_saturate: bool
+) -> SSAValue:
+    """``SaturatingRoundingDoublingHighMul`` as an i64 holding the i32 result.
+
+    gemmlowp adds a nudge of ``2**30`` (``1 - 2**30`` for a negative
+    product ``p``) and divides by ``2**31`` truncating. Both cases equal
+    ``floor((p + 2**30) / 2**31)``: for ``p < 0`` the truncating quotient of
+    the negative ``p + 1 - 2**30`` is its ceiling, ``floor((p + 1 - 2**30 +
+    2**31 - 1) / 2**31)``. So the rounding is one add and one arithmetic
+    shift, without a sign test (``|p| <= 2**62``: no i64 overflow)."""
     m64 = b.const(m, i64) if isinstance(m, int) else b.convert(m, i64)
     product = b.mul(b.convert(x, i64), m64)
-    non_negative = b.emit(arith.CmpiOp(product, b.const(0, i64), "sge"))
-    nudge = b.emit(
-        arith.SelectOp(non_negative, b.const(1 << 30, i64), b.const(1 - (1 << 30), i64))
-    )
-    high = b.emit(arith.DivSIOp(b.add(product, nudge), b.const(1 << 31, i64)))
-    result = b.convert(high, i32)
+    high = b.shrsi(b.add(product, b.const(1 << 30, i64)), b.const(31, i64))
     if may_saturate and (not isinstance(m, int) or m == INT32_MIN):
         both_min = cmp(b, "eq", x, INT32_MIN)
         if m is not x and not isinstance(m, int):
             both_min = b.emit(arith.AndIOp(cmp(b, "eq", x, m), both_min))
-        result = select(b, both_min, INT32_MAX, result)
-    return result
+        saturated = b.const(INT32_MAX, i64)
+        high = b.emit(arith.SelectOp(both_min, saturated, high))
+    return high
 
 
 def rounding_divide_by_pot(
     b: KernelBuilder, x: SSAValue, exponent: int | SSAValue
 ) -> SSAValue:
     """``RoundingDivideByPOT``: ``x / 2**exponent`` rounded to nearest, ties
-    away from zero (``exponent`` in 0..31)."""
+    away from zero (``exponent`` in 0..31), on i32 as gemmlowp computes it:
+    ``(x >> e) + ((x & mask) > (mask >> 1) + (x < 0))``."""
     t = x.type
     assert isinstance(t, IntegerType)
-    one = b.const(1, t)
     if isinstance(exponent, int):
         if exponent == 0:
             return x
@@ -83,6 +100,7 @@ def rounding_divide_by_pot(
         half_mask = b.const(((1 << exponent) - 1) >> 1, t)
         shift = b.const(exponent, t)
     else:
+        one = b.const(1, t)
         mask = b.sub(b.emit(arith.ShLIOp(one, exponent)), one)
         half_mask = b.shrsi(mask, one)
         shift = exponent
@@ -91,6 +109,28 @@ def rounding_divide_by_pot(
     threshold = b.add(half_mask, b.emit(arith.ExtUIOp(negative, t)))
     round_up = b.emit(arith.CmpiOp(remainder, threshold, "sgt"))
     return b.add(b.shrsi(x, shift), b.emit(arith.ExtUIOp(round_up, t)))
+
+
+def _rounding_divide_by_pot_wide(
+    b: KernelBuilder, x: SSAValue, exponent: int | SSAValue
+) -> SSAValue:
+    """``RoundingDivideByPOT`` of an i64 ``x`` holding an i32 value, as an
+    i32: ``floor((x + half) / 2**e)`` with ``half = 2**(e-1)`` for ``x >= 0``
+    and ``2**(e-1) - 1`` for ``x < 0`` (ties away from zero), 0 for ``e = 0``.
+    With ``sign = x >> 63`` (0 or -1), ``half = (2**e + sign) >> 1``, i.e.
+    ``2**(e-1) + sign`` for a constant ``e >= 1``; the sum cannot overflow
+    in 64 bits, so no remainder test is needed."""
+    if isinstance(exponent, int) and exponent == 0:
+        return b.convert(x, i32)
+    sign = b.shrsi(x, b.const(63, i64))
+    if isinstance(exponent, int):
+        half = b.add(sign, b.const(1 << (exponent - 1), i64))
+        shift = b.const(exponent, i64)
+    else:
+        shift = b.convert(exponent, i64)
+        one = b.const(1, i64)
+        half = b.shrsi(b.add(b.emit(arith.ShLIOp(one, shift)), sign), one)
+    return b.convert(b.shrsi(b.add(x, half), shift), i32)
 
 
 def saturating_rounding_multiply_by_pot(
@@ -131,18 +171,30 @@ def multiply_by_quantized_multiplier(
     ``RoundingDivideByPOT(SRDHM(x << max(shift, 0), m), max(-shift, 0))``,
     the left shift wrapping like the C++."""
     if isinstance(shift, int):
-        left, right = max(shift, 0), max(-shift, 0)
-        shifted = x if left == 0 else b.emit(arith.ShLIOp(x, b.const(left, i32)))
-        high = saturating_rounding_doubling_high_mul(
-            b, shifted, multiplier, may_saturate
-        )
-        return rounding_divide_by_pot(b, high, right)
-    zero = b.const(0, i32)
-    left_amount = b.max(shift, zero)
-    right_amount = b.max(b.sub(zero, shift), zero)
-    shifted = b.emit(arith.ShLIOp(x, left_amount))
-    high = saturating_rounding_doubling_high_mul(b, shifted, multiplier, may_saturate)
-    return rounding_divide_by_pot(b, high, right_amount)
+        left: int | SSAValue = max(shift, 0)
+        right: int | SSAValue = max(-shift, 0)
+    else:
+        zero = b.const(0, i32)
+        left = b.max(shift, zero)
+        right = b.max(b.sub(zero, shift), zero)
+    return multiply_by_shifted_multiplier(b, x, multiplier, left, right, may_saturate)
+
+
+def multiply_by_shifted_multiplier(
+    b: KernelBuilder,
+    x: SSAValue,
+    multiplier: int | SSAValue,
+    left: int | SSAValue,
+    right: int | SSAValue,
+    may_saturate: bool,
+) -> SSAValue:
+    """``MultiplyByQuantizedMultiplier`` with the shift given as its two
+    halves ``left = max(shift, 0)`` and ``right = max(-shift, 0)``: a half
+    known to be 0 costs nothing (per-channel shifts that all point one way
+    need only one table and no ``max``)."""
+    shifted = b.shl(x, left)
+    high = _doubling_high_mul_wide(b, shifted, multiplier, may_saturate)
+    return _rounding_divide_by_pot_wide(b, high, right)
 
 
 def _exp_on_interval_between_negative_one_quarter_and_0_excl(

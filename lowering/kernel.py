@@ -24,6 +24,11 @@ result is the row operator through shape-preserving elementwise ops (what
 ``fuse-ops`` produces), the loop nest puts the row's axis innermost and
 computes them once per row, as scalars, before the row's loop (``rows``).
 Elsewhere the handler recomputes them per element.
+
+An anchor reached the same way can also compute several neighbouring
+elements in one reduction (``jam``: unroll-and-jam of the result's innermost
+loop, one accumulator per element); the elements are remembered, and the
+epilogue of each is then emitted as usual.
 """
 
 from __future__ import annotations
@@ -44,6 +49,11 @@ from usmp.dialects import relay, tir
 from usmp.lowering.loops import Ix, KernelBuilder
 
 Handler: TypeAlias = "Callable[[FusedKernel, Operation, Sequence[Ix]], SSAValue]"
+JammedHandler: TypeAlias = (
+    "Callable[[FusedKernel, Operation, Sequence[Sequence[Ix]]], list[SSAValue]]"
+)
+"""Elements of an anchor at several indices (differing in the innermost
+coordinate only) computed by one reduction with one accumulator each."""
 RowStatistics: TypeAlias = (
     "Callable[[FusedKernel, Operation, Sequence[Ix]], tuple[SSAValue, ...]]"
 )
@@ -108,6 +118,14 @@ class FusedKernel:
             result = self._compute(value, key[1])
             self.b.remember(key, result)
         return result
+
+    def jam(
+        self, op: Operation, indices: Sequence[Sequence[Ix]], handler: JammedHandler
+    ) -> None:
+        """Compute the elements of ``op``'s result at ``indices`` together
+        (``handler``) and remember them for ``at`` in the current block."""
+        for index, value in zip(indices, handler(self, op, indices), strict=True):
+            self.b.remember((op.results[0], tuple(index)), value)
 
     def _compute(self, value: SSAValue, index: tuple[Ix, ...]) -> SSAValue:
         buffer = self.buffers.get(value)

@@ -3,7 +3,10 @@
 ``KernelBuilder`` appends ops to a current block and knows how to open
 ``scf.for`` loops (with scalar accumulators as ``iter_args``) and value-
 yielding ``scf.if``s. Constants (and constant tables) are hoisted to the top
-of the function and shared, so loop bodies hold only real work.
+of the function and shared, and every other pure scalar op is placed in the
+outermost enclosing block where its operands exist (loop-invariant code
+motion as the nest is built), so loop bodies hold only the work that
+depends on their induction variables.
 
 Index arithmetic takes ``Ix`` = ``int | SSAValue`` (an ``index`` value):
 operations on two Python ints fold, ``x + 0``/``x * 1`` are free, so loop
@@ -55,25 +58,89 @@ def int_bounds(t: IntegerType) -> tuple[int, int]:
     return -(1 << (width - 1)), (1 << (width - 1)) - 1
 
 
+_DIVISIONS = (
+    arith.DivSIOp,
+    arith.DivUIOp,
+    arith.RemSIOp,
+    arith.RemUIOp,
+    arith.CeilDivSIOp,
+    arith.CeilDivUIOp,
+    arith.FloorDivSIOp,
+)
+_SHIFTS = (arith.ShLIOp, arith.ShRSIOp, arith.ShRUIOp)
+
+
+def _constant_int(value: SSAValue) -> int | None:
+    op = value.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    return None
+
+
+def _may_trap(op: Operation) -> bool:
+    """Whether ``op`` is undefined in C for some operands, so it must stay
+    where control flow guards it: an integer division by anything but a
+    constant other than 0 and -1, a shift by anything but a constant below
+    the width, a float to integer conversion (undefined out of range)."""
+    if isinstance(op, arith.FPToSIOp | arith.FPToUIOp):
+        return True
+    if isinstance(op, _DIVISIONS):
+        return _constant_int(op.operands[1]) in (None, 0, -1)
+    if isinstance(op, _SHIFTS):
+        amount = _constant_int(op.operands[1])
+        width = op.operands[0].type
+        assert isinstance(width, IntegerType | IndexType)
+        bits = width.width.data if isinstance(width, IntegerType) else 32
+        return amount is None or not 0 <= amount < bits
+    return False
+
+
+class _Scope:
+    """A block under construction and the values remembered in it."""
+
+    def __init__(self, block: Block):
+        self.block = block
+        self.memo: dict[Hashable, SSAValue] = {}
+
+
 class KernelBuilder:
-    """Appends ops to a block of a function under construction."""
+    """Appends ops to a block of a function under construction.
+
+    Blocks nest (loop bodies, branches); the builder keeps the stack of open
+    ones. A pure ``arith``/``math`` op is placed in the outermost open block
+    where all its operands are defined, i.e. right before the loop (or
+    ``scf.if``) that the current block belongs to is emitted: loop-invariant
+    code (window bounds of an output row, reshape div/rem of an outer index,
+    ...) lands outside the loops it does not depend on, as it is built. Ops
+    that C leaves undefined for some operands (``_may_trap``: divisions by a
+    possibly zero value, variable shifts, float to int conversions) stay in
+    place, so nothing is speculated out of the ``scf.if`` guarding it."""
 
     def __init__(self, entry: Block):
         self.entry = entry
-        self.block = entry
         self._hoisted: list[Operation] = []
         self._constants: dict[tuple[Attribute, int | float | str], SSAValue] = {}
-        self._memo: list[dict[Hashable, SSAValue]] = [{}]
+        self._scopes: list[_Scope] = [_Scope(entry)]
+        self._depth: dict[SSAValue, int] = dict.fromkeys(entry.args, 0)
+        """Index in ``_scopes`` of the block defining a value (values not
+        created through the builder: the current block)."""
+
+    @property
+    def block(self) -> Block:
+        """The block ops are appended to."""
+        return self._scopes[-1].block
 
     # -- insertion ---------------------------------------------------------
 
     def emit(self, op: Operation) -> SSAValue:
         """Append ``op``; return its (first) result if it has one.
 
-        A pure ``arith``/``math`` op equal to one already available here
-        (same name, operands, properties and result types, in this block or
-        an enclosing one) is not emitted twice: its earlier result is reused
-        (local CSE, so the per-element code computes each index once)."""
+        A pure ``arith``/``math`` op goes to the outermost open block where
+        its operands are available (see the class), and one equal to an op
+        already available there (same name, operands, properties and result
+        types) is not emitted twice: its earlier result is reused (local
+        CSE, so the per-element code computes each index once)."""
+        depth = len(self._scopes) - 1
         key: Hashable | None = None
         if op.dialect_name() in _PURE_DIALECTS and not op.regions:
             key = (
@@ -87,15 +154,25 @@ class KernelBuilder:
             if known is not None:
                 op.erase()
                 return known
-        self.block.add_op(op)
+            if not _may_trap(op):
+                depth = max((self._depth_of(v) for v in op.operands), default=0)
+        scope = self._scopes[depth]
+        scope.block.add_op(op)
+        for r in op.results:
+            self._depth[r] = depth
         result = op.results[0] if op.results else None
         if key is not None and result is not None:
-            self.remember(key, result)
+            scope.memo[key] = result
         return result  # type: ignore[return-value]
+
+    def _depth_of(self, value: SSAValue) -> int:
+        return self._depth.get(value, len(self._scopes) - 1)
 
     def hoist(self, op: Operation) -> SSAValue:
         """Place ``op`` at the top of the function (constants, tables)."""
         self._hoisted.append(op)
+        for r in op.results:
+            self._depth[r] = 0
         return op.results[0]
 
     def finish(self) -> None:
@@ -110,26 +187,27 @@ class KernelBuilder:
 
     @contextmanager
     def at(self, block: Block) -> Iterator[None]:
-        """Emit into ``block`` (a loop body or branch under construction)."""
-        saved, self.block = self.block, block
-        self._memo.append({})
+        """Emit into ``block`` (a loop body or branch under construction,
+        nested in the current block)."""
+        self._scopes.append(_Scope(block))
+        for arg in block.args:
+            self._depth[arg] = len(self._scopes) - 1
         try:
             yield
         finally:
-            self._memo.pop()
-            self.block = saved
+            self._scopes.pop()
 
     def lookup(self, key: Hashable) -> SSAValue | None:
         """A value remembered in the current block or an enclosing one."""
-        for scope in reversed(self._memo):
-            hit = scope.get(key)
+        for scope in reversed(self._scopes):
+            hit = scope.memo.get(key)
             if hit is not None:
                 return hit
         return None
 
     def remember(self, key: Hashable, value: SSAValue) -> None:
         """Remember ``value`` for the rest of the current block."""
-        self._memo[-1][key] = value
+        self._scopes[-1].memo[key] = value
 
     # -- constants ---------------------------------------------------------
 
@@ -240,16 +318,17 @@ class KernelBuilder:
         upper: Ix,
         body: Callable[[SSAValue, Sequence[SSAValue]], Sequence[SSAValue]],
         inits: Sequence[SSAValue] = (),
+        step: int = 1,
     ) -> list[SSAValue]:
-        """``scf.for %iv = lower to upper step 1 iter_args(inits)``; ``body``
-        gets the induction variable and the iteration values and returns
-        the values to yield. Returns the loop's results."""
+        """``scf.for %iv = lower to upper step step iter_args(inits)``;
+        ``body`` gets the induction variable and the iteration values and
+        returns the values to yield. Returns the loop's results."""
         block = Block(arg_types=[INDEX, *(v.type for v in inits)])
         with self.at(block):
             yielded = body(block.args[0], block.args[1:])
             self.emit(scf.YieldOp(*yielded))
         op = scf.ForOp(
-            self.index(lower), self.index(upper), self.index(1), list(inits), block
+            self.index(lower), self.index(upper), self.index(step), list(inits), block
         )
         self.emit(op)
         return list(op.results)
@@ -258,14 +337,19 @@ class KernelBuilder:
         self,
         extents: Sequence[int],
         body: Callable[[list[Ix]], None],
+        step: int = 1,
     ) -> None:
-        """Loops over ``0 <= i_k < extents[k]`` (no loop for extent 1)."""
+        """Loops over ``0 <= i_k < extents[k]`` (no loop for a single
+        iteration). The innermost dimension advances by ``step`` (a divisor
+        of its extent): ``body`` gets the first index of each run of
+        ``step`` consecutive ones."""
 
         def nest(k: int, ivs: list[Ix]) -> None:
             if k == len(extents):
                 body(ivs)
                 return
-            if extents[k] == 1:
+            stride = step if k == len(extents) - 1 else 1
+            if extents[k] == stride:
                 nest(k + 1, [*ivs, 0])
                 return
 
@@ -273,7 +357,7 @@ class KernelBuilder:
                 nest(k + 1, [*ivs, iv])
                 return []
 
-            self.loop(0, extents[k], inner)
+            self.loop(0, extents[k], inner, step=stride)
 
         nest(0, [])
 
@@ -282,17 +366,48 @@ class KernelBuilder:
         bounds: Sequence[tuple[Ix, Ix]],
         inits: Sequence[SSAValue],
         body: Callable[[list[Ix], Sequence[SSAValue]], Sequence[SSAValue]],
+        unroll: int = 1,
     ) -> list[SSAValue]:
         """A loop nest over ``lo_k <= i_k < hi_k`` threading the accumulators
         ``inits`` through ``iter_args``; a static single-trip dimension
-        gets no loop."""
+        gets no loop.
+
+        ``unroll`` > 1 unrolls the innermost dimension with more than one
+        tap, when it is static: one of at most ``unroll`` taps gets no loop
+        (the body is emitted once per tap, with constant indices), a longer
+        one runs ``u`` taps per iteration (step ``u``, the body emitted for
+        ``iv``, ``iv + 1``, ...), ``u`` the largest divisor of its trip
+        count up to ``unroll``. Taps are accumulated in their original order
+        either way (float sums are unchanged)."""
+
+        def single(lo: Ix, hi: Ix) -> bool:
+            return isinstance(lo, int) and isinstance(hi, int) and hi - lo == 1
+
+        # the innermost dimension that gets a loop
+        last = max((k for k, b in enumerate(bounds) if not single(*b)), default=-1)
 
         def nest(k: int, ivs: list[Ix], accs: Sequence[SSAValue]) -> list[SSAValue]:
             if k == len(bounds):
                 return list(body(ivs, accs))
             lo, hi = bounds[k]
-            if isinstance(lo, int) and isinstance(hi, int) and hi - lo == 1:
-                return nest(k + 1, [*ivs, lo], accs)
+            if isinstance(lo, int) and isinstance(hi, int):
+                taps = hi - lo
+                if taps == 1 or (k == last and taps <= unroll):
+                    for tap in range(lo, hi):
+                        accs = nest(k + 1, [*ivs, tap], accs)
+                    return list(accs)
+                if k == last and unroll > 1:
+                    step = max(u for u in range(1, unroll + 1) if taps % u == 0)
+                    if step > 1:
+
+                        def unrolled(
+                            iv: SSAValue, args: Sequence[SSAValue]
+                        ) -> list[SSAValue]:
+                            for q in range(step):
+                                args = nest(k + 1, [*ivs, self.iadd(iv, q)], args)
+                            return list(args)
+
+                        return self.loop(lo, hi, unrolled, accs, step)
 
             def inner(iv: SSAValue, args: Sequence[SSAValue]) -> list[SSAValue]:
                 return nest(k + 1, [*ivs, iv], args)
@@ -309,13 +424,27 @@ class KernelBuilder:
         otherwise: Callable[[], SSAValue],
     ) -> SSAValue:
         """``scf.if`` yielding one value computed only on the taken branch."""
+        return self.select_if_many(
+            condition, [result_type], lambda: [then()], lambda: [otherwise()]
+        )[0]
+
+    def select_if_many(
+        self,
+        condition: SSAValue,
+        result_types: Sequence[Attribute],
+        then: Callable[[], Sequence[SSAValue]],
+        otherwise: Callable[[], Sequence[SSAValue]],
+    ) -> list[SSAValue]:
+        """``scf.if`` yielding values computed only on the taken branch."""
         blocks = []
         for branch in (then, otherwise):
             block = Block()
             with self.at(block):
-                self.emit(scf.YieldOp(branch()))
+                self.emit(scf.YieldOp(*branch()))
             blocks.append(block)
-        return self.emit(scf.IfOp(condition, [result_type], [blocks[0]], [blocks[1]]))
+        op = scf.IfOp(condition, list(result_types), [blocks[0]], [blocks[1]])
+        self.emit(op)
+        return list(op.results)
 
     # -- scalar arithmetic by element type ---------------------------------
 

@@ -12,7 +12,18 @@ rows that fall inside the input are ``lo <= k < hi`` with
 positions contribute 0 to a convolution (input zero point minus itself) and
 are ignored by pooling, so skipping them is exact. When the shapes prove a
 bound is never hit (no padding on that side) it is the constant ``0``/``K``
-and costs nothing.
+and costs nothing. When a window loop is the innermost loop of a conv2d
+reduction (one input channel per group: depthwise, single-channel input),
+an output whose window lies inside the input runs a second copy of the
+reduction with static bounds (``scf.if`` on the output position, whose test
+is hoisted to the row / column loops), so that short loop is unrolled; the
+border keeps the clamped bounds.
+
+The innermost reduction loop (input channels of a conv2d, depth of a dense)
+is unrolled when that pays (``reduction_unroll``): by 4 when it reads a
+strided operand (HWIO weights along I), completely when it has at most 4
+taps; a loop whose operands are all contiguous stays rolled for the C
+compiler's vectoriser. Taps keep their order, so float sums are unchanged.
 
 Integer semantics follow the oracle: conv2d/dense accumulate
 ``(x - input_zp) * (w - kernel_zp)`` in i32 (wrapping); max_pool2d works in
@@ -43,6 +54,7 @@ from usmp.dialects.relay_shapes import conv2d_weight_dims, spatial_axes
 from usmp.lowering.kernel import (
     FusedKernel,
     Handler,
+    JammedHandler,
     RowStatistics,
     element_type,
     shape_of,
@@ -78,6 +90,56 @@ def window_bounds(
     return lo, hi, base
 
 
+UNROLL = 4
+"""Taps per iteration of the innermost loop of a conv2d / dense reduction."""
+
+
+def reduction_unroll(extent: int, contiguous: bool) -> int:
+    """The ``unroll`` of a reduction's innermost loop over ``extent`` taps
+    (``KernelBuilder.reduce``): a loop whose operands are all contiguous
+    along it stays rolled (C compilers vectorise it), unless it is so short
+    (``<= UNROLL`` taps) that it is better unrolled completely; a strided one
+    (e.g. HWIO weights along I) runs ``UNROLL`` taps per iteration: it cannot
+    be vectorised, and unrolling removes most of its per-tap loop overhead."""
+    return 1 if contiguous and extent > UNROLL else UNROLL
+
+
+def interior(
+    extent: int, stride: int, dilation: int, before: int, size: int, window: int
+) -> range:
+    """The output positions whose whole window lies inside the input (where
+    ``window_bounds`` is ``0, window``): an interval of ``range(extent)``."""
+    first = max(-(-before // stride), 0)
+    end = min((size - 1 + before - (window - 1) * dilation) // stride + 1, extent)
+    return range(first, max(first, end))
+
+
+def inside_tests(
+    b: KernelBuilder, positions: Sequence[tuple[Ix, int, range]]
+) -> list[SSAValue] | None:
+    """Comparisons that hold exactly when every ``(o, extent, inner)`` has
+    ``o`` in ``inner``: ``None`` when that is never the case, ``[]`` when
+    always (no test needed)."""
+    tests: list[SSAValue] = []
+    for o, extent, inner in positions:
+        if not inner:
+            return None
+        if isinstance(o, int):
+            if o not in inner:
+                return None
+            continue
+        if inner.start > 0:
+            tests.append(b.icmp("sge", o, inner.start))
+        if inner.stop < extent:
+            tests.append(b.icmp("slt", o, inner.stop))
+    return tests
+
+
+def _stride(shape: Sequence[int], axis: int) -> int:
+    """Elements between neighbours along ``axis`` of a row-major ``shape``."""
+    return math.prod(shape[axis + 1 :])
+
+
 def _centred(
     b: KernelBuilder, x: SSAValue, acc: Attribute, zero_point: int
 ) -> SSAValue:
@@ -86,6 +148,14 @@ def _centred(
 
 
 def conv2d(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    return conv2d_jammed(k, op, [index])[0]
+
+
+def conv2d_jammed(
+    k: FusedKernel, op: Operation, indices: Sequence[Sequence[Ix]]
+) -> list[SSAValue]:
+    """Elements of a conv2d at ``indices``, which differ in the output
+    channel only, computed by one reduction with one accumulator each."""
     assert isinstance(op, Conv2DOp)
     b = k.b
     layout = op.get_data_layout()
@@ -101,9 +171,11 @@ def conv2d(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     izp, kzp = op.get_input_zero_point(), op.get_kernel_zero_point()
     acc_t = element_type(op.result)
 
-    oc = index[c_axis]
-    group = b.idiv(oc, cout // groups) if groups > 1 else 0
-    channel_base = b.imul(group, cg)
+    index = indices[0]
+    channels = [i[c_axis] for i in indices]
+    channel_bases = [
+        b.imul(b.idiv(oc, cout // groups) if groups > 1 else 0, cg) for oc in channels
+    ]
     h_lo, h_hi, h_base = window_bounds(
         b, index[h_axis], out[h_axis], sh, dh, top, data[h_axis], kh
     )
@@ -116,32 +188,115 @@ def conv2d(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
         x_index: list[Ix] = [index[0], 0, 0, 0]
         x_index[h_axis] = b.iadd(h_base, b.imul(th, dh))
         x_index[w_axis] = b.iadd(w_base, b.imul(tw, dw))
-        x_index[c_axis] = b.iadd(channel_base, ic)
-        position = {"H": th, "W": tw, "I": ic, "O": oc}
-        w_index = [position[d] for d in kernel_layout]
-        x = _centred(b, k.at(op.data, x_index), acc_t, izp)
-        w = _centred(b, k.at(op.weight, w_index), acc_t, kzp)
-        return [b.add(accs[0], b.mul(x, w))]
+        sums = []
+        for oc, channel_base, acc in zip(channels, channel_bases, accs, strict=True):
+            x_index[c_axis] = b.iadd(channel_base, ic)
+            position = {"H": th, "W": tw, "I": ic, "O": oc}
+            w_index = [position[d] for d in kernel_layout]
+            x = _centred(b, k.at(op.data, x_index), acc_t, izp)
+            w = _centred(b, k.at(op.weight, w_index), acc_t, kzp)
+            sums.append(b.add(acc, b.mul(x, w)))
+        return sums
+
+    innermost, unroll = _conv_innermost_taps(op)
+
+    def reduction(bounds: Sequence[tuple[Ix, Ix]]) -> list[SSAValue]:
+        return b.reduce(bounds, [b.const(0, acc_t)] * len(indices), body, unroll)
 
     bounds = [(h_lo, h_hi), (w_lo, w_hi), (0, cg)]
-    return k.b.reduce(bounds, [b.const(0, acc_t)], body)[0]
+    if innermost != "I":
+        # a window loop is innermost (one channel per group): a window inside
+        # the input gets static tap bounds (the short loop is unrolled, no
+        # clamping); the border keeps the clamped ones
+        inside = inside_tests(
+            b,
+            [
+                (index[a], out[a], interior(out[a], s, d, p, data[a], n))
+                for a, s, d, p, n in (
+                    (h_axis, sh, dh, top, kh),
+                    (w_axis, sw, dw, left, kw),
+                )
+            ],
+        )
+        if inside:
+            return b.select_if_many(
+                b.i1_and(inside),
+                [acc_t] * len(indices),
+                lambda: reduction([(0, kh), (0, kw), (0, cg)]),
+                lambda: reduction(bounds),
+            )
+    return reduction(bounds)
+
+
+def _conv_innermost_taps(op: Conv2DOp) -> tuple[str, int]:
+    """The innermost loop of a conv2d reduction (``"I"`` input channels,
+    else ``"W"`` window columns, else ``"H"`` rows: the innermost with more
+    than one tap) and its ``unroll`` (``reduction_unroll``: contiguous when
+    both the input and the weight advance by one element per tap)."""
+    layout, kernel_layout = op.get_data_layout(), op.get_kernel_layout()
+    h_axis, w_axis, c_axis = spatial_axes(layout)
+    kh, kw, cg, _ = conv2d_weight_dims(shape_of(op.weight), kernel_layout)
+    dh, dw = op.get_dilation()
+    taps = (("I", c_axis, cg, 1), ("W", w_axis, kw, dw), ("H", h_axis, kh, dh))
+    tap, x_axis, extent, dilation = next((t for t in taps if t[2] > 1), taps[0])
+    contiguous = (
+        _stride(shape_of(op.data), x_axis) * dilation == 1
+        and _stride(shape_of(op.weight), kernel_layout.index(tap)) == 1
+    )
+    return tap, reduction_unroll(extent, contiguous)
 
 
 def dense(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    return dense_jammed(k, op, [index])[0]
+
+
+def dense_jammed(
+    k: FusedKernel, op: Operation, indices: Sequence[Sequence[Ix]]
+) -> list[SSAValue]:
+    """Elements of a dense at ``indices``, which differ in the unit only,
+    computed by one reduction with one accumulator each."""
     assert isinstance(op, DenseOp)
     b = k.b
     acc_t = element_type(op.result)
     izp, kzp = op.get_input_zero_point(), op.get_kernel_zero_point()
-    batch, unit = index
+    batch = indices[0][0]
+    units = [i[1] for i in indices]
     depth = shape_of(op.data)[1]
 
     def body(taps: list[Ix], accs: Sequence[SSAValue]) -> list[SSAValue]:
         (d,) = taps
-        x = _centred(b, k.at(op.data, [batch, d]), acc_t, izp)
-        w = _centred(b, k.at(op.weight, [unit, d]), acc_t, kzp)
-        return [b.add(accs[0], b.mul(x, w))]
+        sums = []
+        for unit, acc in zip(units, accs, strict=True):
+            x = _centred(b, k.at(op.data, [batch, d]), acc_t, izp)
+            w = _centred(b, k.at(op.weight, [unit, d]), acc_t, kzp)
+            sums.append(b.add(acc, b.mul(x, w)))
+        return sums
 
-    return b.reduce([(0, depth)], [b.const(0, acc_t)], body)[0]
+    unroll = reduction_unroll(depth, contiguous=True)
+    inits = [b.const(0, acc_t)] * len(indices)
+    return b.reduce([(0, depth)], inits, body, unroll)
+
+
+JAM = 4
+"""Output elements per conv2d / dense reduction (``jam_factor``)."""
+
+
+def jam_factor(op: Operation, extent: int) -> int:
+    """How many consecutive output elements along the innermost axis one
+    reduction of ``op`` computes (``JAMMED``), the innermost axis having
+    ``extent`` elements: for a conv2d whose output channel is innermost
+    (NHWC) and a dense (units), the largest divisor of ``extent`` up to
+    ``JAM``, else 1. The neighbours share each input element (loaded and
+    centred once for all of them) and their independent accumulations
+    overlap (a float sum is a chain of dependent additions whose latency
+    would bound the loop); every sum keeps its order, bit for bit."""
+    if isinstance(op, Conv2DOp):
+        _, _, c_axis = spatial_axes(op.get_data_layout())
+        if c_axis != len(shape_of(op.result)) - 1:
+            return 1
+    elif not isinstance(op, DenseOp):
+        return 1
+    return max(j for j in range(1, JAM + 1) if extent % j == 0)
 
 
 def rounding_divide(b: KernelBuilder, acc: SSAValue, count: Ix) -> SSAValue:
@@ -315,3 +470,8 @@ HANDLERS: dict[str, Handler] = {
     "relay.softmax": softmax,
 }
 ROW_STATISTICS: dict[str, RowStatistics] = {"relay.softmax": softmax_row}
+JAMMED: dict[str, JammedHandler] = {
+    "relay.conv2d": conv2d_jammed,
+    "relay.dense": dense_jammed,
+}
+"""Anchors that compute several output elements in one reduction."""

@@ -4,16 +4,22 @@ Bit-exact with ``usmp.oracle.quantization`` (TFLite's reference kernels):
 
 * ``fixed_point_multiply`` is TFLite's ``MultiplyByQuantizedMultiplier`` with
   gemmlowp double rounding: ``x << left`` (wrapping in i32), then
-  ``SaturatingRoundingDoublingHighMul`` in i64 (product + nudge, truncating
-  division by 2**31, saturation of ``INT32_MIN * INT32_MIN`` only when a
-  multiplier can be ``INT32_MIN``), then ``RoundingDivideByPOT``. A per-tensor
-  multiplier and shift are immediates and the shift directions are decided at
-  compile time. Per-axis parameters are two constant tables, hoisted as
-  ``tir.allocate_const`` so ``usmp`` places them in a constant pool like any
-  weight: ``fixed_point_multiply_multiplier`` (i32 per channel) and
-  ``fixed_point_multiply_shift`` (i8 per channel, sign-extended); the channel
-  is the output index along ``axis``. A parameter equal for all channels
-  stays an immediate (no table).
+  ``SaturatingRoundingDoublingHighMul`` in i64 (``(product + 2**30) >> 31``,
+  equal to gemmlowp's nudge and truncating division; saturation of
+  ``INT32_MIN * INT32_MIN`` only when a multiplier can be ``INT32_MIN``), then
+  ``RoundingDivideByPOT``. A per-tensor multiplier and shift are immediates
+  and the shift directions are decided at compile time. Per-axis parameters
+  are constant tables, hoisted as ``tir.allocate_const`` so ``usmp`` places
+  them in a constant pool like any weight: ``fixed_point_multiply_multiplier``
+  (i32 per channel) and one i8 table of shifts (sign-extended): when every
+  shift is ``<= 0`` (multipliers below one, the usual case)
+  ``fixed_point_multiply_right_shift`` holds the right shifts ``-shift`` and
+  no left shift is emitted, when every shift is ``>= 0``
+  ``fixed_point_multiply_left_shift`` holds the left shifts and no rounding
+  division is emitted, else ``fixed_point_multiply_shift`` holds the signed
+  shifts and both directions are derived per element. The channel is the
+  output index along ``axis``. A parameter equal for all channels stays an
+  immediate (no table).
 * ``quantize``: ``clamp(round_half_away(f64(x) / scale) + zp)`` in f64
   (``math.round``), then ``arith.fptosi``.
 * ``dequantize``: ``f32(scale * f64(x - zp))`` (the subtraction in i32, or in
@@ -38,7 +44,11 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 
 from usmp.dialects.relay_ops import DequantizeOp, FixedPointMultiplyOp, QuantizeOp
-from usmp.lowering.fixed_point import INT32_MIN, multiply_by_quantized_multiplier
+from usmp.lowering.fixed_point import (
+    INT32_MIN,
+    multiply_by_quantized_multiplier,
+    multiply_by_shifted_multiplier,
+)
 from usmp.lowering.kernel import FusedKernel, Handler, element_type, shape_of
 from usmp.lowering.loops import Ix, int_bounds, is_unsigned
 
@@ -59,19 +69,28 @@ def fixed_point_multiply(
     channel = index[op.get_axis() % rank]
     n = len(multipliers)
     m: int | SSAValue = multipliers[0]
-    s: int | SSAValue = shifts[0]
     if len(set(multipliers)) > 1:
         m_table = k.table(
             "fixed_point_multiply_multiplier",
             DenseIntOrFPElementsAttr.from_list(TensorType(i32, [n]), list(multipliers)),
         )
         m = b.load(m_table, [channel])
-    if len(set(shifts)) > 1:
-        s_table = k.table(
-            "fixed_point_multiply_shift",
-            DenseIntOrFPElementsAttr.from_list(TensorType(i8, [n]), list(shifts)),
+    if len(set(shifts)) == 1:
+        return multiply_by_quantized_multiplier(b, x, m, shifts[0], may_saturate)
+
+    def shift_table(name: str, values: Sequence[int]) -> SSAValue:
+        table = k.table(
+            name, DenseIntOrFPElementsAttr.from_list(TensorType(i8, [n]), list(values))
         )
-        s = b.convert(b.load(s_table, [channel]), i32)
+        return b.convert(b.load(table, [channel]), i32)
+
+    if all(s <= 0 for s in shifts):  # the usual case: multipliers below one
+        right = shift_table("fixed_point_multiply_right_shift", [-s for s in shifts])
+        return multiply_by_shifted_multiplier(b, x, m, 0, right, may_saturate)
+    if all(s >= 0 for s in shifts):
+        left = shift_table("fixed_point_multiply_left_shift", shifts)
+        return multiply_by_shifted_multiplier(b, x, m, left, 0, may_saturate)
+    s = shift_table("fixed_point_multiply_shift", shifts)
     return multiply_by_quantized_multiplier(b, x, m, s, may_saturate)
 
 

@@ -15,10 +15,16 @@
 When the result is a softmax reached through shape-preserving elementwise
 ops, the softmax axis becomes the innermost loop and the row's max and sum
 are computed right before it (two scalar reductions per row). When the result
-is a concatenate, each operand gets its own loop nest writing its slice.
+is a conv2d (NHWC) / dense reached the same way, the innermost loop advances
+by ``ops_nn.JAM`` elements whose reductions run as one loop nest with one
+accumulator each (each sum in its own order: bit for bit the same). When the
+result is a concatenate, each operand gets its own loop nest writing its
+slice.
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerType, TensorType, UnitAttr
@@ -31,6 +37,7 @@ from usmp.lowering import ops_elementwise, ops_layout, ops_nn, ops_quant, ops_tf
 from usmp.lowering.kernel import (
     FusedKernel,
     Handler,
+    JammedHandler,
     RowStatistics,
     memref_of,
     shape_of,
@@ -113,9 +120,14 @@ ROW_STATISTICS: dict[str, RowStatistics] = {
 """Operators whose elements need statistics of their whole row (softmax)."""
 
 
-def _row_operator(result: SSAValue) -> Operation | None:
-    """A row operator whose elements reach ``result`` at the same index, i.e.
-    through shape-preserving elementwise/broadcast ops only."""
+JAMMED: dict[str, JammedHandler] = dict(ops_nn.JAMMED)
+"""Anchors that can compute neighbouring output elements in one reduction."""
+
+
+def _same_index_producer(result: SSAValue, names: Collection[str]) -> Operation | None:
+    """An operator named in ``names`` whose elements reach ``result`` at the
+    same index, i.e. through shape-preserving elementwise/broadcast ops
+    only."""
     shape = shape_of(result)
     stack = [result]
     seen: set[SSAValue] = set()
@@ -127,7 +139,7 @@ def _row_operator(result: SSAValue) -> Operation | None:
         op = value.owner
         if not isinstance(op, Operation):
             continue
-        if op.name in ROW_STATISTICS:
+        if op.name in names:
             return op
         if op_pattern(op.name) > OpPattern.BROADCAST:
             continue
@@ -156,9 +168,9 @@ def emit_result(kernel: FusedKernel, result: SSAValue, out: SSAValue) -> None:
             b.loop_nest(shape_of(part), store)
             offset += shape_of(part)[axis]
         return
-    row_op = _row_operator(result)
+    row_op = _same_index_producer(result, ROW_STATISTICS)
     if row_op is None or not shape:
-        b.loop_nest(shape, lambda ivs: b.store(kernel.at(result, ivs), out, ivs))
+        _emit_elements(kernel, result, out)
         return
     axis = row_op.get_axis() % len(shape)  # type: ignore[attr-defined]
     extent, shape[axis] = shape[axis], 1
@@ -177,6 +189,27 @@ def emit_result(kernel: FusedKernel, result: SSAValue, out: SSAValue) -> None:
         del kernel.rows[row_op]
 
     b.loop_nest(shape, row)
+
+
+def _emit_elements(kernel: FusedKernel, result: SSAValue, out: SSAValue) -> None:
+    """The loop nest storing ``result`` element by element, ``jam`` elements
+    per iteration of the innermost loop when an anchor reached at the same
+    index computes that many in one reduction (``ops_nn.jam_factor``)."""
+    b = kernel.b
+    shape = shape_of(result)
+    anchor = _same_index_producer(result, JAMMED) if shape else None
+    jam = 1 if anchor is None else ops_nn.jam_factor(anchor, shape[-1])
+    if anchor is None or jam == 1:
+        b.loop_nest(shape, lambda ivs: b.store(kernel.at(result, ivs), out, ivs))
+        return
+
+    def elements(ivs: list[Ix]) -> None:
+        indices = [[*ivs[:-1], b.iadd(ivs[-1], q)] for q in range(jam)]
+        kernel.jam(anchor, indices, JAMMED[anchor.name])
+        for index in indices:
+            b.store(kernel.at(result, index), out, index)
+
+    b.loop_nest(shape, elements, step=jam)
 
 
 def lower_primitive(primitive: func.FuncOp) -> func.FuncOp:

@@ -10,6 +10,10 @@ reshape, each ``relay.call`` runs the lowered prim func on xDSL's interpreter
 (``usmp.oracle.tir_interpreter.make_interpreter``) with fresh buffers (inputs,
 then poisoned outputs, so an element the loop nest forgets shows). A failure
 is therefore a lowering bug, not a storage-planning one.
+
+Float sums are compared with a tolerance there (the interpreter does not
+round like C); ``test_float_reductions_sum_taps_in_order`` runs the C and
+checks their order bit for bit.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+import pytest
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
@@ -38,6 +43,7 @@ from usmp.oracle.tir_interpreter import (
 from usmp.oracle.values import dense_to_numpy, numpy_dtype
 from usmp.passes.fuse_ops import FuseOpsPass
 from usmp.passes.lower_ops import LowerOpsPass
+from usmp.tools.run_c import run_module
 
 
 def context() -> Context:
@@ -404,6 +410,59 @@ def test_conv2d_f32_bias_relu(a: dict[str, Any]) -> None:
     bias = g.const(g.rng.standard_normal(bias_shape).astype(np.float32), "f32")
     v = g.op("add", [acc, bias], shape, "f32", fmt="binary")
     out = g.op("relu", [v], shape, "f32")
+    check_lowering(g.text(out), g.inputs)
+
+
+@pytest.mark.parametrize("kernel_layout", ["HWIO", "OHWI"])
+@pytest.mark.parametrize("cin", [6, 8])
+def test_conv2d_unrolled_channel_loop(kernel_layout: str, cin: int) -> None:
+    """More input channels than a fully unrolled loop takes: along HWIO's
+    strided I the channel loop runs 3 (6 channels) or 4 (8) taps per
+    iteration, along OHWI's contiguous I it stays rolled; exact either way."""
+    a = dict(
+        layout="NHWC",
+        kernel_layout=kernel_layout,
+        cin=cin,
+        cout=3,
+        groups=1,
+        kh=3,
+        kw=2,
+        strides=(1, 2),
+        dilation=(1, 1),
+        padding=(1, 0, 1, 1),
+        h=4,
+        w=5,
+    )
+    g = Graph(np.random.default_rng(cin))
+    acc = _conv(g, a, "i8", (-7, 0))
+    out = requantize(g, acc, 3, per_channel=True)
+    check_lowering(g.text(out), g.inputs)
+
+
+@pytest.mark.parametrize(("strides", "dilation"), [((1, 1), (1, 1)), ((2, 1), (1, 2))])
+def test_depthwise_interior_and_border(
+    strides: tuple[int, int], dilation: tuple[int, int]
+) -> None:
+    """Depthwise 3x3 with padding on an input large enough for both kinds of
+    output: windows inside the input (static tap bounds, unrolled) and
+    windows over the border (clamped bounds)."""
+    a = dict(
+        layout="NHWC",
+        kernel_layout="HWIO",
+        cin=2,
+        cout=2,
+        groups=2,
+        kh=3,
+        kw=3,
+        strides=strides,
+        dilation=dilation,
+        padding=(1, 2, 1, 0),
+        h=6,
+        w=7,
+    )
+    g = Graph(np.random.default_rng(sum(strides) + sum(dilation)))
+    acc = _conv(g, a, "i8", (5, 0))
+    out = requantize(g, acc, 3, per_channel=True)
     check_lowering(g.text(out), g.inputs)
 
 
@@ -874,3 +933,49 @@ def test_quantized_softmax(rows: int, length: int, data: st.DataObject) -> None:
     }
     v = g.op("quantized_softmax", [x], (rows, length), "i8", attrs)
     check_lowering(g.text(v), g.inputs)
+
+
+def _sequential_dense(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """f32 dense summing the taps in order, one f32 rounding per step."""
+    acc = np.zeros((x.shape[0], w.shape[0]), np.float32)
+    for d in range(x.shape[1]):
+        acc = (acc + (x[:, d : d + 1] * w[:, d]).astype(np.float32)).astype(np.float32)
+    return acc
+
+
+def _sequential_conv(x: np.ndarray, w: np.ndarray, pad: int) -> np.ndarray:
+    """f32 NHWC x HWIO conv2d (stride 1) summing the taps in (kh, kw, ci)
+    order, one f32 rounding per step; padded taps add +0.0 (exact)."""
+    kh, kw, cin, _ = w.shape
+    xp = np.pad(x, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+    oh, ow = xp.shape[1] - kh + 1, xp.shape[2] - kw + 1
+    acc = np.zeros((1, oh, ow, w.shape[3]), np.float32)
+    for i in range(kh):
+        for j in range(kw):
+            for c in range(cin):
+                tap = xp[:, i : i + oh, j : j + ow, c : c + 1] * w[i, j, c]
+                acc = (acc + tap.astype(np.float32)).astype(np.float32)
+    return acc
+
+
+def test_float_reductions_sum_taps_in_order() -> None:
+    """Jammed (4 output channels / units per reduction) and unrolled float
+    reductions keep every sum's order: the C is bit for bit a sequential f32
+    sum per output element."""
+    g = Graph(np.random.default_rng(7))
+    w_values = random_array(g.rng, (8, 24), "f32")
+    wc_values = random_array(g.rng, (3, 3, 6, 8), "f32")
+    x = g.input((2, 24), "f32")
+    xc = g.input((1, 5, 4, 6), "f32")
+    w = g.const(w_values, "f32")
+    wc = g.const(wc_values, "f32")
+    d = g.op("dense", [x, w], (2, 8), "f32", fmt="binary")
+    pad = {"padding": _i64s((1, 1, 1, 1))}
+    c = g.op("conv2d", [xc, wc], (1, 5, 4, 8), "f32", pad, fmt="binary")
+    dense, conv = run_module(
+        g.text(d, c), g.inputs, passes="fuse-ops,lower-ops,aot-lower-main,usmp"
+    )
+    expected_dense = _sequential_dense(g.inputs[0], w_values)
+    expected_conv = _sequential_conv(g.inputs[1], wc_values, 1)
+    np.testing.assert_array_equal(dense.view(np.uint32), expected_dense.view(np.uint32))
+    np.testing.assert_array_equal(conv.view(np.uint32), expected_conv.view(np.uint32))

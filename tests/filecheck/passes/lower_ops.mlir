@@ -6,26 +6,64 @@
 // output): one loop nest over the output; per element, the reduction over the
 // taps with a scalar i32 accumulator, then bias, per-channel requantisation,
 // output zero point, clip and cast applied in registers and one store of the
-// i8 result. No intermediate tensor, no padded copy, no tir.allocate. main
-// keeps calling the same symbol (what aot-lower-main consumes).
+// i8 result. No intermediate tensor, no padded copy, no tir.allocate. Index
+// arithmetic sits in the outermost loop it depends on: the window bounds of
+// an output row before the column loop, those of a column before the channel
+// loop, the input row of a tap before the tap's column loop. Four output
+// channels share one reduction (four i32 accumulators, each input element
+// loaded and centred once for the four); the three input channels (a static
+// loop of at most 4 taps) are unrolled. Then the epilogue of each of the four
+// elements. main keeps calling the same symbol (what aot-lower-main
+// consumes).
 
 // CHECK-LABEL: func.func @tvmgen_default_fused_nn_conv2d_add_fixed_point_multiply_add_clip_cast(
 // CHECK-SAME:      %[[X:.*]]: memref<1x8x8x3xi8>, %[[W:.*]]: memref<3x3x3x8xi8>, %[[B:.*]]: memref<8xi32>, %[[OUT:.*]]: memref<1x4x4x8xi8>)
 // CHECK-SAME:      attributes {tir.prim_func} {
 // CHECK-NOT:     tir.allocate {
 // CHECK-NOT:     relay.
+// CHECK-DAG:     %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG:     %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG:     %[[C4:.*]] = arith.constant 4 : index
 // CHECK:         scf.for %[[OH:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:      %{{.*}} = arith.muli %[[OH]], %{{.*}} : index
+// CHECK-NEXT:      %[[HB:.*]] = arith.subi
+// CHECK-NEXT:      arith.subi
+// CHECK-NEXT:      %[[HLO:.*]] = arith.maxsi
 // CHECK-NEXT:      scf.for %[[OW:.*]] = %{{.*}} to %{{.*}} step
-// CHECK-NEXT:        scf.for %[[OC:.*]] = %{{.*}} to %{{.*}} step
-// CHECK:               %[[ACC:.*]] = scf.for %{{.*}} iter_args(%{{.*}}) -> (i32) {
-// CHECK-NEXT:            scf.for %{{.*}} iter_args(%{{.*}}) -> (i32) {
-// CHECK-NEXT:              scf.for %{{.*}} iter_args(%{{.*}}) -> (i32) {
-// CHECK:                     memref.load %[[X]]
-// CHECK:                     memref.load %[[W]]
+// CHECK-NEXT:        %{{.*}} = arith.muli %[[OW]], %{{.*}} : index
+// CHECK-NEXT:        %[[WB:.*]] = arith.subi
+// CHECK-NEXT:        arith.subi
+// CHECK-NEXT:        %[[WLO:.*]] = arith.maxsi
+// CHECK-NEXT:        scf.for %[[OC:.*]] = %{{.*}} to %{{.*}} step %[[C4]] {
+// CHECK-NEXT:          %[[OC1:.*]] = arith.addi %[[OC]], %[[C1]] : index
+// CHECK-NEXT:          %[[OC2:.*]] = arith.addi %[[OC]], %[[C2]] : index
+// CHECK-NEXT:          %[[OC3:.*]] = arith.addi %[[OC]], %[[C3]] : index
+// CHECK-NEXT:          %[[ACC:.*]], %{{.*}}, %{{.*}}, %[[ACC3:.*]] = scf.for %[[KH:.*]] = %[[HLO]] to %[[C3]] step %{{.*}} iter_args(%{{.*}}) -> (i32, i32, i32, i32) {
+// CHECK-NEXT:            %[[IH:.*]] = arith.addi %[[HB]], %[[KH]] : index
+// CHECK-NEXT:            scf.for %[[KW:.*]] = %[[WLO]] to %[[C3]] step %{{.*}} iter_args(%{{.*}}) -> (i32, i32, i32, i32) {
+// CHECK-NEXT:              %[[IW:.*]] = arith.addi %[[WB]], %[[KW]] : index
+// CHECK-NEXT:              memref.load %[[X]][%[[C0]], %[[IH]], %[[IW]], %[[C0]]]
+// CHECK:                   memref.load %[[W]][%[[KH]], %[[KW]], %[[C0]], %[[OC]]]
+// CHECK:                   memref.load %[[W]][%[[KH]], %[[KW]], %[[C0]], %[[OC1]]]
+// CHECK:                   memref.load %[[W]][%[[KH]], %[[KW]], %[[C0]], %[[OC2]]]
+// CHECK:                   memref.load %[[W]][%[[KH]], %[[KW]], %[[C0]], %[[OC3]]]
+// CHECK-NEXT:              arith.extsi
+// CHECK-NEXT:              arith.muli
+// CHECK-NEXT:              arith.addi
+// CHECK-NEXT:              memref.load %[[X]][%[[C0]], %[[IH]], %[[IW]], %[[C1]]]
+// CHECK:                   memref.load %[[X]][%[[C0]], %[[IH]], %[[IW]], %[[C2]]]
+// CHECK:                   memref.load %[[W]][%[[KH]], %[[KW]], %[[C2]], %[[OC3]]]
+// CHECK-NOT:               memref.load
+// CHECK:                   scf.yield
 // CHECK:               %[[BIAS:.*]] = memref.load %[[B]][%[[OC]]] : memref<8xi32>
 // CHECK-NEXT:          %{{.*}} = arith.addi %[[ACC]], %[[BIAS]] : i32
 // CHECK:               %[[Q:.*]] = arith.trunci %{{.*}} : i32 to i8
 // CHECK-NEXT:          memref.store %[[Q]], %[[OUT]][%{{.*}}, %[[OH]], %[[OW]], %[[OC]]] : memref<1x4x4x8xi8>
+// CHECK:               %[[BIAS3:.*]] = memref.load %[[B]][%[[OC3]]] : memref<8xi32>
+// CHECK-NEXT:          %{{.*}} = arith.addi %[[ACC3]], %[[BIAS3]] : i32
+// CHECK:               memref.store %{{.*}}, %[[OUT]][%{{.*}}, %[[OH]], %[[OW]], %[[OC3]]] : memref<1x4x4x8xi8>
 // CHECK-NEXT:        }
 // CHECK-NEXT:      }
 // CHECK-NEXT:    }

@@ -2,15 +2,16 @@
 
 // Reshape maps indices only: groups of dimensions with equal sizes are matched
 // (2x3 <-> 6 needs a div/rem, 4 <-> 4 and the unit dimensions need nothing).
+// The div/rem depend on the outer index only: computed outside the inner loop.
 
 // CHECK-LABEL: func.func @reshape(
 // CHECK-SAME:      %[[A:.*]]: memref<1x2x3x4xi8>, %[[OUT:.*]]: memref<6x4x1xi8>)
 // CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:      %[[R:.*]] = arith.remsi %[[I]], %{{.*}} : index
+// CHECK-NEXT:      %[[Q:.*]] = arith.divsi %[[I]], %{{.*}} : index
+// CHECK-NEXT:      %[[R2:.*]] = arith.remsi %[[Q]], %{{.*}} : index
+// CHECK-NEXT:      %[[Q2:.*]] = arith.divsi %[[Q]], %{{.*}} : index
 // CHECK-NEXT:      scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
-// CHECK-NEXT:        %[[R:.*]] = arith.remsi %[[I]], %{{.*}} : index
-// CHECK-NEXT:        %[[Q:.*]] = arith.divsi %[[I]], %{{.*}} : index
-// CHECK-NEXT:        %[[R2:.*]] = arith.remsi %[[Q]], %{{.*}} : index
-// CHECK-NEXT:        %[[Q2:.*]] = arith.divsi %[[Q]], %{{.*}} : index
 // CHECK-NEXT:        memref.load %[[A]][%[[Q2]], %[[R2]], %[[R]], %[[J]]]
 
 func.func @reshape(%a: tensor<1x2x3x4xi8>) -> tensor<6x4x1xi8> attributes {relay.primitive} {
@@ -83,15 +84,17 @@ func.func @concatenate(%a: tensor<2x1xf32>, %b: tensor<2x2xf32>, %c: tensor<2x3x
 
 // -----
 
-// A concatenate inside a group: the operand is chosen per element.
+// A concatenate inside a group: the operand is chosen per element. The index
+// arithmetic of a branch is pure and is computed before the scf.if; the
+// loads stay guarded.
 
 // CHECK-LABEL: func.func @concatenate_relu(
-// CHECK:         %[[FIRST:.*]] = arith.cmpi slt, %{{.*}}, %{{.*}} : index
+// CHECK:         %[[FIRST:.*]] = arith.cmpi slt, %[[J:.*]], %{{.*}} : index
+// CHECK-NEXT:    %[[JB:.*]] = arith.subi %[[J]], %{{.*}} : index
 // CHECK-NEXT:    %[[V:.*]] = scf.if %[[FIRST]] -> (f32) {
 // CHECK-NEXT:      memref.load
 // CHECK:         } else {
-// CHECK-NEXT:      arith.subi
-// CHECK-NEXT:      memref.load
+// CHECK-NEXT:      memref.load %{{.*}}[%{{.*}}, %[[JB]]]
 // CHECK:         arith.maximumf %[[V]]
 
 func.func @concatenate_relu(%a: tensor<2x1xf32>, %b: tensor<2x2xf32>) -> tensor<2x3xf32> attributes {relay.primitive} {

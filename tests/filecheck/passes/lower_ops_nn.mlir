@@ -1,56 +1,142 @@
 // RUN: usmp-opt %s -p lower-ops --split-input-file | FileCheck %s
 
-// Depthwise (groups = Cin = 2, multiplier 2), dilation 2, padding 2: the
+// Depthwise (groups = Cin = 4, multiplier 2), dilation 2, padding 2: the
 // input channel is oc / 2; padding and dilation are folded into the tap
-// bounds (ceil((pad - o) / d) .. min(K, ceil((H + pad - o) / d))), no padded
-// copy; the i8 operands are sign-extended in registers, accumulator i32.
+// bounds (ceil((pad - o) / d) .. min(K, ceil((H + pad - o) / d))), computed
+// once per output row (hoisted out of the column and channel loops), no
+// padded copy; the i8 operands are sign-extended in registers, accumulator
+// i32. Four output channels share one reduction (four accumulators; the
+// channel loop steps by 4). Outputs whose window lies inside the input take
+// the scf.if's first branch (static tap bounds, the 3 columns unrolled); the
+// clamped bounds are for the border.
 
 // CHECK-LABEL: func.func @depthwise(
-// CHECK-SAME:      %[[X:.*]]: memref<1x5x5x2xi8>, %[[W:.*]]: memref<3x3x1x4xi8>, %[[OUT:.*]]: memref<1x5x5x4xi32>)
+// CHECK-SAME:      %[[X:.*]]: memref<1x5x5x4xi8>, %[[W:.*]]: memref<3x3x1x8xi8>, %[[OUT:.*]]: memref<1x5x5x8xi32>)
 // CHECK-SAME:      attributes {tir.prim_func}
 // CHECK-NOT:     tir.allocate
+// CHECK-DAG:     %[[C4:.*]] = arith.constant 4 : index
 // CHECK:         scf.for %[[OH:.*]] = %{{.*}} to %{{.*}} step
-// CHECK-NEXT:      scf.for %[[OW:.*]] = %{{.*}} to %{{.*}} step
-// CHECK-NEXT:        scf.for %[[OC:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:           %[[LO:.*]] = arith.divsi
+// CHECK:           %[[HI:.*]] = arith.minsi
+// CHECK:           scf.for %[[OW:.*]] = %{{.*}} to %{{.*}} step
+// CHECK:             scf.for %[[OC:.*]] = %{{.*}} to %{{.*}} step %[[C4]] {
+// CHECK-NEXT:          %[[OC1:.*]] = arith.addi %[[OC]], %{{.*}} : index
+// CHECK-NEXT:          %[[OC2:.*]] = arith.addi %[[OC]], %{{.*}} : index
+// CHECK-NEXT:          %[[OC3:.*]] = arith.addi %[[OC]], %{{.*}} : index
 // CHECK-NEXT:          %[[IC:.*]] = arith.divsi %[[OC]], %{{.*}} : index
-// CHECK:               %[[LO:.*]] = arith.divsi
-// CHECK:               %[[HI:.*]] = arith.minsi
-// CHECK:               %[[ACC:.*]] = scf.for %[[KH:.*]] = %[[LO]] to %[[HI]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (i32) {
-// CHECK:                 scf.for %[[KW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A:.*]] = %{{.*}}) -> (i32) {
-// CHECK:                   %[[XV:.*]] = memref.load %[[X]][%{{.*}}, %{{.*}}, %{{.*}}, %[[IC]]] : memref<1x5x5x2xi8>
+// CHECK-NEXT:          %[[IC1:.*]] = arith.divsi %[[OC1]], %{{.*}} : index
+// CHECK:               %[[ACC:.*]], %{{.*}}, %{{.*}}, %{{.*}} = scf.if %{{.*}} -> (i32, i32, i32, i32) {
+// CHECK:               } else {
+// CHECK-NEXT:            scf.for %[[KH:.*]] = %[[LO]] to %[[HI]] step %{{.*}} iter_args(%{{.*}}) -> (i32, i32, i32, i32) {
+// CHECK:                   scf.for %[[KW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A:[^ ]*]] = %{{.*}}, %{{.*}}) -> (i32, i32, i32, i32) {
+// CHECK:                   %[[XV:.*]] = memref.load %[[X]][%{{.*}}, %{{.*}}, %{{.*}}, %[[IC]]] : memref<1x5x5x4xi8>
 // CHECK-NEXT:              %[[XE:.*]] = arith.extsi %[[XV]] : i8 to i32
-// CHECK-NEXT:              %[[WV:.*]] = memref.load %[[W]][%[[KH]], %[[KW]], %{{.*}}, %[[OC]]] : memref<3x3x1x4xi8>
+// CHECK-NEXT:              %[[WV:.*]] = memref.load %[[W]][%[[KH]], %[[KW]], %{{.*}}, %[[OC]]] : memref<3x3x1x8xi8>
 // CHECK-NEXT:              %[[WE:.*]] = arith.extsi %[[WV]] : i8 to i32
 // CHECK-NEXT:              %[[WZ:.*]] = arith.subi %[[WE]], %{{.*}} : i32
 // CHECK-NEXT:              %[[P:.*]] = arith.muli %[[XE]], %[[WZ]] : i32
 // CHECK-NEXT:              %[[S:.*]] = arith.addi %[[A]], %[[P]] : i32
-// CHECK-NEXT:              scf.yield %[[S]] : i32
+// CHECK-NEXT:              memref.load %[[X]][%{{.*}}, %{{.*}}, %{{.*}}, %[[IC1]]] : memref<1x5x5x4xi8>
+// CHECK-NEXT:              arith.extsi
+// CHECK-NEXT:              memref.load %[[W]][%[[KH]], %[[KW]], %{{.*}}, %[[OC1]]] : memref<3x3x1x8xi8>
+// CHECK:                   scf.yield %[[S]], %{{.*}}, %{{.*}}, %{{.*}} : i32, i32, i32, i32
 // CHECK:               memref.store %[[ACC]], %[[OUT]][%{{.*}}, %[[OH]], %[[OW]], %[[OC]]]
 
-func.func @depthwise(%x: tensor<1x5x5x2xi8>, %w: tensor<3x3x1x4xi8>) -> tensor<1x5x5x4xi32> attributes {relay.primitive} {
-  %0 = relay.conv2d %x, %w {padding = array<i64: 2, 2, 2, 2>, dilation = array<i64: 2, 2>, groups = 2 : i64, kernel_zero_point = 1 : i64} : (tensor<1x5x5x2xi8>, tensor<3x3x1x4xi8>) -> tensor<1x5x5x4xi32>
-  func.return %0 : tensor<1x5x5x4xi32>
+func.func @depthwise(%x: tensor<1x5x5x4xi8>, %w: tensor<3x3x1x8xi8>) -> tensor<1x5x5x8xi32> attributes {relay.primitive} {
+  %0 = relay.conv2d %x, %w {padding = array<i64: 2, 2, 2, 2>, dilation = array<i64: 2, 2>, groups = 4 : i64, kernel_zero_point = 1 : i64} : (tensor<1x5x5x4xi8>, tensor<3x3x1x8xi8>) -> tensor<1x5x5x8xi32>
+  func.return %0 : tensor<1x5x5x8xi32>
 }
 
 // -----
 
-// Dense: one scalar f32 accumulator per output element.
+// The innermost reduction loop reads HWIO weights with stride Cout along the
+// input channel: it runs 4 taps per iteration (step 4, taps iv .. iv + 3,
+// accumulated in order), which C compilers cannot vectorise anyway. (5 output
+// channels: one per reduction.)
+
+// CHECK-LABEL: func.func @conv_strided_unrolled(
+// CHECK-SAME:      %[[X:.*]]: memref<1x3x3x8xi8>, %[[W:.*]]: memref<1x1x8x5xi8>
+// CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG:     %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG:     %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG:     %[[C8:.*]] = arith.constant 8 : index
+// CHECK:         %[[ACC:.*]] = scf.for %[[IC:.*]] = %{{.*}} to %[[C8]] step %[[C4]] iter_args(%[[A:.*]] = %{{.*}}) -> (i32) {
+// CHECK-NEXT:      memref.load %[[X]][%{{.*}}, %{{.*}}, %{{.*}}, %[[IC]]]
+// CHECK:           memref.load %[[W]][%{{.*}}, %{{.*}}, %[[IC]], %{{.*}}]
+// CHECK:           %[[S0:.*]] = arith.addi %[[A]], %{{.*}} : i32
+// CHECK-NEXT:      %[[IC1:.*]] = arith.addi %[[IC]], %[[C1]] : index
+// CHECK-NEXT:      memref.load %[[X]][%{{.*}}, %{{.*}}, %{{.*}}, %[[IC1]]]
+// CHECK:           %[[S1:.*]] = arith.addi %[[S0]], %{{.*}} : i32
+// CHECK-NEXT:      %[[IC2:.*]] = arith.addi %[[IC]], %[[C2]] : index
+// CHECK:           %[[S2:.*]] = arith.addi %[[S1]], %{{.*}} : i32
+// CHECK-NEXT:      %[[IC3:.*]] = arith.addi %[[IC]], %[[C3]] : index
+// CHECK:           memref.load %[[W]][%{{.*}}, %{{.*}}, %[[IC3]], %{{.*}}]
+// CHECK:           %[[S3:.*]] = arith.addi %[[S2]], %{{.*}} : i32
+// CHECK-NEXT:      scf.yield %[[S3]] : i32
+
+func.func @conv_strided_unrolled(%x: tensor<1x3x3x8xi8>, %w: tensor<1x1x8x5xi8>) -> tensor<1x3x3x5xi32> attributes {relay.primitive} {
+  %0 = relay.conv2d %x, %w {input_zero_point = 5 : i64} : (tensor<1x3x3x8xi8>, tensor<1x1x8x5xi8>) -> tensor<1x3x3x5xi32>
+  func.return %0 : tensor<1x3x3x5xi32>
+}
+
+// -----
+
+// OHWI weights and NHWC data are both contiguous along the input channel: the
+// loop stays rolled (step 1), for the C compiler to vectorise. (5 output
+// channels: one per reduction.)
+
+// CHECK-LABEL: func.func @conv_contiguous_rolled(
+// CHECK:         %[[C1:.*]] = arith.constant 1 : index
+// CHECK:         scf.for %[[IC:.*]] = %{{.*}} to %{{.*}} step %[[C1]] iter_args(%{{.*}}) -> (i32) {
+// CHECK-NEXT:      memref.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[IC]]] : memref<1x3x3x8xi8>
+// CHECK-NEXT:      arith.extsi
+// CHECK-NEXT:      memref.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[IC]]] : memref<5x1x1x8xi8>
+// CHECK-NEXT:      arith.extsi
+// CHECK-NEXT:      arith.muli
+// CHECK-NEXT:      arith.addi
+// CHECK-NEXT:      scf.yield
+
+func.func @conv_contiguous_rolled(%x: tensor<1x3x3x8xi8>, %w: tensor<5x1x1x8xi8>) -> tensor<1x3x3x5xi32> attributes {relay.primitive} {
+  %0 = relay.conv2d %x, %w {kernel_layout = "OHWI"} : (tensor<1x3x3x8xi8>, tensor<5x1x1x8xi8>) -> tensor<1x3x3x5xi32>
+  func.return %0 : tensor<1x3x3x5xi32>
+}
+
+// -----
+
+// Dense f32: a float sum is a chain of dependent additions, so four units
+// share one reduction (one accumulator each, each summed in its own order:
+// bit for bit the same): the unit loop steps by 4, the input element is
+// loaded once per tap.
 
 // CHECK-LABEL: func.func @dense(
-// CHECK-SAME:      %[[X:.*]]: memref<2x16xf32>, %[[W:.*]]: memref<4x16xf32>, %[[OUT:.*]]: memref<2x4xf32>)
+// CHECK-SAME:      %[[X:.*]]: memref<2x16xf32>, %[[W:.*]]: memref<8x16xf32>, %[[OUT:.*]]: memref<2x8xf32>)
+// CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG:     %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG:     %[[C4:.*]] = arith.constant 4 : index
 // CHECK:         scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step
-// CHECK-NEXT:      scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step
-// CHECK-NEXT:        %[[ACC:.*]] = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A:.*]] = %{{.*}}) -> (f32) {
+// CHECK-NEXT:      scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %[[C4]] {
+// CHECK-NEXT:        %[[N1:.*]] = arith.addi %[[N]], %[[C1]] : index
+// CHECK-NEXT:        %[[N2:.*]] = arith.addi %[[N]], %[[C2]] : index
+// CHECK-NEXT:        %[[N3:.*]] = arith.addi %[[N]], %[[C3]] : index
+// CHECK-NEXT:        %[[R0:.*]], %[[R1:.*]], %[[R2:.*]], %[[R3:.*]] = scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[A0:.*]] = %{{.*}}, %[[A1:.*]] = %{{.*}}, %[[A2:.*]] = %{{.*}}, %[[A3:.*]] = %{{.*}}) -> (f32, f32, f32, f32) {
 // CHECK-NEXT:          %[[XV:.*]] = memref.load %[[X]][%[[B]], %[[K]]]
-// CHECK-NEXT:          %[[WV:.*]] = memref.load %[[W]][%[[N]], %[[K]]]
-// CHECK-NEXT:          %[[P:.*]] = arith.mulf %[[XV]], %[[WV]] : f32
-// CHECK-NEXT:          %[[S:.*]] = arith.addf %[[A]], %[[P]] : f32
-// CHECK-NEXT:          scf.yield %[[S]] : f32
-// CHECK:             memref.store %[[ACC]], %[[OUT]][%[[B]], %[[N]]]
+// CHECK-NEXT:          %[[W0:.*]] = memref.load %[[W]][%[[N]], %[[K]]]
+// CHECK-NEXT:          %[[P0:.*]] = arith.mulf %[[XV]], %[[W0]] : f32
+// CHECK-NEXT:          %[[S0:.*]] = arith.addf %[[A0]], %[[P0]] : f32
+// CHECK-NEXT:          %[[W1:.*]] = memref.load %[[W]][%[[N1]], %[[K]]]
+// CHECK-NEXT:          %[[P1:.*]] = arith.mulf %[[XV]], %[[W1]] : f32
+// CHECK-NEXT:          %[[S1:.*]] = arith.addf %[[A1]], %[[P1]] : f32
+// CHECK:               scf.yield %[[S0]], %[[S1]], %{{.*}}, %{{.*}} : f32, f32, f32, f32
+// CHECK:             memref.store %[[R0]], %[[OUT]][%[[B]], %[[N]]]
+// CHECK-NEXT:        memref.store %[[R1]], %[[OUT]][%[[B]], %[[N1]]]
+// CHECK-NEXT:        memref.store %[[R2]], %[[OUT]][%[[B]], %[[N2]]]
+// CHECK-NEXT:        memref.store %[[R3]], %[[OUT]][%[[B]], %[[N3]]]
 
-func.func @dense(%x: tensor<2x16xf32>, %w: tensor<4x16xf32>) -> tensor<2x4xf32> attributes {relay.primitive} {
-  %0 = relay.dense %x, %w : (tensor<2x16xf32>, tensor<4x16xf32>) -> tensor<2x4xf32>
-  func.return %0 : tensor<2x4xf32>
+func.func @dense(%x: tensor<2x16xf32>, %w: tensor<8x16xf32>) -> tensor<2x8xf32> attributes {relay.primitive} {
+  %0 = relay.dense %x, %w : (tensor<2x16xf32>, tensor<8x16xf32>) -> tensor<2x8xf32>
+  func.return %0 : tensor<2x8xf32>
 }
 
 // -----
@@ -73,15 +159,24 @@ func.func @max_pool(%x: tensor<1x4x4x3xi8>) -> tensor<1x2x2x3xi8> attributes {re
 
 // avg_pool2d with padding, count_include_pad false: the divisor is the number
 // of taps inside the input, TFLite rounding (acc > 0 ? acc + n/2 : acc - n/2) / n.
+// The divisor depends on the output position only: computed before the
+// channel loop.
 
 // CHECK-LABEL: func.func @avg_pool(
-// CHECK:         %[[ACC:.*]] = scf.for %[[KH:.*]] = %[[LO_H:.*]] to %[[HI_H:.*]] step %{{.*}} iter_args(%{{.*}}) -> (i32)
-// CHECK:         %[[NH:.*]] = arith.subi %[[HI_H]], %[[LO_H]] : index
-// CHECK-NEXT:    %[[NW:.*]] = arith.subi
-// CHECK-NEXT:    %[[N:.*]] = arith.muli %[[NH]], %[[NW]] : index
-// CHECK-NEXT:    %[[NI:.*]] = arith.index_cast %[[N]] : index to i32
-// CHECK-NEXT:    %[[HALF:.*]] = arith.divsi %[[NI]], %{{.*}} : i32
-// CHECK-NEXT:    %[[POS:.*]] = arith.cmpi sgt, %[[ACC]], %{{.*}} : i32
+// CHECK:         scf.for
+// CHECK:           %[[LO_H:.*]] = arith.maxsi
+// CHECK:           %[[HI_H:.*]] = arith.minsi
+// CHECK-NEXT:      %[[NH:.*]] = arith.subi %[[HI_H]], %[[LO_H]] : index
+// CHECK-NEXT:      scf.for
+// CHECK:             %[[LO_W:.*]] = arith.maxsi
+// CHECK:             %[[HI_W:.*]] = arith.minsi
+// CHECK-NEXT:        %[[NW:.*]] = arith.subi %[[HI_W]], %[[LO_W]] : index
+// CHECK-NEXT:        %[[N:.*]] = arith.muli %[[NH]], %[[NW]] : index
+// CHECK-NEXT:        %[[NI:.*]] = arith.index_cast %[[N]] : index to i32
+// CHECK-NEXT:        %[[HALF:.*]] = arith.divsi %[[NI]], %{{.*}} : i32
+// CHECK-NEXT:        scf.for
+// CHECK-NEXT:          %[[ACC:.*]] = scf.for %[[KH:.*]] = %[[LO_H]] to %[[HI_H]] step %{{.*}} iter_args(%{{.*}}) -> (i32)
+// CHECK:               %[[POS:.*]] = arith.cmpi sgt, %[[ACC]], %{{.*}} : i32
 // CHECK-NEXT:    %[[UP:.*]] = arith.addi %[[ACC]], %[[HALF]] : i32
 // CHECK-NEXT:    %[[DOWN:.*]] = arith.subi %[[ACC]], %[[HALF]] : i32
 // CHECK-NEXT:    %[[NUM:.*]] = arith.select %[[POS]], %[[UP]], %[[DOWN]] : i32

@@ -1,31 +1,29 @@
 // RUN: usmp-opt %s -p lower-ops --split-input-file | FileCheck %s
 
 // Per-tensor requantisation: multiplier and shift are immediates, the shift
-// direction is decided at compile time (right shift 8: RoundingDivideByPOT
-// with constant mask 255 and threshold 127), no table.
+// direction is decided at compile time, no table. Both roundings work on the
+// 64-bit product: the doubling high multiply is (p + 2^30) >> 31 (no sign
+// test), the right shift 8 (RoundingDivideByPOT, ties away from zero) is
+// (h + 128 + (h >> 63)) >> 8, truncated once to i32 at the end.
 
 // CHECK-LABEL: func.func @per_tensor(
 // CHECK-NOT:     tir.allocate_const
 // CHECK-DAG:     %[[M:.*]] = arith.constant 1395864371 : i64
-// CHECK-DAG:     %[[MASK:.*]] = arith.constant 255 : i32
-// CHECK-DAG:     %[[HALF:.*]] = arith.constant 127 : i32
-// CHECK-DAG:     %[[EIGHT:.*]] = arith.constant 8 : i32
+// CHECK-DAG:     %[[NUDGE:.*]] = arith.constant 1073741824 : i64
+// CHECK-DAG:     %[[C31:.*]] = arith.constant 31 : i64
+// CHECK-DAG:     %[[C63:.*]] = arith.constant 63 : i64
+// CHECK-DAG:     %[[HALF:.*]] = arith.constant 128 : i64
+// CHECK-DAG:     %[[EIGHT:.*]] = arith.constant 8 : i64
 // CHECK:         %[[X:.*]] = memref.load
 // CHECK-NEXT:    %[[X64:.*]] = arith.extsi %[[X]] : i32 to i64
 // CHECK-NEXT:    %[[P:.*]] = arith.muli %[[X64]], %[[M]] : i64
-// CHECK-NEXT:    %[[POS:.*]] = arith.cmpi sge, %[[P]], %{{.*}} : i64
-// CHECK-NEXT:    %[[NUDGE:.*]] = arith.select %[[POS]], %{{.*}}, %{{.*}} : i64
 // CHECK-NEXT:    %[[SUM:.*]] = arith.addi %[[P]], %[[NUDGE]] : i64
-// CHECK-NEXT:    %[[HIGH:.*]] = arith.divsi %[[SUM]], %{{.*}} : i64
-// CHECK-NEXT:    %[[H:.*]] = arith.trunci %[[HIGH]] : i64 to i32
-// CHECK-NEXT:    %[[REM:.*]] = arith.andi %[[H]], %[[MASK]] : i32
-// CHECK-NEXT:    %[[NEG:.*]] = arith.cmpi slt, %[[H]], %{{.*}} : i32
-// CHECK-NEXT:    %[[NEGI:.*]] = arith.extui %[[NEG]] : i1 to i32
-// CHECK-NEXT:    %[[THR:.*]] = arith.addi %[[HALF]], %[[NEGI]] : i32
-// CHECK-NEXT:    %[[UP:.*]] = arith.cmpi sgt, %[[REM]], %[[THR]] : i32
-// CHECK-NEXT:    %[[SH:.*]] = arith.shrsi %[[H]], %[[EIGHT]] : i32
-// CHECK-NEXT:    %[[UPI:.*]] = arith.extui %[[UP]] : i1 to i32
-// CHECK-NEXT:    %[[R:.*]] = arith.addi %[[SH]], %[[UPI]] : i32
+// CHECK-NEXT:    %[[HIGH:.*]] = arith.shrsi %[[SUM]], %[[C31]] : i64
+// CHECK-NEXT:    %[[SIGN:.*]] = arith.shrsi %[[HIGH]], %[[C63]] : i64
+// CHECK-NEXT:    %[[ROUND:.*]] = arith.addi %[[SIGN]], %[[HALF]] : i64
+// CHECK-NEXT:    %[[T:.*]] = arith.addi %[[HIGH]], %[[ROUND]] : i64
+// CHECK-NEXT:    %[[Q:.*]] = arith.shrsi %[[T]], %[[EIGHT]] : i64
+// CHECK-NEXT:    %[[R:.*]] = arith.trunci %[[Q]] : i64 to i32
 // CHECK-NEXT:    memref.store %[[R]]
 
 func.func @per_tensor(%a: tensor<4xi32>) -> tensor<4xi32> attributes {relay.primitive} {
@@ -53,6 +51,44 @@ func.func @per_tensor(%a: tensor<4xi32>) -> tensor<4xi32> attributes {relay.prim
 
 func.func @per_axis(%a: tensor<1x2x3xi32>) -> tensor<1x2x3xi32> attributes {relay.primitive} {
   %0 = relay.fixed_point_multiply %a {multiplier = array<i32: 1073741824, 1395864371>, shift = array<i32: 1, -8>, axis = 1 : i64} : tensor<1x2x3xi32> -> tensor<1x2x3xi32>
+  func.return %0 : tensor<1x2x3xi32>
+}
+
+// -----
+
+// Per-channel shifts that are all <= 0 (multipliers below one, as in every
+// int8 conv): one table of right shifts (-shift), no left shift and no
+// per-element max; all >= 0: one table of left shifts, no rounding division.
+
+// CHECK-LABEL: func.func @per_axis_right_shifts(
+// CHECK:         %[[RT:.*]] = tir.allocate_const {name_hint = "fixed_point_multiply_right_shift", value = dense<[1, 8]> : tensor<2xi8>} : memref<2xi8>
+// CHECK-NOT:     arith.maxsi
+// CHECK:         %[[X:.*]] = memref.load %{{.*}} : memref<1x2x3xi32>
+// CHECK:         %[[R8:.*]] = memref.load %[[RT]][%{{.*}}] : memref<2xi8>
+// CHECK-NEXT:    %[[R:.*]] = arith.extsi %[[R8]] : i8 to i32
+// CHECK-NOT:     arith.maxsi
+// CHECK:         arith.extsi %[[X]] : i32 to i64
+// CHECK-NOT:     arith.maxsi
+// CHECK:         %[[R64:.*]] = arith.extsi %[[R]] : i32 to i64
+// CHECK:         %[[Q:.*]] = arith.shrsi %{{.*}}, %[[R64]] : i64
+// CHECK-NEXT:    arith.trunci %[[Q]] : i64 to i32
+
+func.func @per_axis_right_shifts(%a: tensor<1x2x3xi32>) -> tensor<1x2x3xi32> attributes {relay.primitive} {
+  %0 = relay.fixed_point_multiply %a {multiplier = array<i32: 1073741824, 1395864371>, shift = array<i32: -1, -8>, axis = 1 : i64} : tensor<1x2x3xi32> -> tensor<1x2x3xi32>
+  func.return %0 : tensor<1x2x3xi32>
+}
+
+// CHECK-LABEL: func.func @per_axis_left_shifts(
+// CHECK:         %[[LT:.*]] = tir.allocate_const {name_hint = "fixed_point_multiply_left_shift", value = dense<[0, 2]> : tensor<2xi8>} : memref<2xi8>
+// CHECK:         %[[X:.*]] = memref.load %{{.*}} : memref<1x2x3xi32>
+// CHECK-NEXT:    %[[L8:.*]] = memref.load %[[LT]][%{{.*}}] : memref<2xi8>
+// CHECK-NEXT:    %[[L:.*]] = arith.extsi %[[L8]] : i8 to i32
+// CHECK-NEXT:    %[[SH:.*]] = arith.shli %[[X]], %[[L]] : i32
+// CHECK:         %[[H:.*]] = arith.trunci %{{.*}} : i64 to i32
+// CHECK-NEXT:    memref.store %[[H]]
+
+func.func @per_axis_left_shifts(%a: tensor<1x2x3xi32>) -> tensor<1x2x3xi32> attributes {relay.primitive} {
+  %0 = relay.fixed_point_multiply %a {multiplier = array<i32: 1073741824, 1073741824>, shift = array<i32: 0, 2>, axis = 1 : i64} : tensor<1x2x3xi32> -> tensor<1x2x3xi32>
   func.return %0 : tensor<1x2x3xi32>
 }
 
