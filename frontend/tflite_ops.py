@@ -242,12 +242,21 @@ def _conv(b: RelayBuilder, depthwise: bool) -> None:
             raise b.error(f"depth multiplier {multiplier} != {out_c} / {in_c}")
         groups, quant_axis = in_c, 3
         weight = b.tensor_constant(w, "HWIO", lambda a: a.reshape(kh, kw, 1, out_c))
+        kernel_layout = "HWIO"
     else:
         out_c, kh, kw, w_in_c = w.shape
         if in_c % w_in_c:
             raise b.error(f"{in_c} input channels is not a multiple of {w_in_c}")
         groups, quant_axis = in_c // w_in_c, 0
-        weight = b.tensor_constant(w, "HWIO", lambda a: a.transpose(1, 2, 3, 0))
+        # int8: keep TFLite's OHWI (each output channel's taps contiguous, the
+        # input-channel loop vectorises); float: HWIO (neighbouring output
+        # channels contiguous, what the lowering's 4-channel jam reads)
+        if kind == "float":
+            kernel_layout = "HWIO"
+            weight = b.tensor_constant(w, "HWIO", lambda a: a.transpose(1, 2, 3, 0))
+        else:
+            kernel_layout = "OHWI"
+            weight = b.tensor_constant(w, "OHWI")
     sh, sw = opts.StrideH(), opts.StrideW()
     dh, dw = opts.DilationHFactor(), opts.DilationWFactor()
     pt, pb, _ = _padding(b, opts.Padding(), in_h, kh, sh, dh)
@@ -263,6 +272,7 @@ def _conv(b: RelayBuilder, depthwise: bool) -> None:
                 padding=padding,
                 dilation=(dh, dw),
                 groups=groups,
+                kernel_layout=kernel_layout,
                 input_zero_point=input_zero_point,
             )
         )

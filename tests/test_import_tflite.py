@@ -38,6 +38,7 @@ from usmp.tools.shared_models import MODELS_DIR
 
 KWS = MODELS_DIR / "mlperf_tiny/kws_ref_model.tflite"
 MICRO_SPEECH = MODELS_DIR / "tflite_micro/micro_speech_quantized.tflite"
+KWS_FLOAT = MODELS_DIR / "mlperf_tiny/converted/kws_ref_model_float32_full.tflite"
 HELLO = MODELS_DIR / "tflite_micro/hello_world_int8.tflite"
 AD01 = MODELS_DIR / "mlperf_tiny/ad01_int8.tflite"
 SIMPLE_ADD = MODELS_DIR / "tflite_micro/simple_add_model.tflite"
@@ -159,18 +160,35 @@ def test_two_inputs_are_named_and_ordered() -> None:
     assert hints == ["serving_default_input_1", "serving_default_input_2"]
 
 
-def test_conv_weights_become_hwio_with_tflite_padding() -> None:
+def test_int8_conv_weights_stay_ohwi_with_tflite_padding() -> None:
+    """int8 conv weights keep TFLite's OHWI (each output channel's taps are
+    contiguous, so the generated input-channel loop vectorises)."""
     model = read_model_file(KWS)
     module = import_model(model)
     convs = ops_of(module, Conv2DOp)
     assert len(convs) == 9
     first = convs[0]
-    # OHWI (64, 10, 4, 1) -> HWIO; SAME padding of 49x10 by 10x4, stride 2:
-    # out 25x5, total padding 9 (4 top, 5 bottom) and 1 (1 left, 0 right... ) as TFLite
-    assert str(first.weight.type) == "tensor<10x4x1x64xi8>"
+    # SAME padding of 49x10 by 10x4, stride 2: out 25x5, total padding 9
+    # (4 top, 5 bottom) and 2 (1 left, 1 right) as TFLite
+    assert str(first.weight.type) == "tensor<64x10x4x1xi8>"
+    assert first.properties["kernel_layout"] == StringAttr("OHWI")
     assert first._ints("padding") == (4, 1, 5, 1)
     assert first._ints("strides") == (2, 2)
     assert first._int("input_zero_point") == 83
+    weight_op = first.weight.owner
+    assert isinstance(weight_op, ConstantOp)
+    ohwi = model.tensors[model.operators[0].inputs[1]].data
+    assert ohwi is not None
+    np.testing.assert_array_equal(values_of(weight_op), ohwi)
+
+
+def test_float_conv_weights_become_hwio() -> None:
+    """float conv weights go to HWIO (neighbouring output channels contiguous,
+    what the lowering's four-channel reduction reads)."""
+    model = read_model_file(KWS_FLOAT)
+    convs = ops_of(import_model(model), Conv2DOp)
+    first = convs[0]
+    assert str(first.weight.type) == "tensor<10x4x1x64xf32>"
     weight_op = first.weight.owner
     assert isinstance(weight_op, ConstantOp)
     ohwi = model.tensors[model.operators[0].inputs[1]].data
