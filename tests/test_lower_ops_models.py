@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tflite_micro.python.tflite_micro import runtime
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
@@ -33,8 +34,6 @@ from usmp.oracle.tir_interpreter import run_tir_main
 from usmp.passes.aot_lower_main import AOTLowerMainPass
 from usmp.passes.usmp import UsmpPass
 from usmp.tools.run_c import run_module
-
-runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
 
 
 def _input(path: Path, seed: int) -> np.ndarray:

@@ -79,7 +79,6 @@ def test_output_directory_progress_and_metadata(
     assert (out / "memory/plan.global_workspace.svg").read_text().startswith("<svg")
 
 
-@pytest.mark.skipif(GCC is None, reason="gcc is not installed")
 def test_rfc_pool_flags_give_application_pools(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

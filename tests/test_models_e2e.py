@@ -8,8 +8,6 @@ built and run by ``usmp.tools.run_c``.
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from usmp.frontend.tflite_import import import_model
@@ -19,10 +17,6 @@ from usmp.tools.shared_models import MODELS_DIR, SUPPORTED_MODELS
 from usmp.tools.tflm_reference import difference, random_inputs, run_tflm
 
 PIPELINE = "fuse-ops,lower-ops,aot-lower-main,usmp"
-
-pytestmark = pytest.mark.skipif(
-    shutil.which("gcc") is None, reason="gcc is not installed"
-)
 
 
 @pytest.mark.parametrize("name", SUPPORTED_MODELS)

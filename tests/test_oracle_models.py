@@ -8,11 +8,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tflite_micro.python.tflite_micro import runtime
 
 from usmp.frontend.tflite_import import import_tflite
 from usmp.oracle.relay_interpreter import evaluate
-
-runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
 
 MODELS = Path("/work/shared/models")
 

@@ -7,15 +7,13 @@ modules from the parameters stored in the .tflite file (read with the
 from pathlib import Path
 
 import numpy as np
-import pytest
+import tflite
+from tflite_micro.python.tflite_micro import runtime
 
 from usmp.diagnostics import LocatingParser, verify_located
 from usmp.dialects import new_context
 from usmp.oracle.quantization import quantize_multiplier
 from usmp.oracle.relay_interpreter import evaluate
-
-tflite = pytest.importorskip("tflite")
-runtime = pytest.importorskip("tflite_micro.python.tflite_micro.runtime")
 
 MODELS = Path("/work/shared/models/tflite_micro")
 
