@@ -48,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
         assert planned is not None
         out = ROOT / "cases" / f"{Path(name).stem}.json"
         dump_benchmark_case(planned, out)
-        print(f"{out.relative_to(ROOT)}: {len(planned.analysis.workspace_problem().buffers)} buffers")
+        buffers = planned.analysis.workspace_problem().buffers
+        print(f"{out.relative_to(ROOT)}: {len(buffers)} buffers")
     return 0
 
 
