@@ -242,12 +242,19 @@ def _layout_constants(analysis: BufferInfoAnalysis) -> dict[str, Placement]:
 
 def _planning_error(analysis: BufferInfoAnalysis, e: PlanningError) -> Exception:
     info = analysis.by_name()[e.buffer]
-    detail = "; ".join(
-        f"pool '{name}' (limit {'unbounded' if limit is None else f'{limit} B'}) "
-        f"already holds {needed - e.size} B of buffers live at the same time, "
-        f"so it would need {needed} B"
-        for name, limit, needed in e.pools
-    )
+
+    def why(name: str, limit: int | None, needed: int) -> str:
+        where = (
+            f"pool '{name}' (limit {'unbounded' if limit is None else f'{limit} B'})"
+        )
+        if limit is not None and e.size > limit:
+            return f"{where} is smaller than the buffer"
+        return (
+            f"{where} already holds {needed - e.size} B of buffers live at the "
+            f"same time, so it would need {needed} B"
+        )
+
+    detail = "; ".join(why(*pool) for pool in e.pools)
     sizes = {b.name: b.size for b in analysis.buffers}
     others = analysis.conflicts.get(info.name, ())
     shown = sorted(others, key=lambda n: (-sizes[n], n))[:5]

@@ -34,7 +34,7 @@ builtin.module attributes {tir.pools = [
     #tir.pool_info<"dtcm", workspace, size = 16, access = {c = "rw"}>,
     #tir.pool_info<"sram", workspace, size = 32, access = {c = "rw"}>]} {
   func.func @op(%x: memref<16xi8>, %y: memref<16xi8>) attributes {tir.prim_func} {
-    // CHECK: usmp_plan_memory_invalid.mlir:[[# @LINE + 1]]:5: error: buffer 'acc' of 'op' (64 B) fits in no candidate pool: pool 'dtcm' (limit 16 B) already holds 0 B of buffers live at the same time, so it would need 64 B; pool 'sram' (limit 32 B) already holds 0 B of buffers live at the same time, so it would need 64 B (live at the same time: sid_0 (16 B))
+    // CHECK: usmp_plan_memory_invalid.mlir:[[# @LINE + 1]]:5: error: buffer 'acc' of 'op' (64 B) fits in no candidate pool: pool 'dtcm' (limit 16 B) is smaller than the buffer; pool 'sram' (limit 32 B) is smaller than the buffer (live at the same time: sid_0 (16 B))
     %acc = tir.allocate {name_hint = "acc"} : memref<16xi32>
     func.return
   }
