@@ -17,7 +17,9 @@ are computed as in their ``Prepare``, see ``quantization.py``):
 * AVERAGE_POOL_2D / MAX_POOL_2D on i8 directly (same in/out quantisation);
 * SOFTMAX: ``relay.quantized_softmax`` (bit-exact int8 kernel);
 * QUANTIZE / DEQUANTIZE: ``relay.quantize`` / ``relay.dequantize``, int8 ->
-  int8 QUANTIZE as a requantisation chain.
+  int8 QUANTIZE as a requantisation chain;
+* SUB, MUL, MAXIMUM, MINIMUM, CONCATENATION, PAD/PADV2, RELU, RELU6: in
+  ``tflite_ops_elementwise`` (registered into ``CONVERTERS``).
 
 Layouts: TFLite conv weights are OHWI and become HWIO; depthwise weights
 (1, KH, KW, C*M) become (KH, KW, 1, C*M) with ``groups = C``.
@@ -498,18 +500,31 @@ def _scaled_add_input(
     return b.emit(FixedPointMultiplyOp(x, [multiplier], [shift]))
 
 
-CONVERTERS: Mapping[str, Converter] = MappingProxyType(
-    {
-        "ADD": convert_add,
-        "AVERAGE_POOL_2D": convert_average_pool_2d,
-        "CONV_2D": convert_conv_2d,
-        "DEPTHWISE_CONV_2D": convert_depthwise_conv_2d,
-        "DEQUANTIZE": convert_dequantize,
-        "FULLY_CONNECTED": convert_fully_connected,
-        "MAX_POOL_2D": convert_max_pool_2d,
-        "QUANTIZE": convert_quantize,
-        "RESHAPE": convert_reshape,
-        "SOFTMAX": convert_softmax,
-    }
-)
-"""TFLite builtin operator name -> converter."""
+_CONVERTERS: dict[str, Converter] = {
+    "ADD": convert_add,
+    "AVERAGE_POOL_2D": convert_average_pool_2d,
+    "CONV_2D": convert_conv_2d,
+    "DEPTHWISE_CONV_2D": convert_depthwise_conv_2d,
+    "DEQUANTIZE": convert_dequantize,
+    "FULLY_CONNECTED": convert_fully_connected,
+    "MAX_POOL_2D": convert_max_pool_2d,
+    "QUANTIZE": convert_quantize,
+    "RESHAPE": convert_reshape,
+    "SOFTMAX": convert_softmax,
+}
+
+CONVERTERS: Mapping[str, Converter] = MappingProxyType(_CONVERTERS)
+"""TFLite builtin operator name -> converter (read-only view)."""
+
+
+def register(converters: Mapping[str, Converter]) -> None:
+    """Add the converters of another module (``tflite_ops_elementwise``)."""
+    clash = sorted(set(converters) & set(_CONVERTERS))
+    if clash:
+        raise ValueError(f"converters registered twice: {clash}")
+    _CONVERTERS.update(converters)
+
+
+# imported last, in either import order: it uses the checks above and
+# registers its converters when its body has run
+from usmp.frontend import tflite_ops_elementwise  # noqa: E402, F401

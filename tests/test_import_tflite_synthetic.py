@@ -4,7 +4,9 @@ compared tensor by tensor with TFLite Micro (``test_models.compare_with_tflm``):
 MAX_POOL_2D, odd SAME padding, dilation, VALID padding, RELU6 / RELU_N1_TO_1,
 depth multiplier 2 with per-channel weights, FULLY_CONNECTED with
 keep_num_dims and per-channel weights, broadcasting int8 ADD, int8 -> int8
-QUANTIZE, float SOFTMAX with beta. Plus the refusals that need a crafted
+QUANTIZE, float SOFTMAX with beta; SUB, MUL, MAXIMUM, MINIMUM,
+CONCATENATION, PAD/PADV2, RELU, RELU6 in float and int8 (also through the
+full C path against the oracle). Plus the refusals that need a crafted
 file (custom op after a supported one, unsupported fused activation, a
 dynamic non-batch dimension, two subgraphs).
 """
@@ -23,7 +25,10 @@ from tflite.BuiltinOptions import BuiltinOptions
 
 from tests.test_models import compare_with_tflm
 from usmp.frontend.tflite_import import import_tflite_bytes
-from usmp.frontend.tflite_reader import TFLiteImportError
+from usmp.frontend.tflite_reader import TFLiteImportError, read_model
+from usmp.oracle.relay_interpreter import evaluate
+from usmp.tools.run_c import run_module
+from usmp.tools.tflm_reference import difference, random_inputs
 
 RELU, RELU_N1_TO_1, RELU6, TANH = 1, 2, 3, 4
 SAME, VALID = 0, 1
@@ -394,6 +399,139 @@ def test_dynamic_batch_becomes_one() -> None:
     assert "(%t0: tensor<1x4xf32>) -> tensor<1x2x2xf32>" in str(module)
 
 
+# ---------------------------------- elementwise and data-movement builtins
+# Each builder returns ``(model, inputs, outputs)``; the same model is
+# compared with TFLite Micro and, through the full C path, with the oracle.
+
+
+def _q(dtype: str, scale: float, zero_point: int) -> dict[str, Any]:
+    return dict(scale=scale, zero_point=zero_point) if dtype == "int8" else {}
+
+
+def sub_model(dtype: str) -> tuple[ModelBuilder, list[int], list[int]]:
+    m = ModelBuilder()
+    a = m.tensor((1, 3, 4, 5), dtype, **_q(dtype, 0.045, -7))
+    b = m.tensor((1, 1, 4, 5), dtype, **_q(dtype, 0.0625, 12))
+    y = m.tensor((1, 3, 4, 5), dtype, **_q(dtype, 0.09, 3))
+    m.op("SUB", [a, b], [y], ("SubOptions", dict(FusedActivationFunction=RELU6)))
+    return m, [a, b], [y]
+
+
+def mul_model(dtype: str) -> tuple[ModelBuilder, list[int], list[int]]:
+    m = ModelBuilder()
+    a = m.tensor((2, 3, 6), dtype, **_q(dtype, 0.05, 9))
+    b = m.tensor((3, 1), dtype, **_q(dtype, 0.02, -20))
+    # the product's range (about +-20) fits the output: a right shift
+    y = m.tensor((2, 3, 6), dtype, **_q(dtype, 0.17, -5))
+    m.op("MUL", [a, b], [y], ("MulOptions", dict(FusedActivationFunction=RELU)))
+    # 0.05 * 0.02 / 0.0004 > 1: a left-shifting multiplier (mostly saturated)
+    z = m.tensor((2, 3, 6), dtype, **_q(dtype, 0.0004, 3))
+    m.op("MUL", [a, b], [z], ("MulOptions", {}))
+    return m, [a, b], [y, z]
+
+
+def extremum_model(
+    opcode: str, dtype: str
+) -> tuple[ModelBuilder, list[int], list[int]]:
+    m = ModelBuilder()
+    q = _q(dtype, 0.03, -2)
+    a = m.tensor((1, 4, 6), dtype, **q)
+    b = m.tensor((1, 6), dtype, **q)
+    y = m.tensor((1, 4, 6), dtype, **q)
+    m.op(opcode, [a, b], [y], ("MaximumMinimumOptions", {}))
+    return m, [a, b], [y]
+
+
+def concatenation_model(dtype: str) -> tuple[ModelBuilder, list[int], list[int]]:
+    m = ModelBuilder()
+    q = _q(dtype, 0.07, 4)
+    a = m.tensor((1, 2, 3, 2), dtype, **q)
+    b = m.tensor((1, 2, 3, 5), dtype, **q)
+    c = m.tensor((1, 2, 3, 1), dtype, **q)
+    y = m.tensor((1, 2, 3, 8), dtype, **q)
+    m.op("CONCATENATION", [a, b, c], [y], ("ConcatenationOptions", dict(Axis=-1)))
+    return m, [a, b, c], [y]
+
+
+def pad_model(dtype: str) -> tuple[ModelBuilder, list[int], list[int]]:
+    m = ModelBuilder()
+    q = _q(dtype, 0.1, -33)
+    x = m.tensor((1, 3, 2, 4), dtype, **q)
+    paddings = m.tensor((4, 2), "int32", np.array([[0, 0], [1, 2], [2, 0], [0, 1]]))
+    y = m.tensor((1, 6, 4, 5), dtype, **q)
+    m.op("PAD", [x, paddings], [y], ("PadOptions", {}))
+    return m, [x], [y]
+
+
+def relu_model(opcode: str, dtype: str) -> tuple[ModelBuilder, list[int], list[int]]:
+    m = ModelBuilder()
+    # scale 0.04: 6.0 is inside the int8 range, RELU6 clamps at both ends
+    q = _q(dtype, 0.04, -60)
+    x = m.tensor((2, 5, 7), dtype, **q)
+    y = m.tensor((2, 5, 7), dtype, **q)
+    m.op(opcode, [x], [y])
+    return m, [x], [y]
+
+
+ELEMENTWISE_MODELS = {
+    "SUB": sub_model,
+    "MUL": mul_model,
+    "MAXIMUM": lambda dtype: extremum_model("MAXIMUM", dtype),
+    "MINIMUM": lambda dtype: extremum_model("MINIMUM", dtype),
+    "CONCATENATION": concatenation_model,
+    "PAD": pad_model,
+    "RELU": lambda dtype: relu_model("RELU", dtype),
+    "RELU6": lambda dtype: relu_model("RELU6", dtype),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8"])
+@pytest.mark.parametrize("opcode", sorted(ELEMENTWISE_MODELS))
+def test_elementwise_matches_tflite_micro(opcode: str, dtype: str) -> None:
+    check(*ELEMENTWISE_MODELS[opcode](dtype))
+
+
+@pytest.mark.parametrize("opcode", sorted(ELEMENTWISE_MODELS))
+def test_elementwise_c_matches_oracle(opcode: str) -> None:
+    """int8 (bit for bit) and float (1e-5) in one model: both converters'
+    output through fuse-ops, lower-ops, aot-lower-main, usmp and gcc."""
+    for dtype in ("int8", "float32"):
+        m, inputs, outputs = ELEMENTWISE_MODELS[opcode](dtype)
+        data = m.build(inputs, outputs)
+        module = import_tflite_bytes(data)
+        model = read_model(data, "synthetic.tflite")
+        values = random_inputs(model, seed=3)
+        wanted = evaluate(module, values)
+        results = run_module(
+            module, values, passes="fuse-ops,lower-ops,aot-lower-main,usmp"
+        )
+        assert len(results) == len(wanted) == len(outputs)
+        for got, want in zip(results, wanted, strict=True):
+            assert difference(got, want) is None, f"{dtype}: {difference(got, want)}"
+
+
+def test_int8_sub_multipliers_are_computed_in_double() -> None:
+    """Scales where real multipliers computed in float32 (some TFLM
+    versions) give different int8 results than in double (the installed
+    TFLM, like ADD): the four input pairs that tell them apart."""
+    m = ModelBuilder()
+    a = m.tensor((4,), "int8", np.array([-33, -21, 21, 33]), scale=0.6944236755)
+    b = m.tensor((4,), "int8", np.array([55, 35, -35, -55]), scale=0.1867861598)
+    y = m.tensor((4,), "int8", scale=0.4022935926)
+    m.op("SUB", [a, b], [y], ("SubOptions", {}))
+    check(m, [], [y])
+
+
+def test_padv2_constant_int8() -> None:
+    m = ModelBuilder()
+    x = m.tensor((1, 2, 3), "int8", scale=0.1, zero_point=5)
+    paddings = m.tensor((3, 2), "int32", np.array([[0, 0], [2, 1], [0, 3]]))
+    value = m.tensor((), "int8", np.array(-77), scale=0.1, zero_point=5)
+    y = m.tensor((1, 5, 6), "int8", scale=0.1, zero_point=5)
+    m.op("PADV2", [x, paddings, value], [y], ("PadV2Options", {}))
+    check(m, [x], [y])
+
+
 # ---------------------------------------------------------------- refusals
 
 
@@ -454,4 +592,38 @@ def test_int8_pooling_must_keep_quantisation() -> None:
     assert refusal(m, [x], [y]).endswith(
         "operator 0 (AVERAGE_POOL_2D): int8 pooling needs the same input and output "
         "quantisation"
+    )
+
+
+@pytest.mark.parametrize("opcode", ["MAXIMUM", "CONCATENATION", "RELU", "RELU6"])
+def test_int8_ops_that_need_one_quantisation(opcode: str) -> None:
+    m = ModelBuilder()
+    x = m.tensor((1, 4), "int8", scale=0.1, zero_point=0)
+    y = m.tensor((1, 4), "int8", scale=0.1, zero_point=3)
+    inputs = [x, x] if opcode == "MAXIMUM" else [x]
+    options = {
+        "MAXIMUM": ("MaximumMinimumOptions", {}),
+        "CONCATENATION": ("ConcatenationOptions", dict(Axis=1)),
+    }.get(opcode)
+    m.op(opcode, inputs, [y], options)
+    message = refusal(m, [x], [y])
+    assert (
+        f"operator 0 ({opcode}): int8 {opcode} needs every input quantised like the "
+        "output"
+    ) in message
+    assert "input 0 't0' has scale 0.1" in message and "zero point 3" in message
+
+
+def test_concatenation_with_fused_activation() -> None:
+    m = ModelBuilder()
+    a, b, y = (m.tensor(s, "float32") for s in ((1, 2), (1, 3), (1, 5)))
+    m.op(
+        "CONCATENATION",
+        [a, b],
+        [y],
+        ("ConcatenationOptions", dict(Axis=1, FusedActivationFunction=RELU)),
+    )
+    assert refusal(m, [a, b], [y]).endswith(
+        "operator 0 (CONCATENATION): a fused activation on CONCATENATION is not "
+        "supported (TFLite Micro refuses it too)"
     )

@@ -1,0 +1,286 @@
+"""Converters of the elementwise and data-movement TFLite builtins.
+
+``tflite_ops`` imports this module, which registers its converters in
+``tflite_ops.CONVERTERS`` and shares that module's checks. Every converter
+emits existing relay ops only; int8 follows TFLite Micro's reference kernels
+bit for bit:
+
+* SUB: as ADD (``sub_common.cc``, the same multipliers, real values in
+  double): both inputs ``cast(i32) -> add(-zp) -> multiply(2^20) ->
+  fixed_point_multiply``, then ``subtract`` -> output stage;
+* MUL: ``(x1 - zp1) * (x2 - zp2)`` in i32 -> ``fixed_point_multiply`` by
+  ``QuantizeMultiplier(s1 * s2 / s_out)`` -> ``add(out_zp)`` -> clamp;
+* MAXIMUM / MINIMUM: on the raw int8 values, so the inputs and the output
+  must share one quantisation (TFLM does not rescale);
+* CONCATENATION: raw copies, int8 inputs must share the output's
+  quantisation;
+* PAD / PADV2: constant padding (0.0, the output zero point for int8, or the
+  PADV2 constant);
+* RELU / RELU6: ``relu`` / ``clip(0, 6)`` on float, on int8 a ``clip`` in the
+  quantised domain (``[zp, 127]`` / ``[zp, zp + round(6 / scale)]``), which
+  needs the same input and output quantisation (TFLM's RELU6 ignores the
+  output's, its RELU rescales by exactly 1 then).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import i32
+from xdsl.ir import SSAValue
+
+from usmp.dialects.relay_ops import (
+    AddOp,
+    CastOp,
+    ClipOp,
+    ConcatenateOp,
+    MaximumOp,
+    MinimumOp,
+    MultiplyOp,
+    PadOp,
+    SubtractOp,
+)
+from usmp.frontend import quantization as q
+from usmp.frontend.builder import RelayBuilder
+from usmp.frontend.tflite_ops import (
+    _activation,
+    _check_shape,
+    _float_activation,
+    _per_tensor,
+    _scaled_add_input,
+    _type,
+    register,
+)
+from usmp.frontend.tflite_reader import Quantization, Tensor
+
+_INT8_MIN, _INT8_MAX = -128, 127
+
+
+# -- shared pieces -------------------------------------------------------------
+
+
+def _fused_activation(b: RelayBuilder) -> q.Activation:
+    opts = b.operator.options
+    return _activation(b, opts.FusedActivationFunction() if opts is not None else 0)
+
+
+def _binary_kind(b: RelayBuilder, *tensors: Tensor) -> str:
+    """``"float"`` or ``"int8"`` when all ``tensors`` have that type."""
+    types = tuple(_type(t) for t in tensors)
+    if all(t == "FLOAT32" for t in types):
+        return "float"
+    if all(t == "INT8" for t in types):
+        return "int8"
+    raise b.error(f"unsupported types {', '.join(types)} (all FLOAT32 or all INT8)")
+
+
+def _affine(quant: Quantization) -> tuple[float, int]:
+    return quant.scale, quant.zero_point
+
+
+def _same_quantization(
+    b: RelayBuilder, inputs: list[Tensor], out: Tensor, why: str
+) -> Quantization:
+    """The output's per-tensor quantisation; every input must have it."""
+    out_q = _per_tensor(b, out, "output")
+    for i, t in enumerate(inputs):
+        in_q = _per_tensor(b, t, f"input {i}")
+        if _affine(in_q) != _affine(out_q):
+            raise b.error(
+                f"int8 {b.operator.opcode} needs every input quantised like the "
+                f"output ({why}): input {i} '{t.name}' has scale {in_q.scale} and "
+                f"zero point {in_q.zero_point}, the output scale {out_q.scale} and "
+                f"zero point {out_q.zero_point}"
+            )
+    return out_q
+
+
+def _centered_i32(b: RelayBuilder, t: Tensor, zero_point: int) -> SSAValue:
+    """``cast(i32) - zero_point``."""
+    x = b.emit(CastOp(b.value(t), i32))
+    if zero_point:
+        x = b.emit(AddOp(x, b.scalar(-zero_point, "int32")))
+    return x
+
+
+def _bind(b: RelayBuilder, out: Tensor, result: SSAValue) -> None:
+    _check_shape(b, result, out)
+    b.bind(out, result)
+
+
+# -- arithmetic ----------------------------------------------------------------
+
+
+def convert_sub(b: RelayBuilder) -> None:
+    x1, x2, out = b.required_input(0), b.required_input(1), b.output_tensor()
+    act = _fused_activation(b)
+    if _binary_kind(b, x1, x2, out) == "float":
+        diff = b.emit(SubtractOp(b.value(x1), b.value(x2)))
+        _bind(b, out, _float_activation(b, diff, act))
+        return
+    q1, q2 = _per_tensor(b, x1, "input 1"), _per_tensor(b, x2, "input 2")
+    out_q = _per_tensor(b, out, "output")
+    (m1, s1), (m2, s2), (mo, so) = q.add_multipliers(q1.scale, q2.scale, out_q.scale)
+    lhs = _scaled_add_input(b, x1, q1.zero_point, m1, s1)
+    rhs = _scaled_add_input(b, x2, q2.zero_point, m2, s2)
+    diff = b.emit(SubtractOp(lhs, rhs))
+    lo, hi = q.activation_range_quantized(
+        act, out_q.scale, out_q.zero_point, _INT8_MIN, _INT8_MAX
+    )
+    _bind(
+        b,
+        out,
+        b.requantize_i32(
+            diff, [mo], [so], -1, out_q.zero_point, lo, hi, np.dtype("int8")
+        ),
+    )
+
+
+def convert_mul(b: RelayBuilder) -> None:
+    x1, x2, out = b.required_input(0), b.required_input(1), b.output_tensor()
+    act = _fused_activation(b)
+    if _binary_kind(b, x1, x2, out) == "float":
+        product = b.emit(MultiplyOp(b.value(x1), b.value(x2)))
+        _bind(b, out, _float_activation(b, product, act))
+        return
+    q1, q2 = _per_tensor(b, x1, "input 1"), _per_tensor(b, x2, "input 2")
+    out_q = _per_tensor(b, out, "output")
+    # CalculateOpDataMul: double(s1) * double(s2) / double(s_out)
+    m, s = q.quantize_multiplier(float(q1.scale) * float(q2.scale) / float(out_q.scale))
+    product = b.emit(
+        MultiplyOp(
+            _centered_i32(b, x1, q1.zero_point), _centered_i32(b, x2, q2.zero_point)
+        )
+    )
+    lo, hi = q.activation_range_quantized(
+        act, out_q.scale, out_q.zero_point, _INT8_MIN, _INT8_MAX
+    )
+    _bind(
+        b,
+        out,
+        b.requantize_i32(
+            product, [m], [s], -1, out_q.zero_point, lo, hi, np.dtype("int8")
+        ),
+    )
+
+
+def _extremum(b: RelayBuilder, op_class: type[MaximumOp] | type[MinimumOp]) -> None:
+    x1, x2, out = b.required_input(0), b.required_input(1), b.output_tensor()
+    if _binary_kind(b, x1, x2, out) == "int8":
+        _same_quantization(b, [x1, x2], out, "TFLite compares the raw int8 values")
+    _bind(b, out, b.emit(op_class(b.value(x1), b.value(x2))))
+
+
+def convert_maximum(b: RelayBuilder) -> None:
+    _extremum(b, MaximumOp)
+
+
+def convert_minimum(b: RelayBuilder) -> None:
+    _extremum(b, MinimumOp)
+
+
+# -- data movement -------------------------------------------------------------
+
+
+def convert_concatenation(b: RelayBuilder) -> None:
+    inputs = [b.required_input(i) for i in range(len(b.operator.inputs))]
+    out = b.output_tensor()
+    if _fused_activation(b) != q.Activation.NONE:
+        raise b.error(
+            "a fused activation on CONCATENATION is not supported (TFLite Micro "
+            "refuses it too)"
+        )
+    if _binary_kind(b, *inputs, out) == "int8":
+        _same_quantization(b, inputs, out, "TFLite copies the raw int8 values")
+    axis = b.operator.options.Axis()
+    rank = len(out.shape)
+    if not -rank <= axis < rank:
+        raise b.error(f"axis {axis} is out of range for rank {rank}")
+    if any(len(t.shape) != rank for t in inputs):
+        raise b.error(
+            "inputs must have the output's rank "
+            f"{rank}, got shapes {[list(t.shape) for t in inputs]}"
+        )
+    _bind(b, out, b.emit(ConcatenateOp([b.value(t) for t in inputs], axis)))
+
+
+def _pad_width(b: RelayBuilder, x: Tensor) -> list[int]:
+    paddings = b.required_input(1)
+    if paddings.data is None:
+        raise b.error(f"paddings '{paddings.name}' must be a constant")
+    if _type(paddings) not in ("INT32", "INT64"):
+        raise b.error(f"paddings '{paddings.name}' must be INT32 or INT64")
+    rank = len(x.shape)
+    if paddings.shape != (rank, 2):
+        raise b.error(
+            f"paddings '{paddings.name}' have shape {list(paddings.shape)}, "
+            f"expected [{rank}, 2]"
+        )
+    widths = [int(v) for v in paddings.data.reshape(-1)]
+    if any(w < 0 for w in widths):
+        raise b.error(f"negative paddings {widths} are not supported")
+    return widths
+
+
+def _pad_constant(b: RelayBuilder, kind: str, zero_point: int) -> float:
+    """The padding value: PADV2's constant input, else 0.0 / the zero point."""
+    constant = b.input_tensor(2)
+    if constant is None:
+        return 0.0 if kind == "float" else float(zero_point)
+    if constant.data is None or constant.data.size != 1:
+        raise b.error(f"constant_values '{constant.name}' must be a scalar constant")
+    expected = "FLOAT32" if kind == "float" else "INT8"
+    if _type(constant) != expected:  # int8: TFLM copies the raw byte
+        raise b.error(f"constant_values '{constant.name}' must be {expected}")
+    return float(constant.data.reshape(-1)[0])
+
+
+def convert_pad(b: RelayBuilder) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    kind = _binary_kind(b, x, out)
+    zero_point = 0
+    if kind == "int8":
+        zero_point = _same_quantization(
+            b, [x], out, "TFLite copies the raw int8 values"
+        ).zero_point
+    value = _pad_constant(b, kind, zero_point)
+    _bind(b, out, b.emit(PadOp(b.value(x), _pad_width(b, x), value)))
+
+
+# -- activations ---------------------------------------------------------------
+
+
+def _relu(b: RelayBuilder, act: q.Activation) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    if _binary_kind(b, x, out) == "float":
+        _bind(b, out, _float_activation(b, b.value(x), act))
+        return
+    out_q = _same_quantization(
+        b, [x], out, "the clamp is applied in the quantised domain"
+    )
+    lo, hi = q.activation_range_quantized(
+        act, out_q.scale, out_q.zero_point, _INT8_MIN, _INT8_MAX
+    )
+    _bind(b, out, b.emit(ClipOp(b.value(x), float(lo), float(hi))))
+
+
+def convert_relu(b: RelayBuilder) -> None:
+    _relu(b, q.Activation.RELU)
+
+
+def convert_relu6(b: RelayBuilder) -> None:
+    _relu(b, q.Activation.RELU6)
+
+
+register(
+    {
+        "CONCATENATION": convert_concatenation,
+        "MAXIMUM": convert_maximum,
+        "MINIMUM": convert_minimum,
+        "MUL": convert_mul,
+        "PAD": convert_pad,
+        "PADV2": convert_pad,
+        "RELU": convert_relu,
+        "RELU6": convert_relu6,
+        "SUB": convert_sub,
+    }
+)
