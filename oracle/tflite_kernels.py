@@ -15,10 +15,10 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-I64 = npt.NDArray[np.int64]
+from usmp.oracle import quantization
+from usmp.oracle.quantization import INT32_MAX, INT32_MIN, wrap_int32
 
-INT32_MIN = -(1 << 31)
-INT32_MAX = (1 << 31) - 1
+I64 = npt.NDArray[np.int64]
 
 
 class TFLiteKernelError(ValueError):
@@ -27,7 +27,7 @@ class TFLiteKernelError(ValueError):
 
 def _wrap32(x: I64) -> I64:
     """Two's complement wrap to int32 (values kept in int64)."""
-    return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+    return wrap_int32(x).astype(np.int64)
 
 
 def _div_trunc(x: I64, d: int) -> I64:
@@ -37,22 +37,13 @@ def _div_trunc(x: I64, d: int) -> I64:
 
 
 def saturating_rounding_doubling_high_mul(a: I64, b: I64 | int) -> I64:
-    """gemmlowp ``SaturatingRoundingDoublingHighMul`` (int32)."""
-    b = np.asarray(b, dtype=np.int64)
-    overflow = (a == b) & (a == INT32_MIN)
-    ab = a * b
-    nudge = np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
-    high = _div_trunc(ab + nudge, 1 << 31)
-    return np.where(overflow, INT32_MAX, high)
+    """gemmlowp ``SaturatingRoundingDoublingHighMul`` (int32), kept in int64."""
+    return quantization.saturating_rounding_doubling_high_mul(a, b).astype(np.int64)
 
 
 def rounding_divide_by_pot(x: I64, exponent: I64 | int) -> I64:
-    """gemmlowp ``RoundingDivideByPOT``: rounding arithmetic right shift
-    (``exponent`` in 0..31, broadcast against ``x``)."""
-    mask = np.left_shift(np.int64(1), exponent) - 1
-    remainder = x & mask
-    threshold = (mask >> 1) + (x < 0)
-    return (x >> exponent) + (remainder > threshold)
+    """gemmlowp ``RoundingDivideByPOT`` (``exponent`` in 0..31), kept in int64."""
+    return quantization.rounding_divide_by_pot(x, exponent).astype(np.int64)
 
 
 def saturating_rounding_multiply_by_pot(x: I64, exponent: int) -> I64:
