@@ -12,8 +12,8 @@ from tflite_micro.python.tflite_micro import runtime
 
 from usmp.frontend.tflite_import import import_tflite
 from usmp.oracle.relay_interpreter import evaluate
+from usmp.tools.shared_models import MODELS_DIR
 
-MODELS = Path("/work/shared/models")
 
 
 def run_both(path: Path, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -45,7 +45,7 @@ def run_both(path: Path, seed: int) -> tuple[np.ndarray, np.ndarray]:
     ],
 )
 def test_int8_model_is_bit_exact_with_tflite_micro(model: str) -> None:
-    got, expected = run_both(MODELS / model, seed=0)
+    got, expected = run_both(MODELS_DIR / model, seed=0)
     np.testing.assert_array_equal(got, expected)
 
 
@@ -54,5 +54,5 @@ def test_int8_model_is_bit_exact_with_tflite_micro(model: str) -> None:
     ["mlperf_tiny/vww_96_float.tflite", "mlperf_tiny/ad01_fp32.tflite"],
 )
 def test_float_model_matches_tflite_micro(model: str) -> None:
-    got, expected = run_both(MODELS / model, seed=0)
+    got, expected = run_both(MODELS_DIR / model, seed=0)
     np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)

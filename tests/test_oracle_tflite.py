@@ -14,8 +14,9 @@ from usmp.diagnostics import LocatingParser, verify_located
 from usmp.dialects import new_context
 from usmp.oracle.quantization import quantize_multiplier
 from usmp.oracle.relay_interpreter import evaluate
+from usmp.tools.shared_models import MODELS_DIR
 
-MODELS = Path("/work/shared/models/tflite_micro")
+MODELS = MODELS_DIR / "tflite_micro"
 
 
 def parse(src: str):  # noqa: ANN201
