@@ -15,7 +15,6 @@ from usmp.oracle.relay_interpreter import evaluate
 from usmp.tools.shared_models import MODELS_DIR
 
 
-
 def run_both(path: Path, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(oracle output, TFLite Micro output) for one random input."""
     interpreter = runtime.Interpreter.from_file(str(path), arena_size=1 << 20)
