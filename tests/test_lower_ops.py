@@ -24,14 +24,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType
 from xdsl.interpreter import Interpreter
 from xdsl.ir import Operation, SSAValue
 from xdsl.parser import Parser
 
-from usmp.dialects import get_all_dialects, relay, tir
+from usmp.dialects import new_context, relay, tir
 from usmp.dialects.relay_ops import ReshapeOp
 from usmp.oracle.relay_interpreter import evaluate
 from usmp.oracle.tir_interpreter import (
@@ -46,21 +45,14 @@ from usmp.passes.lower_ops import LowerOpsPass
 from usmp.tools.run_c import run_module
 
 
-def context() -> Context:
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    return ctx
-
-
 def parse(text: str) -> ModuleOp:
-    module = Parser(context(), text).parse_module()
+    module = Parser(new_context(), text).parse_module()
     module.verify()
     return module
 
 
 def lower(module: ModuleOp, max_depth: int = 256) -> ModuleOp:
-    ctx = context()
+    ctx = new_context()
     FuseOpsPass(max_depth=max_depth).apply(ctx, module)
     module.verify()
     LowerOpsPass().apply(ctx, module)

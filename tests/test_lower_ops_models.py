@@ -25,9 +25,9 @@ from tflite_micro.python.tflite_micro import runtime
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 
-from tests.test_lower_ops import context, lower
+from tests.test_lower_ops import lower
 from tests.test_models import MODELS_DIR
-from usmp.dialects import tir
+from usmp.dialects import new_context, tir
 from usmp.frontend.tflite_import import import_tflite
 from usmp.oracle.relay_interpreter import evaluate
 from usmp.oracle.tir_interpreter import run_tir_main
@@ -82,7 +82,7 @@ def test_hello_world_int8_on_the_interpreter() -> None:
     (expected,) = evaluate(module, [x])
     lowered = lower(module)
     assert len(_operators(lowered)) == 3  # one per FULLY_CONNECTED + epilogue
-    AOTLowerMainPass().apply(context(), lowered)
+    AOTLowerMainPass().apply(new_context(), lowered)
     (got,) = run_tir_main(lowered, [x])
     _compare(got, expected, _tflm(path, x))
 
@@ -121,7 +121,7 @@ def test_kws_memory_matches_tflite_micro() -> None:
         if isinstance(op, tir.AllocateConstOp)
     ]
     assert sum(_bytes(op.result.type) for op in tables) == 9 * 64 * (4 + 1)
-    ctx = context()
+    ctx = new_context()
     AOTLowerMainPass().apply(ctx, module)
     UsmpPass().apply(ctx, module)
     pools = {p.pool_name.data: p for p in module.attributes[tir.POOLS]}  # type: ignore[union-attr]

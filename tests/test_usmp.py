@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pytest
-from xdsl.context import Context
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType, ModuleOp, i8
 from xdsl.ir import Operation
@@ -27,7 +26,7 @@ from xdsl.ir import Operation
 from tests.mlir_tools import mlir_bin
 from tests.test_usmp_graphs import GRAPHS, random_graph
 from usmp.diagnostics import LocatingParser
-from usmp.dialects import get_all_dialects, tir
+from usmp.dialects import new_context, tir
 from usmp.dialects.tir import INPUT_ALLOCATIONS, OUTPUT_ALLOCATIONS, OUTPUT_TYPES
 from usmp.oracle.tir_interpreter import (
     buffer_from_numpy,
@@ -56,15 +55,8 @@ RANDOM_SEEDS = range(6)
 # -- helpers -------------------------------------------------------------------
 
 
-def context() -> Context:
-    ctx = Context()
-    for name, factory in get_all_dialects().items():
-        ctx.register_dialect(name, factory)
-    return ctx
-
-
 def parse(text: str) -> ModuleOp:
-    module = LocatingParser(context(), text, "test.mlir").parse_module()
+    module = LocatingParser(new_context(), text, "test.mlir").parse_module()
     module.verify()
     return module
 
@@ -86,7 +78,7 @@ def run_main(module: ModuleOp, seed: int) -> list[npt.NDArray[Any]]:
 
 def planned(module: ModuleOp, **options: Any) -> ModuleOp:
     out = module.clone()
-    UsmpPass(**options).apply(context(), out)
+    UsmpPass(**options).apply(new_context(), out)
     out.verify()
     return out
 
@@ -174,7 +166,7 @@ def test_every_algorithm_gives_a_valid_plan(algorithm: str, case: str) -> None:
         plan = Plan({b.name: recorded[b.name] for b in problem.buffers})
         assert validate_plan(problem, plan, sizes) == []
     before = _plan_signature(result)
-    UsmpConvertPoolAllocationsPass().apply(context(), module)
+    UsmpConvertPoolAllocationsPass().apply(new_context(), module)
     module.verify()
     assert _static_allocations(module) == []
     # the rewritten IR records the same plan, and it validates (usmp-validate)
@@ -254,7 +246,7 @@ def test_overlapping_plan_is_caught_by_execution() -> None:
             op.properties["pool_allocation"] = tir.PoolAllocationAttr(
                 op.pool_allocation.pool_name.data, 0
             )
-    UsmpConvertPoolAllocationsPass().apply(context(), module)
+    UsmpConvertPoolAllocationsPass().apply(new_context(), module)
     got = run_main(module, seed=2)
     assert any(not np.array_equal(g, w) for g, w in zip(got, expected, strict=True))
 
@@ -271,7 +263,7 @@ def test_real_model_hello_world() -> None:
     )
     module = import_model(read_model_file(str(path)))
     passes = get_all_passes()
-    ctx = context()
+    ctx = new_context()
     for flag in ("fuse-ops", "lower-ops", "aot-lower-main"):
         passes[flag]()().apply(ctx, module)
     module.verify()
@@ -301,7 +293,7 @@ def test_usmp_is_idempotent(case: str) -> None:
 def test_report_files(tmp_path: Path) -> None:
     module = parse(CASES["multi_pool"])
     UsmpPass(algorithm="greedy_by_size", report=str(tmp_path / "plan.json")).apply(
-        context(), module
+        new_context(), module
     )
     report = json.loads((tmp_path / "plan.json").read_text())
     assert report["algorithm"] == "greedy_by_size"
