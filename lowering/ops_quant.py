@@ -20,10 +20,11 @@ Bit-exact with ``usmp.oracle.quantization`` (TFLite's reference kernels):
   shifts and both directions are derived per element. The channel is the
   output index along ``axis``. A parameter equal for all channels stays an
   immediate (no table).
-* ``quantize``: ``clamp(round_half_away(f64(x) / scale) + zp)`` in f64
-  (``math.round``), then ``arith.fptosi``.
-* ``dequantize``: ``f32(scale * f64(x - zp))`` (the subtraction in i32, or in
-  i64 for i32 inputs).
+* ``quantize``: ``clamp(round_half_away(x / f32(scale)) + zp)``, the division
+  in f32 as TFLite Micro's ``AffineQuantize`` (``math.round``: C ``roundf``),
+  then ``arith.fptosi``.
+* ``dequantize``: ``f32(scale) * f32(x - zp)`` in f32 as TFLite Micro's
+  ``Dequantize`` (the subtraction in i32, or in i64 for i32 inputs).
 """
 
 from __future__ import annotations
@@ -100,10 +101,15 @@ def quantize(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     target = element_type(op.result)
     assert isinstance(target, IntegerType)
     lo, hi = int_bounds(target)
-    x = b.convert(k.at(op.data, index), f64)
-    q = b.emit(arith.DivfOp(x, b.const(op.get_scale(), f64)))
-    r = b.add(b.emit(math.RoundOp(q)), b.const(op.get_zero_point(), f64))
-    r = b.min(b.max(r, b.const(lo, f64)), b.const(hi, f64))
+    x = k.at(op.data, index)
+    q = b.emit(arith.DivfOp(x, b.const(op.get_scale(), f32)))
+    # round(q) is an integer: exact in f32 and f64. Up to 16 bits the sum
+    # with the zero point and the clamp stay in f32 (exact below 2**24, and
+    # anything larger saturates anyway); i32 results need f64 bounds.
+    wide = f32 if target.width.data <= 16 else f64
+    r = b.convert(b.emit(math.RoundOp(q)), wide)
+    r = b.add(r, b.const(op.get_zero_point(), wide))
+    r = b.min(b.max(r, b.const(lo, wide)), b.const(hi, wide))
     if is_unsigned(target):
         return b.emit(arith.FPToUIOp(r, target))
     return b.emit(arith.FPToSIOp(r, target))
@@ -119,8 +125,7 @@ def dequantize(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     centred = b.convert(x, wide)
     if op.get_zero_point():
         centred = b.sub(centred, b.const(op.get_zero_point(), wide))
-    real = b.mul(b.const(op.get_scale(), f64), b.convert(centred, f64))
-    return b.convert(real, f32)
+    return b.mul(b.const(op.get_scale(), f32), b.convert(centred, f32))
 
 
 HANDLERS: dict[str, Handler] = {

@@ -590,26 +590,29 @@ def quantize(
 ) -> Array:
     """TFLite ``AffineQuantize``:
     ``clamp(round_half_away(x / scale) + zero_point)`` to the range of
-    ``dtype``, the division in float64 (TFLite divides by a double scale)."""
+    ``dtype``, the division in float32 as TFLite Micro's reference kernel
+    does (``val / static_cast<float>(scale)``, ``TfLiteRound``): a double
+    division rounds differently next to the ties ``(k + 0.5) * scale``."""
     target = np.dtype(dtype)
     if not _is_float(x) or target.kind not in "iu":
         raise KernelError(f"quantize: float -> integer only, got {x.dtype} -> {target}")
     if not scale > 0:
         raise KernelError(f"quantize: scale must be positive, got {scale}")
-    q = x.astype(np.float64) / scale
+    with np.errstate(over="ignore"):
+        q = x.astype(np.float32) / np.float32(scale)
     if not np.isfinite(q).all():
         raise KernelError("quantize: input holds NaN or infinity")
     low, high = _int_limits(target)
-    r = round_half_away_from_zero(q) + zero_point
+    r = round_half_away_from_zero(q).astype(np.float64) + zero_point
     return np.asarray(np.clip(r, low, high)).astype(target)
 
 
 def dequantize(
     x: Array, *, scale: float, zero_point: int, dtype: npt.DTypeLike = np.float32
 ) -> Array:
-    """TFLite ``Dequantize``: ``float32(scale * (x - zero_point))`` with the
-    product in float64."""
+    """TFLite ``Dequantize``: ``static_cast<float>(scale) * (x - zero_point)``
+    in float32 (the difference converted to float32 first)."""
     if not _is_int(x):
         raise KernelError(f"dequantize: integer input required, got {x.dtype}")
-    centered = np.asarray(x, dtype=np.int64) - zero_point
-    return np.asarray(scale * centered.astype(np.float64)).astype(dtype)
+    centered = (np.asarray(x, dtype=np.int64) - zero_point).astype(np.float32)
+    return np.asarray(np.float32(scale) * centered).astype(dtype)

@@ -254,8 +254,12 @@ class ArithExtraFunctions(InterpreterFunctions):
     def run_divf(
         self, interpreter: Interpreter, op: arith.DivfOp, args: PythonValues
     ) -> PythonValues:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return (float(np.float64(args[0]) / np.float64(args[1])),)
+        """IEEE division in the result type: an f32 quotient is rounded to
+        f32 (quantize's ``x / scale`` must round exactly as C's float
+        division at the ties)."""
+        dtype = _float_dtype(op.result.type)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return (float(dtype.type(args[0]) / dtype.type(args[1])),)
 
     @impl(arith.NegfOp)
     def run_negf(
@@ -299,7 +303,8 @@ class ArithExtraFunctions(InterpreterFunctions):
     def run_sitofp(
         self, interpreter: Interpreter, op: arith.SIToFPOp, args: PythonValues
     ) -> PythonValues:
-        return (float(args[0]),)
+        """Nearest value of the result type (an i32 above 2**24 rounds in f32)."""
+        return (float(_float_dtype(op.result.type).type(args[0])),)
 
     @impl(arith.FPToSIOp)
     def run_fptosi(

@@ -94,24 +94,24 @@ func.func @per_axis_left_shifts(%a: tensor<1x2x3xi32>) -> tensor<1x2x3xi32> attr
 
 // -----
 
-// quantize: f64 division by the scale, round half away from zero, zero
-// point, clamp to i8, convert; dequantize: scale * f64(x - zp), to f32.
+// quantize (TFLite Micro's AffineQuantize): f32 division by the scale, round
+// half away from zero, zero point, clamp to i8, convert, all in f32;
+// dequantize: f32(scale) * f32(x - zp) in f32.
 
 // CHECK-LABEL: func.func @quantize(
 // CHECK:         %[[X:.*]] = memref.load %{{.*}} : memref<4xf32>
-// CHECK-NEXT:    %[[XD:.*]] = arith.extf %[[X]] : f32 to f64
-// CHECK-NEXT:    %[[Q:.*]] = arith.divf %[[XD]], %{{.*}} : f64
-// CHECK-NEXT:    %[[R:.*]] = math.round %[[Q]] : f64
-// CHECK-NEXT:    %[[Z:.*]] = arith.addf %[[R]], %{{.*}} : f64
-// CHECK-NEXT:    %[[LO:.*]] = arith.maximumf %[[Z]], %{{.*}} : f64
-// CHECK-NEXT:    %[[HI:.*]] = arith.minimumf %[[LO]], %{{.*}} : f64
-// CHECK-NEXT:    %[[I:.*]] = arith.fptosi %[[HI]] : f64 to i8
+// CHECK-NEXT:    %[[Q:.*]] = arith.divf %[[X]], %{{.*}} : f32
+// CHECK-NEXT:    %[[R:.*]] = math.round %[[Q]] : f32
+// CHECK-NEXT:    %[[Z:.*]] = arith.addf %[[R]], %{{.*}} : f32
+// CHECK-NEXT:    %[[LO:.*]] = arith.maximumf %[[Z]], %{{.*}} : f32
+// CHECK-NEXT:    %[[HI:.*]] = arith.minimumf %[[LO]], %{{.*}} : f32
+// CHECK-NEXT:    %[[I:.*]] = arith.fptosi %[[HI]] : f32 to i8
 // CHECK:         %[[V:.*]] = memref.load %{{.*}} : memref<4xi8>
 // CHECK-NEXT:    %[[VE:.*]] = arith.extsi %[[V]] : i8 to i32
 // CHECK-NEXT:    %[[C:.*]] = arith.subi %[[VE]], %{{.*}} : i32
-// CHECK-NEXT:    %[[F:.*]] = arith.sitofp %[[C]] : i32 to f64
-// CHECK-NEXT:    %[[P:.*]] = arith.mulf %{{.*}}, %[[F]] : f64
-// CHECK-NEXT:    %[[T:.*]] = arith.truncf %[[P]] : f64 to f32
+// CHECK-NEXT:    %[[F:.*]] = arith.sitofp %[[C]] : i32 to f32
+// CHECK-NEXT:    %[[P:.*]] = arith.mulf %{{.*}}, %[[F]] : f32
+// CHECK-NEXT:    memref.store %[[P]]
 
 func.func @quantize(%a: tensor<4xf32>, %q: tensor<4xi8>) -> tuple<tensor<4xi8>, tensor<4xf32>> attributes {relay.primitive} {
   %0 = relay.quantize %a {scale = 0.25 : f64, zero_point = -3 : i64} : tensor<4xf32> -> tensor<4xi8>
