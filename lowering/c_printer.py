@@ -4,8 +4,10 @@ accepts the same IR, this one writes code a person wants to read).
 * Names come from the IR: a function's arguments from ``tir.input_names``/
   ``tir.output_names``/``tir.pool_args`` or their SSA names, values from the
   ``usmp.name`` attribute or their SSA names; loop counters are ``i``, ``j``,
-  ``k``... when unnamed. Names are made valid, unique C (and C++)
-  identifiers.
+  ``k``... when unnamed. Functions and globals are printed under the C names
+  ``usmp.lowering.c_names`` chose for the module (``CNames``); parameters and
+  locals are made valid, unique, unreserved C (and C++) identifiers by its
+  ``Namer`` and never take a file-scope name or macro.
 * Expressions are inlined into the statement that uses them when they have a
   single use in the same block, carry no name, and moving them there cannot
   change what they read: a value whose expression reads memory (``load``, a
@@ -17,12 +19,13 @@ accepts the same IR, this one writes code a person wants to read).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from xdsl.dialects.builtin import ArrayAttr, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from usmp.dialects import emitc
+from usmp.lowering.c_names import CNames, Namer
 from usmp.lowering.c_printer_expr import (
     EXPRESSIONS,
     PRIMARY,
@@ -35,17 +38,6 @@ from usmp.lowering.c_printer_expr import (
     parenthesize,
 )
 from usmp.lowering.convert_to_emitc import ALIGNMENT_ATTR, NAME_ATTR
-
-C_RESERVED = frozenset(
-    """auto break case char const continue default do double else enum extern
-    float for goto if inline int long register restrict return short signed
-    sizeof static struct switch typedef union unsigned void volatile while
-    bool true false alignas alignof and asm catch class constexpr delete
-    explicit export friend mutable namespace new noexcept nullptr operator or
-    private protected public template this throw try typeid typename using
-    virtual not xor main NULL errno""".split()
-)
-"""Identifiers a generated name must not take (C99 and C++ keywords, ...)."""
 
 PURE_FUNCTIONS = frozenset(
     f"{name}{suffix}"
@@ -65,29 +57,6 @@ _ALWAYS_INLINE = (
     emitc.MemberOp,
     emitc.MemberOfPtrOp,
 )
-
-
-def c_identifier(name: str) -> str:
-    ident = re.sub(r"[^A-Za-z0-9_]", "_", name)
-    if not ident or ident[0].isdigit():
-        ident = f"_{ident}"
-    return ident
-
-
-class Namer:
-    """Unique C identifiers within one scope."""
-
-    def __init__(self, taken: Iterable[str] = ()):
-        self.used: set[str] = set(C_RESERVED) | set(taken)
-
-    def fresh(self, hint: str) -> str:
-        base = c_identifier(hint)
-        name, n = base, 0
-        while name in self.used:
-            n += 1
-            name = f"{base}_{n}"
-        self.used.add(name)
-        return name
 
 
 def _strings(attr: object) -> list[str]:
@@ -129,9 +98,10 @@ def _reads_memory(op: Operation) -> bool:
 class FunctionPrinter:
     """Prints one ``emitc.func`` definition."""
 
-    def __init__(self, f: emitc.FuncOp, module_names: Iterable[str]):
+    def __init__(self, f: emitc.FuncOp, names: CNames | None):
         self.f = f
-        self.namer = Namer(module_names)
+        self.symbols = names
+        self.namer = Namer(names.file_scope if names is not None else ())
         self.names: dict[SSAValue, str] = {}
         self.inline: set[SSAValue] = set()
         self.reads: set[SSAValue] = set()
@@ -191,11 +161,25 @@ class FunctionPrinter:
             self.names[value] = self.namer.fresh(chosen or hint or "v")
         return self.names[value]
 
+    def symbol(self, name: str) -> str:
+        return self.symbols.symbol(name) if self.symbols is not None else name
+
+    def render(self, op: Operation) -> Expr:
+        """``op``'s expression, with symbols under their C names."""
+        if isinstance(op, emitc.CallOp):
+            args = ", ".join(self.expr(v).text for v in op.operands)
+            return Expr(
+                f"{self.symbol(op.callee.root_reference.data)}({args})", PRIMARY
+            )
+        if isinstance(op, emitc.GetGlobalOp):
+            return Expr(self.symbol(op.global_name.root_reference.data), PRIMARY)
+        return EXPRESSIONS[type(op)](op, self.expr)
+
     def expr(self, value: SSAValue) -> Expr:
         if value in self.inline:
             op = value.owner
             assert isinstance(op, Operation)
-            return EXPRESSIONS[type(op)](op, self.expr)
+            return self.render(op)
         return Expr(self.name(value), PRIMARY)
 
     # -- statements ---------------------------------------------------------
@@ -223,7 +207,7 @@ class FunctionPrinter:
                 raise ValueError(f"the C printer has no rule for '{op.name}'")
 
     def value_statement(self, op: Operation, depth: int) -> None:
-        text = EXPRESSIONS[type(op)](op, self.expr).text
+        text = self.render(op).text
         if not op.results or not op.results[0].uses:
             if _writes_memory(op):  # a call made for its effect
                 self.emit(depth, f"{text};")
@@ -256,7 +240,8 @@ class FunctionPrinter:
             params = [f"{c_type(a.type)} {self.names[a]}" for a in f.body.block.args]
         specifiers = [s.data for s in f.specifiers] if f.specifiers is not None else []
         prefix = " ".join([*specifiers, result])
-        return f"{prefix} {f.sym_name.data}({', '.join(params) or 'void'})"
+        name = self.symbol(f.sym_name.data)
+        return f"{prefix} {name}({', '.join(params) or 'void'})"
 
 
 Statement = Callable[[FunctionPrinter, Operation, int], None]
@@ -353,13 +338,13 @@ STATEMENTS: dict[type[Operation], Statement] = {
 }
 
 
-def print_function(f: emitc.FuncOp, module_names: Iterable[str] = ()) -> str:
+def print_function(f: emitc.FuncOp, names: CNames | None = None) -> str:
     """``f``'s C definition (or prototype, for a declaration)."""
-    return "\n".join(FunctionPrinter(f, module_names).print()) + "\n"
+    return "\n".join(FunctionPrinter(f, names).print()) + "\n"
 
 
-def print_prototype(f: emitc.FuncOp, module_names: Iterable[str] = ()) -> str:
-    printer = FunctionPrinter(f, module_names)
+def print_prototype(f: emitc.FuncOp, names: CNames | None = None) -> str:
+    printer = FunctionPrinter(f, names)
     if not f.is_declaration:
         hints = argument_names(f)
         for arg, hint in zip(f.body.block.args, hints, strict=True):

@@ -33,8 +33,8 @@ to write inputs and read outputs, and ``run`` takes no I/O arguments.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -48,7 +48,8 @@ from xdsl.ir import Attribute
 
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc, tir
-from usmp.lowering.c_printer import c_identifier, print_prototype
+from usmp.lowering.c_names import CNameError, CNames, assign_c_names
+from usmp.lowering.c_printer import PURE_FUNCTIONS, print_prototype
 from usmp.lowering.c_printer_expr import c_type
 from usmp.lowering.convert_to_emitc import (
     MEMREF_ARG_ATTR,
@@ -68,10 +69,8 @@ class Tensor:
     type: MemRefType
     pool: str | None = None
     offset: int = 0
-
-    @property
-    def c_name(self) -> str:
-        return c_identifier(self.name)
+    c_name: str = ""
+    """Its field in ``TVMInputs_<m>``/``TVMOutputs_<m>`` (see ``c_names``)."""
 
     @property
     def c_element(self) -> str:
@@ -97,10 +96,12 @@ class Pool:
     alignment: int
     user: bool  # provided by the application (U2/U3) or defined by the library (U1)
     data: emitc.GlobalOp | None = None  # a constant pool's bytes
-
-    @property
-    def c_name(self) -> str:
-        return c_identifier(self.name)
+    c_name: str = ""
+    """Its field in ``TVMWorkspaces_<m>``/``TVMParameters_<m>``."""
+    array: str = ""
+    """The array metadata.c defines for it when the library owns it."""
+    macro: str = ""
+    """Stem of its macros (``<macro>_WORKSPACE_BUFFER_SIZE``, ...)."""
 
     @property
     def is_workspace(self) -> bool:
@@ -117,23 +118,30 @@ class ModelInterface:
     outputs: list[Tensor]
     pools: list[Pool]  # in the entry function's argument order
     io_in_workspace: bool
+    names: CNames
+    """The C name of everything in the module (``usmp.lowering.c_names``)."""
 
     @property
     def upper(self) -> str:
-        return c_identifier(self.model).upper()
+        return self.names.model.upper()
 
     def define(self, pool: Pool, what: str) -> str:
         kind = "WORKSPACE" if pool.is_workspace else "PARAMETER"
-        return f"TVM_{self.upper}_{pool.c_name.upper()}_{kind}_BUFFER_{what}"
+        return f"{pool.macro}_{kind}_BUFFER_{what}"
 
     def data_macro(self, pool: Pool) -> str:
-        return f"TVM_{self.upper}_{pool.c_name.upper()}_PARAMETER_DATA"
+        return f"{pool.macro}_PARAMETER_DATA"
 
     def typedef(self, what: str) -> str:
-        return f"TVM{what}_{c_identifier(self.model)}"
+        return f"TVM{what}_{self.names.model}"
 
     def symbol(self, what: str) -> str:
-        return f"tvmgen_{c_identifier(self.model)}_{what}"
+        return f"tvmgen_{self.names.model}_{what}"
+
+    @property
+    def entry(self) -> str:
+        """The entry function's C name."""
+        return self.names.symbol(self.main.sym_name.data)
 
     def user_pools(self, workspace: bool) -> list[Pool]:
         return [p for p in self.pools if p.user and p.is_workspace == workspace]
@@ -202,7 +210,7 @@ def model_interface(
             f"user pools {', '.join(unknown)} are not pools of model '{model}' "
             f"(its pools: {', '.join(pool_names) or 'none'})",
         )
-    pools = []
+    pools: list[Pool] = []
     for name in pool_names:
         info = infos.get(name)
         if info is None:
@@ -239,7 +247,69 @@ def model_interface(
                 output_names, types[n_in : n_in + len(output_names)], strict=True
             )
         ]
-    return ModelInterface(model, main, inputs, outputs, pools, io_in_workspace)
+    names = module_c_names(
+        module,
+        model=model,
+        entry=main,
+        pools=[(p.name, p.is_workspace) for p in pools],
+        inputs=[t.name for t in inputs],
+        outputs=[t.name for t in outputs],
+    )
+    return ModelInterface(
+        model,
+        main,
+        [replace(t, c_name=c) for t, c in zip(inputs, names.inputs, strict=True)],
+        [replace(t, c_name=c) for t, c in zip(outputs, names.outputs, strict=True)],
+        [
+            replace(
+                p,
+                c_name=names.pools[p.name].field,
+                array=names.pools[p.name].array,
+                macro=names.pools[p.name].macro,
+            )
+            for p in pools
+        ],
+        io_in_workspace,
+        names,
+    )
+
+
+def module_c_names(
+    module: ModuleOp,
+    *,
+    model: str | None = None,
+    entry: emitc.FuncOp | None = None,
+    pools: Sequence[tuple[str, bool]] = (),
+    inputs: Sequence[str] = (),
+    outputs: Sequence[str] = (),
+) -> CNames:
+    """The C names of ``module``'s functions and globals (constant pools'
+    data excepted: metadata.c prints it as the pool's array), and of the
+    model's interface (``usmp.lowering.c_names.assign_c_names``)."""
+    symbols: list[str] = []
+    externs: list[str] = []
+    called: set[str] = set(PURE_FUNCTIONS)
+    for op in module.ops:
+        if isinstance(op, emitc.FuncOp):
+            (externs if op.is_declaration else symbols).append(op.sym_name.data)
+            called.update(
+                c.callee.data for c in op.walk() if isinstance(c, emitc.CallOpaqueOp)
+            )
+        elif isinstance(op, emitc.GlobalOp) and POOL_ATTR not in op.attributes:
+            symbols.append(op.sym_name.data)
+    try:
+        return assign_c_names(
+            model=model,
+            entry=entry.sym_name.data if entry is not None else None,
+            symbols=symbols,
+            externs=externs,
+            pools=pools,
+            inputs=inputs,
+            outputs=outputs,
+            external=called,
+        )
+    except CNameError as e:
+        raise located_error(entry or module, str(e)) from None
 
 
 def _workspace_io(main: emitc.FuncOp, what: str, names: list[str]) -> list[Tensor]:
@@ -356,7 +426,7 @@ def metadata_header(m: ModelInterface, banner: bool = True) -> str:
 
 
 def pool_variable(m: ModelInterface, p: Pool) -> str:
-    return m.symbol(p.c_name)
+    return p.array
 
 
 def _pool_pointer(m: ModelInterface, pool: str) -> str:
@@ -393,7 +463,7 @@ def metadata_source(m: ModelInterface, prototype: bool = True) -> list[str]:
             )
         lines.append("")
     if prototype:
-        lines += [print_prototype(m.main).rstrip(), ""]
+        lines += [print_prototype(m.main, m.names).rstrip(), ""]
     if m.io_in_workspace:
         for what, tensors in (("inputs", m.inputs), ("outputs", m.outputs)):
             lines.append(_map_signature(m, what) + " {")
@@ -413,7 +483,7 @@ def metadata_source(m: ModelInterface, prototype: bool = True) -> list[str]:
     lines.append(
         f"int32_t {m.symbol('run')}({', '.join(run_parameters(m)) or 'void'}) {{"
     )
-    lines.append(f"  {m.main.sym_name.data}({', '.join(args)});")
+    lines.append(f"  {m.entry}({', '.join(args)});")
     lines += ["  return 0;", "}", ""]
     return lines
 

@@ -58,7 +58,17 @@ POOLS_SYNTAX = (
     '"sram:workspace:65536,flash:constant"'
 )
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.$-]*")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+POOL_NAME_SYNTAX = (
+    "a pool name is a C identifier: a letter or '_', then letters, digits or "
+    "'_' (it names the pool's C array, struct field and macros)"
+)
+
+
+def case_clash(name: str, seen: Iterable[str]) -> str | None:
+    """A name in ``seen`` that differs from ``name`` only in letter case (the
+    pools' macros ``TVM_<MODEL>_<POOL>_...`` would be one name)."""
+    return next((s for s in seen if s != name and s.upper() == name.upper()), None)
 
 
 class PoolSpecError(ValueError):
@@ -90,11 +100,15 @@ def _parse_pools(text: str) -> list[PoolInfoAttr]:
         name, kind, *rest = fields
         if not _NAME.fullmatch(name):
             raise PoolSpecError(
-                f"pool '{item}': '{name}' is not a valid pool name "
-                "(a C identifier: letters, digits, '_')"
+                f"pool '{item}': '{name}' is not a valid pool name; {POOL_NAME_SYNTAX}"
             )
         if name in seen:
             raise PoolSpecError(f"pool '{name}' is given twice")
+        if (other := case_clash(name, seen)) is not None:
+            raise PoolSpecError(
+                f"pools '{other}' and '{name}' differ only in letter case; their "
+                "C macros (TVM_<MODEL>_<POOL>_..._BUFFER_SIZE) would be one name"
+            )
         seen.add(name)
         if kind not in POOL_KINDS:
             raise PoolSpecError(

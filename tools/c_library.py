@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from usmp.dialects import emitc, tir
+from usmp.lowering.c_names import CNames
 from usmp.lowering.c_printer import (
     ALIGNED_MACRO,
     print_function,
@@ -40,6 +41,7 @@ from usmp.lowering.metadata import (
     metadata_header,
     metadata_source,
     model_interface,
+    module_c_names,
     parameters_header,
 )
 from usmp.passes.convert_to_emitc import needs_conversion
@@ -81,23 +83,15 @@ def _includes(module: ModuleOp) -> list[str]:
     ]
 
 
-def _symbols(module: ModuleOp) -> list[str]:
-    """File-scope names the program's locals must not shadow (pool globals are
-    printed under other names, in metadata.c)."""
-    return [
-        op.sym_name.data
-        for op in module.ops
-        if isinstance(op, emitc.FuncOp | emitc.GlobalOp)
-        and POOL_ATTR not in op.attributes
-    ]
-
-
 def _program(
-    module: ModuleOp, functions: Iterable[emitc.FuncOp], globals_: bool
+    module: ModuleOp,
+    functions: Iterable[emitc.FuncOp],
+    globals_: bool,
+    names: CNames,
 ) -> list[str]:
     """Definitions of ``functions`` (and the non-pool globals), each preceded
-    by the prototypes of the functions it calls that are not defined above."""
-    names = _symbols(module)
+    by the prototypes of the functions it calls that are not defined above;
+    every function and global under its C name in ``names``."""
     by_name = {
         op.sym_name.data: op for op in module.ops if isinstance(op, emitc.FuncOp)
     }
@@ -105,7 +99,8 @@ def _program(
     if globals_:
         for op in module.ops:
             if isinstance(op, emitc.GlobalOp) and POOL_ATTR not in op.attributes:
-                lines += [print_global(op).rstrip(), ""]
+                name = names.symbol(op.sym_name.data)
+                lines += [print_global(op, name=name).rstrip(), ""]
     declared: set[str] = set()
     prototypes: list[str] = []
     bodies: list[str] = []
@@ -172,7 +167,7 @@ def build_library(module: ModuleOp, *, user_pools: Collection[str] = ()) -> CLib
                 "",
                 ALIGNED_MACRO if globals_ else "",
                 *_CPP_OPEN,
-                *_program(module, funcs, globals_),
+                *_program(module, funcs, globals_, m.names),
                 *_CPP_CLOSE,
             ]
         )
@@ -213,7 +208,7 @@ def single_source(module: ModuleOp) -> str:
                 "",
                 ALIGNED_MACRO,
                 *_CPP_OPEN,
-                *_program(module, funcs, True),
+                *_program(module, funcs, True, module_c_names(module)),
                 *_CPP_CLOSE,
             ]
         )
@@ -227,7 +222,7 @@ def single_source(module: ModuleOp) -> str:
             metadata_header(m, banner=False),
             ALIGNED_MACRO,
             *_CPP_OPEN,
-            *_program(module, [*operators, *main], True),
+            *_program(module, [*operators, *main], True, m.names),
             *metadata_source(m, prototype=False),
             *_CPP_CLOSE,
         ]

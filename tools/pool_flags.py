@@ -31,11 +31,13 @@ from usmp.passes.usmp_pools import (
     DEFAULT_ALIGNMENT,
     DEFAULT_CONSTANT_POOL,
     DEFAULT_WORKSPACE_POOL,
+    POOL_NAME_SYNTAX,
+    case_clash,
 )
 
 C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-_POOL_FLAG = re.compile(r"--usmp-(workspace|parameter)-pool-([A-Za-z_][A-Za-z0-9_]*)")
+_POOL_FLAG = re.compile(r"--usmp-(workspace|parameter)-pool-(.+)")
 _POOL_KEYS = ("target", "size", "align")
 
 PoolSpecs = dict[tuple[str, str], str]
@@ -86,6 +88,11 @@ def split_pool_flags(argv: Sequence[str]) -> tuple[list[str], PoolSpecs]:
                 )
             value = items[i + 1]
             i += 1
+        if not C_IDENTIFIER.fullmatch(match.group(2)):
+            raise PoolFlagError(
+                f"{flag}: '{match.group(2)}' is not a valid pool name; "
+                f"{POOL_NAME_SYNTAX}"
+            )
         key = (match.group(1), match.group(2))
         if key in specs:
             raise PoolFlagError(f"{flag} is given twice")
@@ -111,6 +118,12 @@ def parse_pool_flags(
         for name in _names(names, flag_kind):
             if name in listed:
                 raise PoolFlagError(f"pool '{name}' is listed twice")
+            if (other := case_clash(name, listed)) is not None:
+                raise PoolFlagError(
+                    f"pools '{other}' and '{name}' differ only in letter case; "
+                    "their C macros (TVM_<MODEL>_<POOL>_..._BUFFER_SIZE) would be "
+                    "one name"
+                )
             listed[name] = flag_kind
             spec = specs.get((flag_kind, name), "")
             kind = "workspace" if flag_kind == "workspace" else "constant"
@@ -166,8 +179,8 @@ def _names(text: str | None, flag_kind: str) -> list[str]:
     for n in names:
         if not C_IDENTIFIER.fullmatch(n):
             raise PoolFlagError(
-                f"--usmp-{flag_kind}-pools: '{n}' is not a valid pool name "
-                "(a C identifier)"
+                f"--usmp-{flag_kind}-pools: '{n}' is not a valid pool name; "
+                f"{POOL_NAME_SYNTAX}"
             )
     return names
 

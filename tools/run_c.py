@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import (
     Signedness,
 )
 
-from usmp.lowering.c_printer import ALIGNED_MACRO, c_identifier
+from usmp.lowering.c_printer import ALIGNED_MACRO
 from usmp.lowering.metadata import ModelInterface, Tensor
 from usmp.tools.c_library import as_emitc, build_library, load
 
@@ -90,6 +90,10 @@ def run_pipeline(module: ModuleOp, passes: str) -> ModuleOp:
     return module
 
 
+def _pool_field(m: ModelInterface, pool: str | None) -> str:
+    return next(p.c_name for p in m.pools if p.name == pool)
+
+
 def harness(m: ModelInterface, direct: dict[str, str] | None = None) -> str:
     """A C main: ``prog in0.bin .. out0.bin ..``. ``direct`` (pool -> C name of
     its data) calls the entry function itself instead of ``run``."""
@@ -126,7 +130,7 @@ def harness(m: ModelInterface, direct: dict[str, str] | None = None) -> str:
         if m.io_in_workspace:  # the I/O lives in the pools, at planned offsets
             for k, t in enumerate(m.inputs):
                 lines.append(
-                    f"  memcpy(&pool_{c_identifier(t.pool or '')}[{t.offset}], "
+                    f"  memcpy(&pool_{_pool_field(m, t.pool)}[{t.offset}], "
                     f"t{k}, sizeof t{k});"
                 )
             ins, outs = [], []
@@ -135,7 +139,7 @@ def harness(m: ModelInterface, direct: dict[str, str] | None = None) -> str:
         if m.io_in_workspace:
             for k, t in enumerate(m.outputs, len(m.inputs)):
                 lines.append(
-                    f"  memcpy(t{k}, &pool_{c_identifier(t.pool or '')}[{t.offset}], "
+                    f"  memcpy(t{k}, &pool_{_pool_field(m, t.pool)}[{t.offset}], "
                     f"sizeof t{k});"
                 )
     elif m.io_in_workspace:

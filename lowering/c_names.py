@@ -1,0 +1,262 @@
+"""Every identifier the generated C uses, chosen in one place.
+
+Names reach C from many sources: IR symbols (operator functions, globals),
+model input/output names (struct fields, entry parameters), pool names
+(struct fields, static arrays, ``TVM_<MODEL>_<POOL>_..._BUFFER_SIZE``
+macros), the model name (``tvmgen_<model>_run``, ``TVMInputs_<model>``, ...)
+and SSA names (parameters and locals). All of them go through this module:
+
+* :func:`c_identifier` makes one name a valid identifier that is no C99,
+  C11, C23 or C++ keyword, no name the generated code uses from the standard
+  headers (``int8_t``, ``expf``, ``NULL``, ...), no macro of ours, and not
+  reserved to the implementation (``__x``, ``_X``): characters outside
+  ``[A-Za-z0-9_]`` become ``_``, a leading digit gets a ``_`` prefix, a
+  reserved word gets a ``_`` suffix (``default`` -> ``default_``) and a
+  reserved prefix a ``v`` (``__x`` -> ``v__x``);
+* :class:`Namer` makes names unique within one scope: a name already taken
+  gets ``_1``, ``_2``, ... (first come, first served, in IR order: the
+  result is deterministic);
+* :func:`assign_c_names` names every file-scope thing of one model -- the
+  interface (fixed names derived from the model name), the pools' macros,
+  fields and arrays, the IR's symbols -- and the fields of the input and
+  output structs, so that no two distinct things share a C name.
+
+The C printer, ``metadata.h``/``metadata.c`` and ``metadata.json`` all read
+the names from the :class:`CNames` this returns, so a renamed name is renamed
+at its definition and at every use alike.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+C_KEYWORDS = frozenset(
+    """auto break case char const continue default do double else enum extern
+    float for goto if inline int long register restrict return short signed
+    sizeof static struct switch typedef union unsigned void volatile while
+    _Bool _Complex _Imaginary _Alignas _Alignof _Atomic _Generic _Noreturn
+    _Static_assert _Thread_local bool true false alignas alignof constexpr
+    nullptr static_assert thread_local typeof typeof_unqual""".split()
+)
+"""C99, C11 and C23 keywords."""
+
+CPP_KEYWORDS = frozenset(
+    """alignas alignof and and_eq asm bitand bitor bool catch char8_t char16_t
+    char32_t class compl concept consteval constexpr constinit const_cast
+    co_await co_return co_yield decltype delete dynamic_cast explicit export
+    false final friend import module mutable namespace new noexcept not not_eq
+    nullptr operator or or_eq override private protected public
+    reinterpret_cast requires static_assert static_cast template this
+    thread_local throw true try typeid typename using virtual wchar_t xor
+    xor_eq""".split()
+)
+"""C++ keywords and identifiers with special meaning (the C is also C++)."""
+
+_MATH = frozenset(
+    f"{name}{suffix}"
+    for name in """exp exp2 expm1 log log2 log10 log1p sqrt cbrt tanh sinh cosh
+    sin cos tan atan asin acos asinh acosh atanh erf erfc floor ceil round
+    lround llround trunc fabs pow atan2 copysign fma nearbyint rint lrint fmax
+    fmin fmod remainder ldexp frexp modf hypot tgamma lgamma""".split()
+    for suffix in ("", "f", "l")
+)
+
+LIBRARY_NAMES = (
+    frozenset(
+        """int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t
+    intptr_t uintptr_t intmax_t uintmax_t size_t ptrdiff_t max_align_t
+    NULL offsetof errno assert main memcpy memset memmove memcmp
+    INFINITY NAN HUGE_VAL HUGE_VALF isnan isinf isfinite signbit fpclassify
+    INT8_MIN INT8_MAX INT16_MIN INT16_MAX INT32_MIN INT32_MAX INT64_MIN
+    INT64_MAX UINT8_MAX UINT16_MAX UINT32_MAX UINT64_MAX SIZE_MAX PTRDIFF_MIN
+    PTRDIFF_MAX INT8_C INT16_C INT32_C INT64_C UINT8_C UINT16_C UINT32_C
+    UINT64_C USMP_ALIGNED""".split()
+    )
+    | _MATH
+)
+"""Names the generated code uses from ``<stdint.h>``, ``<stddef.h>``,
+``<stdbool.h>``, ``<string.h>``, ``<math.h>``, and our own macro."""
+
+RESERVED = C_KEYWORDS | CPP_KEYWORDS | LIBRARY_NAMES
+"""Identifiers no generated name may take."""
+
+_RESERVED_PREFIX = re.compile(r"_[A-Z_]")
+
+RUN_LOCALS = ("inputs", "outputs", "workspaces", "parameters", "io")
+"""Parameters and locals of ``run`` / ``map_*`` in metadata.c: no file-scope
+name may take them (they would hide it)."""
+
+
+def is_reserved(name: str) -> bool:
+    """Is ``name`` a keyword, a library name we use, or reserved to the C
+    implementation (``__x``, ``_X``)?"""
+    return name in RESERVED or _RESERVED_PREFIX.match(name) is not None
+
+
+def sanitize(name: str) -> str:
+    """``name`` with every character outside ``[A-Za-z0-9_]`` as ``_`` and a
+    ``_`` before a leading digit (TVM's ``SanitizeName``)."""
+    ident = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return ident if ident and not ident[0].isdigit() else f"_{ident}"
+
+
+def c_identifier(name: str) -> str:
+    """A C (and C++) identifier for ``name`` that is not reserved; ``name``
+    itself when it already is one."""
+    ident = sanitize(name)
+    if _RESERVED_PREFIX.match(ident):
+        ident = f"v{ident}"
+    if ident in RESERVED:
+        ident = f"{ident}_"
+    return ident
+
+
+class CNameError(ValueError):
+    """A name that must be kept as it is (an external function) is taken."""
+
+
+class Namer:
+    """Unique, unreserved C identifiers within one scope."""
+
+    def __init__(self, taken: Iterable[str] = ()):
+        self.used: set[str] = set(taken)
+
+    def fresh(self, hint: str) -> str:
+        """``c_identifier(hint)``, with ``_N`` appended if that is taken."""
+        base = c_identifier(hint)
+        name, n = base, 0
+        while name in self.used or is_reserved(name):
+            n += 1
+            name = f"{base.rstrip('_') or base}_{n}"
+        self.used.add(name)
+        return name
+
+    def claim(self, names: Iterable[str]) -> None:
+        """Take ``names`` as they are (fixed names nothing else may take)."""
+        self.used.update(names)
+
+
+@dataclass(frozen=True)
+class PoolNames:
+    """The C names of one pool."""
+
+    field: str
+    """Member of ``TVMWorkspaces_<m>``/``TVMParameters_<m>``."""
+    array: str
+    """The static array metadata.c defines when the library owns the pool."""
+    macro: str
+    """Stem of its macros: ``<macro>_WORKSPACE_BUFFER_SIZE``, ..."""
+
+
+@dataclass(frozen=True)
+class CNames:
+    """The C names of one module (see :func:`assign_c_names`)."""
+
+    model: str
+    """The model name as it appears in the interface names (``tvmgen_<m>_``)."""
+    symbols: dict[str, str]
+    """IR symbol (function or global) -> its C name."""
+    pools: dict[str, PoolNames]
+    inputs: list[str]
+    """Fields of ``TVMInputs_<m>``, in input order."""
+    outputs: list[str]
+    """Fields of ``TVMOutputs_<m>``, in output order."""
+    file_scope: frozenset[str]
+    """Every file-scope identifier and macro: function parameters and locals
+    must not take them."""
+
+    def symbol(self, name: str) -> str:
+        return self.symbols.get(name, name)
+
+
+def interface_names(model: str) -> list[str]:
+    """The fixed file-scope names of model ``model``'s interface."""
+    upper = model.upper()
+    return [
+        *(f"tvmgen_{model}_{what}" for what in ("run", "map_inputs", "map_outputs")),
+        *(
+            f"tvmgen_{model}_{tag}"
+            for tag in ("inputs", "outputs", "workspace_pools", "parameter_pools")
+        ),
+        *(f"TVM{what}_{model}" for what in ("Inputs", "Outputs")),
+        *(f"TVM{what}_{model}" for what in ("Workspaces", "Parameters")),
+        f"TVMGEN_{upper}_METADATA_H_",
+        f"TVMGEN_{upper}_PARAMETERS_H_",
+    ]
+
+
+def pool_macros(stem: str, workspace: bool) -> list[str]:
+    kind = "WORKSPACE" if workspace else "PARAMETER"
+    names = [f"{stem}_{kind}_BUFFER_SIZE", f"{stem}_{kind}_BUFFER_ALIGNMENT"]
+    return names if workspace else [*names, f"{stem}_PARAMETER_DATA"]
+
+
+def assign_c_names(
+    *,
+    model: str | None,
+    entry: str | None,
+    symbols: Sequence[str],
+    externs: Sequence[str] = (),
+    pools: Sequence[tuple[str, bool]] = (),
+    inputs: Sequence[str] = (),
+    outputs: Sequence[str] = (),
+    external: Iterable[str] = (),
+) -> CNames:
+    """Name everything of one model, in a fixed order: the interface (fixed),
+    the entry function ``entry`` (kept), functions declared but defined
+    elsewhere (``externs``, kept: ``CNameError`` if one is reserved or taken),
+    each pool's macros, the other IR ``symbols`` (in IR order), the pool
+    arrays; then the pool fields and the input/output fields, each struct its
+    own scope. ``pools`` is (name, is workspace) in argument order;
+    ``external`` the library functions the code calls (``expf``, ...).
+    Without a ``model`` (a module that is no model) only symbols are named."""
+    model = sanitize(model) if model is not None else ""
+    files = Namer(external)
+    if model:
+        files.claim(interface_names(model))
+        files.claim(RUN_LOCALS)
+    names: dict[str, str] = {}
+    for symbol in ([] if entry is None else [entry]) + list(externs):
+        if symbol in names:
+            continue
+        if symbol in files.used or is_reserved(symbol) or sanitize(symbol) != symbol:
+            raise CNameError(
+                f"function @{symbol} is defined outside the generated code, so it "
+                "cannot be renamed, but its name is not a free C identifier "
+                "(it is reserved or taken by a generated name)"
+            )
+        names[symbol] = symbol
+        files.claim([symbol])
+    macros: dict[str, str] = {}
+    for pool, workspace in pools:
+        base = f"TVM_{model.upper()}_{c_identifier(pool).upper()}"
+        stem, n = base, 0
+        while any(m in files.used for m in pool_macros(stem, workspace)):
+            n += 1
+            stem = f"{base}_{n}"
+        files.claim(pool_macros(stem, workspace))
+        macros[pool] = stem
+    for symbol in symbols:
+        if symbol not in names:
+            names[symbol] = files.fresh(symbol)
+    # members: no keyword, no macro (a macro would replace the member's name)
+    macro_names = [m for m in files.used if m.isupper() or m.startswith("TVM")]
+    pool_fields = Namer(macro_names)
+    named_pools: dict[str, PoolNames] = {}
+    for pool, _ in pools:
+        field = pool_fields.fresh(pool)
+        named_pools[pool] = PoolNames(
+            field, files.fresh(f"tvmgen_{model}_{field}"), macros[pool]
+        )
+    input_fields = Namer(macro_names)
+    output_fields = Namer(macro_names)
+    return CNames(
+        model,
+        names,
+        named_pools,
+        [input_fields.fresh(n) for n in inputs],
+        [output_fields.fresh(n) for n in outputs],
+        frozenset(files.used),
+    )
