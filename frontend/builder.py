@@ -175,7 +175,13 @@ class RelayBuilder:
         return t
 
     def output_tensor(self, position: int = 0) -> Tensor:
-        return self.tensor(self.operator.outputs[position])
+        outputs = self.operator.outputs
+        if position >= len(outputs):
+            raise self.error(
+                f"output {position} is missing (the operator has {len(outputs)} "
+                "outputs)"
+            )
+        return self.tensor(outputs[position])
 
     def value(self, t: Tensor) -> SSAValue:
         """The SSA value of tensor ``t`` (constants are materialised once)."""

@@ -6,17 +6,31 @@ tensors with their numpy dtype, shape, quantisation and constant data;
 operators with their opcode name, inputs/outputs and builtin options (the
 ``tflite.*Options`` table, already initialised).
 
-Errors in the file (bad flatbuffer, several subgraphs, unknown tensor type)
-are ``TFLiteImportError``: a located diagnostic naming the model file.
+Nothing is read before ``tflite_verify.verify_structure`` has checked that
+every table, vector and string the reader touches lies inside the file;
+then the decoded values are checked here: operator code, tensor and buffer
+indices in range, buffer bytes inside the file and matching the tensor's
+shape and type, quantisation vectors of matching lengths, builtin options of
+the operator's own kind. Errors in the file (damaged flatbuffer, several
+subgraphs, an index out of range...) are ``TFLiteImportError``: a located
+diagnostic naming the model file and the operator or tensor.
+
+Tensors without a name (TFLite allows them) are named ``tensor_<index>``;
+for a model input or output, whose name becomes a C field of the generated
+interface, ``Model.warnings`` says so.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+import flatbuffers
 import numpy as np
 import numpy.typing as npt
 import tflite
@@ -24,10 +38,18 @@ from tflite.BuiltinOperator import BuiltinOperator
 from tflite.BuiltinOptions import BuiltinOptions
 
 from usmp.diagnostics import LocatedError
+from usmp.frontend.tflite_verify import TFLiteImportError, verify_structure
 
-
-class TFLiteImportError(LocatedError):
-    """The model cannot be imported; ``str()`` is ``<model>: error: <why>``."""
+__all__ = [
+    "Model",
+    "Operator",
+    "Quantization",
+    "Tensor",
+    "TFLiteImportError",
+    "damaged_model_errors",
+    "read_model",
+    "read_model_file",
+]
 
 
 def _enum_names(cls: type) -> MappingProxyType[int, str]:
@@ -140,6 +162,8 @@ class Model:
     operators: tuple[Operator, ...]
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
+    warnings: tuple[str, ...] = ()
+    """``<model>: warning: ...`` lines about what the reader made up (names)."""
 
     def error(self, message: str) -> TFLiteImportError:
         return TFLiteImportError(self.name, message)
@@ -152,13 +176,9 @@ class Model:
 
 def read_model(data: bytes, name: str = "model.tflite") -> Model:
     """Parse a ``.tflite`` flatbuffer (its first and only subgraph)."""
-    try:
-        if len(data) < 8 or data[4:8] != b"TFL3":
-            raise ValueError("not a TFLite flatbuffer (file identifier 'TFL3' missing)")
-        model = tflite.Model.GetRootAs(data, 0)
-        n_subgraphs = model.SubgraphsLength()
-    except (ValueError, IndexError, TypeError) as e:
-        raise TFLiteImportError(name, f"cannot read the model: {e}") from None
+    verify_structure(data, name)
+    model = tflite.Model.GetRootAs(data, 0)
+    n_subgraphs = model.SubgraphsLength()
     if n_subgraphs != 1:
         raise TFLiteImportError(
             name,
@@ -167,24 +187,55 @@ def read_model(data: bytes, name: str = "model.tflite") -> Model:
         )
     graph = model.Subgraphs(0)
     if graph is None:
-        raise TFLiteImportError(name, "cannot read the model: subgraph 0 is missing")
+        raise TFLiteImportError(name, "damaged model: subgraph 0 is missing")
+    n_tensors = graph.TensorsLength()
+    n_buffers = model.BuffersLength()
     tensors = tuple(
-        _read_tensor(model, graph.Tensors(i), i, data, name)
-        for i in range(graph.TensorsLength())
+        _read_tensor(model, graph.Tensors(i), i, data, name, n_buffers)
+        for i in range(n_tensors)
     )
     operators = tuple(
-        _read_operator(model, graph.Operators(i), i)
+        _read_operator(model, graph.Operators(i), i, name, n_tensors)
         for i in range(graph.OperatorsLength())
     )
+    inputs = _ints(graph.InputsAsNumpy() if graph.InputsLength() else ())
+    outputs = _ints(graph.OutputsAsNumpy() if graph.OutputsLength() else ())
+    for what, indices in (("input", inputs), ("output", outputs)):
+        for k, index in enumerate(indices):
+            if not 0 <= index < n_tensors:
+                raise TFLiteImportError(
+                    name,
+                    f"model {what} {k} refers to tensor {index}; the subgraph has "
+                    f"{n_tensors} tensors (0..{n_tensors - 1})",
+                )
+    _check_producers(name, tensors, operators, inputs)
     description = model.Description()
     return Model(
         name=name,
         description=description.decode("utf-8", "replace") if description else "",
         tensors=tensors,
         operators=operators,
-        inputs=_ints(graph.InputsAsNumpy() if graph.InputsLength() else ()),
-        outputs=_ints(graph.OutputsAsNumpy() if graph.OutputsLength() else ()),
+        inputs=inputs,
+        outputs=outputs,
+        warnings=_name_warnings(name, tensors, inputs, outputs),
     )
+
+
+@contextmanager
+def damaged_model_errors(path: str | Path) -> Iterator[None]:
+    """The last line of defence of the command-line tools: an unexpected
+    exception while reading or importing ``path`` (a check the reader and the
+    converters lack) becomes ``<model>: error: damaged or unsupported model
+    (<detail>)`` instead of a traceback."""
+    try:
+        yield
+    except LocatedError:
+        raise
+    except Exception as e:  # noqa: BLE001 -- see the docstring
+        raise TFLiteImportError(
+            Path(path).name,
+            f"damaged or unsupported model ({type(e).__name__}: {e})",
+        ) from e
 
 
 def read_model_file(path: str | Path) -> Model:
@@ -203,32 +254,89 @@ def _ints(values: Any) -> tuple[int, ...]:
     return tuple(int(v) for v in values)
 
 
-def _read_tensor(model: Any, t: Any, index: int, data: bytes, name: str) -> Tensor:
+MAX_TENSOR_ELEMENTS = (1 << 31) - 1
+"""A larger tensor cannot be indexed by the generated C (int32 loops)."""
+
+
+def _read_tensor(
+    model: Any, t: Any, index: int, data: bytes, name: str, n_buffers: int
+) -> Tensor:
+    raw = t.Name()
+    tensor_name = raw.decode("utf-8", "replace") if raw else ""
+    where = f"tensor {index}" + (f" '{tensor_name}'" if tensor_name else "")
     type_name = _TENSOR_TYPE_NAMES.get(t.Type(), f"type {t.Type()}")
     shape = _ints(t.ShapeAsNumpy()) if t.ShapeLength() else ()
     signature = _ints(t.ShapeSignatureAsNumpy()) if t.ShapeSignatureLength() else None
-    raw = t.Name()
-    tensor_name = raw.decode("utf-8", "replace") if raw else ""
+    if any(d < 0 for d in shape):
+        raise TFLiteImportError(
+            name, f"{where}: shape {list(shape)} has a negative dimension"
+        )
+    if math.prod(shape) > MAX_TENSOR_ELEMENTS:
+        raise TFLiteImportError(
+            name,
+            f"{where}: shape {list(shape)} has {math.prod(shape)} elements; at most "
+            f"{MAX_TENSOR_ELEMENTS} are supported",
+        )
+    if signature is not None and (
+        len(signature) != len(shape)
+        or any(s != d and s != -1 for s, d in zip(signature, shape, strict=True))
+    ):
+        raise TFLiteImportError(
+            name,
+            f"{where}: shape_signature {list(signature)} does not match shape "
+            f"{list(shape)} (each dimension equal, or -1 for a dynamic one)",
+        )
+    buffer_index = int(t.Buffer())
+    if buffer_index >= n_buffers and not (buffer_index == 0 and n_buffers == 0):
+        raise TFLiteImportError(
+            name,
+            f"{where}: buffer index {buffer_index} is out of range (the model has "
+            f"{n_buffers} buffers)",
+        )
     return Tensor(
         index=index,
-        name=tensor_name,
+        name=tensor_name or f"tensor_{index}",
         type_name=type_name,
         shape=shape,
         shape_signature=signature,
-        quantization=_read_quantization(t.Quantization()),
-        data=_read_buffer(model, t.Buffer(), type_name, shape, data, name, tensor_name),
+        quantization=_read_quantization(t.Quantization(), shape, name, where),
+        data=_read_buffer(model, buffer_index, type_name, shape, data, name, where),
         is_variable=bool(t.IsVariable()),
     )
 
 
-def _read_quantization(q: Any) -> Quantization | None:
+def _read_quantization(
+    q: Any, shape: tuple[int, ...], name: str, where: str
+) -> Quantization | None:
     if q is None or q.ScaleLength() == 0:
         return None
     scales = tuple(float(s) for s in q.ScaleAsNumpy())
     zps = _ints(q.ZeroPointAsNumpy()) if q.ZeroPointLength() else (0,) * len(scales)
-    return Quantization(
-        scales=scales, zero_points=zps, axis=int(q.QuantizedDimension())
-    )
+    axis = int(q.QuantizedDimension())
+    if len(zps) != len(scales):
+        raise TFLiteImportError(
+            name,
+            f"{where}: {len(scales)} quantisation scales but {len(zps)} zero points "
+            "(expected as many)",
+        )
+    if not all(math.isfinite(s) and s >= 0 for s in scales):
+        raise TFLiteImportError(
+            name,
+            f"{where}: quantisation scales must be finite and not negative, got "
+            f"{_summary(scales)}",
+        )
+    if len(scales) > 1 and not (0 <= axis < len(shape) and shape[axis] == len(scales)):
+        raise TFLiteImportError(
+            name,
+            f"{where}: {len(scales)} per-channel scales along dimension {axis} of "
+            f"shape {list(shape)} (expected one per index of that dimension)",
+        )
+    return Quantization(scales=scales, zero_points=zps, axis=axis)
+
+
+def _summary(values: tuple[float, ...]) -> str:
+    shown = ", ".join(repr(v) for v in values[:4])
+    return f"[{shown}{', ...' if len(values) > 4 else ''}]"
 
 
 def _read_buffer(
@@ -238,13 +346,19 @@ def _read_buffer(
     shape: tuple[int, ...],
     data: bytes,
     name: str,
-    tensor_name: str,
+    where: str,
 ) -> npt.NDArray[Any] | None:
-    if buffer_index <= 0 or buffer_index >= model.BuffersLength():
+    if buffer_index == 0:
         return None  # buffer 0 is the empty sentinel: an activation
     buf = model.Buffers(buffer_index)
     offset, size = int(buf.Offset()), int(buf.Size())
     if offset > 1:  # large models keep buffers after the flatbuffer
+        if offset + size > len(data):
+            raise TFLiteImportError(
+                name,
+                f"{where}: buffer {buffer_index} holds bytes {offset}..{offset + size} "
+                f"but the file has {len(data)} bytes (truncated?)",
+            )
         raw: bytes | npt.NDArray[Any] = data[offset : offset + size]
     elif buf.DataLength() > 0:
         raw = buf.DataAsNumpy()
@@ -253,48 +367,161 @@ def _read_buffer(
     dtype = _NUMPY_DTYPES.get(type_name)
     if dtype is None:
         raise TFLiteImportError(
-            name, f"constant tensor '{tensor_name}' has unsupported type {type_name}"
+            name, f"{where}: constant tensor has unsupported type {type_name}"
         )
-    values = np.frombuffer(bytes(raw), dtype=dtype)
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-    if values.size != count:
+    count = math.prod(shape)
+    nbytes = len(raw)
+    if nbytes != count * dtype.itemsize:
         raise TFLiteImportError(
             name,
-            f"constant tensor '{tensor_name}' holds {values.size} values but its shape "
-            f"{list(shape)} needs {count}",
+            f"{where}: buffer {buffer_index} holds {nbytes} bytes but shape "
+            f"{list(shape)} of {type_name} needs {count * dtype.itemsize}",
         )
-    return values.reshape(shape)
+    return np.frombuffer(bytes(raw), dtype=dtype).reshape(shape)
 
 
-def _read_operator(model: Any, op: Any, index: int) -> Operator:
-    code = model.OperatorCodes(op.OpcodeIndex())
+def _read_operator(
+    model: Any, op: Any, index: int, name: str, n_tensors: int
+) -> Operator:
+    n_codes = model.OperatorCodesLength()
+    code_index = int(op.OpcodeIndex())
+    if code_index >= n_codes:
+        raise TFLiteImportError(
+            name,
+            f"operator {index}: opcode index {code_index} is out of range (the model "
+            f"has {n_codes} operator codes)",
+        )
+    code = model.OperatorCodes(code_index)
     # BuiltinCode() superseded DeprecatedBuiltinCode() (int8) at 127 ops; the
     # larger of the two is the real code for files written by either schema.
     opcode_value = max(int(code.BuiltinCode()), int(code.DeprecatedBuiltinCode()))
     opcode = _OPCODE_NAMES.get(opcode_value, f"BUILTIN_{opcode_value}")
     custom = code.CustomCode()
+    custom_code = custom.decode("utf-8", "replace") if custom else None
+    display = f"CUSTOM '{custom_code}'" if opcode == "CUSTOM" else opcode
+    where = f"operator {index} ({display})"
+    inputs = _ints(op.InputsAsNumpy()) if op.InputsLength() else ()
+    outputs = _ints(op.OutputsAsNumpy()) if op.OutputsLength() else ()
+    intermediates = _ints(op.IntermediatesAsNumpy()) if op.IntermediatesLength() else ()
+    for what, indices, lowest in (
+        ("input", inputs, -1),
+        ("output", outputs, 0),
+        ("intermediate", intermediates, 0),
+    ):
+        for k, t in enumerate(indices):
+            if not lowest <= t < n_tensors:
+                omitted = " or -1 for an omitted input" if lowest < 0 else ""
+                raise TFLiteImportError(
+                    name,
+                    f"{where}: {what} {k} refers to tensor {t}; the subgraph has "
+                    f"{n_tensors} tensors (expected 0..{n_tensors - 1}{omitted})",
+                )
     return Operator(
         index=index,
         opcode=opcode,
-        custom_code=custom.decode("utf-8", "replace") if custom else None,
+        custom_code=custom_code,
         version=int(code.Version()),
-        inputs=_ints(op.InputsAsNumpy()) if op.InputsLength() else (),
-        outputs=_ints(op.OutputsAsNumpy()) if op.OutputsLength() else (),
-        options=_read_options(op),
-        intermediates=_ints(op.IntermediatesAsNumpy())
-        if op.IntermediatesLength()
-        else (),
+        inputs=inputs,
+        outputs=outputs,
+        options=_read_options(op, opcode, name, where),
+        intermediates=intermediates,
     )
 
 
-def _read_options(op: Any) -> Any:
-    kind = op.BuiltinOptionsType()
+_OPTIONS_OF_OPCODE = MappingProxyType(
+    {
+        "AVERAGE_POOL_2D": "Pool2DOptions",
+        "MAX_POOL_2D": "Pool2DOptions",
+        "L2_POOL_2D": "Pool2DOptions",
+        "MAXIMUM": "MaximumMinimumOptions",
+        "MINIMUM": "MaximumMinimumOptions",
+    }
+)
+_OPTIONS_BY_KEY = MappingProxyType(
+    {k.replace("_", "").lower(): k for k in _OPTIONS_NAMES.values()}
+)
+
+
+def expected_options(opcode: str) -> str | None:
+    """The ``BuiltinOptions`` table a builtin operator carries (schema naming:
+    ``CONV_2D`` -> ``Conv2DOptions``), ``None`` if it has none."""
+    if opcode in _OPTIONS_OF_OPCODE:
+        return _OPTIONS_OF_OPCODE[opcode]
+    return _OPTIONS_BY_KEY.get(opcode.replace("_", "").lower() + "options")
+
+
+def _empty_table() -> tuple[bytes, int]:
+    """A flatbuffer holding one table with no fields (every accessor returns
+    the schema's default) and its position."""
+    builder = flatbuffers.Builder(0)
+    builder.StartObject(0)
+    builder.Finish(builder.EndObject())
+    data = bytes(builder.Output())
+    return data, int.from_bytes(data[:4], "little")
+
+
+def _read_options(op: Any, opcode: str, name: str, where: str) -> Any:
+    """The operator's builtin options, of the kind its opcode expects; a
+    missing table reads as the schema's defaults."""
+    expected = expected_options(opcode)
+    if expected is None:
+        return None
+    kind = int(op.BuiltinOptionsType())
     table = op.BuiltinOptions()
+    options = getattr(tflite, expected)()
     if kind == BuiltinOptions.NONE or table is None:
-        return None
-    cls = getattr(tflite, _OPTIONS_NAMES.get(kind, ""), None)
-    if cls is None:
-        return None
-    options = cls()
+        options.Init(*_empty_table())
+        return options
+    if _OPTIONS_NAMES.get(kind) != expected:
+        found = _OPTIONS_NAMES.get(kind, f"options type {kind}")
+        raise TFLiteImportError(
+            name, f"{where}: builtin options are {found}, expected {expected}"
+        )
     options.Init(table.Bytes, table.Pos)
     return options
+
+
+def _check_producers(
+    name: str,
+    tensors: tuple[Tensor, ...],
+    operators: tuple[Operator, ...],
+    inputs: tuple[int, ...],
+) -> None:
+    """Every tensor is written at most once: by one operator, and never a
+    model input or a constant."""
+    producer: dict[int, int] = {}
+    for op in operators:
+        for t in op.outputs:
+            tensor = tensors[t]
+            written = (
+                f"operator {producer[t]}"
+                if t in producer
+                else "the model input"
+                if t in inputs
+                else "a constant"
+                if tensor.data is not None
+                else None
+            )
+            if written is not None and not tensor.is_variable:
+                raise TFLiteImportError(
+                    name,
+                    f"operator {op.index} ({op.display_name}): output tensor {t} "
+                    f"'{tensor.name}' is already {written}; every tensor has one "
+                    "producer",
+                )
+            producer[t] = op.index
+
+
+def _name_warnings(
+    name: str,
+    tensors: tuple[Tensor, ...],
+    inputs: tuple[int, ...],
+    outputs: tuple[int, ...],
+) -> tuple[str, ...]:
+    return tuple(
+        f"{name}: warning: model {what} tensor {index} has no name; it is called "
+        f"'{tensors[index].name}'"
+        for what, indices in (("input", inputs), ("output", outputs))
+        for index in indices
+        if tensors[index].name == f"tensor_{index}"
+    )

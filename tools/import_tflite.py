@@ -95,11 +95,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from usmp.frontend.printing import format_constants, print_module
     from usmp.frontend.tflite_import import import_model
-    from usmp.frontend.tflite_reader import read_model_file
+    from usmp.frontend.tflite_reader import damaged_model_errors, read_model_file
 
     try:
-        model = read_model_file(args.model)
-        module = import_model(model, _outputs(args.outputs, model))
+        with damaged_model_errors(args.model):
+            model = read_model_file(args.model)
+        for warning in model.warnings:
+            print(warning, file=sys.stderr)
+        outputs = _outputs(args.outputs, model)
+        with damaged_model_errors(args.model):
+            module = import_model(model, outputs)
     except LocatedError as e:
         print(str(e), file=sys.stderr)
         return 1

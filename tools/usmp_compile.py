@@ -139,10 +139,13 @@ def _step_import(c: Compilation) -> None:
         c.model_info = {"file": path.name, "format": "mlir"}
     else:
         from usmp.frontend.tflite_import import import_model
-        from usmp.frontend.tflite_reader import read_model_file
+        from usmp.frontend.tflite_reader import damaged_model_errors, read_model_file
 
-        model = read_model_file(path)
-        c.module = import_model(model)
+        with damaged_model_errors(path):
+            model = read_model_file(path)
+            for warning in model.warnings:
+                print(warning, file=sys.stderr)
+            c.module = import_model(model)
         c.model_info = _tflite_info(model)
     c.write(f"src/{path.stem}.relay.mlir", c.mlir())
 
