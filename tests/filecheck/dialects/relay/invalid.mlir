@@ -537,7 +537,7 @@ func.func @f(%t: tuple<tensor<4xi8>>) {
 // -----
 
 func.func @f(%x: tensor<4xi8>) {
-  // CHECK: invalid.mlir:541:77: error: virtual_device: device id must be >= 0
+  // CHECK: invalid.mlir:541:45: error: virtual_device: device id must be >= 0
   %0 = relay.on_device %x {virtual_device = #relay.virtual_device<"cpu", -1>} : tensor<4xi8>
   func.return
 }
