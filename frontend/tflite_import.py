@@ -116,6 +116,7 @@ def check_supported(model: Model) -> None:
     error names the first one and counts the others."""
     unsupported = [op for op in model.operators if op.opcode not in CONVERTERS]
     if not unsupported:
+        _check_no_variables(model)
         return
     first = unsupported[0]
     if first.opcode == "CUSTOM":
@@ -131,6 +132,19 @@ def check_supported(model: Model) -> None:
         more = f", and {len(others) - 8} more" if len(others) > 8 else ""
         why += f" [{len(others)} other unsupported operator(s): {listed}{more}]"
     raise model.op_error(first, why)
+
+
+def _check_no_variables(model: Model) -> None:
+    """Variable (state) tensors keep values between invocations, which the
+    generated C (one static plan per invocation) does not model."""
+    for op in model.operators:
+        for index in (*op.inputs, *op.outputs):
+            if index >= 0 and model.tensors[index].is_variable:
+                raise model.op_error(
+                    op,
+                    f"tensor {index} '{model.tensors[index].name}' is a variable "
+                    "(state) tensor; variable tensors are not supported",
+                )
 
 
 def _custom_reason(op: Operator) -> str:

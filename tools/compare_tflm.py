@@ -2,7 +2,9 @@
 build and run it with gcc, run TFLite Micro on the same seeded input, and say
 whether they agree (int8 bit for bit, float within 1e-5 relative).
 
-Exit status 0 when every output agrees, 1 otherwise.
+Exit status 0 when every output agrees, 1 otherwise; a model that cannot be
+compiled (unsupported or damaged) or that TFLite Micro cannot run gives
+``<model>: error: <why>`` on stderr and exit status 1.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from xdsl.utils.exceptions import DiagnosticException
+
 from usmp.frontend.tflite_import import import_model
-from usmp.frontend.tflite_reader import read_model_file
-from usmp.tools.run_c import run_module
-from usmp.tools.tflm_reference import difference, random_inputs, run_tflm
+from usmp.frontend.tflite_reader import damaged_model_errors, read_model_file
+from usmp.tools.run_c import CRunError, run_module
+from usmp.tools.tflm_reference import TFLMError, difference, random_inputs, run_tflm
 
 PIPELINE = "fuse-ops,lower-ops,aot-lower-main,usmp"
 
@@ -27,12 +31,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--seeds", type=int, default=3, help="inputs to try (default 3)"
     )
     args = parser.parse_args(argv)
+    try:
+        return _compare(args.model, args.seeds)
+    except DiagnosticException as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    except TFLMError as e:
+        print(f"{args.model.name}: error: {e}", file=sys.stderr)
+        return 1
+    except CRunError as e:
+        print(f"{args.model.name}: error: the generated C failed: {e}", file=sys.stderr)
+        return 1
 
-    model = read_model_file(args.model)
-    module = import_model(model)
-    data = args.model.read_bytes()
+
+def _compare(path: Path, seeds: int) -> int:
+    with damaged_model_errors(path):
+        model = read_model_file(path)
+        module = import_model(model)
+    data = path.read_bytes()
     failures = 0
-    for seed in range(args.seeds):
+    for seed in range(seeds):
         inputs = random_inputs(model, seed)
         ours = run_module(module, inputs, passes=PIPELINE)
         reference = run_tflm(data, inputs, list(model.outputs))

@@ -35,21 +35,29 @@ def random_inputs(model: Model, seed: int) -> list[np.ndarray]:
     return inputs
 
 
+class TFLMError(Exception):
+    """TFLite Micro refused or failed to run the model (its message)."""
+
+
 def run_tflm(
     model_data: bytes, inputs: Sequence[np.ndarray], tensors: Sequence[int]
 ) -> list[np.ndarray]:
-    """Invoke TFLite Micro on ``inputs``; the values of ``tensors``."""
+    """Invoke TFLite Micro on ``inputs``; the values of ``tensors``. Raises
+    ``TFLMError`` when TFLite Micro cannot load or run the model."""
     from tflite_micro.python.tflite_micro import runtime
 
-    interpreter = runtime.Interpreter.from_bytes(
-        model_data,
-        arena_size=max(1 << 20, 10 * len(model_data)),
-        intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors,
-    )
-    for i, x in enumerate(inputs):
-        interpreter.set_input(x, i)
-    interpreter.invoke()
-    return [interpreter.GetTensor(t, 0)["tensor_data"] for t in tensors]
+    try:
+        interpreter = runtime.Interpreter.from_bytes(
+            model_data,
+            arena_size=max(1 << 20, 10 * len(model_data)),
+            intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors,
+        )
+        for i, x in enumerate(inputs):
+            interpreter.set_input(x, i)
+        interpreter.invoke()
+        return [interpreter.GetTensor(t, 0)["tensor_data"] for t in tensors]
+    except (RuntimeError, ValueError) as e:
+        raise TFLMError(f"TFLite Micro cannot run the model: {e}") from None
 
 
 def difference(
