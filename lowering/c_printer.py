@@ -228,6 +228,13 @@ class FunctionPrinter:
         if not f.is_declaration:
             self.block(f.body.block, 1)
             self.emit(0, "}")
+            body = "\n".join(self.lines[1:])
+            unused = [
+                f"  (void){self.names[a]};"
+                for a in f.body.block.args
+                if not re.search(rf"\b{self.names[a]}\b", body)
+            ]  # -Wunused-parameter
+            self.lines[1:1] = unused
         return self.lines
 
     def signature(self) -> str:

@@ -389,7 +389,7 @@ def metadata_header(m: ModelInterface, banner: bool = True) -> str:
         lines.append(f"/* The model's {what.lower()}, in order. */")
         fields = [
             f"{t.c_element}* {t.c_name}; /* {t.shape_comment} */" for t in tensors
-        ]
+        ] or [f"uint8_t {placeholder(what)}; /* none (C has no empty struct) */"]
         lines += _struct(m.symbol(what.lower()), m.typedef(what), fields)
     for workspace, what, tag in (
         (True, "Workspaces", "workspace_pools"),
@@ -423,6 +423,12 @@ def metadata_header(m: ModelInterface, banner: bool = True) -> str:
     )
     lines += ["", "#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */", ""]
     return "\n".join(lines)
+
+
+def placeholder(what: str) -> str:
+    """The one member of ``TVMInputs_<m>``/``TVMOutputs_<m>`` of a model
+    without inputs/outputs (C has no empty struct)."""
+    return f"no_{what.lower()}"
 
 
 def pool_variable(m: ModelInterface, p: Pool) -> str:
@@ -468,6 +474,8 @@ def metadata_source(m: ModelInterface, prototype: bool = True) -> list[str]:
         for what, tensors in (("inputs", m.inputs), ("outputs", m.outputs)):
             lines.append(_map_signature(m, what) + " {")
             lines.append(f"  {m.typedef(what.capitalize())} io;")
+            if not tensors:
+                lines.append(f"  io.{placeholder(what)} = 0;")
             for t in tensors:
                 assert t.pool is not None
                 lines.append(
@@ -476,13 +484,18 @@ def metadata_source(m: ModelInterface, prototype: bool = True) -> list[str]:
                 )
             lines += ["  return io;", "}", ""]
     args = []
+    unused = []
     if not m.io_in_workspace:
         args += [f"inputs->{t.c_name}" for t in m.inputs]
         args += [f"outputs->{t.c_name}" for t in m.outputs]
+        unused = [
+            w for w, ts in (("inputs", m.inputs), ("outputs", m.outputs)) if not ts
+        ]
     args += [_pool_pointer(m, p.name) for p in m.pools]
     lines.append(
         f"int32_t {m.symbol('run')}({', '.join(run_parameters(m)) or 'void'}) {{"
     )
+    lines += [f"  (void){name};" for name in unused]
     lines.append(f"  {m.entry}({', '.join(args)});")
     lines += ["  return 0;", "}", ""]
     return lines

@@ -145,14 +145,15 @@ def harness(m: ModelInterface, direct: dict[str, str] | None = None) -> str:
     elif m.io_in_workspace:
         lines.append(f"  {m.typedef('Inputs')} in = {m.symbol('map_inputs')}();")
         lines.append(f"  {m.typedef('Outputs')} out = {m.symbol('map_outputs')}();")
+        lines += ["  (void)in;", "  (void)out;"]
         for k, t in enumerate(m.inputs):
             lines.append(f"  memcpy(in.{t.c_name}, t{k}, sizeof t{k});")
         lines.append(f"  {m.symbol('run')}();")
         for k, t in enumerate(m.outputs, len(m.inputs)):
             lines.append(f"  memcpy(t{k}, out.{t.c_name}, sizeof t{k});")
     else:
-        lines.append(f"  {m.typedef('Inputs')} in = {{{', '.join(ins)}}};")
-        lines.append(f"  {m.typedef('Outputs')} out = {{{', '.join(outs)}}};")
+        lines.append(f"  {m.typedef('Inputs')} in = {{{', '.join(ins) or '0'}}};")
+        lines.append(f"  {m.typedef('Outputs')} out = {{{', '.join(outs) or '0'}}};")
         lines.append(f"  {m.symbol('run')}(&in, &out);")
     for k in range(len(m.inputs), len(tensors)):
         lines.append(f"  if (io(argv[{k + 1}], t{k}, sizeof t{k}, 1)) return 4;")
@@ -256,6 +257,7 @@ def run_module(
     sanitize: bool = False,
     passes: str = "",
     emitter: str = "usmp",
+    compiler: str = "gcc",
 ) -> list[np.ndarray]:
     """Run the model on ``inputs`` (one array per model input, in order, of
     the input's dtype and size) and return its outputs."""
@@ -279,7 +281,7 @@ def run_module(
             )
         arrays.append(np.ascontiguousarray(x))
     flags = [*cflags, *(SANITIZE_FLAGS if sanitize else ())]
-    exe = build(files, flags)
+    exe = build(files, flags, compiler)
     with tempfile.TemporaryDirectory(prefix="usmp-run-") as tmp:
         paths = [Path(tmp) / f"{k}.bin" for k in range(len(m.inputs) + len(m.outputs))]
         for path, x in zip(paths, arrays, strict=False):
