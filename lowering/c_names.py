@@ -218,7 +218,10 @@ def assign_c_names(
         files.claim(interface_names(model))
         files.claim(RUN_LOCALS)
     names: dict[str, str] = {}
-    for symbol in ([] if entry is None else [entry]) + list(externs):
+    if entry is not None:  # tvmgen_<model>___tvm_main__: ours, and kept
+        names[entry] = sanitize(entry)
+        files.claim([names[entry]])
+    for symbol in externs:
         if symbol in names:
             continue
         if symbol in files.used or is_reserved(symbol) or sanitize(symbol) != symbol:
