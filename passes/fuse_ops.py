@@ -41,6 +41,9 @@ What it does
     ``aot-lower-main`` aliases a reshape to its operand's storage (no copy,
     no call). TVM keeps a reshape as a primitive function (a copy).
 
+    Dead code: relay ops whose results are unused are erased first (they
+    have no side effects; TVM's relay expressions cannot hold dead code).
+
 Requires
     Relay dataflow in a single block with static shapes. Structural ops
     (``call``, ``tuple``, ``tuple_get_item``, ``on_device``, ``device_copy``)
@@ -235,6 +238,7 @@ def _fuse_function(
     function: func.FuncOp, max_depth: int, module_name: str, names: _SymbolNames
 ) -> None:
     block = _check_function(function)
+    _erase_dead_ops(block)
     nodes = [
         op
         for op in block.ops
@@ -256,6 +260,18 @@ def _fuse_function(
     for constant in dict.fromkeys(cloned_constants):
         if not constant.result.uses:
             Rewriter.erase_op(constant)
+
+
+def _erase_dead_ops(block: Block) -> None:
+    """Erase relay ops whose results nothing uses, last first (relay ops have
+    no side effects; a relay expression in TVM cannot even hold dead code)."""
+    for op in reversed(list(block.ops)):
+        if (
+            op.name.startswith("relay.")
+            and op.results
+            and not any(r.uses for r in op.results)
+        ):
+            Rewriter.erase_op(op)
 
 
 def _outline(
