@@ -180,6 +180,9 @@ def _select(fl: FunctionLowering, op: arith.SelectOp) -> None:
 def _min_max(predicate: str, unsigned: bool = False) -> Handler:
     def handler(fl: FunctionLowering, op: Operation) -> None:
         a, b = (fl.value(v) for v in op.operands)
+        if a is b:  # max(a, a) is a; C's `a > a` is a -Wtautological-compare error
+            fl.bind(op.results[0], a)
+            return
         x, y = (
             (cast(fl, v, unsigned_type(v.type)) for v in (a, b)) if unsigned else (a, b)
         )
@@ -194,6 +197,9 @@ def _nan_propagating(predicate: str) -> Handler:
 
     def handler(fl: FunctionLowering, op: Operation) -> None:
         a, b = (fl.value(v) for v in op.operands)
+        if a is b:  # also for NaN; and no self-comparison in the C
+            fl.bind(op.results[0], a)
+            return
         better = fl.result(emitc.CmpOp(predicate, a, b))
         a_nan = fl.result(emitc.CmpOp("ne", a, a))
         take_a = fl.result(emitc.LogicalOrOp(better, a_nan))
