@@ -56,6 +56,8 @@ from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from usmp.dialects.limits import check_buffer_size, check_nonempty
+
 PRIMITIVE = "relay.primitive"
 """Unit attribute marking a ``func.func`` as a primitive (fused) function."""
 OUTPUT_TENSOR_NAMES = "relay.output_tensor_names"
@@ -168,6 +170,8 @@ class ConstantOp(IRDLOperation):
                 f"relay.constant: result type {self.result.type} differs from the "
                 f"value's type {self.value.type}"
             )
+        check_nonempty(self.result.type, "relay.constant")
+        check_buffer_size(self.result.type, "relay.constant")
 
     @classmethod
     def parse(cls, parser: Parser) -> ConstantOp:

@@ -36,6 +36,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation
 from xdsl.utils.exceptions import VerifyException
 
+from usmp.dialects.limits import check_buffer_size, check_nonempty
 from usmp.dialects.relay_shapes import Shape, ShapeError
 
 ui8 = IntegerType(8, Signedness.UNSIGNED)
@@ -111,6 +112,11 @@ def tensor_of(op_name: str, what: str, value: SSAValue | Attribute) -> TensorTyp
             f"{what} element type {t.element_type} is not supported "
             "(expected f32, i8, i16, i32 or ui8)",
         )
+    try:
+        check_nonempty(t, what)
+        check_buffer_size(t, what)
+    except VerifyException as e:
+        fail(op_name, str(e))
     return t
 
 

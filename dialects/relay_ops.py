@@ -14,10 +14,16 @@ result type from the operands and Python-valued attributes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import IntegerType, TensorType, f32
-from xdsl.ir import Attribute, SSAValue
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    IntegerType,
+    TensorType,
+    f32,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -164,6 +170,24 @@ class RightShiftOp(BinaryElementwiseOp):
         if not is_int(element_type):
             fail(cls.name, f"element type {element_type} is not an integer type")
 
+    def infer_result_type(self) -> TensorType:
+        t = super().infer_result_type()
+        # A shift by a negative amount or by the width or more is undefined
+        # behaviour in C; shift amounts known at compile time are checked.
+        owner = self.rhs.owner
+        if isinstance(owner, Operation) and owner.name == "relay.constant":
+            value = owner.properties.get("value")
+            if isinstance(value, DenseIntOrFPElementsAttr):
+                width = t.element_type.width.data  # pyright: ignore
+                bad = [v for v in value.get_values() if not 0 <= int(v) < width]
+                if bad:
+                    fail(
+                        self.name,
+                        f"shift amount {bad[0]} is out of range for "
+                        f"{t.element_type}, expected 0..{width - 1}",
+                    )
+        return t
+
 
 class UnarySameTypeOp(RelayOperator):
     """Base of the operators whose result type is the operand's."""
@@ -207,12 +231,20 @@ class ClipOp(UnarySameTypeOp):
         return self._float("a_max")
 
     def infer_result_type(self) -> TensorType:
-        if self.get_a_min() > self.get_a_max():
-            fail(
-                self.name,
-                f"a_min {self.get_a_min()} is greater than a_max {self.get_a_max()}",
-            )
-        return super().infer_result_type()
+        t = super().infer_result_type()
+        lo, hi = self.get_a_min(), self.get_a_max()
+        for what, bound in (("a_min", lo), ("a_max", hi)):
+            if math.isnan(bound):
+                fail(self.name, f"{what} is NaN, expected a number")
+            if is_int(t.element_type) and math.isinf(bound):
+                fail(
+                    self.name,
+                    f"{what} {bound} is not finite; bounds of an integer clip "
+                    "must be finite numbers",
+                )
+        if lo > hi:
+            fail(self.name, f"a_min {lo} is greater than a_max {hi}")
+        return t
 
 
 @irdl_op_definition

@@ -38,6 +38,10 @@ from usmp.dialects.relay_base import (
 )
 from usmp.dialects.relay_shapes import normalize_axis, per_axis_length
 
+SHIFT_MIN, SHIFT_MAX = -31, 30
+"""Shifts ``fixed_point_multiply`` accepts (TFLite's range; beyond it the
+generated C would shift by the width of the type or more)."""
+
 
 @irdl_op_definition
 class FixedPointMultiplyOp(RelayOperator):
@@ -104,6 +108,14 @@ class FixedPointMultiplyOp(RelayOperator):
             if not values:
                 fail(cls.name, f"{what} is empty, expected 1 value or one per channel")
             infer_shape(cls.name, per_axis_length, shape, axis, what, len(values))
+        # TFLite's MultiplyByQuantizedMultiplier: x << max(shift, 0) in 32
+        # bits, then a rounding right shift by max(-shift, 0) <= 31.
+        bad = [s for s in shift if not SHIFT_MIN <= s <= SHIFT_MAX]
+        if bad:
+            fail(
+                cls.name,
+                f"shift {bad[0]} is out of range, expected {SHIFT_MIN}..{SHIFT_MAX}",
+            )
         return t
 
     def get_multiplier(self) -> tuple[int, ...]:

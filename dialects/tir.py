@@ -51,6 +51,13 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from usmp.dialects.limits import (
+    MAX_BUFFER_BYTES,
+    alignment_error,
+    check_buffer_size,
+    check_nonempty,
+)
+
 # Attribute names shared by passes (one spelling, here).
 PRIM_FUNC = "tir.prim_func"
 """Unit attribute on a ``func.func`` that is a tir prim func."""
@@ -97,6 +104,8 @@ def _check_static_memref(type_: Attribute, what: str) -> MemRefType:
             f"{what} must have a static shape, got {type_} "
             "(dynamically sized buffers are not planned; use memref.alloc)"
         )
+    check_nonempty(type_, what)
+    check_buffer_size(type_, what)
     return type_
 
 
@@ -158,12 +167,14 @@ class PoolInfoAttr(ParametrizedAttribute):
             raise VerifyException(
                 f"pool '{self.pool_name.data}': size must be >= 0 (0 = unbounded)"
             )
-        align = self.alignment.data
-        if align <= 0 or align & (align - 1):
+        if self.size.data > MAX_BUFFER_BYTES:
             raise VerifyException(
-                f"pool '{self.pool_name.data}': alignment {align} is not a "
-                "positive power of two"
+                f"pool '{self.pool_name.data}': size {self.size.data} is larger than "
+                f"the generated C can index; expected at most {MAX_BUFFER_BYTES} "
+                "bytes (0 = unbounded)"
             )
+        if (error := alignment_error(self.alignment.data)) is not None:
+            raise VerifyException(f"pool '{self.pool_name.data}': {error}")
         if len(self.targets) != len(self.access):
             raise VerifyException("pool_info: targets and access differ in length")
         for a in self.access:

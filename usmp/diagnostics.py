@@ -30,6 +30,7 @@ from xdsl.dialects.builtin import (
     FileLineColLoc,
     FloatAttr,
     IntAttr,
+    IntegerAttr,
     ModuleOp,
     StringAttr,
     f16,
@@ -42,7 +43,7 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
 from xdsl.utils.lexer import Position, Span
 
-from usmp.dialects.limits import buffer_size_error
+from usmp.dialects.limits import alignment_error, buffer_size_error
 
 MAX_NESTING = 64
 """Deepest nesting accepted: of operations in regions, and of types and
@@ -84,6 +85,12 @@ def verify_located(root: Operation) -> None:
             op.verify(verify_nested_ops=False)
         except VerifyException as e:
             raise located_error(op, f"'{op.name}' op {e.args[0]}") from None
+        # upstream ops (memref.alloc/alloca/global) accept any power of two
+        alignment = op.properties.get("alignment")
+        if isinstance(alignment, IntegerAttr):
+            value = alignment.value.data
+            if (error := alignment_error(value)) is not None:
+                raise located_error(op, f"'{op.name}' op {error}")
 
 
 def _check_unique_symbols(table: Operation) -> None:

@@ -565,3 +565,159 @@ func.func @f() {
   %0 = relay.constant [1, 2] : tensor<2xi8>
   func.return
 }
+
+// -----
+
+func.func @f(%a: tensor<4xi32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.fixed_point_multiply' op relay.fixed_point_multiply: shift 31 is out of range, expected -31..30
+  %0 = relay.fixed_point_multiply %a {multiplier = array<i32: 1073741824>, shift = array<i32: 31>} : tensor<4xi32> -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<1x2xi32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.fixed_point_multiply' op relay.fixed_point_multiply: shift -40 is out of range, expected -31..30
+  %0 = relay.fixed_point_multiply %a {multiplier = array<i32: 1073741824, 1073741824>, shift = array<i32: -1, -40>, axis = 1 : i64} : tensor<1x2xi32> -> tensor<1x2xi32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xi32>) {
+  %s = relay.constant dense<[1, 2, 32, 0]> : tensor<4xi32>
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.right_shift' op relay.right_shift: shift amount 32 is out of range for i32, expected 0..31
+  %0 = relay.right_shift %a, %s : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xi8>) {
+  %s = relay.constant dense<-1> : tensor<i8>
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.right_shift' op relay.right_shift: shift amount -1 is out of range for i8, expected 0..7
+  %0 = relay.right_shift %a, %s : (tensor<4xi8>, tensor<i8>) -> tensor<4xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.clip' op relay.clip: a_min is NaN, expected a number
+  %0 = relay.clip %a {a_min = 0x7FF8000000000000 : f64, a_max = 1.0 : f64} : tensor<4xf32> -> tensor<4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xi32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.clip' op relay.clip: a_max is NaN, expected a number
+  %0 = relay.clip %a {a_min = 0.0 : f64, a_max = 0x7FF8000000000000 : f64} : tensor<4xi32> -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xi8>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.clip' op relay.clip: a_min -inf is not finite; bounds of an integer clip must be finite numbers
+  %0 = relay.clip %a {a_min = 0xFFF0000000000000 : f64, a_max = 1.0 : f64} : tensor<4xi8> -> tensor<4xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x0xf32>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.relu' op relay.relu: operand: tensor<4x0xf32> has a zero dimension; every dimension must be >= 1 (C99 has no zero-sized arrays)
+  %0 = relay.relu %a : tensor<4x0xf32> -> tensor<4x0xf32>
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.constant' op relay.constant: tensor<0xi8> has a zero dimension; every dimension must be >= 1 (C99 has no zero-sized arrays)
+  %0 = relay.constant dense<> : tensor<0xi8>
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:34: error: tensor<100000000000xi8> holds 100000000000 bytes; the generated C indexes buffers with ptrdiff_t, so at most 2147483647 bytes (2^31-1) are accepted
+  %0 = relay.constant dense<0> : tensor<100000000000xi8>
+  func.return
+}
+
+// -----
+
+// The product of the dimensions overflows 64 bits.
+// CHECK: invalid.mlir:[[# @LINE + 1]]:18: error: tensor<4294967296x4294967296x4294967296xf32> holds 316912650057057350374175801344 bytes; the generated C indexes buffers with ptrdiff_t, so at most 2147483647 bytes (2^31-1) are accepted
+func.func @f(%a: tensor<4294967296x4294967296x4294967296xf32>) {
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:30: error: float literal 1.0e999 is out of range for f32 (largest finite value 3.40282347e+38); infinities are written as hexadecimal literals
+  %0 = relay.constant dense<[1.0e999, 0.0]> : tensor<2xf32>
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:23: error: float literal 1.0e39 is out of range for f32 (largest finite value 3.40282347e+38); infinities are written as hexadecimal literals
+  %0 = arith.constant 1.0e39 : f32
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:23: error: float literal -1.0e999 is out of range for f64 (largest finite value 1.79769313e+308); infinities are written as hexadecimal literals
+  %0 = arith.constant -1.0e999 : f64
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:23: error: Integer value 300 is out of range for type i8 which supports values in the range [-128, 256)
+  %0 = relay.constant dense<[1, 300]> : tensor<2xi8>
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:23: error: Integer value 300 is out of range for type i8 which supports values in the range [-128, 256)
+  %0 = arith.constant 300 : i8
+  func.return
+}
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 1]]:37: error: Integer value -129 is out of range for type i8 which supports values in the range [-128, 256)
+func.func @f() attributes {x = [1 , -129 : i8]} {
+  func.return
+}
+
+// -----
+
+func.func @f() -> tensor<4xi8> {
+  %0 = relay.constant dense_resource<blob> : tensor<4xi8>
+  func.return %0 : tensor<4xi8>
+}
+// CHECK: invalid.mlir:[[# @LINE + 1]]:37: error: resource blob 'blob' is not valid; expected "0x" followed by hex digit pairs: a 4-byte alignment, then the data
+{-# dialect_resources: { builtin: { blob: "0xZZ" } } #-}
+
+// -----
+
+func.func @main() {
+  func.return
+}
+// CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: symbol "@main" is defined twice; every symbol of a 'builtin.module' must have a unique name
+func.func @main() {
+  func.return
+}

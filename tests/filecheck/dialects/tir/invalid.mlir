@@ -30,7 +30,7 @@ builtin.module attributes {tir.pools = [#tir.pool_info<"p", scratch>]} {
 
 // -----
 
-// CHECK: error: pool 'p': alignment 12 is not a positive power of two
+// CHECK: error: pool 'p': alignment 12 is not accepted; expected a power of two from 1 to 4096
 builtin.module attributes {tir.pools = [#tir.pool_info<"p", workspace, alignment = 12>]} {
 }
 
@@ -44,4 +44,40 @@ builtin.module attributes {tir.pools = [#tir.pool_info<"p", workspace, access = 
 
 // CHECK: error: unknown pool_info key 'limit' (expected size, alignment or access)
 builtin.module attributes {tir.pools = [#tir.pool_info<"p", workspace, limit = 3>]} {
+}
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 1]]:41: error: pool 'p': alignment 8192 is not accepted; expected a power of two from 1 to 4096
+builtin.module attributes {tir.pools = [#tir.pool_info<"p", workspace, alignment = 8192>]} {
+}
+
+// -----
+
+// CHECK: invalid.mlir:[[# @LINE + 1]]:41: error: pool 'p': size 4294967296 is larger than the generated C can index; expected at most 2147483647 bytes (0 = unbounded)
+builtin.module attributes {tir.pools = [#tir.pool_info<"p", workspace, size = 4294967296>]} {
+}
+
+// -----
+
+func.func @f() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'tir.allocate' op tir.allocate: memref<4x0xi8> has a zero dimension; every dimension must be >= 1 (C99 has no zero-sized arrays)
+  %0 = tir.allocate {name_hint = "x"} : memref<4x0xi8>
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:41: error: memref<65536x32768xi8> holds 2147483648 bytes; the generated C indexes buffers with ptrdiff_t, so at most 2147483647 bytes (2^31-1) are accepted
+  %0 = tir.allocate {name_hint = "x"} : memref<65536x32768xi8>
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'memref.alloca' op alignment 8192 is not accepted; expected a power of two from 1 to 4096
+  %0 = memref.alloca() {alignment = 8192 : i64} : memref<4xi8>
+  func.return
 }
