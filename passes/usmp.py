@@ -57,7 +57,8 @@ class UsmpPass(ModulePass):
     comma separated (see ``usmp_pools``); empty: ``tir.pools`` or defaults."""
     report: str = ""
     """If set, a path: the JSON report goes there (``.json``) and one SVG per
-    pool next to it (``<stem>.<pool>.svg``)."""
+    pool next to it (``<stem>.<pool>.svg``); an existing directory (or a path
+    ending in ``/``): ``DIR/plan.json`` and ``DIR/plan.<pool>.svg``."""
 
     def __post_init__(self) -> None:
         check_algorithm(self.algorithm)

@@ -26,6 +26,8 @@ changes no IR; running it twice writes the same files.
 from __future__ import annotations
 
 import json
+import os
+import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +40,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from usmp.output_files import write_text_atomic
 from usmp.passes.usmp_analysis import BufferInfo
 from usmp.passes.usmp_plan_memory import PlannedModule
 from usmp.passes.usmp_validate import read_plan
@@ -66,8 +69,12 @@ class UsmpReportPass(ModulePass):
 
 
 def report_paths(report: str) -> tuple[str, str]:
-    """``report="out/plan.json"`` -> JSON there, SVGs ``out/plan.<pool>.svg``."""
+    """``report="out/plan.json"`` -> JSON there, SVGs ``out/plan.<pool>.svg``;
+    ``report="out"`` where ``out`` is a directory (or ends with ``/``) ->
+    ``out/plan.json`` and ``out/plan.<pool>.svg``."""
     path = Path(report)
+    if path.is_dir() or report.endswith(("/", os.sep)):
+        path = path / "plan.json"
     stem = path.with_suffix("") if path.suffix == ".json" else path
     return str(stem.with_suffix(".json")), f"{stem}.{{pool}}.svg"
 
@@ -188,6 +195,7 @@ def write_report(
 
 
 def svg_file(template: str, pool: str) -> str:
+    pool = re.sub(r"[^A-Za-z0-9_.-]", "_", pool)  # a file name, never a path
     if "{pool}" in template:
         return template.replace("{pool}", pool)
     path = Path(template)
@@ -198,7 +206,7 @@ def _write(path: str, text: str) -> None:
     target = Path(path)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
+        write_text_atomic(target, text)
     except OSError as e:
         raise DiagnosticException(
             f"usmp: cannot write the report '{path}': {e}"

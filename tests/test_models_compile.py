@@ -66,7 +66,7 @@ def test_output_directory_progress_and_metadata(
         "src/hello_world_int8.relay.mlir",
     ]
     assert all((out / f).is_file() for f in meta["files"])
-    assert set(meta["compile_time_s"]) == set(PIPELINE)
+    assert "compile_time_s" not in meta  # wall-clock times only on stderr
     assert meta["memory_summary"] == {
         "workspace_bytes": 32,
         "workspace_lower_bound_bytes": 32,

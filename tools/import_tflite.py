@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from usmp.diagnostics import LocatedError
+from usmp.output_files import AtomicFile
 
 if TYPE_CHECKING:  # the frontend loads on use: --help stays fast
     from usmp.frontend.tflite_reader import Model
@@ -111,13 +112,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as e:
         print(f"usmp-import-tflite: error: {e}", file=sys.stderr)
         return 1
-    try:
-        out = open(args.output, "w") if args.output else sys.stdout
+    try:  # -o FILE appears only once complete (usmp.output_files)
+        output = AtomicFile(args.output) if args.output else None
     except OSError as e:
         print(
             f"usmp-import-tflite: error: {args.output}: {e.strerror}", file=sys.stderr
         )
         return 1
+    out = output.stream if output is not None else sys.stdout
     try:
         if args.print_weights:
             out.write(format_constants(module, full=args.full))
@@ -132,9 +134,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. piped into head
         sys.stderr.close()
         return 0
-    finally:
-        if out is not sys.stdout:
-            out.close()
+    except BaseException:
+        if output is not None:
+            output.discard()
+        raise
+    if output is not None:
+        output.commit()
     return 0
 
 

@@ -15,7 +15,9 @@ The input is a ``.tflite`` file (imported by ``usmp.frontend``) or a relay
            -> convert-to-emitc -> emit-c
 
 each step a registered pass run in process on one module (verified after
-every step); each step's name and time go to stderr as it finishes.
+every step); each step's name and time go to stderr as it finishes (unless
+``--quiet``). Wall-clock times go nowhere else: every output file is the same,
+byte for byte, on every run.
 ``--stop-after STEP`` ends after that step and writes its MLIR; ``--dump-ir``
 writes every step's MLIR to ``out/ir/``.
 
@@ -35,8 +37,14 @@ Output directory (in the spirit of TVM's Model Library Format)::
     out/src/<model>.relay.mlir         the imported relay module
     out/memory/plan.json               usmp's memory report, plan.<pool>.svg per pool
     out/metadata.json                  model I/O, options, pools, memory report, the
-                                       C interface (types, run symbol), step times
+                                       C interface (types, run symbol, C names of
+                                       every field, pool and macro), the files
     out/ir/NN-<step>.mlir              with --dump-ir
+
+The files are written to a temporary folder next to ``out`` and moved into
+``out`` only when the whole run succeeded: a failed run leaves ``out`` as it
+was. Files an earlier run listed in ``metadata.json`` that this run does not
+write are removed; other files in ``out`` are left alone.
 
 Errors caused by the input (unsupported operator, bad pool flags, a pass's
 located diagnostic) print one message on stderr and exit with status 1.
@@ -46,7 +54,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -353,7 +364,6 @@ def _metadata(c: Compilation) -> dict[str, Any]:
         "memory_summary": summary,
         "memory": memory,
         "c_interface": c.c_interface,
-        "compile_time_s": c.timings,
         "files": sorted(set(c.files) | {"metadata.json"}),
     }
 
@@ -436,10 +446,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             pools, args.workspace_byte_alignment, args.constant_byte_alignment
         )
         out = Path(args.output)
-        out.mkdir(parents=True, exist_ok=True)
-        compilation = Compilation(args, pools, out, new_context())
-        start = time.perf_counter()
-        run(compilation)
+        if out.exists() and not out.is_dir():
+            raise CompileError(f"-o {out}: exists and is not a directory")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
+        try:
+            compilation = Compilation(args, pools, staging, new_context())
+            start = time.perf_counter()
+            run(compilation)
+            _publish(staging, out, compilation.files)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        compilation.out = out
         compilation.say(f"{'total':<17} {time.perf_counter() - start:7.2f} s -> {out}")
         _print_memory(compilation)
     except (CompileError, PoolFlagError) as e:
@@ -457,6 +475,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"usmp-compile: error: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _publish(staging: Path, out: Path, files: Sequence[str]) -> None:
+    """Move the files of a successful run from ``staging`` into ``out``, each
+    renamed into place whole; files an earlier run listed in its
+    metadata.json that this run did not write are removed."""
+    old = out / "metadata.json"
+    stale: set[str] = set()
+    if old.is_file():
+        try:
+            stale = set(json.loads(old.read_text()).get("files", []))
+        except (ValueError, AttributeError):
+            stale = set()
+    new = sorted(set(files) | {"metadata.json"})
+    for relative in new:
+        (out / relative).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / relative, out / relative)
+    root = out.resolve()
+    for relative in sorted(stale - set(new)):
+        path = (out / str(relative)).resolve()
+        if path.is_relative_to(root) and path.is_file():
+            path.unlink()
 
 
 def _print_memory(c: Compilation) -> None:

@@ -27,6 +27,7 @@ from xdsl.utils.exceptions import (
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from usmp.diagnostics import LocatedError, LocatingParser, verify_located
+from usmp.output_files import AtomicFile
 
 # Upstream xDSL passes that are useful around ours.
 _UPSTREAM_PASSES = ("canonicalize", "cse", "dce")
@@ -97,6 +98,25 @@ class UsmpOptMain(xDSLOptMain):
         if not self.args.disable_verify:
             verify_located(module)
         return module
+
+    def prepare_output(self) -> IO[str]:
+        """``-o FILE`` is written under a temporary name and renamed when the
+        run succeeds (``run``): a failed run leaves no partial file."""
+        if self.args.output_file is None:
+            return sys.stdout
+        self.output = AtomicFile(self.args.output_file)
+        return self.output.stream
+
+    def run(self) -> None:
+        self.output: AtomicFile | None = None
+        try:
+            super().run()
+        except BaseException:
+            if self.output is not None:
+                self.output.discard()
+            raise
+        if self.output is not None:
+            self.output.commit()
 
     def setup_pipeline(self) -> None:
         super().setup_pipeline()

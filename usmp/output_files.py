@@ -1,0 +1,63 @@
+"""Output files that appear whole or not at all.
+
+Every file a tool writes (``-o FILE`` of ``usmp-opt`` and
+``usmp-import-tflite``, the report of ``usmp{report=...}``, the files of
+``usmp-compile``) is first written to a temporary file in the same folder and
+renamed over the target when complete, so a run that fails leaves no empty or
+partial file behind (and a previous good file stays as it was).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+class AtomicFile:
+    """A text file written under a temporary name in ``path``'s folder;
+    :meth:`commit` renames it to ``path``, :meth:`discard` removes it."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = Path(path)
+        fd, name = tempfile.mkstemp(
+            dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp"
+        )
+        self.temporary = Path(name)
+        os.chmod(fd, 0o666 & ~_umask())  # as open() would create it
+        self.stream: IO[str] = os.fdopen(fd, "w", encoding="utf-8")
+
+    def commit(self) -> None:
+        self.stream.close()
+        os.replace(self.temporary, self.path)
+
+    def discard(self) -> None:
+        self.stream.close()
+        self.temporary.unlink(missing_ok=True)
+
+
+@contextmanager
+def atomic_output(path: str | os.PathLike[str]) -> Iterator[IO[str]]:
+    """A stream for ``path`` that becomes ``path`` only if the block ends
+    without an exception."""
+    file = AtomicFile(path)
+    try:
+        yield file.stream
+    except BaseException:
+        file.discard()
+        raise
+    file.commit()
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
+    with atomic_output(path) as out:
+        out.write(text)
