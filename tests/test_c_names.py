@@ -277,3 +277,44 @@ def test_pool_names_that_differ_only_in_case_are_refused() -> None:
         parse_pools_option("sram:workspace,SRAM:workspace")
     with pytest.raises(PoolFlagError, match="differ only in letter case"):
         parse_pool_flags("sram", "SRAM", {}, 16, 16)
+
+
+def test_keyword_argument_of_the_user_command(tmp_path: Path) -> None:
+    """``examples/chain.mlir`` with its input renamed ``%default``: ``usmp-opt
+    ... -t c`` compiles as C99 and C++, and the model computes
+    softmax(relu(x + bias)) under AddressSanitizer."""
+    chain = Path(__file__).parent.parent / "examples" / "chain.mlir"
+    text = (
+        chain.read_text()
+        .replace("%x: tensor", "%default: tensor")
+        .replace("(%x, %bias)", "(%default, %bias)")
+    )
+    source = tmp_path / "kw.mlir"
+    source.write_text(text)
+    emitted = subprocess.run(
+        ["usmp-opt", str(source), "-p", "aot-lower-main,usmp,convert-to-emitc"]
+        + ["-t", "c"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert emitted.returncode == 0, emitted.stderr
+    assert "float* default_;" in emitted.stdout
+    (tmp_path / "model.c").write_text(emitted.stdout)
+    for compiler, flags in (
+        ("gcc", ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]),
+        ("g++", list(CXXFLAGS)),
+    ):
+        built = subprocess.run(
+            [compiler, *flags, "-c", str(tmp_path / "model.c"), "-o", "/dev/null"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert built.returncode == 0, built.stderr
+    x = np.linspace(-2, 3, 8, dtype=np.float32).reshape(1, 8)
+    (got,) = run_module(text, [x], passes="aot-lower-main,usmp", sanitize=True)
+    bias = np.array([0.5, -1.0, 0.25, 2.0, -0.5, 1.0, 0.0, -2.0], np.float32)
+    r = np.maximum(x + bias, 0)
+    e = np.exp(r - r.max())
+    np.testing.assert_allclose(got, e / e.sum(), rtol=1e-6)
