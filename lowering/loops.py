@@ -463,12 +463,16 @@ class KernelBuilder:
     def max(self, a: SSAValue, b: SSAValue) -> SSAValue:
         if is_float(a.type):
             return self.emit(arith.MaximumfOp(a, b))
+        if (same := _int_identity(a, b, lowest=True)) is not None:
+            return same
         op = arith.MaxUIOp if is_unsigned(a.type) else arith.MaxSIOp
         return self.emit(op(a, b))
 
     def min(self, a: SSAValue, b: SSAValue) -> SSAValue:
         if is_float(a.type):
             return self.emit(arith.MinimumfOp(a, b))
+        if (same := _int_identity(a, b, lowest=False)) is not None:
+            return same
         op = arith.MinUIOp if is_unsigned(a.type) else arith.MinSIOp
         return self.emit(op(a, b))
 
@@ -517,3 +521,30 @@ class KernelBuilder:
             i64 = IntegerType(64)
             return self.convert(self.emit(arith.IndexCastOp(value, i64)), target)
         return self.emit(arith.IndexCastOp(value, target))
+
+
+def _int_identity(a: SSAValue, b: SSAValue, lowest: bool) -> SSAValue | None:
+    """The result of integer ``max(a, b)`` (``lowest``) or ``min(a, b)`` when
+    no comparison is needed: ``a`` is ``b``, or one is the constant bound of
+    the type (the identity of the reduction, e.g. a max over one element).
+    The C of such a comparison is always true or false, which gcc rejects
+    (-Wtautological-compare, -Wtype-limits)."""
+    if a is b:
+        return a
+    t = a.type
+    if not isinstance(t, IntegerType):
+        return None
+    width = t.width.data
+    if is_unsigned(t):
+        bound = 0 if lowest else (1 << width) - 1
+    else:
+        bound = -(1 << (width - 1)) if lowest else (1 << (width - 1)) - 1
+    for constant, other in ((a, b), (b, a)):
+        op = constant.owner
+        if (
+            isinstance(op, arith.ConstantOp)
+            and isinstance(op.value, IntegerAttr)
+            and op.value.value.data in (bound, bound & ((1 << width) - 1))
+        ):
+            return other
+    return None

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (MLIR source text)
 """The whole pipeline on random relay graphs (``usmp.tools.fuzz_graphs``).
 
 Each hypothesis example is a batch of random cases (int8 and float graphs,
@@ -82,6 +83,15 @@ func.func @main(%x: tensor<2x3xi8>, %f: tensor<2x3xf32>) -> (tensor<2x3xi8>, ten
 """
 """maximum(x, x) became C `(v > v) ? v : v`: gcc -Werror=tautological-compare."""
 
+SOFTMAX_OF_ONE = """
+func.func @main(%x: tensor<2x1xi8>) -> tensor<2x1xi8> {
+  %y = relay.quantized_softmax %x {input_multiplier = 1515870810 : i64, input_left_shift = 22 : i64, diff_min = -248 : i64} : tensor<2x1xi8> -> tensor<2x1xi8>
+  func.return %y : tensor<2x1xi8>
+}
+"""
+"""An int8 softmax over an axis of length 1: its max reduction became C
+`(-128 > v) ? -128 : v` on an int8_t, which gcc rejects (-Wtype-limits)."""
+
 
 @pytest.mark.parametrize(
     "text, inputs",
@@ -94,8 +104,9 @@ func.func @main(%x: tensor<2x3xi8>, %f: tensor<2x3xf32>) -> (tensor<2x3xi8>, ten
                 np.array([[1, np.nan, -2], [0, 3, -0.0]], dtype=np.float32),
             ],
         ),
+        (SOFTMAX_OF_ONE, [np.array([[-128], [127]], dtype=np.int8)]),
     ],
-    ids=["dead_operator", "self_extremum"],
+    ids=["dead_operator", "self_extremum", "softmax_of_one"],
 )
 def test_fuzzer_regressions(text: str, inputs: list[np.ndarray]) -> None:
     failures = _failures([_case(text, inputs)])
