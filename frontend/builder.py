@@ -7,10 +7,11 @@ relay ops (``emit``, which stamps the location of the TFLite operator being
 converted) and bind the operator's outputs (``bind``). The builder holds no
 knowledge of particular TFLite operators.
 
-Locations: an op emitted for TFLite operator ``k`` of ``model.tflite`` gets
-``FileLineColLoc("model.tflite", k, 0)``: the "line" of a location in an
-imported module is the TFLite operator index (0-based), so later passes'
-diagnostics read ``model.tflite:12:0: error: ...`` for operator 12.
+Locations: an op emitted for TFLite operator ``k`` (say a CONV_2D) of
+``model.tflite`` gets ``loc("CONV_2D"("model.tflite":k:0))`` (a ``NameLoc``
+around a ``FileLineColLoc``): the "line" is the TFLite operator index
+(0-based) and column 0 means "no column", so later passes' diagnostics read
+``model.tflite:12 (CONV_2D): error: ...`` for operator 12.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from xdsl.dialects.builtin import (
     FileLineColLoc,
     IntAttr,
     IntegerType,
+    NameLoc,
     Signedness,
     StringAttr,
     TensorType,
@@ -150,8 +152,13 @@ class RelayBuilder:
     def emit(self, op: Operation) -> SSAValue:
         """Append ``op`` (located at the current operator); its result."""
         if self._operator is not None:
-            op.location = FileLineColLoc(
-                StringAttr(self.model.name), IntAttr(self._operator.index), IntAttr(0)
+            op.location = NameLoc(
+                StringAttr(self._operator.display_name),
+                FileLineColLoc(
+                    StringAttr(self.model.name),
+                    IntAttr(self._operator.index),
+                    IntAttr(0),
+                ),
             )
         self.block.add_op(op)
         return op.results[0]

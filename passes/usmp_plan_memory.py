@@ -24,8 +24,11 @@ Requires
 
 Errors (located)
     a buffer that fits none of its candidate pools is reported at its
-    ``tir.allocate``, naming the buffer, its bytes, and for each pool its
-    limit and how far the buffers already placed there reach; a constant
+    ``tir.allocate`` (for an imported model: ``model.tflite:<operator index>
+    (<OPCODE>)`` of the operator that produces it), naming the buffer, its
+    bytes, for each pool its limit and how far the buffers already placed
+    there reach, and the buffers live together with it at its fullest step
+    (only those that may share one of its pools); a constant
     likewise with the bytes already in each constant pool; unknown or
     inaccessible candidate pools (see ``usmp_analysis``).
 
@@ -53,7 +56,7 @@ from usmp.dialects.tir import (
     AllocateOp,
     PoolAllocationAttr,
 )
-from usmp.passes.usmp_analysis import BufferInfoAnalysis, analyze
+from usmp.passes.usmp_analysis import BufferInfo, BufferInfoAnalysis, analyze
 from usmp.passes.usmp_ir import is_rewritten, merge_arg_attrs
 from usmp.passes.usmp_pools import (
     parse_pools_option,
@@ -255,16 +258,42 @@ def _planning_error(analysis: BufferInfoAnalysis, e: PlanningError) -> Exception
         )
 
     detail = "; ".join(why(*pool) for pool in e.pools)
-    sizes = {b.name: b.size for b in analysis.buffers}
-    others = analysis.conflicts.get(info.name, ())
-    shown = sorted(others, key=lambda n: (-sizes[n], n))[:5]
-    live = ", ".join(f"{n} ({sizes[n]} B)" for n in shown)
-    if len(others) > len(shown):
-        live += f", and {len(others) - len(shown)} more"
     return located_error(
         info.anchor,
         f"{info.describe()} ({e.size} B) fits in no candidate pool: {detail}"
-        + (f" (live at the same time: {live})" if live else ""),
+        + _live_together(analysis, info),
+    )
+
+
+def _live_together(analysis: BufferInfoAnalysis, info: BufferInfo) -> str:
+    """The buffers live together with ``info`` at the step of its live range
+    where they take the most bytes (only those that may share one of its
+    pools), as `` (live together with it at step S, label: a (N B), ...;
+    T B in all)``; empty if none."""
+    by_name = {b.name: b for b in analysis.buffers}
+    pools = set(info.pools)
+    others = [
+        by_name[n]
+        for n in analysis.conflicts.get(info.name, ())
+        if pools & set(by_name[n].pools)
+    ]
+    best: tuple[int, int, list[BufferInfo]] | None = None
+    for start, end in info.live:
+        for step in range(start, end):
+            here = [b for b in others if any(s <= step < e for s, e in b.live)]
+            total = sum(b.size for b in here)
+            if here and (best is None or total > best[0]):
+                best = (total, step, here)
+    if best is None:
+        return ""
+    total, step, here = best
+    shown = sorted(here, key=lambda b: (-b.size, b.name))[:5]
+    names = ", ".join(f"{b.name} ({b.size} B)" for b in shown)
+    if len(here) > len(shown):
+        names += f", and {len(here) - len(shown)} more"
+    return (
+        f" (live together with it at step {step}, {analysis.steps[step]}: {names}; "
+        f"{total + info.size} B in all)"
     )
 
 

@@ -18,12 +18,11 @@ import pytest
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
-    FileLineColLoc,
     StringAttr,
 )
 from xdsl.dialects.func import FuncOp
 
-from usmp.diagnostics import LocatingParser, verify_located
+from usmp.diagnostics import LocatingParser, location_of, verify_located
 from usmp.dialects import new_context
 from usmp.dialects.relay import INPUT_TENSOR_NAMES, OUTPUT_TENSOR_NAMES, ConstantOp
 from usmp.dialects.relay_ops import Conv2DOp, FixedPointMultiplyOp
@@ -238,10 +237,11 @@ def test_int8_softmax_parameters() -> None:
 def test_ops_are_located_at_their_tflite_operator() -> None:
     module = import_tflite(KWS)
     convs = ops_of(module, Conv2DOp)
-    locations = [c.location for c in convs]
-    assert all(isinstance(loc, FileLineColLoc) for loc in locations)
-    assert [loc.line.data for loc in locations] == list(range(9))  # type: ignore[union-attr]
-    assert {loc.filename.data for loc in locations} == {"kws_ref_model.tflite"}  # type: ignore[union-attr]
+    model = read_model_file(KWS)
+    assert [location_of(c) for c in convs] == [
+        f"kws_ref_model.tflite:{k} ({model.operators[k].opcode})" for k in range(9)
+    ]
+    assert model.operators[1].opcode == "DEPTHWISE_CONV_2D"
 
 
 def test_outputs_option_returns_intermediate_tensors() -> None:

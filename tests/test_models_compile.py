@@ -344,3 +344,21 @@ def test_memory_bar(name: str, tmp_path: Path) -> None:
     )
     bound = stats["weight_bytes"] + _requantisation_bytes(name, 16) + 15 * buffers
     assert summary["constant_bytes"] <= bound
+
+
+def test_pool_too_small_is_located_at_the_tflite_operator(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kws = MODELS_DIR / "mlperf_tiny/kws_ref_model.tflite"
+    pool = "--usmp-workspace-pool-sram=target=c:rw;size=15999"
+    args = [str(kws), "-o", str(tmp_path), "-q", "--usmp-workspace-pools", "sram"]
+    status, err = compile_([*args, pool], capsys)
+    assert status == 1
+    # sid_2 is CONV_2D 2's output; of the buffers it conflicts with (sid_1 and
+    # sid_3, never live together), only the one live at its fullest step
+    assert err.startswith(
+        "kws_ref_model.tflite:2 (CONV_2D): error: buffer 'sid_2' (8000 B) fits in "
+        "no candidate pool: pool 'sram' (limit 15999 B) already holds 8000 B"
+    ), err
+    assert err.rstrip().endswith(": sid_1 (8000 B); 16000 B in all)"), err
+    assert "sid_3" not in err

@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
     IntAttr,
     IntegerAttr,
     ModuleOp,
+    NameLoc,
     StringAttr,
     f16,
     f32,
@@ -55,11 +56,24 @@ all within Python's recursion limit."""
 def location_of(op: Operation | None) -> str:
     """``file:line:col`` of ``op`` or of its nearest located ancestor."""
     while op is not None:
-        loc = op.location
-        if isinstance(loc, FileLineColLoc):
-            return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+        text = format_location(op.location)
+        if text is not None:
+            return text
         op = op.parent_op()
     return "<unknown>"
+
+
+def format_location(loc: Attribute) -> str | None:
+    """``file:line:col``; ``file:line`` for column 0 (no column: the TFLite
+    importer's ``model.tflite:<operator index>``); a ``NameLoc`` adds its
+    name, ``model.tflite:12 (CONV_2D)``. ``None`` for other locations."""
+    if isinstance(loc, NameLoc):
+        inner = format_location(loc.location)
+        return None if inner is None else f"{inner} ({loc.desc.data})"
+    if isinstance(loc, FileLineColLoc):
+        where = f"{loc.filename.data}:{loc.line.data}"
+        return f"{where}:{loc.column.data}" if loc.column.data else where
+    return None
 
 
 class LocatedError(DiagnosticException):

@@ -17,7 +17,7 @@ builtin.module attributes {tir.pools = [#tir.pool_info<"sram", workspace, size =
   func.func private @op(memref<64xi8>, memref<64xi8>) attributes {tir.prim_func}
   func.func @small_main(%x: memref<64xi8>, %y: memref<64xi8>) attributes {tir.prim_func, tir.main} {
     %0 = tir.allocate {name_hint = "sid_0"} : memref<64xi8>
-    // CHECK: usmp_plan_memory_invalid.mlir:[[# @LINE + 1]]:5: error: buffer 'sid_1' (64 B) fits in no candidate pool: pool 'sram' (limit 100 B) already holds 64 B of buffers live at the same time, so it would need 128 B (live at the same time: sid_0 (64 B))
+    // CHECK: usmp_plan_memory_invalid.mlir:[[# @LINE + 1]]:5: error: buffer 'sid_1' (64 B) fits in no candidate pool: pool 'sram' (limit 100 B) already holds 64 B of buffers live at the same time, so it would need 128 B (live together with it at step 1, op: sid_0 (64 B); 128 B in all)
     %1 = tir.allocate {name_hint = "sid_1"} : memref<64xi8>
     tir.call @op(%x, %0) : (memref<64xi8>, memref<64xi8>) -> ()
     tir.call @op(%0, %1) : (memref<64xi8>, memref<64xi8>) -> ()
@@ -34,7 +34,7 @@ builtin.module attributes {tir.pools = [
     #tir.pool_info<"dtcm", workspace, size = 16, access = {c = "rw"}>,
     #tir.pool_info<"sram", workspace, size = 32, access = {c = "rw"}>]} {
   func.func @op(%x: memref<16xi8>, %y: memref<16xi8>) attributes {tir.prim_func} {
-    // CHECK: usmp_plan_memory_invalid.mlir:[[# @LINE + 1]]:5: error: buffer 'acc' of 'op' (64 B) fits in no candidate pool: pool 'dtcm' (limit 16 B) is smaller than the buffer; pool 'sram' (limit 32 B) is smaller than the buffer (live at the same time: sid_0 (16 B))
+    // CHECK: usmp_plan_memory_invalid.mlir:[[# @LINE + 1]]:5: error: buffer 'acc' of 'op' (64 B) fits in no candidate pool: pool 'dtcm' (limit 16 B) is smaller than the buffer; pool 'sram' (limit 32 B) is smaller than the buffer (live together with it at step 0, op: sid_0 (16 B); 80 B in all)
     %acc = tir.allocate {name_hint = "acc"} : memref<16xi32>
     func.return
   }
