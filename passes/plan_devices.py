@@ -350,6 +350,14 @@ class PlanDevicesPass(ModulePass):
     entry: str = "main"
     """Symbol of the relay entry function."""
 
+    def __post_init__(self) -> None:
+        if not self.default_device.isidentifier() or self.default_device_id < 0:
+            raise ValueError(
+                f"plan-devices: default device '{self.default_device}' id "
+                f"{self.default_device_id} is invalid (expected a device type name "
+                "such as cpu and an id >= 0)"
+            )
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         default = _default_device(
             self.default_device, self.default_device_id, self.default_target

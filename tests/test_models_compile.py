@@ -256,7 +256,8 @@ def test_relay_mlir_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
         ),
         (
             ["--constant-byte-alignment", "12"],
-            "usmp-compile: error: --constant-byte-alignment 12 is not a power of two\n",
+            "usmp-compile: error: --constant-byte-alignment: alignment 12 is not accepted; "
+            "expected a power of two from 1 to 4096\n",
         ),
         (
             ["--module-name", "my-model"],

@@ -26,6 +26,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from usmp.dialects.limits import MAX_BUFFER_BYTES, alignment_error
 from usmp.dialects.tir import PoolInfoAttr
 from usmp.passes.usmp_pools import (
     DEFAULT_ALIGNMENT,
@@ -207,8 +208,13 @@ def _pool(name: str, kind: str, spec: str, alignment: int) -> PoolFlag:
             size = int(value)
         else:
             alignment = int(value)
-    if not is_power_of_two(alignment):
-        raise PoolFlagError(f"{where}: alignment {alignment} is not a power of two")
+    if (error := alignment_error(alignment)) is not None:
+        raise PoolFlagError(f"{where}: {error}")
+    if size > MAX_BUFFER_BYTES:
+        raise PoolFlagError(
+            f"{where}: size={size} is larger than the generated C can index; "
+            f"expected at most {MAX_BUFFER_BYTES} bytes (0 = unbounded)"
+        )
     return PoolFlag(name, kind, size, alignment, tuple(access))
 
 

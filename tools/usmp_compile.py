@@ -70,12 +70,12 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from usmp.dialects import new_context
+from usmp.dialects.limits import alignment_error
 from usmp.tools.pool_flags import (
     C_IDENTIFIER,
     DEFAULT_ALIGNMENT,
     PoolFlag,
     PoolFlagError,
-    is_power_of_two,
     parse_pool_flags,
     pool_info_attrs,
     split_pool_flags,
@@ -431,10 +431,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         for flag in ("workspace_byte_alignment", "constant_byte_alignment"):
             value = getattr(args, flag)
-            if not is_power_of_two(value):
-                raise CompileError(
-                    f"--{flag.replace('_', '-')} {value} is not a power of two"
-                )
+            if (error := alignment_error(value)) is not None:
+                raise CompileError(f"--{flag.replace('_', '-')}: {error}")
         pools = parse_pool_flags(
             args.usmp_workspace_pools,
             args.usmp_parameter_pools,

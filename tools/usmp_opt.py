@@ -10,6 +10,7 @@ stdout and the exit status is 0 (xDSL's convention, used by the lit tests).
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import os
 import sys
@@ -18,6 +19,7 @@ from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import (
     ArgSpecParseError,
     DiagnosticException,
@@ -118,7 +120,18 @@ class UsmpOptMain(xDSLOptMain):
         if self.output is not None:
             self.output.commit()
 
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
+        arg_parser.prog = "usmp-opt"  # argparse errors say "usmp-opt: error:"
+        super().register_all_arguments(arg_parser)
+
     def setup_pipeline(self) -> None:
+        for spec in parse_pipeline(self.args.passes):
+            for key, values in spec.parameters.items():
+                if not values:
+                    raise ValueError(
+                        f"{spec.name}: option '{key}' has no value; options are "
+                        f"written {spec.name}{{{key}=VALUE}}"
+                    )
         super().setup_pipeline()
         # Verify between passes with located diagnostics instead of xDSL's
         # whole-module dump.
@@ -157,6 +170,8 @@ def _report(message: str, verify_diagnostics: bool) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         driver = UsmpOptMain(args=argv)
+    except SystemExit as e:  # argparse: a bad command line (2) or --help (0)
+        return 1 if e.code == 2 else int(e.code or 0)
     except (ParseError, ArgSpecParseError) as e:  # a bad pass pipeline
         print(f"usmp-opt: error: {e}", file=sys.stderr)
         return 1
