@@ -374,6 +374,12 @@ class PlanDevicesPass(ModulePass):
             return  # nothing relay-level to plan (e.g. already lowered)
         if any(isinstance(t, MemRefType) for t in main.function_type.inputs):
             return  # main is no longer relay (tir main): nothing to do
+        if len(main.body.blocks) != 1:
+            raise located_error(
+                main,
+                f"@{self.entry} has {len(main.body.blocks)} blocks; plan-devices "
+                "expects relay dataflow in a single block (no control flow)",
+            )
         planner = _Planner(main, default)
         planner.analyse()
         planner.rewrite()

@@ -316,6 +316,15 @@ def _semantic_cases() -> list[Case]:
             expect="power of two from 1 to 4096",
         ),
         Case(
+            "multi-block-main",
+            RELAY_MAIN.replace(
+                "  func.return %0",
+                "  func.return %0 : tensor<1x4xi8>\n^bb1:\n  func.return %x",
+            ),
+            argv=("-p", PIPELINE),
+            expect="2 blocks",
+        ),
+        Case(
             "zero-dimension",
             RELAY_MAIN.replace("1x4", "0x4"),
             expect="zero dimension",
@@ -332,6 +341,7 @@ def _pipeline_cases() -> list[Case]:
         ("negative-pool-size", 'usmp{pools="a:workspace:-5"}', "-5"),
         ("bad-pool-align", 'usmp{pools="a:workspace:align=3"}', "3"),
         ("huge-pool-align", 'usmp{pools="a:workspace:align=8192"}', "8192"),
+        ("huge-pool-size", 'usmp{pools="a:workspace:99999999999"}', "99999999999"),
         ("bad-pool-access", 'usmp{pools="a:workspace:access=c/xx"}', "xx"),
         ("empty-pool-name", 'usmp{pools=":workspace"}', "workspace"),
         ("negative-max-depth", "fuse-ops{max_depth=-1}", "-1"),
@@ -449,3 +459,18 @@ def test_malformed_pool_flags(
 
 def test_corpus_size() -> None:
     assert len(CASES) + len(POOL_FLAGS) >= 60
+
+
+def test_dead_operators_are_removed(tmp_path: Path) -> None:
+    """Relay operators nobody uses are dead code: erased, never an error."""
+    path = tmp_path / "dead.mlir"
+    path.write_text(
+        "func.func @main(%x: tensor<1x4xi8>) -> tensor<1x4xi8> {\n"
+        "  %0 = relay.relu %x : tensor<1x4xi8> -> tensor<1x4xi8>\n"
+        "  %1 = relay.add %0, %0 : (tensor<1x4xi8>, tensor<1x4xi8>) -> tensor<1x4xi8>\n"
+        "  %2 = relay.relu %x : tensor<1x4xi8> -> tensor<1x4xi8>\n"
+        "  func.return %2 : tensor<1x4xi8>\n}\n"
+    )
+    status, output = _run(usmp_opt.main, [str(path), "-p", PIPELINE, "-t", "c"])
+    assert status == 0, output
+    assert "relay.add" not in output and "internal error" not in output
