@@ -212,3 +212,20 @@ func.func @splat(%x: tensor<1x4xf32>) -> tensor<1x3xf32> {
   %1 = relay.add %0, %b : (tensor<1x3xf32>, tensor<3xf32>) -> tensor<1x3xf32>
   func.return %1 : tensor<1x3xf32>
 }
+
+// -----
+
+// Dead operators (no users, no side effects) are erased, not fused: a group
+// of dead ops would have no output.
+
+// CHECK-LABEL: func.func @tvmgen_default_fused_nn_relu(
+// CHECK-NOT:     relay.add
+// CHECK:       func.func @dead(
+// CHECK-NEXT:    %[[R:.*]] = relay.call @tvmgen_default_fused_nn_relu(%{{.*}})
+// CHECK-NEXT:    func.return %[[R]]
+func.func @dead(%x: tensor<1x4xi8>) -> tensor<1x4xi8> {
+  %0 = relay.relu %x : tensor<1x4xi8> -> tensor<1x4xi8>
+  %1 = relay.add %0, %0 : (tensor<1x4xi8>, tensor<1x4xi8>) -> tensor<1x4xi8>
+  %2 = relay.relu %x : tensor<1x4xi8> -> tensor<1x4xi8>
+  func.return %2 : tensor<1x4xi8>
+}
