@@ -74,7 +74,12 @@ def import_model(model: Model, outputs: Sequence[int] | None = None) -> ModuleOp
         builder.bind(t, arg)
     for op in model.operators:
         builder.begin(op)
-        CONVERTERS[op.opcode](builder)
+        try:
+            CONVERTERS[op.opcode](builder)
+        except (VerifyException, ValueError) as e:
+            # a relay op's verifier (attribute ranges) or TFLite's
+            # requantisation arithmetic refusing the operator's parameters
+            raise model.op_error(op, str(e)) from None
         for index in op.outputs:
             if index not in builder.values:
                 raise model.op_error(op, f"output tensor #{index} was not produced")

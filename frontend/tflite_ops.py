@@ -27,6 +27,7 @@ Layouts: TFLite conv weights are OHWI and become HWIO; depthwise weights
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
@@ -156,6 +157,13 @@ def _padding(
     dilation: int,
 ) -> tuple[int, int, int]:
     """TFLite ``ComputePaddingHeightWidth``: ``(before, after, out_size)``."""
+    for what, value in (
+        ("filter size", filter_size),
+        ("stride", stride),
+        ("dilation factor", dilation),
+    ):
+        if value < 1:
+            raise b.error(f"{what} {value} must be at least 1")
     effective = (filter_size - 1) * dilation + 1
     if mode == _PADDING_SAME:
         out = (in_size + stride - 1) // stride
@@ -399,6 +407,8 @@ def convert_reshape(b: RelayBuilder) -> None:
 def convert_softmax(b: RelayBuilder) -> None:
     x, out = b.required_input(0), b.output_tensor()
     beta = float(b.operator.options.Beta())
+    if not math.isfinite(beta):
+        raise b.error(f"beta {beta} must be a finite number")
     if (_type(x), _type(out)) == ("FLOAT32", "FLOAT32"):
         data = b.value(x)
         if beta != 1.0:

@@ -5,7 +5,8 @@ Every supported shared model is damaged in many places, deterministically
 (seeded by the model's path): truncated (inside the header, the root table,
 half way), offsets pointed outside the file (root, operator codes, a vtable,
 a vector length, a buffer's data), indices pointed out of range (a tensor's
-buffer, an operator's opcode and input), and single bit flips in the root
+buffer, an operator's opcode and input), option values no operator can have
+(a zero stride, a NaN softmax beta), and single bit flips in the root
 table, the operator codes, the subgraph, the tensors, the operators and
 their options, the buffer tables and the weights.
 
@@ -108,7 +109,7 @@ def _regions(data: bytes) -> dict[str, list[tuple[int, int]]]:
 
     tensors = [graph.Tensors(i) for i in range(graph.TensorsLength())]
     operators = [graph.Operators(i) for i in range(graph.OperatorsLength())]
-    options = [op.BuiltinOptions() for op in operators]
+    options = [op.BuiltinOptions() for op in operators if op is not None]
     buffers = [model.Buffers(i) for i in range(model.BuffersLength())]
     weights = []
     for b in buffers:
@@ -182,6 +183,34 @@ def _targeted(data: bytes) -> dict[str, bytes]:
     outputs = _vector(op, 8)
     if outputs is not None:
         cases["operator-output-length"] = _put(data, outputs, huge)
+    cases.update(_bad_options(data, model, graph))
+    return cases
+
+
+_STRIDED = {"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D"}
+
+
+def _bad_options(data: bytes, model: tflite.Model, graph: tflite.SubGraph) -> dict:
+    """Option values no operator can have: a zero stride, a NaN softmax beta."""
+    names = {v: k for k, v in vars(tflite.BuiltinOperator).items() if k.isupper()}
+    cases: dict[str, bytes] = {}
+    for i in range(graph.OperatorsLength()):
+        op = graph.Operators(i)
+        assert op is not None
+        code = model.OperatorCodes(op.OpcodeIndex())
+        assert code is not None
+        name = names.get(max(code.BuiltinCode(), code.DeprecatedBuiltinCode()))
+        options = op.BuiltinOptions()
+        if options is None:
+            continue
+        stride = options.Offset(6)  # StrideW in Conv2D/DepthwiseConv2D/Pool2D
+        if name in _STRIDED and stride and "options-stride-zero" not in cases:
+            cases["options-stride-zero"] = _put(data, options.Pos + stride, 0)
+        beta = options.Offset(4)
+        if name == "SOFTMAX" and beta and "options-softmax-beta-nan" not in cases:
+            nan = bytearray(data)
+            struct.pack_into("<f", nan, options.Pos + beta, float("nan"))
+            cases["options-softmax-beta-nan"] = bytes(nan)
     return cases
 
 
@@ -189,18 +218,22 @@ FLIPS = {  # kind -> bit flips per model
     "root": 2,
     "opcodes": 2,
     "subgraph": 1,
-    "tensors": 3,
+    "tensors": 2,
     "operators": 2,
     "options": 1,
-    "buffers": 2,
+    "buffers": 1,
     "weights": 1,
 }
+"""A flipped weight always gives a valid model: only the models in
+``COMPILED`` get one (their C is built)."""
 
 
-def _flips(data: bytes, rng: random.Random) -> dict[str, bytes]:
+def _flips(data: bytes, rng: random.Random, weights: bool) -> dict[str, bytes]:
     """Single bit flips inside each kind of table (may give a valid model)."""
     cases: dict[str, bytes] = {}
     for kind, ranges in _regions(data).items():
+        if kind == "weights" and not weights:
+            continue
         for k in range(FLIPS[kind] if ranges else 0):
             start, end = rng.choice(ranges)
             pos = rng.randrange(start, min(end, len(data)))
@@ -216,7 +249,7 @@ def _cases() -> list[Case]:
         rng = random.Random(zlib.crc32(model.encode()))
         for what, damaged in _targeted(data).items():
             cases.append(Case(model, what, MUST_FAIL, damaged))
-        for what, damaged in _flips(data, rng).items():
+        for what, damaged in _flips(data, rng, model in COMPILED).items():
             cases.append(Case(model, what, MAY_PASS, damaged))
     return cases
 
