@@ -252,7 +252,8 @@ def test_relay_mlir_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
         (
             ["--usmp-parameter-pools=2flash"],
             "usmp-compile: error: --usmp-parameter-pools: '2flash' is not a valid pool "
-            "name (a C identifier)\n",
+            "name; a pool name is a C identifier: a letter or '_', then letters, "
+            "digits or '_' (it names the pool's C array, struct field and macros)\n",
         ),
         (
             ["--constant-byte-alignment", "12"],
