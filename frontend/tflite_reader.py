@@ -299,14 +299,22 @@ def _read_tensor(
         type_name=type_name,
         shape=shape,
         shape_signature=signature,
-        quantization=_read_quantization(t.Quantization(), shape, name, where),
+        quantization=_read_quantization(
+            t.Quantization(), shape, type_name, name, where
+        ),
         data=_read_buffer(model, buffer_index, type_name, shape, data, name, where),
         is_variable=bool(t.IsVariable()),
     )
 
 
+_ZERO_POINT_RANGES = MappingProxyType(
+    {"INT8": (-128, 127), "UINT8": (0, 255), "INT16": (-32768, 32767)}
+)
+_INT32_RANGE = (-(1 << 31), (1 << 31) - 1)
+
+
 def _read_quantization(
-    q: Any, shape: tuple[int, ...], name: str, where: str
+    q: Any, shape: tuple[int, ...], type_name: str, name: str, where: str
 ) -> Quantization | None:
     if q is None or q.ScaleLength() == 0:
         return None
@@ -325,6 +333,13 @@ def _read_quantization(
             f"{where}: quantisation scales must be finite and not negative, got "
             f"{_summary(scales)}",
         )
+    lo, hi = _ZERO_POINT_RANGES.get(type_name, _INT32_RANGE)
+    if not all(lo <= z <= hi for z in zps):
+        raise TFLiteImportError(
+            name,
+            f"{where}: zero points {_summary(zps)} out of range for {type_name} "
+            f"(expected {lo}..{hi})",
+        )
     if len(scales) > 1 and not (0 <= axis < len(shape) and shape[axis] == len(scales)):
         raise TFLiteImportError(
             name,
@@ -334,7 +349,7 @@ def _read_quantization(
     return Quantization(scales=scales, zero_points=zps, axis=axis)
 
 
-def _summary(values: tuple[float, ...]) -> str:
+def _summary(values: tuple[float, ...] | tuple[int, ...]) -> str:
     shown = ", ".join(repr(v) for v in values[:4])
     return f"[{shown}{', ...' if len(values) > 4 else ''}]"
 
