@@ -297,11 +297,25 @@ class _Graph:
     def activation(self) -> q.Activation:
         return pick(self.ch, [q.Activation.NONE, q.Activation.RELU, q.Activation.RELU6])
 
-    def output_scale(self, in_scale: float, w_scale: float, depth: int) -> float:
-        """An output scale for an accumulator over ``depth`` products that
-        uses the int8 range (sometimes saturating)."""
-        real = 0.008 / math.sqrt(depth) * math.exp(self.rng.uniform(-1.5, 1.5))
-        return q.f32(in_scale * w_scale / real)
+    def weight_scales(self, n: int) -> list[float]:
+        """Symmetric int8 weights use the full range in every channel, so
+        per-channel scales differ by the channels' real ranges: a spread of
+        about 2x around one base scale."""
+        base = math.exp(self.rng.uniform(math.log(0.002), math.log(0.05)))
+        return [q.f32(base * self.rng.uniform(0.7, 1.4)) for _ in range(n)]
+
+    def output_quant(
+        self, in_scale: float, w_scale: float, depth: int, act: q.Activation
+    ) -> Quant:
+        """The output quantisation of an accumulator over ``depth`` products
+        (x - zp in [0, 255], |w| <= 127, a bias) that uses the int8 range,
+        saturating now and then; after a RELU the zero point is usually
+        -128 (as converters choose it)."""
+        real = 0.0053 / math.sqrt(depth) * math.exp(self.rng.uniform(-1.0, 1.0))
+        zp = int(self.rng.integers(-128, 128))
+        if act != q.Activation.NONE and chance(self.ch, 80):
+            zp = -128
+        return q.f32(in_scale * w_scale / real), zp
 
 
 # -- operators -------------------------------------------------------------------
@@ -357,10 +371,7 @@ def _conv(g: _Graph, a: Value) -> Value | None:
     def make_q() -> tuple[Any, Any]:
         array = g.rng.integers(-127, 128, wshape).astype(np.int8)
         n_scales = cout if per_channel else 1
-        scales = [
-            q.f32(math.exp(g.rng.uniform(math.log(0.002), math.log(0.05))))
-            for _ in range(n_scales)
-        ]
+        scales = g.weight_scales(n_scales)
         return array, scales
 
     weight, scales = g.weight(wshape, layout + "q", make_q)
@@ -381,11 +392,11 @@ def _conv(g: _Graph, a: Value) -> Value | None:
         g.rng.integers(-bias_bound, bias_bound + 1, (cout,)).astype(np.int32)
     )
     acc = g.emit(AddOp(acc, bias))
-    out_scale = g.output_scale(a.quant[0], float(np.mean(scales)), depth)
-    out: Quant = (out_scale, int(g.rng.integers(-128, 128)))
+    act = g.activation()
+    out = g.output_quant(a.quant[0], float(np.mean(scales)), depth, act)
     full = list(scales) * (cout // len(scales))
     multipliers, shifts = q.conv_multipliers(a.quant[0], full, out[0])
-    y = g.requantize_i32(acc, multipliers, shifts, 3, out, g.activation())
+    y = g.requantize_i32(acc, multipliers, shifts, 3, out, act)
     return g.result(y, out, "conv2d" + ("_dw" if depthwise else "") + "_i8")
 
 
@@ -420,10 +431,7 @@ def _dense(g: _Graph, a: Value) -> Value | None:
     def make_q() -> tuple[Any, Any]:
         array = g.rng.integers(-127, 128, wshape).astype(np.int8)
         n_scales = units if per_channel else 1
-        scales = [
-            q.f32(math.exp(g.rng.uniform(math.log(0.002), math.log(0.05))))
-            for _ in range(n_scales)
-        ]
+        scales = g.weight_scales(n_scales)
         return array, scales
 
     weight, scales = g.weight(wshape, "q", make_q)
@@ -437,16 +445,14 @@ def _dense(g: _Graph, a: Value) -> Value | None:
             ),
         )
     )
-    out: Quant = (
-        g.output_scale(a.quant[0], float(np.mean(scales)), k),
-        int(g.rng.integers(-128, 128)),
-    )
+    act = g.activation()
+    out = g.output_quant(a.quant[0], float(np.mean(scales)), k, act)
     if len(scales) == 1:
         m, s = q.fully_connected_multiplier(a.quant[0], scales[0], out[0])
         multipliers, shifts = [m], [s]
     else:
         multipliers, shifts = q.conv_multipliers(a.quant[0], list(scales), out[0])
-    y = g.requantize_i32(acc, multipliers, shifts, 1, out, g.activation())
+    y = g.requantize_i32(acc, multipliers, shifts, 1, out, act)
     return g.result(y, out, "dense_i8")
 
 
@@ -473,6 +479,8 @@ def _binary(g: _Graph, a: Value) -> Value | None:
     b = _same_shape_partner(g, a, a.is_int8)
     if not a.is_int8:
         kind = pick(g.ch, ["add", "subtract", "multiply", "maximum", "minimum"])
+        if b is a and kind == "subtract":  # a - a is zero: no signal left
+            kind = "add"
         cls = {
             "add": AddOp,
             "subtract": SubtractOp,
@@ -491,6 +499,8 @@ def _binary(g: _Graph, a: Value) -> Value | None:
         return g.result(g.emit(cls(a.ssa, rhs)), None, kind, exact)
     assert a.quant is not None and b.quant is not None
     kind = pick(g.ch, ["add", "add", "subtract", "multiply", "maximum", "minimum"])
+    if b is a and kind == "subtract":  # a - a is all zero point: no signal left
+        kind = "add"
     if kind in ("maximum", "minimum"):
         b = g.requantize(b, a.quant)
         cls = MaximumOp if kind == "maximum" else MinimumOp
@@ -715,10 +725,6 @@ def _build(
     if chance(ch, 10):  # a constant returned directly
         c = g.constant(g.rng.integers(-5, 5, (2, 3)).astype(np.int8))
         outputs.append(Value(c, (1.0, 0)))
-    # every input reaches an output (an unused model input makes an unused C
-    # parameter, which -Wextra -Werror rejects: a known C printer issue)
-    live = _reaching([v.ssa for v in outputs])
-    outputs += [v for v in g.values[: len(g.inputs)] if v.ssa not in live]
     ssa = [v.ssa for v in outputs]
     if len(ssa) > 1 and chance(ch, 30):
         ssa = [g.emit(TupleOp(ssa))]
@@ -729,20 +735,6 @@ def _build(
         Region(g.block),
     )
     return ModuleOp([main]), g.inputs, g.kinds
-
-
-def _reaching(roots: list[SSAValue]) -> set[SSAValue]:
-    """Every value ``roots`` are computed from (themselves included)."""
-    seen: set[SSAValue] = set()
-    stack = list(roots)
-    while stack:
-        v = stack.pop()
-        if v in seen:
-            continue
-        seen.add(v)
-        if isinstance(v.owner, Operation):
-            stack.extend(v.owner.operands)
-    return seen
 
 
 def print_module(module: ModuleOp) -> str:
