@@ -349,3 +349,17 @@ def test_empty_tensor_names_get_generated_names(tmp_path: Path) -> None:
     ]
     header = (out / "codegen/host/include/metadata.h").read_text()
     assert "tensor_0" in header and "tensor_2" in header
+
+
+@pytest.mark.parametrize(
+    "model",
+    ["tflite_micro/person_detect_vela.tflite", "tflite_micro/trained_lstm.tflite"],
+)
+def test_compare_tflm_refuses_unsupported_models(model: str) -> None:
+    from usmp.tools import compare_tflm
+
+    path = MODELS_DIR / model
+    status, err = _run(compare_tflm.main, [str(path), "--seeds", "1"])
+    assert status == 1
+    assert err.startswith(f"{path.name}: error: operator 0 ("), err
+    assert "Traceback" not in err
