@@ -101,11 +101,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with damaged_model_errors(args.model):
             model = read_model_file(args.model)
-        for warning in model.warnings:
-            print(warning, file=sys.stderr)
         outputs = _outputs(args.outputs, model)
         with damaged_model_errors(args.model):
             module = import_model(model, outputs)
+        for warning in model.warnings:
+            print(warning, file=sys.stderr)
     except LocatedError as e:
         print(str(e), file=sys.stderr)
         return 1

@@ -154,9 +154,9 @@ def _step_import(c: Compilation) -> None:
 
         with damaged_model_errors(path):
             model = read_model_file(path)
-            for warning in model.warnings:
-                print(warning, file=sys.stderr)
             c.module = import_model(model)
+        for warning in model.warnings:
+            print(warning, file=sys.stderr)
         c.model_info = _tflite_info(model)
     c.write(f"src/{path.stem}.relay.mlir", c.mlir())
 
