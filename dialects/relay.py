@@ -50,10 +50,12 @@ from xdsl.irdl import (
     operand_def,
     prop_def,
     result_def,
+    traits_def,
     var_operand_def,
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
+from xdsl.traits import ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from usmp.dialects.limits import check_buffer_size, check_nonempty
@@ -153,10 +155,13 @@ class ConstantOp(IRDLOperation):
         %w = relay.constant dense<[1, 2]> : tensor<2xi8>
         %w = relay.constant dense_resource<conv_w> : tensor<8x3x3x1xi8>
 
-    The result type is the value's type.
+    The result type is the value's type. ``Pure`` and ``ConstantLike``: an
+    unused constant is dead code, two equal ones are one value.
     """
 
     name = "relay.constant"
+
+    traits = traits_def(Pure(), ConstantLike())
 
     value = prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr)
     result = result_def(TensorType)
@@ -206,9 +211,17 @@ class CallOp(IRDLOperation):
 
     When the callee is a tir prim func on memrefs, its signature is the call's
     operands followed by one memref per (flattened) result.
+
+    ``Pure``: relay is functional and its callees are primitive functions,
+    whose bodies are pure relay operators; after ``lower-ops`` the callee
+    writes only the result buffers the call's lowering allocates, so the call
+    still has value semantics. An unused call is dead, two identical calls are
+    one value.
     """
 
     name = "relay.call"
+
+    traits = traits_def(Pure())
 
     callee = prop_def(FlatSymbolRefAttrConstr)
     args = var_operand_def()
@@ -236,9 +249,13 @@ class TupleOp(IRDLOperation):
     Syntax::
 
         %t = relay.tuple(%a, %b) : (tensor<..>, tensor<..>) -> tuple<..>
+
+    ``Pure``, as ``relay.tuple_get_item``: they only group and select values.
     """
 
     name = "relay.tuple"
+
+    traits = traits_def(Pure())
 
     fields = var_operand_def()
     result = result_def(TupleType)
@@ -273,6 +290,8 @@ class TupleGetItemOp(IRDLOperation):
     """
 
     name = "relay.tuple_get_item"
+
+    traits = traits_def(Pure())
 
     tuple = operand_def(TupleType)
     index = prop_def(IntegerAttr[I64])
@@ -346,9 +365,14 @@ class OnDeviceOp(IRDLOperation):
 
     ``constrain_result`` (default true) fixes the result's device;
     ``constrain_body`` (default true) fixes the operand's device.
+
+    ``Pure``: an annotation on a value; as in TVM, where an unused ``on_device``
+    is not part of the expression, erasing an unused one changes nothing.
     """
 
     name = "relay.on_device"
+
+    traits = traits_def(Pure())
 
     T: ClassVar = VarConstraint("T", AnyAttr())
     data = operand_def(T)
@@ -393,9 +417,14 @@ class DeviceCopyOp(IRDLOperation):
 
         %y = relay.device_copy %x {src = #relay.virtual_device<"cpu", 0>,
                                    dst = #relay.virtual_device<"npu", 0>} : tensor<..>
+
+    ``Pure``: the result is a new value (the operand on another device); the
+    operand is not changed.
     """
 
     name = "relay.device_copy"
+
+    traits = traits_def(Pure())
 
     T: ClassVar = VarConstraint("T", AnyAttr())
     data = operand_def(T)

@@ -33,7 +33,8 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation
+from xdsl.irdl import IRDLOperation, traits_def
+from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from usmp.dialects.limits import check_buffer_size, check_nonempty
@@ -144,7 +145,14 @@ class RelayOperator(IRDLOperation):
     Subclasses implement ``infer_result_type()`` from their operands and
     properties; it raises ``VerifyException`` for invalid inputs, so the same
     code validates ops and builds them (``__init__`` infers the result type).
+
+    Every operator is ``Pure``: relay is functional, an operator's result is a
+    new tensor computed from its operands and properties only (no state, no
+    I/O, operands are never written), so an unused one can be erased (``dce``)
+    and two identical ones merged (``cse``).
     """
+
+    traits = traits_def(Pure())
 
     def infer_result_type(self) -> TensorType:
         raise NotImplementedError
