@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.func import FuncOp
 
-from usmp.diagnostics import LocatingParser, location_of, verify_located
+from usmp.diagnostics import location_of, verify_located
 from usmp.dialects import new_context
 from usmp.dialects.relay import INPUT_TENSOR_NAMES, OUTPUT_TENSOR_NAMES, ConstantOp
 from usmp.dialects.relay_ops import Conv2DOp, FixedPointMultiplyOp
@@ -32,6 +32,7 @@ from usmp.frontend.printing import format_constants, print_module
 from usmp.frontend.tflite_import import import_model, import_tflite
 from usmp.frontend.tflite_reader import TFLiteImportError, read_model_file
 from usmp.oracle.values import dense_to_numpy
+from usmp.parsing import LocatingParser
 from usmp.tools import import_tflite as cli
 from usmp.tools.shared_models import MODELS_DIR
 

@@ -5,10 +5,11 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
 
-from usmp.diagnostics import LocatedError, LocatingParser, verify_located
+from usmp.diagnostics import LocatedError, verify_located
 from usmp.dialects import new_context
 from usmp.oracle import kernels as K
 from usmp.oracle.relay_interpreter import evaluate, input_names
+from usmp.parsing import LocatingParser
 
 
 def parse(src: str, verify: bool = True) -> ModuleOp:

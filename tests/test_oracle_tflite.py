@@ -10,10 +10,11 @@ import numpy as np
 import tflite
 from tflite_micro.python.tflite_micro import runtime
 
-from usmp.diagnostics import LocatingParser, verify_located
+from usmp.diagnostics import verify_located
 from usmp.dialects import new_context
 from usmp.oracle.quantization import quantize_multiplier
 from usmp.oracle.relay_interpreter import evaluate
+from usmp.parsing import LocatingParser
 from usmp.tools.shared_models import MODELS_DIR
 
 MODELS = MODELS_DIR / "tflite_micro"

@@ -70,7 +70,10 @@ def test_parse_orders_pools_and_fills_defaults() -> None:
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("align=24", "alignment 24 is not accepted; expected a power of two from 1 to 4096"),
+        (
+            "align=24",
+            "alignment 24 is not accepted; expected a power of two from 1 to 4096",
+        ),
         ("size=-1", "size='-1' is not a number of bytes"),
         ("target=npu:wo", "target entry 'npu:wo' is not TARGET"),
         ("bytes=1", "'bytes=1' is not KEY=VALUE"),

@@ -25,7 +25,6 @@ from xdsl.ir import Operation
 
 from tests.mlir_tools import mlir_bin
 from tests.test_usmp_graphs import GRAPHS, random_graph
-from usmp.diagnostics import LocatingParser
 from usmp.dialects import new_context, tir
 from usmp.dialects.tir import INPUT_ALLOCATIONS, OUTPUT_ALLOCATIONS, OUTPUT_TYPES
 from usmp.oracle.tir_interpreter import (
@@ -35,6 +34,7 @@ from usmp.oracle.tir_interpreter import (
     numpy_view,
     run_tir_main,
 )
+from usmp.parsing import LocatingParser
 from usmp.passes.usmp import UsmpPass
 from usmp.passes.usmp_analysis import analyze
 from usmp.passes.usmp_convert_pool_allocations import UsmpConvertPoolAllocationsPass

@@ -236,7 +236,7 @@ def emit_c(module: ModuleOp, out: IO[str]) -> None:
 
 def load(text: str) -> ModuleOp:
     """Parse MLIR text with the project's dialects."""
-    from usmp.diagnostics import LocatingParser
     from usmp.dialects import new_context
+    from usmp.parsing import LocatingParser
 
     return LocatingParser(new_context(), text, "<input>").parse_module()

@@ -160,9 +160,10 @@ def pools_option(module: ModuleOp, case: Case) -> tuple[str, bool]:
 
 def compile_case(case: Case) -> Compiled:
     """Oracle outputs and the C library of ``case`` (see module doc)."""
-    from usmp.diagnostics import LocatingParser, verify_located
+    from usmp.diagnostics import verify_located
     from usmp.dialects import new_context
     from usmp.oracle.relay_interpreter import evaluate
+    from usmp.parsing import LocatingParser
     from usmp.tools.c_library import build_library
 
     result = Compiled(case)

@@ -139,7 +139,8 @@ class Compilation:
 def _step_import(c: Compilation) -> None:
     path = Path(c.args.model)
     if path.suffix == ".mlir":
-        from usmp.diagnostics import LocatingParser, verify_located
+        from usmp.diagnostics import verify_located
+        from usmp.parsing import LocatingParser
 
         try:
             text = path.read_text()

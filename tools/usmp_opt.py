@@ -28,8 +28,9 @@ from xdsl.utils.exceptions import (
 )
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from usmp.diagnostics import LocatedError, LocatingParser, verify_located
+from usmp.diagnostics import LocatedError, verify_located
 from usmp.output_files import AtomicFile
+from usmp.parsing import LocatingParser
 
 # Upstream xDSL passes that are useful around ours.
 _UPSTREAM_PASSES = ("canonicalize", "cse", "dce")
