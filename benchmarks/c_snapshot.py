@@ -20,7 +20,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from usmp.tools.shared_models import MODELS_DIR, SUPPORTED_MODELS
+from usmp.testing.shared_models import MODELS_DIR, SUPPORTED_MODELS
 
 
 def _compile(model: str, out: Path) -> tuple[str, str]:

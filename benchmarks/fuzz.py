@@ -3,9 +3,9 @@
     python benchmarks/fuzz.py [--examples N] [--seed S] [--jobs J]
                               [--batch B] [--out DIR]
 
-Case ``i`` is ``usmp.tools.fuzz_graphs.generate_from_seed(S + i)`` (model
+Case ``i`` is ``usmp.testing.fuzz_graphs.generate_from_seed(S + i)`` (model
 ``fz<S+i>``); cases are compiled ``B`` at a time into one C program
-(``usmp.tools.fuzz_run.run_batch``: ASan/UBSan, usmp-validate on every plan,
+(``usmp.testing.fuzz_run.run_batch``: ASan/UBSan, usmp-validate on every plan,
 a too-small pool must give a located error), batches spread over ``J``
 processes. Each failure prints its seed and writes a reproducer
 (``DIR/fz<seed>.mlir`` with the pipeline in its header, ``.npz`` with the
@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 def _batch(seeds: list[int], out: str) -> list[tuple[int, str, str, str, list[str]]]:
     """(seed, outcome, failure stage, message, operator kinds) per seed."""
-    from usmp.tools.fuzz_graphs import generate_from_seed
-    from usmp.tools.fuzz_run import reproducer, run_batch
+    from usmp.testing.fuzz_graphs import generate_from_seed
+    from usmp.testing.fuzz_run import reproducer, run_batch
 
     rows: list[tuple[int, str, str, str, list[str]]] = []
     cases = []

@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from usmp.tools.shared_models import MODELS_DIR, SUPPORTED_MODELS
+from usmp.testing.shared_models import MODELS_DIR, SUPPORTED_MODELS
 
 
 @dataclass
@@ -82,7 +82,7 @@ def tflm_inference_us(path: Path, runs: int, repeats: int) -> float:
     from tflite_micro.python.tflite_micro import runtime
 
     from usmp.frontend.tflite_reader import read_model_file
-    from usmp.tools.tflm_reference import random_inputs
+    from usmp.testing.tflm_reference import random_inputs
 
     model = read_model_file(path)
     interpreter = runtime.Interpreter.from_file(str(path), arena_size=4 << 20)
@@ -188,7 +188,7 @@ def c_inference_us(
         return None, "timing needs library-defined pools"
     import subprocess
 
-    from usmp.tools.run_c import CRunError, build
+    from usmp.testing.run_c import CRunError, build
 
     files = {p.name: p.read_text() for p in (out / "codegen" / "host").rglob("*.[ch]")}
     files["timing_main.c"] = timing_harness(interface)

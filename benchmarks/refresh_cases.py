@@ -16,7 +16,7 @@ from usmp.frontend.tflite_reader import read_model_file
 from usmp.passes.usmp_plan_memory import plan_memory
 from usmp.passes.usmp_report import dump_benchmark_case
 from usmp.planning.algorithms import DEFAULT_ALGORITHM
-from usmp.tools.run_c import run_pipeline
+from usmp.testing.run_c import run_pipeline
 
 ROOT = Path(__file__).resolve().parent
 MODELS = [

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from usmp.frontend.tflite_reader import Model
-from usmp.tools.shared_models import MODELS_DIR
+from usmp.testing.shared_models import MODELS_DIR
 
 TESTDATA = MODELS_DIR / "tflite_micro" / "testdata"
 WORDS = ("yes", "no", "noise", "silence")

@@ -22,8 +22,8 @@ import pytest
 from tests.c.models import float_mlp, int8_convnet
 from tests.mlir_tools import mlir_bin
 from usmp.oracle.relay_interpreter import evaluate
+from usmp.testing.run_c import run_module, run_pipeline
 from usmp.tools.c_library import load, write_library
-from usmp.tools.run_c import run_module, run_pipeline
 
 FILECHECK = Path(__file__).parent / "filecheck"
 PIPELINE = "fuse-ops,lower-ops,aot-lower-main,usmp"

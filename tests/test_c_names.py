@@ -22,9 +22,9 @@ import pytest
 from usmp.lowering.c_names import RESERVED, Namer, c_identifier, is_reserved
 from usmp.oracle.relay_interpreter import evaluate
 from usmp.passes.usmp_pools import PoolSpecError, parse_pools_option
+from usmp.testing.run_c import run_module, run_pipeline
 from usmp.tools.c_library import load, single_source
 from usmp.tools.pool_flags import PoolFlagError, parse_pool_flags, split_pool_flags
-from usmp.tools.run_c import run_module, run_pipeline
 
 CXXFLAGS = ("-x", "c++", "-std=c++11", "-O1", "-Wall", "-Wextra", "-Werror")
 

@@ -1,4 +1,4 @@
-"""``usmp.tools.run_c``: the build-and-run harness other tests rely on."""
+"""``usmp.testing.run_c``: the build-and-run harness other tests rely on."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from usmp.testing.run_c import DEFAULT_CFLAGS, CRunError, _sources, build, run_module
 from usmp.tools.c_library import build_library, load
-from usmp.tools.run_c import DEFAULT_CFLAGS, CRunError, _sources, build, run_module
 
 MODULE = (
     Path(__file__).parent / "filecheck" / "lowering" / "c_printer.mlir"

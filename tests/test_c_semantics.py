@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 
-from usmp.tools.run_c import run_module
+from usmp.testing.run_c import run_module
 
 N = 64
 

@@ -20,8 +20,8 @@ import pytest
 
 from tests.c.models import float_mlp, int8_convnet
 from usmp.oracle.relay_interpreter import evaluate
+from usmp.testing.run_c import SANITIZE_FLAGS, harness, run_pipeline
 from usmp.tools.c_library import CLibrary, build_library, load, write_library
-from usmp.tools.run_c import SANITIZE_FLAGS, harness, run_pipeline
 
 APPS = Path(__file__).parent / "c"
 FLAGS = [

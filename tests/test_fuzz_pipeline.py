@@ -1,10 +1,10 @@
 # ruff: noqa: E501  (MLIR source text)
-"""The whole pipeline on random relay graphs (``usmp.tools.fuzz_graphs``).
+"""The whole pipeline on random relay graphs (``usmp.testing.fuzz_graphs``).
 
 Each hypothesis example is a batch of random cases (int8 and float graphs,
 random pools, every planning algorithm, I/O in the workspace or not) built
 into one C program with ASan/UBSan and compared with the numpy oracle
-(``usmp.tools.fuzz_run``); every plan also passes ``usmp-validate``, and a
+(``usmp.testing.fuzz_run``); every plan also passes ``usmp-validate``, and a
 pool too small for a buffer must give a located diagnostic. Bounded and
 derandomized for CI; ``benchmarks/fuzz.py`` runs many more.
 
@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from usmp.tools.fuzz_graphs import Case, PoolDraw, generate_from_seed
-from usmp.tools.fuzz_run import run_batch
+from usmp.testing.fuzz_graphs import Case, PoolDraw, generate_from_seed
+from usmp.testing.fuzz_run import run_batch
 
 BATCH = 6
 

@@ -33,8 +33,8 @@ from usmp.frontend.tflite_import import import_model, import_tflite
 from usmp.frontend.tflite_reader import TFLiteImportError, read_model_file
 from usmp.oracle.values import dense_to_numpy
 from usmp.parsing import LocatingParser
+from usmp.testing.shared_models import MODELS_DIR
 from usmp.tools import import_tflite as cli
-from usmp.tools.shared_models import MODELS_DIR
 
 KWS = MODELS_DIR / "mlperf_tiny/kws_ref_model.tflite"
 MICRO_SPEECH = MODELS_DIR / "tflite_micro/micro_speech_quantized.tflite"

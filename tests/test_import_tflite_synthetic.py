@@ -27,8 +27,8 @@ from tests.test_models import compare_with_tflm
 from usmp.frontend.tflite_import import import_tflite_bytes
 from usmp.frontend.tflite_reader import TFLiteImportError, read_model
 from usmp.oracle.relay_interpreter import evaluate
-from usmp.tools.run_c import run_module
-from usmp.tools.tflm_reference import difference, random_inputs
+from usmp.testing.run_c import run_module
+from usmp.testing.tflm_reference import difference, random_inputs
 
 RELU, RELU_N1_TO_1, RELU6, TANH = 1, 2, 3, 4
 SAME, VALID = 0, 1

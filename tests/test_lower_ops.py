@@ -42,7 +42,7 @@ from usmp.oracle.tir_interpreter import (
 from usmp.oracle.values import dense_to_numpy, numpy_dtype
 from usmp.passes.fuse_ops import FuseOpsPass
 from usmp.passes.lower_ops import LowerOpsPass
-from usmp.tools.run_c import run_module
+from usmp.testing.run_c import run_module
 
 
 def parse(text: str) -> ModuleOp:

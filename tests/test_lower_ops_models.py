@@ -7,7 +7,7 @@ models (to float rounding for float ones):
 * hello_world_int8 runs on xDSL's interpreter (``run_tir_main``), so this
   check does not depend on the C path;
 * KWS, ResNet-8 (int8, with residual adds) and the float KWS run as C
-  (``usmp.tools.run_c``, after ``usmp``).
+  (``usmp.testing.run_c``, after ``usmp``).
 
 Memory is the product: after lower-ops no operator allocates scratch, the
 constant pool holds the weights plus the per-channel requantisation tables
@@ -33,7 +33,7 @@ from usmp.oracle.relay_interpreter import evaluate
 from usmp.oracle.tir_interpreter import run_tir_main
 from usmp.passes.aot_lower_main import AOTLowerMainPass
 from usmp.passes.usmp import UsmpPass
-from usmp.tools.run_c import run_module
+from usmp.testing.run_c import run_module
 
 
 def _input(path: Path, seed: int) -> np.ndarray:

@@ -36,8 +36,8 @@ from pathlib import Path
 import pytest
 import tflite
 
+from usmp.testing.shared_models import MODELS_DIR, SUPPORTED_MODELS
 from usmp.tools import import_tflite, usmp_compile
-from usmp.tools.shared_models import MODELS_DIR, SUPPORTED_MODELS
 
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 COMPILED = (

@@ -23,14 +23,14 @@ from xdsl.dialects.func import FuncOp
 from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import Model, read_model, read_model_file
 from usmp.oracle.relay_interpreter import evaluate
-from usmp.tools import import_tflite
-from usmp.tools.shared_models import MODELS_DIR, SUPPORTED_MODELS
-from usmp.tools.tflm_reference import (
+from usmp.testing.shared_models import MODELS_DIR, SUPPORTED_MODELS
+from usmp.testing.tflm_reference import (
     FLOAT_OUTPUT_RTOL,
     difference,
     random_inputs,
     run_tflm,
 )
+from usmp.tools import import_tflite
 
 REFUSED = {  # model -> start of the message after "<file>: error: "
     "tflite_micro/person_detect_vela.tflite": "operator 0 (CUSTOM 'ethos-u')",

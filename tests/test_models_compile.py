@@ -22,7 +22,7 @@ import pytest
 
 from usmp.dialects.relay_ops import FixedPointMultiplyOp
 from usmp.frontend.tflite_import import import_tflite
-from usmp.tools.shared_models import MODELS_DIR, SUPPORTED_MODELS
+from usmp.testing.shared_models import MODELS_DIR, SUPPORTED_MODELS
 from usmp.tools.usmp_compile import PIPELINE, main
 
 HELLO = MODELS_DIR / "tflite_micro/hello_world_int8.tflite"

@@ -4,7 +4,7 @@
 same inputs (seeded uniform, and one smooth input over the input quantisation
 range from ``tests.model_inputs``): int8 outputs bit-exact, float outputs
 within 1e-5 of the output's magnitude; also with the I/O planned inside the workspace. The C is
-built and run by ``usmp.tools.run_c``.
+built and run by ``usmp.testing.run_c``.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import pytest
 from tests.model_inputs import structured_inputs
 from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import read_model_file
-from usmp.tools.run_c import run_module
-from usmp.tools.shared_models import MODELS_DIR, SUPPORTED_MODELS
-from usmp.tools.tflm_reference import difference, random_inputs, run_tflm
+from usmp.testing.run_c import run_module
+from usmp.testing.shared_models import MODELS_DIR, SUPPORTED_MODELS
+from usmp.testing.tflm_reference import difference, random_inputs, run_tflm
 
 PIPELINE = "fuse-ops,lower-ops,aot-lower-main,usmp"
 

@@ -31,9 +31,9 @@ from usmp.dialects.relay import OUTPUT_TENSOR_NAMES
 from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import Model, read_model_file
 from usmp.oracle.relay_interpreter import evaluate
-from usmp.tools.run_c import run_module, run_pipeline
-from usmp.tools.shared_models import MODELS_DIR, SUPPORTED_MODELS
-from usmp.tools.tflm_reference import difference, run_tflm
+from usmp.testing.run_c import run_module, run_pipeline
+from usmp.testing.shared_models import MODELS_DIR, SUPPORTED_MODELS
+from usmp.testing.tflm_reference import difference, run_tflm
 
 FLOAT_RTOL = 1e-4
 """Float tensors: summation orders differ between the kernels."""

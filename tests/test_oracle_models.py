@@ -12,7 +12,7 @@ from tflite_micro.python.tflite_micro import runtime
 
 from usmp.frontend.tflite_import import import_tflite
 from usmp.oracle.relay_interpreter import evaluate
-from usmp.tools.shared_models import MODELS_DIR
+from usmp.testing.shared_models import MODELS_DIR
 
 
 def run_both(path: Path, seed: int) -> tuple[np.ndarray, np.ndarray]:

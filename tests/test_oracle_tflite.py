@@ -15,7 +15,7 @@ from usmp.dialects import new_context
 from usmp.oracle.quantization import quantize_multiplier
 from usmp.oracle.relay_interpreter import evaluate
 from usmp.parsing import LocatingParser
-from usmp.tools.shared_models import MODELS_DIR
+from usmp.testing.shared_models import MODELS_DIR
 
 MODELS = MODELS_DIR / "tflite_micro"
 

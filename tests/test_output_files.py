@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from usmp.testing.shared_models import MODELS_DIR
 from usmp.tools import import_tflite
-from usmp.tools.shared_models import MODELS_DIR
 from usmp.tools.usmp_compile import main as usmp_compile
 
 HELLO = MODELS_DIR / "tflite_micro/hello_world_int8.tflite"

@@ -21,9 +21,9 @@ from tests.test_import_tflite_synthetic import ModelBuilder
 from usmp.frontend.tflite_import import import_model, import_tflite_bytes
 from usmp.frontend.tflite_reader import read_model_file
 from usmp.oracle.relay_interpreter import evaluate
-from usmp.tools.run_c import run_module
-from usmp.tools.shared_models import MODELS_DIR
-from usmp.tools.tflm_reference import run_tflm
+from usmp.testing.run_c import run_module
+from usmp.testing.shared_models import MODELS_DIR
+from usmp.testing.tflm_reference import run_tflm
 
 PIPELINE = "fuse-ops,lower-ops,aot-lower-main,usmp"
 

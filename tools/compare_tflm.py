@@ -18,8 +18,8 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import damaged_model_errors, read_model_file
-from usmp.tools.run_c import CRunError, run_module
-from usmp.tools.tflm_reference import TFLMError, difference, random_inputs, run_tflm
+from usmp.testing.run_c import CRunError, run_module
+from usmp.testing.tflm_reference import TFLMError, difference, random_inputs, run_tflm
 
 PIPELINE = "fuse-ops,lower-ops,aot-lower-main,usmp"
 

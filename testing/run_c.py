@@ -1,6 +1,6 @@
 """Build and run a model's C on numpy inputs (a test and benchmark harness).
 
-    from usmp.tools.run_c import run_module
+    from usmp.testing.run_c import run_module
     outputs = run_module(mlir_text_or_module, [x], sanitize=True)
 
 ``run_module`` takes a module after ``usmp`` (or after ``convert-to-emitc``;

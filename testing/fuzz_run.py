@@ -34,7 +34,7 @@ import numpy.typing as npt
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 
-from usmp.tools.fuzz_graphs import Case, PoolDraw
+from usmp.testing.fuzz_graphs import Case, PoolDraw
 
 CFLAGS = (
     "-std=c99",
@@ -220,7 +220,7 @@ def compile_case(case: Case) -> Compiled:
 
 
 def _program(compiled: Sequence[Compiled]) -> dict[str, str]:
-    from usmp.tools.run_c import harness
+    from usmp.testing.run_c import harness
 
     files: dict[str, str] = {}
     mains: list[str] = []
@@ -276,7 +276,7 @@ def build(files: dict[str, str], flags: Sequence[str] = CFLAGS) -> Path:
 
 
 def _run(exe: Path, k: int, c: Compiled) -> list[npt.NDArray[Any]]:
-    from usmp.tools.run_c import dtype_of
+    from usmp.testing.run_c import dtype_of
 
     m = c.interface
     with tempfile.TemporaryDirectory(prefix="usmp-fuzz-") as tmp:
