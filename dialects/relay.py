@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
     FlatSymbolRefAttrConstr,
     IntAttr,
     IntegerAttr,
+    MemRefType,
     StringAttr,
     SymbolRefAttr,
     TensorType,
@@ -36,6 +37,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import (
     Attribute,
     Dialect,
+    Operation,
     ParametrizedAttribute,
     SSAValue,
     TypeAttribute,
@@ -55,10 +57,12 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
-from xdsl.traits import ConstantLike, Pure
+from xdsl.traits import ConstantLike, Pure, SymbolUserOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 from usmp.dialects.limits import check_buffer_size, check_nonempty
+from usmp.dialects.symbols import lookup_function, type_list
+from usmp.dialects.tir import PRIM_FUNC
 
 PRIMITIVE = "relay.primitive"
 """Unit attribute marking a ``func.func`` as a primitive (fused) function."""
@@ -200,6 +204,30 @@ class ConstantOp(IRDLOperation):
         printer.print_op_attributes(self.attributes)
 
 
+def _flat_tensors(type_: Attribute) -> list[TensorType] | None:
+    """The tensors a value of ``type_`` holds, tuples flattened depth first
+    (None if it holds anything else)."""
+    if isinstance(type_, TensorType):
+        return [type_]
+    if isinstance(type_, TupleType):
+        found: list[TensorType] = []
+        for field in type_.types:
+            inner = _flat_tensors(field)
+            if inner is None:
+                return None
+            found += inner
+        return found
+    return None
+
+
+class CallSymbolUser(SymbolUserOpInterface):
+    """``relay.call`` verifies its callee (see ``CallOp.verify_callee``)."""
+
+    def verify(self, op: Operation) -> None:
+        assert isinstance(op, CallOp)
+        op.verify_callee()
+
+
 @irdl_op_definition
 class CallOp(IRDLOperation):
     """Call a primitive function (or, after ``lower-ops``, a tir prim func).
@@ -209,8 +237,14 @@ class CallOp(IRDLOperation):
         %r = relay.call @fused_conv2d_add(%x, %w)
                : (tensor<..>, tensor<..>) -> tensor<..>
 
-    When the callee is a tir prim func on memrefs, its signature is the call's
-    operands followed by one memref per (flattened) result.
+    The callee is a ``func.func`` of the enclosing symbol table:
+
+    * a relay primitive function (``relay.primitive``) or an external
+      declaration on tensors: its signature is the call's (a callee returning
+      several results is called with the tuple of them as result type);
+    * a tir prim func (``tir.prim_func``) or an external declaration on
+      memrefs: its arguments are one identity-layout memref per (flattened)
+      operand, then one per (flattened) result, and it returns nothing.
 
     ``Pure``: relay is functional and its callees are primitive functions,
     whose bodies are pure relay operators; after ``lower-ops`` the callee
@@ -221,7 +255,7 @@ class CallOp(IRDLOperation):
 
     name = "relay.call"
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), CallSymbolUser())
 
     callee = prop_def(FlatSymbolRefAttrConstr)
     args = var_operand_def()
@@ -240,6 +274,81 @@ class CallOp(IRDLOperation):
         super().__init__(
             operands=[args], properties={"callee": callee}, result_types=[result]
         )
+
+    def verify_callee(self) -> None:
+        name = self.callee.string_value()
+        callee = lookup_function(self, self.callee)
+        ftype = callee.function_type
+        declared = (*ftype.inputs.data, *ftype.outputs.data)
+        if PRIM_FUNC in callee.attributes or (
+            not callee.body.blocks
+            and PRIMITIVE not in callee.attributes
+            and any(isinstance(t, MemRefType) for t in declared)
+        ):
+            self._verify_memref_callee(name, ftype.inputs.data, ftype.outputs.data)
+            return
+        if callee.body.blocks and PRIMITIVE not in callee.attributes:
+            raise VerifyException(
+                f"relay.call to @{name}, which has a body but is neither a relay "
+                f"primitive function ('{PRIMITIVE}') nor a tir prim func "
+                f"('{PRIM_FUNC}')"
+            )
+        got = tuple(a.type for a in self.args)
+        if got != ftype.inputs.data:
+            raise VerifyException(
+                f"relay.call passes {type_list(got)}, but @{name} takes "
+                f"{type_list(ftype.inputs.data)}"
+            )
+        rtype = self.result.type
+        unpacked = rtype.types.data if isinstance(rtype, TupleType) else None
+        if ftype.outputs.data not in ((rtype,), unpacked):
+            raise VerifyException(
+                f"relay.call returns {self.result.type}, but @{name} returns "
+                f"{type_list(ftype.outputs.data)}"
+            )
+
+    def _verify_memref_callee(
+        self, name: str, params: Sequence[Attribute], returns: Sequence[Attribute]
+    ) -> None:
+        if returns:
+            raise VerifyException(
+                f"relay.call to @{name}, which returns {len(returns)} value(s); an "
+                "operator function returns nothing and writes its outputs into its "
+                "trailing memref arguments"
+            )
+        inputs: list[Attribute] = []
+        for i, arg in enumerate(self.args):
+            tensors = _flat_tensors(arg.type)
+            if tensors is None:
+                raise VerifyException(
+                    f"relay.call: operand {i} has type {arg.type}; a call of a tir "
+                    "prim func passes tensors (or tuples of tensors)"
+                )
+            inputs += [MemRefType(t.element_type, t.get_shape()) for t in tensors]
+        outputs = _flat_tensors(self.result.type)
+        if outputs is None:
+            raise VerifyException(
+                f"relay.call: result has type {self.result.type}; a call of a tir "
+                "prim func returns a tensor (or a tuple of tensors)"
+            )
+        expected = [
+            *inputs,
+            *(MemRefType(t.element_type, t.get_shape()) for t in outputs),
+        ]
+        if len(params) != len(expected):
+            raise VerifyException(
+                f"relay.call @{name} passes {len(inputs)} input and {len(outputs)} "
+                f"output buffer(s) ({len(expected)} in all), but @{name} takes "
+                f"{len(params)} argument(s) {type_list(params)}; expected "
+                f"{type_list(expected)}"
+            )
+        for i, (g, e) in enumerate(zip(params, expected, strict=True)):
+            if g != e:
+                role = "input" if i < len(inputs) else "output"
+                raise VerifyException(
+                    f"relay.call @{name}: argument {i} ({role}) of @{name} is {g}, "
+                    f"but the call passes {e}"
+                )
 
 
 @irdl_op_definition

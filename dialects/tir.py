@@ -36,7 +36,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -45,10 +45,12 @@ from xdsl.irdl import (
     opt_prop_def,
     prop_def,
     result_def,
+    traits_def,
     var_operand_def,
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
+from xdsl.traits import SymbolUserOpInterface
 from xdsl.utils.exceptions import VerifyException
 
 from usmp.dialects.limits import (
@@ -57,6 +59,7 @@ from usmp.dialects.limits import (
     check_buffer_size,
     check_nonempty,
 )
+from usmp.dialects.symbols import lookup_function, type_list
 
 # Attribute names shared by passes (one spelling, here).
 PRIM_FUNC = "tir.prim_func"
@@ -359,6 +362,14 @@ class AllocateConstOp(IRDLOperation):
             )
 
 
+class CallSymbolUser(SymbolUserOpInterface):
+    """``tir.call`` verifies its callee (see ``CallOp.verify_callee``)."""
+
+    def verify(self, op: Operation) -> None:
+        assert isinstance(op, CallOp)
+        op.verify_callee()
+
+
 @irdl_op_definition
 class CallOp(IRDLOperation):
     """Call an operator function, passing buffers (TVM's ``call_extern`` family).
@@ -372,6 +383,12 @@ class CallOp(IRDLOperation):
     ``usmp``) the pools it uses. ``call_type`` is ``unpacked`` (default: memrefs
     passed directly), ``packed`` or ``cpacked`` (TVM's packed calling
     conventions; the C emitter wraps the arguments accordingly).
+
+    The callee must be a ``func.func`` of the enclosing symbol table that is a
+    prim func (``tir.prim_func``) or an external declaration, return nothing,
+    and take exactly the argument types passed (after ``usmp``, its trailing
+    parameters are the pools named in its ``tir.pool_args``, and every call
+    passes them).
     """
 
     name = "tir.call"
@@ -379,6 +396,8 @@ class CallOp(IRDLOperation):
     callee = prop_def(FlatSymbolRefAttrConstr)
     call_type = opt_prop_def(StringAttr, default_value=StringAttr("unpacked"))
     args = var_operand_def()
+
+    traits = traits_def(CallSymbolUser())
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = (
@@ -404,6 +423,41 @@ class CallOp(IRDLOperation):
                 f"tir.call: call_type '{self.call_type.data}' is not one of "
                 f"{', '.join(CALL_TYPES)}"
             )
+
+    def verify_callee(self) -> None:
+        name = self.callee.string_value()
+        callee = lookup_function(self, self.callee)
+        if PRIM_FUNC not in callee.attributes and callee.body.blocks:
+            raise VerifyException(
+                f"tir.call to @{name}, which has a body but no '{PRIM_FUNC}' "
+                "attribute; tir.call calls tir prim funcs or external declarations"
+            )
+        ftype = callee.function_type
+        if ftype.outputs.data:
+            raise VerifyException(
+                f"tir.call to @{name}, which returns {len(ftype.outputs)} value(s); "
+                "an operator function returns nothing and writes its outputs into "
+                "its trailing memref arguments"
+            )
+        expected = ftype.inputs.data
+        got = tuple(a.type for a in self.args)
+        if len(got) != len(expected):
+            pools = callee.attributes.get(POOL_ARGS)
+            note = (
+                f" (its last {len(pools)} are the pools {pools}, which every call "
+                "passes after usmp)"
+                if isinstance(pools, ArrayAttr) and pools.data
+                else ""
+            )
+            raise VerifyException(
+                f"tir.call passes {len(got)} argument(s) {type_list(got)}, but @{name} "
+                f"takes {len(expected)} {type_list(expected)}{note}"
+            )
+        for i, (g, e) in enumerate(zip(got, expected, strict=True)):
+            if g != e:
+                raise VerifyException(
+                    f"tir.call: argument {i} is {g}, but @{name} takes {e}"
+                )
 
 
 TIR = Dialect(

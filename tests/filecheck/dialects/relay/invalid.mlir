@@ -721,3 +721,80 @@ func.func @main() {
 func.func @main() {
   func.return
 }
+
+// -----
+
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.call' op relay.call to @missing, which is not a function of the module
+  %0 = relay.call @missing(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+"memref.global"() <{sym_name = "g", sym_visibility = "private", type = memref<4xf32>, initial_value = dense<1.0> : tensor<4xf32>, constant}> : () -> ()
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: error: 'relay.call' op relay.call to @g, which is a 'memref.global', not a func.func
+  %0 = relay.call @g(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_neg(%a: tensor<4xf32>) -> tensor<4xf32> attributes {relay.primitive} {
+  func.return %a : tensor<4xf32>
+}
+func.func @main(%x: tensor<4xi8>) -> tensor<4xf32> {
+  // CHECK: error: 'relay.call' op relay.call passes (tensor<4xi8>), but @fused_neg takes (tensor<4xf32>)
+  %0 = relay.call @fused_neg(%x) : (tensor<4xi8>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_neg(%a: tensor<4xf32>) -> tensor<4xf32> attributes {relay.primitive} {
+  func.return %a : tensor<4xf32>
+}
+func.func @main(%x: tensor<4xf32>) -> tensor<2x2xf32> {
+  // CHECK: error: 'relay.call' op relay.call returns tensor<2x2xf32>, but @fused_neg returns (tensor<4xf32>)
+  %0 = relay.call @fused_neg(%x) : (tensor<4xf32>) -> tensor<2x2xf32>
+  func.return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @helper(%a: memref<4xf32>, %b: memref<4xf32>) {
+  func.return
+}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: error: 'relay.call' op relay.call to @helper, which has a body but is neither a relay primitive function ('relay.primitive') nor a tir prim func ('tir.prim_func')
+  %0 = relay.call @helper(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func private @add(memref<4xf32>, memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.call' op relay.call @add passes 1 input and 1 output buffer(s) (2 in all), but @add takes 3 argument(s) (memref<4xf32>, memref<4xf32>, memref<4xf32>); expected (memref<4xf32>, memref<4xf32>)
+  %0 = relay.call @add(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func private @neg(memref<4xf32>, memref<4xi8>) attributes {tir.prim_func}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: error: 'relay.call' op relay.call @neg: argument 1 (output) of @neg is memref<4xi8>, but the call passes memref<4xf32>
+  %0 = relay.call @neg(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func private @neg(memref<4xf32>) -> memref<4xf32> attributes {tir.prim_func}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: error: 'relay.call' op relay.call to @neg, which returns 1 value(s); an operator function returns nothing and writes its outputs into its trailing memref arguments
+  %0 = relay.call @neg(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}

@@ -16,9 +16,76 @@ func.func @f() {
 
 // -----
 
+func.func private @g(memref<4xi8>)
 func.func @f(%a: memref<4xi8>) {
   // CHECK: error: 'tir.call' op tir.call: call_type 'fancy' is not one of unpacked, packed, cpacked
   tir.call @g(%a) {call_type = "fancy"} : (memref<4xi8>) -> ()
+  func.return
+}
+
+// -----
+
+func.func @f(%a: memref<4xi8>) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'tir.call' op tir.call to @missing, which is not a function of the module
+  tir.call @missing(%a) : (memref<4xi8>) -> ()
+  func.return
+}
+
+// -----
+
+"memref.global"() <{sym_name = "g", sym_visibility = "private", type = memref<4xi8>, initial_value = dense<1> : tensor<4xi8>, constant}> : () -> ()
+func.func @f(%a: memref<4xi8>) {
+  // CHECK: error: 'tir.call' op tir.call to @g, which is a 'memref.global', not a func.func
+  tir.call @g(%a) : (memref<4xi8>) -> ()
+  func.return
+}
+
+// -----
+
+func.func @g(%a: memref<4xi8>) {
+  func.return
+}
+func.func @f(%a: memref<4xi8>) {
+  // CHECK: error: 'tir.call' op tir.call to @g, which has a body but no 'tir.prim_func' attribute; tir.call calls tir prim funcs or external declarations
+  tir.call @g(%a) : (memref<4xi8>) -> ()
+  func.return
+}
+
+// -----
+
+func.func private @g(memref<4xi8>) -> i32
+func.func @f(%a: memref<4xi8>) {
+  // CHECK: error: 'tir.call' op tir.call to @g, which returns 1 value(s); an operator function returns nothing
+  tir.call @g(%a) : (memref<4xi8>) -> ()
+  func.return
+}
+
+// -----
+
+func.func private @g(memref<4xi8>, memref<4xi8>) attributes {tir.prim_func}
+func.func @f(%a: memref<4xi8>) {
+  // CHECK: error: 'tir.call' op tir.call passes 1 argument(s) (memref<4xi8>), but @g takes 2 (memref<4xi8>, memref<4xi8>)
+  tir.call @g(%a) : (memref<4xi8>) -> ()
+  func.return
+}
+
+// -----
+
+func.func private @g(memref<4xi32>) attributes {tir.prim_func}
+func.func @f(%a: memref<4xi8>) {
+  // CHECK: error: 'tir.call' op tir.call: argument 0 is memref<4xi8>, but @g takes memref<4xi32>
+  tir.call @g(%a) : (memref<4xi8>) -> ()
+  func.return
+}
+
+// -----
+
+func.func @g(%a: memref<4xi8>, %pool: memref<16xi8>) attributes {tir.prim_func, tir.pool_args = ["ws"]} {
+  func.return
+}
+func.func @f(%a: memref<4xi8>) attributes {tir.prim_func} {
+  // CHECK: error: 'tir.call' op tir.call passes 1 argument(s) (memref<4xi8>), but @g takes 2 (memref<4xi8>, memref<16xi8>) (its last 1 are the pools ["ws"], which every call passes after usmp)
+  tir.call @g(%a) : (memref<4xi8>) -> ()
   func.return
 }
 
