@@ -525,8 +525,10 @@ class KernelBuilder:
 
 def _int_identity(a: SSAValue, b: SSAValue, lowest: bool) -> SSAValue | None:
     """The result of integer ``max(a, b)`` (``lowest``) or ``min(a, b)`` when
-    no comparison is needed: ``a`` is ``b``, or one is the constant bound of
-    the type (the identity of the reduction, e.g. a max over one element).
+    no comparison is needed: ``a`` is ``b``; one is the constant bound of the
+    type that is the identity of the reduction (``max(x, INT8_MIN)`` is ``x``,
+    e.g. a max over one element); or one is the bound that absorbs it
+    (``max(x, INT8_MAX)`` is ``INT8_MAX``, e.g. a clip to ``[127, 127]``).
     The C of such a comparison is always true or false, which gcc rejects
     (-Wtautological-compare, -Wtype-limits)."""
     if a is b:
@@ -535,16 +537,19 @@ def _int_identity(a: SSAValue, b: SSAValue, lowest: bool) -> SSAValue | None:
     if not isinstance(t, IntegerType):
         return None
     width = t.width.data
+    mask = (1 << width) - 1
     if is_unsigned(t):
-        bound = 0 if lowest else (1 << width) - 1
+        low, high = 0, mask
     else:
-        bound = -(1 << (width - 1)) if lowest else (1 << (width - 1)) - 1
+        low, high = -(1 << (width - 1)), (1 << (width - 1)) - 1
+    identity, absorbing = (low, high) if lowest else (high, low)
     for constant, other in ((a, b), (b, a)):
         op = constant.owner
-        if (
-            isinstance(op, arith.ConstantOp)
-            and isinstance(op.value, IntegerAttr)
-            and op.value.value.data in (bound, bound & ((1 << width) - 1))
-        ):
+        if not (isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr)):
+            continue
+        value = op.value.value.data
+        if value in (identity, identity & mask):
             return other
+        if value in (absorbing, absorbing & mask):
+            return constant
     return None

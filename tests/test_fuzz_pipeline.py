@@ -93,6 +93,17 @@ func.func @main(%x: tensor<2x1xi8>) -> tensor<2x1xi8> {
 """An int8 softmax over an axis of length 1: its max reduction became C
 `(-128 > v) ? -128 : v` on an int8_t, which gcc rejects (-Wtype-limits)."""
 
+CLIP_TO_TYPE_BOUND = """
+func.func @main(%x: tensor<2x3xi8>) -> (tensor<2x3xi8>, tensor<2x3xi8>) {
+  %hi = relay.clip %x {a_min = 1.270000e+02 : f64, a_max = 1.270000e+02 : f64} : tensor<2x3xi8> -> tensor<2x3xi8>
+  %lo = relay.clip %x {a_min = -1.280000e+02 : f64, a_max = -1.280000e+02 : f64} : tensor<2x3xi8> -> tensor<2x3xi8>
+  func.return %hi, %lo : tensor<2x3xi8>, tensor<2x3xi8>
+}
+"""
+"""An int8 clip to [127, 127] (fuzz seed 1128): max(v, 127) became C
+`(v > 127) ? v : 127` on an int8_t, which gcc rejects (-Wtype-limits); the
+bound that absorbs a max/min is the result."""
+
 
 @pytest.mark.parametrize(
     "text, inputs",
@@ -106,8 +117,12 @@ func.func @main(%x: tensor<2x1xi8>) -> tensor<2x1xi8> {
             ],
         ),
         (SOFTMAX_OF_ONE, [np.array([[-128], [127]], dtype=np.int8)]),
+        (
+            CLIP_TO_TYPE_BOUND,
+            [np.array([[-128, -1, 0], [1, 126, 127]], dtype=np.int8)],
+        ),
     ],
-    ids=["dead_operator", "self_extremum", "softmax_of_one"],
+    ids=["dead_operator", "self_extremum", "softmax_of_one", "clip_to_type_bound"],
 )
 def test_fuzzer_regressions(text: str, inputs: list[np.ndarray]) -> None:
     failures = _failures([_case(text, inputs)])
