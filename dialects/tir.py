@@ -15,7 +15,9 @@ Only what upstream MLIR does not already have is defined here:
 * ``tir.call``            a call to an operator function with TVM's call types;
 * ``#tir.pool_info``      a memory pool (workspace or constant) with its limit,
                           alignment and per-target access;
-* ``#tir.pool_allocation``the planner's decision for one buffer: pool + offset.
+* ``#tir.pool_allocation``the planner's decision for one buffer: pool + offset;
+* ``CallType``, ``PoolKind``, ``AccessMode``: the closed sets of names above, as
+                          enum attributes (printed as bare keywords).
 
 Attribute names used on functions and modules (see ``PRIM_FUNC`` etc. below)
 are defined once here so that passes never spell them by hand.
@@ -23,12 +25,14 @@ are defined once here so that passes never spell them by hand.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
+    DictionaryAttr,
     FlatSymbolRefAttrConstr,
     IntAttr,
     MemRefType,
@@ -36,7 +40,15 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     TensorType,
 )
-from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import (
+    Attribute,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    SpacedOpaqueSyntaxAttribute,
+    SSAValue,
+)
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
@@ -48,10 +60,11 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import AttrParser
+from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import SymbolUserOpInterface
 from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
 
 from usmp.dialects.limits import (
     MAX_BUFFER_BYTES,
@@ -94,9 +107,218 @@ INPUT_TYPES = "tir.input_types"
 OUTPUT_TYPES = "tir.output_types"
 """... and the memref type of each."""
 
-CALL_TYPES = ("unpacked", "packed", "cpacked")
-POOL_KINDS = ("workspace", "constant")
-ACCESS_KINDS = ("rw", "ro")
+
+class CallType(StrEnum):
+    """How a ``tir.call`` passes its arguments (TVM's calling conventions)."""
+
+    UNPACKED = "unpacked"
+    """memrefs passed directly (what the generated C does)."""
+    PACKED = "packed"
+    CPACKED = "cpacked"
+
+
+class PoolKind(StrEnum):
+    """What a pool holds (USMP RFC)."""
+
+    WORKSPACE = "workspace"
+    """Buffers live within one ``run`` (shareable between models)."""
+    CONSTANT = "constant"
+    """Read-only data (weights), packed into the pool at compile time."""
+
+
+class AccessMode(StrEnum):
+    """How a target may access a pool."""
+
+    RW = "rw"
+    RO = "ro"
+
+
+CALL_TYPES = tuple(c.value for c in CallType)
+POOL_KINDS = tuple(k.value for k in PoolKind)
+ACCESS_KINDS = tuple(a.value for a in AccessMode)
+
+
+@irdl_attr_definition
+class CallTypeAttr(EnumAttribute[CallType], SpacedOpaqueSyntaxAttribute):
+    """``#tir<call_type cpacked>``; ``tir.call`` prints it as a bare keyword."""
+
+    name = "tir.call_type"
+
+
+@irdl_attr_definition
+class PoolKindAttr(EnumAttribute[PoolKind], SpacedOpaqueSyntaxAttribute):
+    """``#tir<pool_kind workspace>``; ``#tir.pool_info`` prints it bare."""
+
+    name = "tir.pool_kind"
+
+
+@irdl_attr_definition
+class AccessModeAttr(EnumAttribute[AccessMode], SpacedOpaqueSyntaxAttribute):
+    """``#tir<access rw>``; ``#tir.pool_info`` prints it bare."""
+
+    name = "tir.access"
+
+
+_E = TypeVar("_E", bound=StrEnum)
+
+
+def _parse_enum(parser: AttrParser, enum: type[_E], what: str) -> _E:
+    """A bare keyword (``rw``) or, as older IR spells it, a string (``"rw"``);
+    errors read ``{what} 'x' is not one of ...``."""
+    pos = parser.pos
+    text = parser.parse_optional_identifier_or_str_literal()
+    if text is None:
+        parser.raise_error(f"expected {what} ({', '.join(e.value for e in enum)})")
+    try:
+        return enum(text)
+    except ValueError:
+        parser.raise_error(
+            f"{what} '{text}' is not one of {', '.join(e.value for e in enum)}",
+            pos,
+            parser.pos,
+        )
+
+
+def _parse_identifier_or_str(parser: AttrParser, what: str) -> str:
+    text = parser.parse_optional_identifier_or_str_literal()
+    if text is None:
+        parser.raise_error(f"expected {what}")
+    return text
+
+
+def _access_dict(access: Iterable[tuple[str, str]]) -> DictionaryAttr:
+    return DictionaryAttr({t: AccessModeAttr(AccessMode(m)) for t, m in access})
+
+
+@irdl_attr_definition
+class PoolInfoAttr(ParametrizedAttribute):
+    """A memory pool the planner may place buffers in (USMP RFC ``PoolInfo``).
+
+    Syntax::
+
+        #tir.pool_info<"sram", workspace, size = 65536, alignment = 16,
+                       access = {c = rw, "ethos-u" = ro}>
+
+    ``kind`` is a ``PoolKind``; ``size = 0`` means unbounded (the planner
+    sizes the pool). ``access`` maps target names to an ``AccessMode``; a
+    buffer used by a target may only be placed in a pool that target can
+    access. Without ``access`` the host target ``c`` gets ``rw`` (workspace)
+    or ``ro`` (constant) access. The parser also accepts the older spelling
+    with quoted modes (``access = {"c" = "rw"}``).
+    """
+
+    name = "tir.pool_info"
+
+    pool_name: StringAttr
+    kind: PoolKindAttr
+    size: IntAttr
+    alignment: IntAttr
+    access: DictionaryAttr
+    """Target name -> ``AccessModeAttr``, in the order given."""
+
+    def __init__(
+        self,
+        pool_name: str,
+        kind: str = PoolKind.WORKSPACE,
+        size: int = 0,
+        alignment: int = 16,
+        access: Iterable[tuple[str, str]] = (("c", AccessMode.RW),),
+    ):
+        super().__init__(
+            StringAttr(pool_name),
+            PoolKindAttr(PoolKind(kind)),
+            IntAttr(size),
+            IntAttr(alignment),
+            _access_dict(access),
+        )
+
+    @property
+    def size_limit(self) -> int | None:
+        return self.size.data or None
+
+    def access_map(self) -> dict[str, AccessMode]:
+        """Target name -> access mode, in the order given."""
+        return {
+            t: a.data
+            for t, a in self.access.data.items()
+            if isinstance(a, AccessModeAttr)
+        }
+
+    def verify(self) -> None:
+        name = self.pool_name.data
+        if self.size.data < 0:
+            raise VerifyException(f"pool '{name}': size must be >= 0 (0 = unbounded)")
+        if self.size.data > MAX_BUFFER_BYTES:
+            raise VerifyException(
+                f"pool '{name}': size {self.size.data} is larger than "
+                f"the generated C can index; expected at most {MAX_BUFFER_BYTES} "
+                "bytes (0 = unbounded)"
+            )
+        if (error := alignment_error(self.alignment.data)) is not None:
+            raise VerifyException(f"pool '{name}': {error}")
+        for target, mode in self.access.data.items():
+            if not isinstance(mode, AccessModeAttr):
+                raise VerifyException(
+                    f"pool '{name}': access of target '{target}' is {mode}; "
+                    f"expected one of {', '.join(ACCESS_KINDS)}"
+                )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            pool_name = parser.parse_str_literal("pool name")
+            parser.parse_punctuation(",")
+            kind = _parse_enum(parser, PoolKind, f"pool '{pool_name}': kind")
+            size, alignment = 0, 16
+            access: list[tuple[str, AccessMode]] = []
+            while parser.parse_optional_punctuation(",") is not None:
+                key = parser.parse_identifier("size, alignment or access")
+                parser.parse_punctuation("=")
+                if key == "size":
+                    size = parser.parse_integer(allow_boolean=False)
+                elif key == "alignment":
+                    alignment = parser.parse_integer(allow_boolean=False)
+                elif key == "access":
+
+                    def parse_entry() -> tuple[str, AccessMode]:
+                        target = _parse_identifier_or_str(parser, "target name")
+                        parser.parse_punctuation("=")
+                        return target, _parse_enum(
+                            parser, AccessMode, f"pool '{pool_name}': access"
+                        )
+
+                    access = parser.parse_comma_separated_list(
+                        parser.Delimiter.BRACES, parse_entry
+                    )
+                else:
+                    parser.raise_error(
+                        f"unknown pool_info key '{key}' "
+                        "(expected size, alignment or access)"
+                    )
+        if not access:  # default: the host target "c" may use the pool
+            default = AccessMode.RO if kind is PoolKind.CONSTANT else AccessMode.RW
+            access = [("c", default)]
+        return (
+            StringAttr(pool_name),
+            PoolKindAttr(kind),
+            IntAttr(size),
+            IntAttr(alignment),
+            _access_dict(access),
+        )
+
+    def print_parameters(self, printer: Printer) -> None:
+        with printer.in_angle_brackets():
+            printer.print_string_literal(self.pool_name.data)
+            printer.print_string(f", {self.kind.data}")
+            printer.print_string(f", size = {self.size.data}")
+            printer.print_string(f", alignment = {self.alignment.data}")
+            printer.print_string(", access = {")
+            for i, (target, mode) in enumerate(self.access_map().items()):
+                if i:
+                    printer.print_string(", ")
+                printer.print_identifier_or_string_literal(target)
+                printer.print_string(f" = {mode}")
+            printer.print_string("}")
 
 
 def _check_static_memref(type_: Attribute, what: str) -> MemRefType:
@@ -110,134 +332,6 @@ def _check_static_memref(type_: Attribute, what: str) -> MemRefType:
     check_nonempty(type_, what)
     check_buffer_size(type_, what)
     return type_
-
-
-@irdl_attr_definition
-class PoolInfoAttr(ParametrizedAttribute):
-    """A memory pool the planner may place buffers in (USMP RFC ``PoolInfo``).
-
-    Syntax::
-
-        #tir.pool_info<"sram", workspace, size = 65536, alignment = 16,
-                       access = {c = "rw", ethos-u = "ro"}>
-
-    ``size = 0`` means unbounded (the planner sizes the pool). ``access`` maps
-    target names to ``"rw"`` or ``"ro"``; a buffer used by a target may only
-    be placed in a pool that target can access. Without ``access`` the host
-    target ``c`` gets ``rw`` (workspace) or ``ro`` (constant) access.
-    """
-
-    name = "tir.pool_info"
-
-    pool_name: StringAttr
-    kind: StringAttr
-    size: IntAttr
-    alignment: IntAttr
-    targets: ArrayAttr[StringAttr]
-    access: ArrayAttr[StringAttr]
-
-    def __init__(
-        self,
-        pool_name: str,
-        kind: str = "workspace",
-        size: int = 0,
-        alignment: int = 16,
-        access: Sequence[tuple[str, str]] = (("c", "rw"),),
-    ):
-        super().__init__(
-            StringAttr(pool_name),
-            StringAttr(kind),
-            IntAttr(size),
-            IntAttr(alignment),
-            ArrayAttr(StringAttr(t) for t, _ in access),
-            ArrayAttr(StringAttr(a) for _, a in access),
-        )
-
-    @property
-    def size_limit(self) -> int | None:
-        return self.size.data or None
-
-    def access_map(self) -> dict[str, str]:
-        return {t.data: a.data for t, a in zip(self.targets, self.access, strict=True)}
-
-    def verify(self) -> None:
-        if self.kind.data not in POOL_KINDS:
-            raise VerifyException(
-                f"pool '{self.pool_name.data}': kind '{self.kind.data}' is not one "
-                f"of {', '.join(POOL_KINDS)}"
-            )
-        if self.size.data < 0:
-            raise VerifyException(
-                f"pool '{self.pool_name.data}': size must be >= 0 (0 = unbounded)"
-            )
-        if self.size.data > MAX_BUFFER_BYTES:
-            raise VerifyException(
-                f"pool '{self.pool_name.data}': size {self.size.data} is larger than "
-                f"the generated C can index; expected at most {MAX_BUFFER_BYTES} "
-                "bytes (0 = unbounded)"
-            )
-        if (error := alignment_error(self.alignment.data)) is not None:
-            raise VerifyException(f"pool '{self.pool_name.data}': {error}")
-        if len(self.targets) != len(self.access):
-            raise VerifyException("pool_info: targets and access differ in length")
-        for a in self.access:
-            if a.data not in ACCESS_KINDS:
-                raise VerifyException(
-                    f"pool '{self.pool_name.data}': access '{a.data}' is not one of "
-                    f"{', '.join(ACCESS_KINDS)}"
-                )
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            pool_name = parser.parse_str_literal("pool name")
-            parser.parse_punctuation(",")
-            kind = parser.parse_identifier("pool kind (workspace or constant)")
-            size, alignment = 0, 16
-            access: list[tuple[str, str]] = []
-            while parser.parse_optional_punctuation(",") is not None:
-                key = parser.parse_identifier("size, alignment or access")
-                parser.parse_punctuation("=")
-                if key == "size":
-                    size = parser.parse_integer(allow_boolean=False)
-                elif key == "alignment":
-                    alignment = parser.parse_integer(allow_boolean=False)
-                elif key == "access":
-
-                    def parse_entry() -> tuple[str, str]:
-                        target = parser.parse_optional_str_literal()
-                        if target is None:
-                            target = parser.parse_identifier("target name")
-                        parser.parse_punctuation("=")
-                        return target, parser.parse_str_literal("rw or ro")
-
-                    access = parser.parse_comma_separated_list(
-                        parser.Delimiter.BRACES, parse_entry
-                    )
-                else:
-                    parser.raise_error(
-                        f"unknown pool_info key '{key}' "
-                        "(expected size, alignment or access)"
-                    )
-        if not access:  # default: the host target "c" may use the pool
-            access = [("c", "ro" if kind == "constant" else "rw")]
-        return (
-            StringAttr(pool_name),
-            StringAttr(kind),
-            IntAttr(size),
-            IntAttr(alignment),
-            ArrayAttr(StringAttr(t) for t, _ in access),
-            ArrayAttr(StringAttr(a) for _, a in access),
-        )
-
-    def print_parameters(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            printer.print_string_literal(self.pool_name.data)
-            printer.print_string(f", {self.kind.data}")
-            printer.print_string(f", size = {self.size.data}")
-            printer.print_string(f", alignment = {self.alignment.data}")
-            entries = ", ".join(f'"{t}" = "{a}"' for t, a in self.access_map().items())
-            printer.print_string(f", access = {{{entries}}}")
 
 
 @irdl_attr_definition
@@ -377,12 +471,12 @@ class CallOp(IRDLOperation):
     Syntax::
 
         tir.call @tvmgen_default_fused_add(%a, %b, %out) : (memref<4xi8>, ...) -> ()
-        tir.call @op(%a, %out) {call_type = "cpacked"} : (...) -> ()
+        tir.call cpacked @op(%a, %out) : (...) -> ()
 
     The arguments are the operator's inputs, then its outputs, then (after
-    ``usmp``) the pools it uses. ``call_type`` is ``unpacked`` (default: memrefs
-    passed directly), ``packed`` or ``cpacked`` (TVM's packed calling
-    conventions; the C emitter wraps the arguments accordingly).
+    ``usmp``) the pools it uses. ``call_type`` (a ``CallType``, written before
+    the callee) is ``unpacked`` (the default, not printed: memrefs passed
+    directly), ``packed`` or ``cpacked`` (TVM's packed calling conventions).
 
     The callee must be a ``func.func`` of the enclosing symbol table that is a
     prim func (``tir.prim_func``) or an external declaration, return nothing,
@@ -394,35 +488,76 @@ class CallOp(IRDLOperation):
     name = "tir.call"
 
     callee = prop_def(FlatSymbolRefAttrConstr)
-    call_type = opt_prop_def(StringAttr, default_value=StringAttr("unpacked"))
+    call_type = opt_prop_def(
+        CallTypeAttr, default_value=CallTypeAttr(CallType.UNPACKED)
+    )
     args = var_operand_def()
 
     traits = traits_def(CallSymbolUser())
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = (
-        "$callee `(` $args `)` attr-dict `:` `(` type($args) `)` `->` `(` `)`"
-    )
 
     def __init__(
         self,
         callee: str | SymbolRefAttr,
         args: Sequence[SSAValue],
-        call_type: str = "unpacked",
+        call_type: str = CallType.UNPACKED,
     ):
         if isinstance(callee, str):
             callee = SymbolRefAttr(callee)
         props: dict[str, Attribute] = {"callee": callee}
-        if call_type != "unpacked":
-            props["call_type"] = StringAttr(call_type)
+        if call_type != CallType.UNPACKED:
+            props["call_type"] = CallTypeAttr(CallType(call_type))
         super().__init__(operands=[args], properties=props)
 
-    def verify_(self) -> None:
-        if self.call_type.data not in CALL_TYPES:
-            raise VerifyException(
-                f"tir.call: call_type '{self.call_type.data}' is not one of "
-                f"{', '.join(CALL_TYPES)}"
+    @classmethod
+    def parse(cls, parser: Parser) -> CallOp:
+        callee = parser.parse_optional_symbol_name()
+        call_type = CallType.UNPACKED
+        if callee is None:
+            call_type = _parse_enum(parser, CallType, "tir.call: call type")
+            callee = parser.parse_symbol_name()
+        pos = parser.pos
+        args = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, parser.parse_unresolved_operand
+        )
+        attrs_pos = parser.pos
+        attrs = parser.parse_optional_attr_dict()
+        if "call_type" in attrs or "callee" in attrs:
+            parser.raise_error(
+                "tir.call: the call type is a keyword before the callee "
+                "(tir.call cpacked @f(...)), not an attribute",
+                attrs_pos,
+                parser.pos,
             )
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN, parser.parse_type
+        )
+        parser.parse_punctuation("->")
+        parser.parse_punctuation("(")
+        parser.parse_punctuation(")")
+        if len(types) != len(args):
+            parser.raise_error(
+                f"tir.call has {len(args)} argument(s) but {len(types)} type(s)", pos
+            )
+        operands = [
+            parser.resolve_operand(a, t) for a, t in zip(args, types, strict=True)
+        ]
+        op = cls(callee.data, operands, call_type)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        if self.call_type.data != CallType.UNPACKED:
+            printer.print_string(f"{self.call_type.data} ")
+        printer.print_symbol_name(self.callee.root_reference.data)
+        printer.print_string("(")
+        printer.print_list(self.args, printer.print_operand)
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : (")
+        printer.print_list((a.type for a in self.args), printer.print_attribute)
+        printer.print_string(") -> ()")
 
     def verify_callee(self) -> None:
         name = self.callee.string_value()
@@ -463,5 +598,5 @@ class CallOp(IRDLOperation):
 TIR = Dialect(
     "tir",
     [AllocateOp, AllocateConstOp, CallOp],
-    [PoolInfoAttr, PoolAllocationAttr],
+    [CallTypeAttr, PoolKindAttr, AccessModeAttr, PoolInfoAttr, PoolAllocationAttr],
 )

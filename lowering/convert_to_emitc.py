@@ -362,7 +362,7 @@ def pools_summary(pools: dict[str, PoolInfoAttr]) -> ArrayAttr:
         DictionaryAttr(
             {
                 "name": StringAttr(name),
-                "kind": p.kind,
+                "kind": StringAttr(p.kind.data),
                 "size": IntegerAttr(p.size.data, 64),
                 "alignment": IntegerAttr(p.alignment.data, 64),
             }

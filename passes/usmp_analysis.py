@@ -73,6 +73,7 @@ from usmp.dialects.tir import (
     AllocateOp,
     PoolAllocationAttr,
     PoolInfoAttr,
+    PoolKind,
 )
 from usmp.passes.usmp_ir import (
     attr_list,
@@ -104,8 +105,8 @@ class BufferInfo:
     ``function/hint`` for an operator's scratch or constants."""
     name_hint: str
     function: str
-    kind: str
-    """``workspace`` or ``constant`` (the kind of pool it goes to)."""
+    kind: PoolKind
+    """The kind of pool it goes to."""
     role: str
     """``allocate``, ``constant``, ``input`` or ``output``."""
     owner: Operation | BlockArgument
@@ -166,7 +167,7 @@ class BufferInfoAnalysis:
         live = {b.name: b.live for b in self.buffers}
         return Problem(
             tuple(_to_buffer(b, self.conflicts, live) for b in self.buffers),
-            tuple(_to_pool(p) for p in self.pools if p.kind.data == "workspace"),
+            tuple(_to_pool(p) for p in self.pools if p.kind.data == PoolKind.WORKSPACE),
         )
 
 
@@ -271,7 +272,7 @@ class _Analyzer:
 
     def candidates(
         self,
-        kind: str,
+        kind: PoolKind,
         requested: list[str] | None,
         targets: tuple[str, ...],
         anchor: Operation,
@@ -288,7 +289,9 @@ class _Analyzer:
                         f"module; pools: {', '.join(self.pool_by_name) or 'none'}",
                     )
                 if pool.kind.data != kind:
-                    needs = "constant" if kind == "constant" else "workspace buffer"
+                    needs = (
+                        "constant" if kind == PoolKind.CONSTANT else "workspace buffer"
+                    )
                     raise located_error(
                         anchor,
                         f"{what}: candidate pool '{name}' is a {pool.kind.data} pool; "
@@ -299,7 +302,7 @@ class _Analyzer:
             base = [p for p in self.pools if p.kind.data == kind]
         chosen = [p for p in base if can_hold(p, kind, targets)]
         if not chosen:
-            mode = "read-write" if kind == "workspace" else "read"
+            mode = "read-write" if kind == PoolKind.WORKSPACE else "read"
             listed = "candidate" if requested is not None else kind
             raise located_error(
                 anchor,
@@ -342,7 +345,7 @@ class _Analyzer:
         if isinstance(op, memref.ViewOp):
             placement = self.view_placement(op, function)
             pool = self.pool_by_name.get(placement.pool_name.data)
-            is_const = pool is not None and pool.kind.data == "constant"
+            is_const = pool is not None and pool.kind.data == PoolKind.CONSTANT
             hint = op.result.name_hint or "view"
             requested = None
         else:
@@ -357,7 +360,7 @@ class _Analyzer:
             )
         in_main = function == self.main.sym_name.data
         name = self.namer(hint if in_main else f"{function}/{hint}")
-        kind = "constant" if is_const else "workspace"
+        kind = PoolKind.CONSTANT if is_const else PoolKind.WORKSPACE
         what = f"{'constant' if is_const else 'buffer'} '{hint}'"
         type_ = cast(MemRefType, op.results[0].type)
         ordered = tuple(sorted(targets))
@@ -448,13 +451,15 @@ class _Analyzer:
                     }
                 )
             )
-            pools, align = self.candidates("workspace", None, targets, view, what)
+            pools, align = self.candidates(
+                PoolKind.WORKSPACE, None, targets, view, what
+            )
             self.buffers.append(
                 BufferInfo(
                     name=self.namer(hint),
                     name_hint=hint,
                     function=main_name,
-                    kind="workspace",
+                    kind=PoolKind.WORKSPACE,
                     role="input" if is_input else "output",
                     owner=view,
                     anchor=view,
@@ -497,14 +502,16 @@ class _Analyzer:
             targets = tuple(
                 sorted({function_target(main), *timeline.value_targets.get(arg, ())})
             )
-            pools, align = self.candidates("workspace", None, targets, main, what)
+            pools, align = self.candidates(
+                PoolKind.WORKSPACE, None, targets, main, what
+            )
             placement = attrs[i].data.get(IO_POOL_ALLOCATION) if attrs else None
             self.buffers.append(
                 BufferInfo(
                     name=self.namer(hint),
                     name_hint=hint,
                     function=main.sym_name.data,
-                    kind="workspace",
+                    kind=PoolKind.WORKSPACE,
                     role="input" if is_input else "output",
                     owner=arg,
                     anchor=main,

@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, BlockArgument
 from xdsl.passes import ModulePass
 
+from usmp.dialects.tir import PoolKind
 from usmp.passes.usmp_analysis import BufferInfo, analyze
 from usmp.passes.usmp_ir import merge_arg_attrs
 from usmp.passes.usmp_pools import parse_pools_option, resolve_pools
@@ -83,10 +84,10 @@ def info_attributes(
         "usmp.size": IntegerAttr(b.size, i64),
         "usmp.alignment": IntegerAttr(b.alignment, i64),
     }
-    if b.kind == "workspace":
+    if b.kind == PoolKind.WORKSPACE:
         flat = [x for interval in b.live for x in interval]
         attrs["usmp.live"] = DenseArrayBase.from_list(i64, flat)
     attrs["usmp.pools"] = ArrayAttr(StringAttr(p) for p in b.pools)
-    if b.kind == "workspace":
+    if b.kind == PoolKind.WORKSPACE:
         attrs["usmp.conflicts"] = ArrayAttr(StringAttr(c) for c in conflicts or ())
     return attrs

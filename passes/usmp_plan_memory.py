@@ -55,6 +55,7 @@ from usmp.dialects.tir import (
     AllocateConstOp,
     AllocateOp,
     PoolAllocationAttr,
+    PoolKind,
 )
 from usmp.passes.usmp_analysis import BufferInfo, BufferInfoAnalysis, analyze
 from usmp.passes.usmp_ir import is_rewritten, merge_arg_attrs
@@ -203,7 +204,7 @@ def constant_problem(analysis: BufferInfoAnalysis) -> Problem:
         tuple(
             Pool(p.pool_name.data, p.size_limit, p.alignment.data)
             for p in analysis.pools
-            if p.kind.data == "constant"
+            if p.kind.data == PoolKind.CONSTANT
         ),
     )
 
@@ -216,7 +217,9 @@ def _layout_constants(analysis: BufferInfoAnalysis) -> dict[str, Placement]:
     """Constants back to back in IR order, each in its first candidate
     constant pool with room left, at an offset aligned to the pool's and its
     element type's alignment."""
-    used = {p.pool_name.data: 0 for p in analysis.pools if p.kind.data == "constant"}
+    used = {
+        p.pool_name.data: 0 for p in analysis.pools if p.kind.data == PoolKind.CONSTANT
+    }
     placements: dict[str, Placement] = {}
     for c in analysis.constants:
         for name in c.pools:

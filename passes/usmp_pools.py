@@ -44,7 +44,14 @@ from collections.abc import Iterable, Sequence
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.dialects.func import FuncOp
 
-from usmp.dialects.tir import ACCESS_KINDS, POOL_KINDS, POOLS, PoolInfoAttr
+from usmp.dialects.tir import (
+    ACCESS_KINDS,
+    POOL_KINDS,
+    POOLS,
+    AccessMode,
+    PoolInfoAttr,
+    PoolKind,
+)
 from usmp.dialects.tir import TARGET as TARGET_ATTR
 
 DEFAULT_TARGET = "c"
@@ -115,7 +122,7 @@ def _parse_pools(text: str) -> list[PoolInfoAttr]:
                 f"pool '{name}': kind '{kind}' is not one of {', '.join(POOL_KINDS)}"
             )
         size, align = 0, DEFAULT_ALIGNMENT
-        access: list[tuple[str, str]] | None = None
+        access: list[tuple[str, AccessMode]] | None = None
         for position, field in enumerate(rest):
             key, eq, value = field.partition("=")
             if not eq:
@@ -141,7 +148,7 @@ def _parse_pools(text: str) -> list[PoolInfoAttr]:
                     "(expected size, align or access)"
                 )
         if access is None:
-            access = [(DEFAULT_TARGET, "rw" if kind == "workspace" else "ro")]
+            access = [(DEFAULT_TARGET, default_access(PoolKind(kind)))]
         pools.append(PoolInfoAttr(name, kind, size, align, access))
     return pools
 
@@ -154,8 +161,8 @@ def _parse_int(pool: str, key: str, value: str) -> int:
     return int(value)
 
 
-def _parse_access(pool: str, value: str) -> list[tuple[str, str]]:
-    entries: list[tuple[str, str]] = []
+def _parse_access(pool: str, value: str) -> list[tuple[str, AccessMode]]:
+    entries: list[tuple[str, AccessMode]] = []
     for entry in value.split("+"):
         target, slash, mode = entry.partition("/")
         if not slash or not target or mode not in ACCESS_KINDS:
@@ -163,19 +170,21 @@ def _parse_access(pool: str, value: str) -> list[tuple[str, str]]:
                 f"pool '{pool}': access entry '{entry}' is not TARGET/MODE with MODE "
                 f"one of {', '.join(ACCESS_KINDS)} (e.g. access=c/rw+npu/ro)"
             )
-        entries.append((target, mode))
+        entries.append((target, AccessMode(mode)))
     return entries
 
 
-def default_pool(kind: str) -> PoolInfoAttr:
-    if kind == "workspace":
-        return PoolInfoAttr(DEFAULT_WORKSPACE_POOL, "workspace", 0, DEFAULT_ALIGNMENT)
+def default_access(kind: PoolKind) -> AccessMode:
+    """The host target's access to a pool of ``kind`` when none is given."""
+    return AccessMode.RO if kind is PoolKind.CONSTANT else AccessMode.RW
+
+
+def default_pool(kind: PoolKind) -> PoolInfoAttr:
+    name = (
+        DEFAULT_CONSTANT_POOL if kind is PoolKind.CONSTANT else DEFAULT_WORKSPACE_POOL
+    )
     return PoolInfoAttr(
-        DEFAULT_CONSTANT_POOL,
-        "constant",
-        0,
-        DEFAULT_ALIGNMENT,
-        [(DEFAULT_TARGET, "ro")],
+        name, kind, 0, DEFAULT_ALIGNMENT, [(DEFAULT_TARGET, default_access(kind))]
     )
 
 
@@ -190,8 +199,8 @@ def resolve_pools(module: ModuleOp, option: str | None) -> list[PoolInfoAttr]:
         pools = list(attr) if isinstance(attr, ArrayAttr) else []  # pyright: ignore
         pools = [p for p in pools if isinstance(p, PoolInfoAttr)]
     names = {p.pool_name.data for p in pools}
-    for kind in POOL_KINDS:
-        if not any(p.kind.data == kind for p in pools):
+    for kind in PoolKind:
+        if not any(p.kind.data is kind for p in pools):
             default = default_pool(kind)
             if default.pool_name.data not in names:
                 pools.append(default)
@@ -231,9 +240,9 @@ def can_hold(pool: PoolInfoAttr, kind: str, targets: Iterable[str]) -> bool:
     if pool.kind.data != kind:
         return False
     access = pool.access_map()
-    if kind == "workspace":
-        return all(access.get(t) == "rw" for t in targets)
-    return all(access.get(t) in ACCESS_KINDS for t in targets)
+    if pool.kind.data is PoolKind.WORKSPACE:
+        return all(access.get(t) is AccessMode.RW for t in targets)
+    return all(t in access for t in targets)
 
 
 def describe_pool(pool: PoolInfoAttr) -> str:
@@ -251,6 +260,6 @@ def ordered_for_arguments(
     """Names of the ``used`` pools in argument order: workspace pools, then
     constant pools, each in the order of ``pools``."""
     used = set(used)
-    names = [p.pool_name.data for p in pools if p.kind.data == "workspace"]
-    names += [p.pool_name.data for p in pools if p.kind.data == "constant"]
+    names = [p.pool_name.data for p in pools if p.kind.data is PoolKind.WORKSPACE]
+    names += [p.pool_name.data for p in pools if p.kind.data is PoolKind.CONSTANT]
     return [n for n in names if n in used]

@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from usmp.dialects.tir import PoolKind
 from usmp.output_files import write_text_atomic
 from usmp.passes.usmp_analysis import BufferInfo
 from usmp.passes.usmp_plan_memory import PlannedModule
@@ -85,7 +86,7 @@ def report_paths(report: str) -> tuple[str, str]:
 @dataclass(frozen=True)
 class PoolReport:
     name: str
-    kind: str
+    kind: PoolKind
     size: int
     limit: int | None
     """The size limit the plan was made under (None: unbounded)."""
@@ -115,14 +116,18 @@ def pool_reports(planned: PlannedModule) -> list[PoolReport]:
             b
             for b in (
                 planned.analysis.buffers
-                if kind == "workspace"
+                if kind == PoolKind.WORKSPACE
                 else planned.analysis.constants
             )
             if planned.placements[b.name].pool == name
         )
         if not members:
             continue
-        bound = _peak(members) if kind == "workspace" else sum(b.size for b in members)
+        bound = (
+            _peak(members)
+            if kind == PoolKind.WORKSPACE
+            else sum(b.size for b in members)
+        )
         reports.append(
             PoolReport(
                 name,
@@ -140,7 +145,7 @@ def pool_reports(planned: PlannedModule) -> list[PoolReport]:
 def report_json(planned: PlannedModule) -> dict[str, object]:
     analysis = planned.analysis
     pools = pool_reports(planned)
-    workspace = [p for p in pools if p.kind == "workspace"]
+    workspace = [p for p in pools if p.kind == PoolKind.WORKSPACE]
     total_size = sum(p.size for p in workspace)
     total_bound = _peak(analysis.buffers)
     return {
@@ -164,7 +169,7 @@ def report_json(planned: PlannedModule) -> dict[str, object]:
             "workspace_size": total_size,
             "workspace_lower_bound": total_bound,
             "ratio": round(total_size / total_bound, 4) if total_bound else None,
-            "constant_size": sum(p.size for p in pools if p.kind == "constant"),
+            "constant_size": sum(p.size for p in pools if p.kind == PoolKind.CONSTANT),
         },
         "buffers": [
             {
@@ -283,7 +288,7 @@ def pool_svg(pool: PoolReport, planned: PlannedModule, steps: int) -> str:
         + "</text>",
     ]
     # live bytes at each step, behind the buffers (its peak is the bound)
-    if pool.kind == "workspace":
+    if pool.kind == PoolKind.WORKSPACE:
         profile = _live_profile(pool.buffers, steps)
         points = [f"{x(0):.1f},{y(0):.1f}"]
         for t, live in enumerate(profile):
@@ -298,7 +303,7 @@ def pool_svg(pool: PoolReport, planned: PlannedModule, steps: int) -> str:
     for b in sorted(pool.buffers, key=lambda b: b.name):
         where = planned.placements[b.name]
         color = _PALETTE[zlib.crc32(b.name.encode()) % len(_PALETTE)]
-        spans = b.live if pool.kind == "workspace" else ((0, t_max),)
+        spans = b.live if pool.kind == PoolKind.WORKSPACE else ((0, t_max),)
         for s, e in spans:
             x0, x1 = x(s), x(e)
             y0, y1 = y(where.offset + b.size), y(where.offset)
@@ -368,7 +373,7 @@ def pool_svg(pool: PoolReport, planned: PlannedModule, steps: int) -> str:
         'text-anchor="middle">address (bytes from the pool start)</text>'
     )
     legend_y = _H - 8
-    if pool.kind == "workspace":
+    if pool.kind == PoolKind.WORKSPACE:
         out.append(
             f'<rect x="{_LEFT}" y="{legend_y - 9}" width="12" height="9" '
             'fill="#d9d9d9"/>'

@@ -27,13 +27,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from usmp.dialects.limits import MAX_BUFFER_BYTES, alignment_error
-from usmp.dialects.tir import PoolInfoAttr
+from usmp.dialects.tir import AccessMode, PoolInfoAttr, PoolKind
 from usmp.passes.usmp_pools import (
     DEFAULT_ALIGNMENT,
     DEFAULT_CONSTANT_POOL,
     DEFAULT_WORKSPACE_POOL,
     POOL_NAME_SYNTAX,
     case_clash,
+    default_access,
 )
 
 C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -54,13 +55,12 @@ class PoolFlag:
     """One pool of the command line, in the terms of ``#tir.pool_info``."""
 
     name: str
-    kind: str
-    """``workspace`` or ``constant``."""
+    kind: PoolKind
     size: int
     """Bytes; 0 = unbounded."""
     alignment: int
-    access: tuple[tuple[str, str], ...]
-    """(target, ``rw`` | ``ro``) pairs."""
+    access: tuple[tuple[str, AccessMode], ...]
+    """(target, access) pairs."""
 
 
 def is_power_of_two(value: int) -> bool:
@@ -127,9 +127,11 @@ def parse_pool_flags(
                 )
             listed[name] = flag_kind
             spec = specs.get((flag_kind, name), "")
-            kind = "workspace" if flag_kind == "workspace" else "constant"
+            kind = PoolKind.WORKSPACE if flag_kind == "workspace" else PoolKind.CONSTANT
             default_align = (
-                workspace_alignment if kind == "workspace" else constant_alignment
+                workspace_alignment
+                if kind is PoolKind.WORKSPACE
+                else constant_alignment
             )
             pools.append(_pool(name, kind, spec, default_align))
     for flag_kind, name in specs:
@@ -153,17 +155,17 @@ def with_default_alignment(
     return [
         PoolFlag(
             DEFAULT_WORKSPACE_POOL,
-            "workspace",
+            PoolKind.WORKSPACE,
             0,
             workspace_alignment,
-            (("c", "rw"),),
+            (("c", AccessMode.RW),),
         ),
         PoolFlag(
             DEFAULT_CONSTANT_POOL,
-            "constant",
+            PoolKind.CONSTANT,
             0,
             constant_alignment,
-            (("c", "ro"),),
+            (("c", AccessMode.RO),),
         ),
     ]
 
@@ -186,10 +188,10 @@ def _names(text: str | None, flag_kind: str) -> list[str]:
     return names
 
 
-def _pool(name: str, kind: str, spec: str, alignment: int) -> PoolFlag:
+def _pool(name: str, kind: PoolKind, spec: str, alignment: int) -> PoolFlag:
     size = 0
-    default_mode = "rw" if kind == "workspace" else "ro"
-    access: list[tuple[str, str]] = [("c", default_mode)]
+    default_mode = default_access(kind)
+    access: list[tuple[str, AccessMode]] = [("c", default_mode)]
     where = f"pool '{name}'"
     for item in filter(None, (s.strip() for s in spec.split(";"))):
         key, eq, value = item.partition("=")
@@ -218,10 +220,10 @@ def _pool(name: str, kind: str, spec: str, alignment: int) -> PoolFlag:
     return PoolFlag(name, kind, size, alignment, tuple(access))
 
 
-def _access(entry: str, default_mode: str, where: str) -> tuple[str, str]:
+def _access(entry: str, default_mode: AccessMode, where: str) -> tuple[str, AccessMode]:
     """``TARGET[:rw|:ro]`` as (target, mode)."""
     target, colon, mode = entry.strip().partition(":")
     mode = mode if colon else default_mode
-    if not target or mode not in ("rw", "ro"):
+    if not target or mode not in tuple(AccessMode):
         raise PoolFlagError(f"{where}: target entry '{entry}' is not TARGET[:rw|:ro]")
-    return target, mode
+    return target, AccessMode(mode)

@@ -11,10 +11,10 @@
 // CHECK-NEXT:    func.return
 // CHECK-NOT:   func.func @main
 // PACKED-LABEL: func.func @tvmgen_default___tvm_main__
-// PACKED:         tir.call @neg(%x, %{{.*}}) {call_type = "packed"}
-// PACKED:         tir.call @relu(%{{.*}}, %output) {call_type = "packed"}
+// PACKED:         tir.call packed @neg(%x, %{{.*}})
+// PACKED:         tir.call packed @relu(%{{.*}}, %output)
 // CPACKED-LABEL: func.func @tvmgen_kws___tvm_main__
-// CPACKED:         tir.call @neg(%x, %{{.*}}) {call_type = "cpacked"}
+// CPACKED:         tir.call cpacked @neg(%x, %{{.*}})
 func.func private @neg(memref<1x4xf32>, memref<1x4xf32>) attributes {tir.prim_func}
 func.func private @relu(memref<1x4xf32>, memref<1x4xf32>) attributes {tir.prim_func}
 func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {

@@ -19,7 +19,7 @@ func.func @f(%n: index) {
 func.func private @op(memref<4xi8>)
 func.func @f(%a: memref<4xi8>) {
   // CHECK: error: tir.call with call_type 'packed' needs the TVM C runtime
-  tir.call @op(%a) {call_type = "packed"} : (memref<4xi8>) -> ()
+  tir.call packed @op(%a) : (memref<4xi8>) -> ()
   func.return
 }
 

@@ -8,7 +8,7 @@
 // What aot-lower-main produces for a small int8 model: a constant, two
 // storage ids, an operator with scratch, a copy to the output. After usmp no
 // static allocation is left anywhere.
-// CHECK-LABEL: builtin.module attributes {tir.pools = [#tir.pool_info<"global_workspace", workspace, size = 40, alignment = 16, access = {"c" = "rw"}>, #tir.pool_info<"global_const", constant, size = 8, alignment = 16, access = {"c" = "ro"}>]}
+// CHECK-LABEL: builtin.module attributes {tir.pools = [#tir.pool_info<"global_workspace", workspace, size = 40, alignment = 16, access = {c = rw}>, #tir.pool_info<"global_const", constant, size = 8, alignment = 16, access = {c = ro}>]}
 // CHECK: "memref.global"() <{sym_name = "global_const", type = memref<8xi8>, initial_value = dense<[1, 2, 3, 4, 5, 6, 7, 8]> : tensor<8xi8>, sym_visibility = "private", constant, alignment = 16 : i64}>
 // CHECK-LABEL: func.func @tvmgen_default_fused_add(
 // CHECK-SAME: %[[WS:[a-z_]+]]: memref<40xi8>) attributes {tir.prim_func, tir.pool_args = ["global_workspace"]}
@@ -37,7 +37,7 @@
 // IO: %output = memref.view %[[WS]]
 // IO-NOT: tir.allocate
 // Pools from the option replace the module's: here all fits in the first.
-// POOLS-LABEL: builtin.module attributes {tir.pools = [#tir.pool_info<"fast", workspace, size = 40, alignment = 16, access = {"c" = "rw"}>, #tir.pool_info<"slow", workspace, size = 0, alignment = 16, access = {"c" = "rw"}>, #tir.pool_info<"rom", constant, size = 8, alignment = 4, access = {"c" = "ro"}>]}
+// POOLS-LABEL: builtin.module attributes {tir.pools = [#tir.pool_info<"fast", workspace, size = 40, alignment = 16, access = {c = rw}>, #tir.pool_info<"slow", workspace, size = 0, alignment = 16, access = {c = rw}>, #tir.pool_info<"rom", constant, size = 8, alignment = 4, access = {c = ro}>]}
 // POOLS: "memref.global"() <{sym_name = "rom"
 // POOLS-LABEL: func.func @tvmgen_default___tvm_main__(
 // POOLS-SAME: tir.pool_args = ["fast", "rom"]
@@ -78,7 +78,7 @@ module {
 // Pools from the module: dtcm (96 B) first, sram as fallback; the operator's
 // scratch and the storage ids spread over both; each function takes only the
 // pools it needs.
-// CHECK-LABEL: builtin.module attributes {tir.pools = [#tir.pool_info<"dtcm", workspace, size = 96, alignment = 16, access = {"c" = "rw"}>, #tir.pool_info<"sram", workspace, size = 32, alignment = 16, access = {"c" = "rw"}>, #tir.pool_info<"global_const", constant, size = 0,
+// CHECK-LABEL: builtin.module attributes {tir.pools = [#tir.pool_info<"dtcm", workspace, size = 96, alignment = 16, access = {c = rw}>, #tir.pool_info<"sram", workspace, size = 32, alignment = 16, access = {c = rw}>, #tir.pool_info<"global_const", constant, size = 0,
 // CHECK-LABEL: func.func @conv(
 // CHECK-SAME: %{{.*}}: memref<16xi8>, %{{.*}}: memref<16xi8>, %[[D:[a-z_]+]]: memref<96xi8>) attributes {tir.prim_func, tir.pool_args = ["dtcm"]}
 // CHECK: memref.view %[[D]][%{{.*}}][] : memref<96xi8> to memref<16xi32>

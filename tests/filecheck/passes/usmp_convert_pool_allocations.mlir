@@ -18,7 +18,7 @@
 // CHECK: %[[C1:.*]] = arith.constant 0 : index
 // CHECK: %[[SID1:.*]] = memref.view %[[DRAM]][%[[C1]]][] : memref<16xi8> to memref<16xi8>
 // CHECK: tir.call @ext(%[[X]], %[[SID0]]) : (memref<16xi8>, memref<16xi8>) -> ()
-// CHECK: tir.call @op_scratch(%[[SID0]], %[[SID1]], %[[SRAM]]) {call_type = "cpacked"} : (memref<16xi8>, memref<16xi8>, memref<96xi8>) -> ()
+// CHECK: tir.call cpacked @op_scratch(%[[SID0]], %[[SID1]], %[[SRAM]]) : (memref<16xi8>, memref<16xi8>, memref<96xi8>) -> ()
 // CHECK: memref.alloc
 builtin.module attributes {tir.pools = [
     #tir.pool_info<"sram", workspace, size = 96, access = {c = "rw"}>,
@@ -32,7 +32,7 @@ builtin.module attributes {tir.pools = [
     %0 = tir.allocate {name_hint = "sid_0", pool_allocation = #tir.pool_allocation<"sram", 0>} : memref<16xi8>
     %1 = tir.allocate {name_hint = "sid_1", pool_allocation = #tir.pool_allocation<"dram", 0>} : memref<16xi8>
     tir.call @ext(%x, %0) : (memref<16xi8>, memref<16xi8>) -> ()
-    tir.call @op_scratch(%0, %1) {call_type = "cpacked"} : (memref<16xi8>, memref<16xi8>) -> ()
+    tir.call cpacked @op_scratch(%0, %1) : (memref<16xi8>, memref<16xi8>) -> ()
     tir.call @ext(%1, %y) : (memref<16xi8>, memref<16xi8>) -> ()
     %c4 = arith.constant 4 : index
     %dyn = memref.alloc(%c4) : memref<?xi8>

@@ -3,7 +3,7 @@
 
 // Default pools: every buffer gets a placement, tir.pools the planned sizes.
 // sid_0 and sid_2 do not overlap in time and share offset 0.
-// CHECK-LABEL: builtin.module attributes {tir.pools = [#tir.pool_info<"global_workspace", workspace, size = 128, alignment = 16, access = {"c" = "rw"}>, #tir.pool_info<"global_const", constant, size = 0, alignment = 16, access = {"c" = "ro"}>]}
+// CHECK-LABEL: builtin.module attributes {tir.pools = [#tir.pool_info<"global_workspace", workspace, size = 128, alignment = 16, access = {c = rw}>, #tir.pool_info<"global_const", constant, size = 0, alignment = 16, access = {c = ro}>]}
 // CHECK: name_hint = "sid_0", pool_allocation = #tir.pool_allocation<"global_workspace", 64>
 // CHECK: name_hint = "sid_1", pool_allocation = #tir.pool_allocation<"global_workspace", 0>
 // CHECK: name_hint = "sid_2", pool_allocation = #tir.pool_allocation<"global_workspace", 64>
@@ -30,7 +30,7 @@ func.func @chain_main(%x: memref<16xf32>, %y: memref<16xf32>) attributes {tir.pr
 
 // Multi-pool fallback in the order of tir.pools: dtcm holds 48 bytes; what
 // does not fit there while conflicting buffers occupy it falls back to sram.
-// CHECK-LABEL: builtin.module attributes {tir.pools = [#tir.pool_info<"dtcm", workspace, size = 48, alignment = 16, access = {"c" = "rw"}>, #tir.pool_info<"sram", workspace, size = 32, alignment = 16, access = {"c" = "rw"}>, #tir.pool_info<"global_const", constant, size = 0,
+// CHECK-LABEL: builtin.module attributes {tir.pools = [#tir.pool_info<"dtcm", workspace, size = 48, alignment = 16, access = {c = rw}>, #tir.pool_info<"sram", workspace, size = 32, alignment = 16, access = {c = rw}>, #tir.pool_info<"global_const", constant, size = 0,
 // CHECK: name_hint = "big", pool_allocation = #tir.pool_allocation<"dtcm", 0>
 // CHECK: name_hint = "a", pool_allocation = #tir.pool_allocation<"sram", 0>
 // CHECK: name_hint = "b", pool_allocation = #tir.pool_allocation<"dtcm", 0>

@@ -18,8 +18,17 @@ func.func @f() {
 
 func.func private @g(memref<4xi8>)
 func.func @f(%a: memref<4xi8>) {
-  // CHECK: error: 'tir.call' op tir.call: call_type 'fancy' is not one of unpacked, packed, cpacked
-  tir.call @g(%a) {call_type = "fancy"} : (memref<4xi8>) -> ()
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:12: error: tir.call: call type 'fancy' is not one of unpacked, packed, cpacked
+  tir.call fancy @g(%a) : (memref<4xi8>) -> ()
+  func.return
+}
+
+// -----
+
+func.func private @g(memref<4xi8>)
+func.func @f(%a: memref<4xi8>) {
+  // CHECK: error: tir.call: the call type is a keyword before the callee (tir.call cpacked @f(...)), not an attribute
+  tir.call @g(%a) {call_type = "cpacked"} : (memref<4xi8>) -> ()
   func.return
 }
 

@@ -27,16 +27,16 @@ func.func @allocate_const() attributes {tir.prim_func} {
 
 // CHECK-LABEL: func.func @call
 // CHECK: tir.call @op(%{{.*}}, %{{.*}}) : (memref<4xi8>, memref<4xi8>) -> ()
-// CHECK: tir.call @op(%{{.*}}, %{{.*}}) {call_type = "cpacked"} : (memref<4xi8>, memref<4xi8>) -> ()
+// CHECK: tir.call cpacked @op(%{{.*}}, %{{.*}}) : (memref<4xi8>, memref<4xi8>) -> ()
 func.func private @op(memref<4xi8>, memref<4xi8>) attributes {tir.prim_func}
 func.func @call(%a: memref<4xi8>, %b: memref<4xi8>) attributes {tir.prim_func, tir.main} {
   tir.call @op(%a, %b) : (memref<4xi8>, memref<4xi8>) -> ()
-  tir.call @op(%a, %b) {call_type = "cpacked"} : (memref<4xi8>, memref<4xi8>) -> ()
+  tir.call cpacked @op(%a, %b) : (memref<4xi8>, memref<4xi8>) -> ()
   func.return
 }
 
 // -----
 
-// CHECK: builtin.module attributes {tir.pools = [#tir.pool_info<"sram", workspace, size = 65536, alignment = 16, access = {"c" = "rw", "ethos-u" = "ro"}>, #tir.pool_info<"flash", constant, size = 0, alignment = 4, access = {"c" = "ro"}>]}
+// CHECK: builtin.module attributes {tir.pools = [#tir.pool_info<"sram", workspace, size = 65536, alignment = 16, access = {c = rw, "ethos-u" = ro}>, #tir.pool_info<"flash", constant, size = 0, alignment = 4, access = {c = ro}>]}
 builtin.module attributes {tir.pools = [#tir.pool_info<"sram", workspace, size = 65536, alignment = 16, access = {"c" = "rw", "ethos-u" = "ro"}>, #tir.pool_info<"flash", constant, alignment = 4, access = {c = "ro"}>]} {
 }
