@@ -1,6 +1,6 @@
-"""usmp-opt's dialects: ``relay`` (graph level), ``tir`` (operator level) and the
-``emitc`` ops xDSL does not ship. Registered as lazy factories: importing this
-package loads no dialect."""
+"""usmp-opt's dialects: ``relay`` (graph level), ``tir`` (operator level),
+``device`` (the virtual device both use) and the ``emitc`` ops xDSL does not
+ship. Registered as lazy factories: importing this package loads no dialect."""
 
 from collections.abc import Callable
 
@@ -15,6 +15,11 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
         from usmp.dialects.relay import Relay
 
         return Relay
+
+    def get_device() -> Dialect:
+        from usmp.dialects.device import DEVICE
+
+        return DEVICE
 
     def get_tir() -> Dialect:
         from usmp.dialects.tir import TIR
@@ -63,6 +68,7 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
         "memref": get_memref,
         "scf": get_scf,
         "math": get_math,
+        "device": get_device,
         "relay": get_relay,
         "tir": get_tir,
         "emitc": get_emitc,

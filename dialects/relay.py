@@ -25,10 +25,8 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     FlatSymbolRefAttrConstr,
-    IntAttr,
     IntegerAttr,
     MemRefType,
-    StringAttr,
     SymbolRefAttr,
     TensorType,
     TupleType,
@@ -38,7 +36,6 @@ from xdsl.ir import (
     Attribute,
     Dialect,
     Operation,
-    ParametrizedAttribute,
     SSAValue,
     TypeAttribute,
 )
@@ -47,7 +44,6 @@ from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
     VarConstraint,
-    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     prop_def,
@@ -55,11 +51,12 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import AttrParser, Parser
+from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import ConstantLike, Pure, SymbolUserOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from usmp.dialects.device import VirtualDeviceAttr
 from usmp.dialects.limits import check_buffer_size, check_nonempty
 from usmp.dialects.symbols import lookup_function, type_list
 from usmp.dialects.tir import PRIM_FUNC
@@ -72,82 +69,9 @@ INPUT_TENSOR_NAMES = "relay.input_tensor_names"
 """Optional ``ArrayAttr`` of strings on main naming its inputs (else arg names)."""
 VIRTUAL_DEVICE = "relay.virtual_device"
 """Discardable attribute (on ``relay.call``/``relay.constant``, and as an
-argument/result attribute of main) giving the device of the value."""
-
-
-@irdl_attr_definition
-class VirtualDeviceAttr(ParametrizedAttribute):
-    """Where a value lives and is computed (TVM ``VirtualDevice``).
-
-    Syntax::
-
-        #relay.virtual_device<"cpu", 0, target = "c", scope = "global">
-
-    Device type (a name such as ``cpu``), virtual device id, target name and
-    memory scope. An empty target or scope means "not constrained".
-    """
-
-    name = "relay.virtual_device"
-
-    device_type: StringAttr
-    device_id: IntAttr
-    target: StringAttr
-    memory_scope: StringAttr
-
-    def __init__(
-        self,
-        device_type: str = "cpu",
-        device_id: int = 0,
-        target: str = "c",
-        memory_scope: str = "global",
-    ):
-        super().__init__(
-            StringAttr(device_type),
-            IntAttr(device_id),
-            StringAttr(target),
-            StringAttr(memory_scope),
-        )
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            device_type = parser.parse_str_literal("device type")
-            parser.parse_punctuation(",")
-            device_id = parser.parse_integer(allow_boolean=False)
-            target, scope = "", ""
-            while parser.parse_optional_punctuation(",") is not None:
-                key = parser.parse_identifier("target or scope")
-                parser.parse_punctuation("=")
-                value = parser.parse_str_literal(key)
-                if key == "target":
-                    target = value
-                elif key == "scope":
-                    scope = value
-                else:
-                    parser.raise_error(
-                        f"unknown virtual_device key '{key}' (expected target or scope)"
-                    )
-        return (
-            StringAttr(device_type),
-            IntAttr(device_id),
-            StringAttr(target),
-            StringAttr(scope),
-        )
-
-    def print_parameters(self, printer: Printer) -> None:
-        with printer.in_angle_brackets():
-            printer.print_string_literal(self.device_type.data)
-            printer.print_string(f", {self.device_id.data}")
-            if self.target.data:
-                printer.print_string(", target = ")
-                printer.print_string_literal(self.target.data)
-            if self.memory_scope.data:
-                printer.print_string(", scope = ")
-                printer.print_string_literal(self.memory_scope.data)
-
-    def verify(self) -> None:
-        if self.device_id.data < 0:
-            raise VerifyException("virtual_device: device id must be >= 0")
+argument/result attribute of main) giving the device of the value, a
+``#device.virtual_device`` (``usmp.dialects.device``; ``VirtualDeviceAttr`` is
+re-exported here for the graph-level passes)."""
 
 
 @irdl_op_definition
@@ -469,7 +393,7 @@ class OnDeviceOp(IRDLOperation):
 
     Syntax::
 
-        %y = relay.on_device %x {virtual_device = #relay.virtual_device<"cpu", 0>}
+        %y = relay.on_device %x {virtual_device = #device.virtual_device<"cpu", 0>}
                : tensor<..>
 
     ``constrain_result`` (default true) fixes the result's device;
@@ -524,8 +448,8 @@ class DeviceCopyOp(IRDLOperation):
 
     Syntax::
 
-        %y = relay.device_copy %x {src = #relay.virtual_device<"cpu", 0>,
-                                   dst = #relay.virtual_device<"npu", 0>} : tensor<..>
+        %y = relay.device_copy %x {src = #device.virtual_device<"cpu", 0>,
+                                   dst = #device.virtual_device<"npu", 0>} : tensor<..>
 
     ``Pure``: the result is a new value (the operand on another device); the
     operand is not changed.
@@ -568,7 +492,7 @@ def _relay_dialect() -> Dialect:
     return Dialect(
         "relay",
         [*STRUCTURAL_OPS, *relay_ops.OPERATOR_OPS, *relay_tflite_ops.EXTRA_OPS],
-        [VirtualDeviceAttr],
+        [],
     )
 
 

@@ -282,7 +282,7 @@ def _device_attr(
     prefix = f"{what}: " if what else ""
     raise located_error(
         where,
-        f"{prefix}'{relay.VIRTUAL_DEVICE}' must be a #relay.virtual_device, got {vd}",
+        f"{prefix}'{relay.VIRTUAL_DEVICE}' must be a #device.virtual_device, got {vd}",
     )
 
 

@@ -30,7 +30,7 @@ Defaulting
 
 Rewrite
     * every relay op producing tensors (operators, ``relay.call``,
-      ``relay.constant``) gets ``relay.virtual_device = #relay.virtual_device<..>``;
+      ``relay.constant``) gets ``relay.virtual_device = #device.virtual_device<..>``;
       ``main``'s arguments and results get it as argument/result attributes;
     * an ``on_device`` whose operand and result ended on different devices
       becomes ``relay.device_copy`` (the value crosses devices there); any
@@ -238,7 +238,7 @@ class _Planner:
                         raise located_error(
                             op,
                             f"'{relay.VIRTUAL_DEVICE}' must be a "
-                            f"#relay.virtual_device, got {vd}",
+                            f"#device.virtual_device, got {vd}",
                         )
                     for v in values:
                         for n in self.nodes(v):

@@ -25,7 +25,7 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
-from usmp.dialects.relay import VirtualDeviceAttr
+from usmp.dialects.device import VirtualDeviceAttr
 from usmp.dialects.tir import VIRTUAL_DEVICE, AllocateConstOp, AllocateOp, CallOp
 from usmp.passes.usmp_pools import DEFAULT_TARGET, function_target
 

@@ -230,9 +230,9 @@ func.func @main(%x: tensor<2x4xf32>) -> (tensor<8xf32>, tensor<2x4xf32>) {
 DEVICES = """
 func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
   %0 = relay.call @relu_8(%x) : (tensor<8xf32>) -> tensor<8xf32>
-  %1 = relay.on_device %0 {virtual_device = #relay.virtual_device<"cpu", 0, target = "c">} : tensor<8xf32>
-  %2 = relay.device_copy %1 {src = #relay.virtual_device<"cpu", 0, target = "c">, dst = #relay.virtual_device<"npu", 0, target = "npu">} : tensor<8xf32>
-  %3 = relay.call @mul_8(%2, %2) {relay.virtual_device = #relay.virtual_device<"npu", 0, target = "npu">} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %1 = relay.on_device %0 {virtual_device = #device.virtual_device<"cpu", 0, target = "c">} : tensor<8xf32>
+  %2 = relay.device_copy %1 {src = #device.virtual_device<"cpu", 0, target = "c">, dst = #device.virtual_device<"npu", 0, target = "npu">} : tensor<8xf32>
+  %3 = relay.call @mul_8(%2, %2) {relay.virtual_device = #device.virtual_device<"npu", 0, target = "npu">} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   func.return %3 : tensor<8xf32>
 }
 """

@@ -112,7 +112,7 @@ def graphs(draw: st.DrawFn) -> tuple[str, list[np.ndarray]]:
             values.append((r, picked))
         else:
             r = fresh()
-            vd = '#relay.virtual_device<"cpu", 0, target = "c">'
+            vd = '#device.virtual_device<"cpu", 0, target = "c">'
             lines.append(f"{r} = relay.on_device {a} {{virtual_device = {vd}}} : {t}")
             values.append((r, shape))
 

@@ -62,9 +62,9 @@ func.func @fused_pair(%a: tensor<4xi8>) -> (tensor<4xi8>, tensor<4xi8>) attribut
   func.return %a, %0 : tensor<4xi8>, tensor<4xi8>
 }
 func.func @main(%x: tensor<4xi8>, %y: tensor<4xi8>) -> (tensor<4xi8>, tuple<tensor<4xi8>, tensor<4xi8>>) {
-  %0 = relay.on_device %x {virtual_device = #relay.virtual_device<"cpu", 0>} : tensor<4xi8>
+  %0 = relay.on_device %x {virtual_device = #device.virtual_device<"cpu", 0>} : tensor<4xi8>
   %1 = relay.call @fused_add_relu(%0, %y) : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
-  %2 = relay.device_copy %1 {src = #relay.virtual_device<"cpu", 0>, dst = #relay.virtual_device<"npu", 0>} : tensor<4xi8>
+  %2 = relay.device_copy %1 {src = #device.virtual_device<"cpu", 0>, dst = #device.virtual_device<"npu", 0>} : tensor<4xi8>
   %3 = relay.tuple(%2, %y) : (tensor<4xi8>, tensor<4xi8>) -> tuple<tensor<4xi8>, tensor<4xi8>>
   %4 = relay.tuple_get_item %3[1] : tuple<tensor<4xi8>, tensor<4xi8>> -> tensor<4xi8>
   %5 = relay.call @fused_pair(%4) : (tensor<4xi8>) -> tuple<tensor<4xi8>, tensor<4xi8>>

@@ -43,3 +43,24 @@ def test_importing_dialects_registers_nothing(tmp_path: Path) -> None:
         tmp_path,
     )
     assert result.returncode == 0, result.stderr
+
+
+def test_tir_with_devices_parses_without_relay(tmp_path: Path) -> None:
+    """The virtual device is its own dialect: tir IR recording devices parses
+    and verifies without loading (or importing) the relay dialect."""
+    source = (
+        "func.func private @op(memref<4xi8>) attributes {tir.prim_func}\n"
+        "func.func @main(%a: memref<4xi8>) attributes {tir.prim_func} {\n"
+        '  tir.call @op(%a) {tir.virtual_device = #device.virtual_device<"cpu", 0,'
+        ' target = "c">} : (memref<4xi8>) -> ()\n'
+        "  func.return\n"
+        "}\n"
+    )
+    result = _python(
+        "import sys; from xdsl.parser import Parser; "
+        "from usmp.dialects import new_context; "
+        f"Parser(new_context(), {source!r}).parse_module().verify(); "
+        "assert 'usmp.dialects.relay' not in sys.modules, 'relay was loaded'",
+        tmp_path,
+    )
+    assert result.returncode == 0, result.stderr

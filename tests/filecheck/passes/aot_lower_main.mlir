@@ -339,22 +339,22 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 // device_copy becomes an explicit copy into a new storage on its destination,
 // and every call, allocation and argument keeps its device.
 // CHECK-LABEL: func.func @tvmgen_default___tvm_main__(
-// CHECK-SAME:    %x: memref<4xf32> {tir.virtual_device = #relay.virtual_device<"cpu", 0, target = "c", scope = "global">},
-// CHECK-SAME:    %output: memref<4xf32> {tir.virtual_device = #relay.virtual_device<"npu", 0, target = "ethos-u", scope = "global">})
-// CHECK-SAME:    tir.devices = [#relay.virtual_device<"cpu", 0, target = "c", scope = "global">, #relay.virtual_device<"npu", 0, target = "ethos-u", scope = "global">]
-// CHECK-NEXT:    %[[A:.*]] = tir.allocate {tir.virtual_device = #relay.virtual_device<"cpu", 0, target = "c", scope = "global">, name_hint = "sid_0"} : memref<4xf32>
-// CHECK-NEXT:    %[[B:.*]] = tir.allocate {tir.virtual_device = #relay.virtual_device<"npu", 0, target = "ethos-u", scope = "global">, name_hint = "sid_1"} : memref<4xf32>
-// CHECK-NEXT:    tir.call @neg(%x, %[[A]]) {tir.virtual_device = #relay.virtual_device<"cpu", 0, target = "c", scope = "global">}
-// CHECK-NEXT:    "memref.copy"(%[[A]], %[[B]]) {tir.src_virtual_device = #relay.virtual_device<"cpu", 0, target = "c", scope = "global">, tir.dst_virtual_device = #relay.virtual_device<"npu", 0, target = "ethos-u", scope = "global">}
-// CHECK-NEXT:    tir.call @npu_neg(%[[B]], %output) {tir.virtual_device = #relay.virtual_device<"npu", 0, target = "ethos-u", scope = "global">}
+// CHECK-SAME:    %x: memref<4xf32> {tir.virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">},
+// CHECK-SAME:    %output: memref<4xf32> {tir.virtual_device = #device.virtual_device<"npu", 0, target = "ethos-u", scope = "global">})
+// CHECK-SAME:    tir.devices = [#device.virtual_device<"cpu", 0, target = "c", scope = "global">, #device.virtual_device<"npu", 0, target = "ethos-u", scope = "global">]
+// CHECK-NEXT:    %[[A:.*]] = tir.allocate {tir.virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">, name_hint = "sid_0"} : memref<4xf32>
+// CHECK-NEXT:    %[[B:.*]] = tir.allocate {tir.virtual_device = #device.virtual_device<"npu", 0, target = "ethos-u", scope = "global">, name_hint = "sid_1"} : memref<4xf32>
+// CHECK-NEXT:    tir.call @neg(%x, %[[A]]) {tir.virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">}
+// CHECK-NEXT:    "memref.copy"(%[[A]], %[[B]]) {tir.src_virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">, tir.dst_virtual_device = #device.virtual_device<"npu", 0, target = "ethos-u", scope = "global">}
+// CHECK-NEXT:    tir.call @npu_neg(%[[B]], %output) {tir.virtual_device = #device.virtual_device<"npu", 0, target = "ethos-u", scope = "global">}
 // CHECK-NOT:     relay.on_device
 func.func private @neg(memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
 func.func private @npu_neg(memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = relay.call @neg(%x) : (tensor<4xf32>) -> tensor<4xf32>
-  %1 = relay.on_device %0 {virtual_device = #relay.virtual_device<"cpu", 0, target = "c", scope = "global">} : tensor<4xf32>
-  %2 = relay.device_copy %1 {src = #relay.virtual_device<"cpu", 0, target = "c", scope = "global">, dst = #relay.virtual_device<"npu", 0, target = "ethos-u", scope = "global">} : tensor<4xf32>
-  %3 = relay.call @npu_neg(%2) {relay.virtual_device = #relay.virtual_device<"npu", 0, target = "ethos-u", scope = "global">} : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = relay.on_device %0 {virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">} : tensor<4xf32>
+  %2 = relay.device_copy %1 {src = #device.virtual_device<"cpu", 0, target = "c", scope = "global">, dst = #device.virtual_device<"npu", 0, target = "ethos-u", scope = "global">} : tensor<4xf32>
+  %3 = relay.call @npu_neg(%2) {relay.virtual_device = #device.virtual_device<"npu", 0, target = "ethos-u", scope = "global">} : (tensor<4xf32>) -> tensor<4xf32>
   func.return %3 : tensor<4xf32>
 }
 
@@ -364,13 +364,13 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 // device with a non-global memory scope takes that scope; storages nothing
 // constrains (the constant) are on the default device.
 // CHECK-LABEL: func.func @tvmgen_default___tvm_main__(
-// CHECK-SAME:    %x: memref<4xi8> {tir.virtual_device = #relay.virtual_device<"cpu", 0, target = "c", scope = "global.sram">}
-// CHECK-SAME:    %output: memref<4xi8> {tir.virtual_device = #relay.virtual_device<"cpu", 0, target = "c", scope = "global.sram">}
-// CHECK-NEXT:    tir.allocate_const {tir.virtual_device = #relay.virtual_device<"cpu", 0, target = "c", scope = "global">, name_hint = "constant_0", value = dense<3> : tensor<4xi8>} : memref<4xi8>
-// CHECK-NEXT:    tir.allocate {tir.virtual_device = #relay.virtual_device<"cpu", 0, target = "c", scope = "global.sram">, name_hint = "sid_0", scope = "global.sram"} : memref<4xi8>
+// CHECK-SAME:    %x: memref<4xi8> {tir.virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global.sram">}
+// CHECK-SAME:    %output: memref<4xi8> {tir.virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global.sram">}
+// CHECK-NEXT:    tir.allocate_const {tir.virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">, name_hint = "constant_0", value = dense<3> : tensor<4xi8>} : memref<4xi8>
+// CHECK-NEXT:    tir.allocate {tir.virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global.sram">, name_hint = "sid_0", scope = "global.sram"} : memref<4xi8>
 func.func private @add(memref<4xi8>, memref<4xi8>, memref<4xi8>) attributes {tir.prim_func}
-func.func @main(%x: tensor<4xi8> {relay.virtual_device = #relay.virtual_device<"cpu", 0, target = "c", scope = "global.sram">}) -> (tensor<4xi8> {relay.virtual_device = #relay.virtual_device<"cpu", 0, target = "c", scope = "global.sram">}) {
-  %0 = relay.call @add(%x, %x) {relay.virtual_device = #relay.virtual_device<"cpu", 0, target = "c", scope = "global.sram">} : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
+func.func @main(%x: tensor<4xi8> {relay.virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global.sram">}) -> (tensor<4xi8> {relay.virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global.sram">}) {
+  %0 = relay.call @add(%x, %x) {relay.virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global.sram">} : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
   %c = relay.constant dense<3> : tensor<4xi8>
   %1 = relay.call @add(%0, %c) : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
   func.return %1 : tensor<4xi8>

@@ -109,9 +109,9 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> attributes {relay.input_tens
 
 func.func private @neg(memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %0 = relay.call @neg(%x) {relay.virtual_device = #relay.virtual_device<"cpu", 0, target = "c">} : (tensor<4xf32>) -> tensor<4xf32>
-  // CHECK: aot_lower_main_invalid.mlir:[[# @LINE + 1]]:3: error: conflicting virtual devices for one value: #relay.virtual_device<"npu", 0, target = "ethos-u"> here, but #relay.virtual_device<"cpu", 0, target = "c"> at {{.*}}aot_lower_main_invalid.mlir:[[# @LINE - 1]]:3; plan-devices must insert a relay.device_copy between them
-  %1 = relay.on_device %0 {virtual_device = #relay.virtual_device<"npu", 0, target = "ethos-u">} : tensor<4xf32>
+  %0 = relay.call @neg(%x) {relay.virtual_device = #device.virtual_device<"cpu", 0, target = "c">} : (tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: aot_lower_main_invalid.mlir:[[# @LINE + 1]]:3: error: conflicting virtual devices for one value: #device.virtual_device<"npu", 0, target = "ethos-u"> here, but #device.virtual_device<"cpu", 0, target = "c"> at {{.*}}aot_lower_main_invalid.mlir:[[# @LINE - 1]]:3; plan-devices must insert a relay.device_copy between them
+  %1 = relay.on_device %0 {virtual_device = #device.virtual_device<"npu", 0, target = "ethos-u">} : tensor<4xf32>
   func.return %1 : tensor<4xf32>
 }
 
@@ -157,7 +157,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 func.func private @neg(memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: aot_lower_main_invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.virtual_device' must be a #relay.virtual_device, got "cpu"
+  // CHECK: aot_lower_main_invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.virtual_device' must be a #device.virtual_device, got "cpu"
   %0 = relay.call @neg(%x) {relay.virtual_device = "cpu"} : (tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }

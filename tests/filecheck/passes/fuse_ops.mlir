@@ -158,7 +158,7 @@ func.func @reductions(%x: tensor<1x10xi8>, %y: tensor<1x4x4x8xi8>) -> (tensor<1x
 func.func @opaque(%x: tensor<1x4x4x2xf32>) -> tuple<tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>> {
   %w = relay.constant dense_resource<w> : tensor<1x1x2x2xf32>
   %0 = relay.relu %x : tensor<1x4x4x2xf32> -> tensor<1x4x4x2xf32>
-  %1 = relay.on_device %0 {virtual_device = #relay.virtual_device<"cpu", 0>} : tensor<1x4x4x2xf32>
+  %1 = relay.on_device %0 {virtual_device = #device.virtual_device<"cpu", 0>} : tensor<1x4x4x2xf32>
   %2 = relay.conv2d %1, %w : (tensor<1x4x4x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x4x4x2xf32>
   %3 = relay.relu %2 : tensor<1x4x4x2xf32> -> tensor<1x4x4x2xf32>
   %4 = relay.add %3, %2 : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>

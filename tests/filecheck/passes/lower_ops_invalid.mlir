@@ -3,7 +3,7 @@
 // CHECK: lower_ops_invalid.mlir:[[# @LINE + 3]]:3: error: 'relay.on_device' cannot be lowered inside a primitive function; expected relay operators (relay.add, relay.avg_pool2d,
 func.func @structural(%x: tensor<4xf32>) -> tensor<4xf32> attributes {relay.primitive} {
   %0 = relay.relu %x : tensor<4xf32> -> tensor<4xf32>
-  %1 = relay.on_device %0 {virtual_device = #relay.virtual_device<"cpu", 0>} : tensor<4xf32>
+  %1 = relay.on_device %0 {virtual_device = #device.virtual_device<"cpu", 0>} : tensor<4xf32>
   func.return %1 : tensor<4xf32>
 }
 

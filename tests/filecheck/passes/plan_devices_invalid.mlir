@@ -3,9 +3,9 @@
 
 // OPTION: plan-devices: default device 'cpu' id -1 is invalid (expected a device type name such as cpu and an id >= 0)
 
-func.func @main(%x: tensor<4xf32> {relay.virtual_device = #relay.virtual_device<"cpu", 0>}) -> tensor<4xf32> {
-  // CHECK: plan_devices_invalid.mlir:8:3: error: conflicting virtual devices: #relay.virtual_device<"npu", 0> here, but #relay.virtual_device<"cpu", 0> at {{.*}}plan_devices_invalid.mlir:6:1; separate them with relay.on_device {constrain_body = false} or a relay.device_copy
-  %0 = relay.on_device %x {virtual_device = #relay.virtual_device<"npu", 0>} : tensor<4xf32>
+func.func @main(%x: tensor<4xf32> {relay.virtual_device = #device.virtual_device<"cpu", 0>}) -> tensor<4xf32> {
+  // CHECK: plan_devices_invalid.mlir:8:3: error: conflicting virtual devices: #device.virtual_device<"npu", 0> here, but #device.virtual_device<"cpu", 0> at {{.*}}plan_devices_invalid.mlir:6:1; separate them with relay.on_device {constrain_body = false} or a relay.device_copy
+  %0 = relay.on_device %x {virtual_device = #device.virtual_device<"npu", 0>} : tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
 

@@ -124,7 +124,7 @@ builtin.module attributes {tir.pools = [
 // callee's own target.
 // CHECK-LABEL: func.func @device_main
 // CHECK: usmp.buffer = "sid_0", {{.*}} usmp.pools = ["shared"], usmp.conflicts = []
-#npu = #relay.virtual_device<"npu", 0, target = "npu">
+#npu = #device.virtual_device<"npu", 0, target = "npu">
 builtin.module attributes {tir.pools = [
     #tir.pool_info<"cpu_only", workspace, access = {c = "rw"}>,
     #tir.pool_info<"shared", workspace, access = {c = "rw", npu = "rw"}>]} {

@@ -27,7 +27,7 @@ func.func @dead_structural(%a: tensor<4xi8>) -> tensor<4xi8> {
   %0 = relay.call @fused(%a) : (tensor<4xi8>) -> tensor<4xi8>
   %1 = relay.tuple(%0, %a) : (tensor<4xi8>, tensor<4xi8>) -> tuple<tensor<4xi8>, tensor<4xi8>>
   %2 = relay.tuple_get_item %1[0] : tuple<tensor<4xi8>, tensor<4xi8>> -> tensor<4xi8>
-  %3 = relay.on_device %a {virtual_device = #relay.virtual_device<"cpu", 0>} : tensor<4xi8>
-  %4 = relay.device_copy %a {src = #relay.virtual_device<"cpu", 0>, dst = #relay.virtual_device<"npu", 0>} : tensor<4xi8>
+  %3 = relay.on_device %a {virtual_device = #device.virtual_device<"cpu", 0>} : tensor<4xi8>
+  %4 = relay.device_copy %a {src = #device.virtual_device<"cpu", 0>, dst = #device.virtual_device<"npu", 0>} : tensor<4xi8>
   func.return %a : tensor<4xi8>
 }

@@ -538,15 +538,15 @@ func.func @f(%t: tuple<tensor<4xi8>>) {
 
 func.func @f(%x: tensor<4xi8>) {
   // CHECK: invalid.mlir:541:45: error: virtual_device: device id must be >= 0
-  %0 = relay.on_device %x {virtual_device = #relay.virtual_device<"cpu", -1>} : tensor<4xi8>
+  %0 = relay.on_device %x {virtual_device = #device.virtual_device<"cpu", -1>} : tensor<4xi8>
   func.return
 }
 
 // -----
 
 func.func @f(%x: tensor<4xi8>) {
-  // CHECK: invalid.mlir:{{[0-9]+}}:89: error: unknown virtual_device key 'memory' (expected target or scope)
-  %0 = relay.on_device %x {virtual_device = #relay.virtual_device<"cpu", 0, memory = "x">} : tensor<4xi8>
+  // CHECK: invalid.mlir:{{[0-9]+}}:90: error: unknown virtual_device key 'memory' (expected target or scope)
+  %0 = relay.on_device %x {virtual_device = #device.virtual_device<"cpu", 0, memory = "x">} : tensor<4xi8>
   func.return
 }
 
@@ -554,7 +554,7 @@ func.func @f(%x: tensor<4xi8>) {
 
 func.func @f(%x: tensor<4xi8>) {
   // CHECK: invalid.mlir:557:3: error: 'relay.device_copy' op result 'result' at position 0 does not verify:
-  %0 = "relay.device_copy"(%x) <{src = #relay.virtual_device<"cpu", 0>, dst = #relay.virtual_device<"npu", 0>}> : (tensor<4xi8>) -> tensor<4xi32>
+  %0 = "relay.device_copy"(%x) <{src = #device.virtual_device<"cpu", 0>, dst = #device.virtual_device<"npu", 0>}> : (tensor<4xi8>) -> tensor<4xi32>
   func.return
 }
 
