@@ -1,4 +1,5 @@
-"""``arith`` and ``math`` to ``emitc``: one small handler per op.
+"""``arith`` and ``math`` to ``emitc``: one pattern per op (ops that lower
+alike share one pattern parametrised by a table).
 
 Semantics kept exact where C differs from MLIR:
 
@@ -36,12 +37,18 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.emitc import EmitC_BinaryOperation
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc
-from usmp.lowering.convert_to_emitc import (
-    FunctionLowering,
-    Handler,
+from usmp.lowering.convert_to_emitc_common import (
+    ConversionState,
+    EmitcPattern,
+    OpLowering,
     convert_type,
     float_suffix,
     unsigned_type,
@@ -51,308 +58,326 @@ _CMPI = ("eq", "ne", "lt", "le", "gt", "ge", "lt", "le", "gt", "ge")
 """``arith.cmpi`` predicate value -> emitc.cmp predicate (6.. are unsigned)."""
 
 
-def cast(fl: FunctionLowering, value: SSAValue, type_: Attribute) -> SSAValue:
+def cast(lw: OpLowering, value: SSAValue, type_: Attribute) -> SSAValue:
     """``(type_) value``, or ``value`` itself when it has that type already."""
     if value.type == type_:
         return value
-    return fl.result(emitc.CastOp(value, type_))
+    return lw.result(emitc.CastOp(value, type_))
 
 
-def zero(fl: FunctionLowering, type_: Attribute) -> SSAValue:
-    return constant_of_type(fl, 0, type_)
-
-
-def constant_of_type(
-    fl: FunctionLowering, value: int | float, type_: Attribute
-) -> SSAValue:
+def constant_of_type(lw: OpLowering, value: int | float, type_: Attribute) -> SSAValue:
     if isinstance(type_, emitc.PtrDiffT):
-        return fl.index(int(value))
+        return lw.index(int(value))
     if isinstance(type_, AnyFloat):
-        return fl.constant(FloatAttr(float(value), type_), type_)
+        return lw.constant(FloatAttr(float(value), type_), type_)
     assert isinstance(type_, IntegerType)
-    return fl.constant(IntegerAttr(int(value), type_), type_)
+    return lw.constant(IntegerAttr(int(value), type_), type_)
+
+
+def zero(lw: OpLowering, type_: Attribute) -> SSAValue:
+    return constant_of_type(lw, 0, type_)
 
 
 def call(
-    fl: FunctionLowering, callee: str, args: Sequence[SSAValue], type_: Attribute
+    lw: OpLowering, callee: str, args: Sequence[SSAValue], type_: Attribute
 ) -> SSAValue:
-    fl.include("math.h")
-    return fl.result(emitc.CallOpaqueOp(callee, args, [type_]))
+    lw.include("math.h")
+    return lw.result(emitc.CallOpaqueOp(callee, args, [type_]))
 
 
-def _binary(cls: type[EmitC_BinaryOperation], unsigned: bool = False) -> Handler:
-    def handler(fl: FunctionLowering, op: Operation) -> None:
+_BINARY: dict[type[Operation], tuple[type[EmitC_BinaryOperation], bool]] = {
+    arith.AddiOp: (emitc.AddOp, False),
+    arith.SubiOp: (emitc.SubOp, False),
+    arith.MuliOp: (emitc.MulOp, False),
+    arith.DivSIOp: (emitc.DivOp, False),
+    arith.RemSIOp: (emitc.RemOp, False),
+    arith.DivUIOp: (emitc.DivOp, True),
+    arith.RemUIOp: (emitc.RemOp, True),
+    arith.AndIOp: (emitc.BitwiseAndOp, False),
+    arith.OrIOp: (emitc.BitwiseOrOp, False),
+    arith.XOrIOp: (emitc.BitwiseXorOp, False),
+    arith.ShRSIOp: (emitc.BitwiseRightShiftOp, False),
+    arith.ShRUIOp: (emitc.BitwiseRightShiftOp, True),
+    arith.AddfOp: (emitc.AddOp, False),
+    arith.SubfOp: (emitc.SubOp, False),
+    arith.MulfOp: (emitc.MulOp, False),
+    arith.DivfOp: (emitc.DivOp, False),
+}
+"""Source op -> (emitc operator, computed in the unsigned type)."""
+
+
+class BinaryOpLowering(EmitcPattern):
+    """An arith binary op as the C operator of ``_BINARY``."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if (entry := _BINARY.get(type(op))) is None:
+            return
+        cls, unsigned = entry
+        lw = self.lowering(op, rewriter)
         type_ = convert_type(op.results[0].type, op)
-        lhs, rhs = (fl.value(v) for v in op.operands)
+        lhs, rhs = op.operands
         if unsigned:
             utype = unsigned_type(type_)
-            result = fl.result(cls(cast(fl, lhs, utype), cast(fl, rhs, utype), utype))
-            fl.bind(op.results[0], cast(fl, result, type_))
+            result = lw.result(cls(cast(lw, lhs, utype), cast(lw, rhs, utype), utype))
+            lw.replace(cast(lw, result, type_))
         else:
-            fl.bind(op.results[0], fl.result(cls(lhs, rhs, type_)))
-
-    return handler
+            lw.replace(lw.result(cls(lhs, rhs, type_)))
 
 
-def _shli(fl: FunctionLowering, op: Operation) -> None:
-    type_ = convert_type(op.results[0].type, op)
-    utype = unsigned_type(type_)
-    lhs, rhs = (cast(fl, fl.value(v), utype) for v in op.operands)
-    shifted = fl.result(emitc.BitwiseLeftShiftOp(lhs, rhs, utype))
-    fl.bind(op.results[0], cast(fl, shifted, type_))
+class ShLIOpLowering(EmitcPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.ShLIOp, rewriter: PatternRewriter) -> None:
+        lw = self.lowering(op, rewriter)
+        type_ = convert_type(op.result.type, op)
+        utype = unsigned_type(type_)
+        lhs, rhs = (cast(lw, v, utype) for v in op.operands)
+        shifted = lw.result(emitc.BitwiseLeftShiftOp(lhs, rhs, utype))
+        lw.replace(cast(lw, shifted, type_))
 
 
-def _div_adjusted(
-    fl: FunctionLowering, op: Operation, floor: bool, unsigned: bool
-) -> None:
+_ROUNDING_DIV: dict[type[Operation], tuple[bool, bool]] = {
+    arith.FloorDivSIOp: (True, False),
+    arith.CeilDivSIOp: (False, False),
+    arith.CeilDivUIOp: (False, True),
+}
+"""Source op -> (rounds toward -inf (else +inf), unsigned)."""
+
+
+class RoundingDivOpLowering(EmitcPattern):
     """``a / b`` rounded toward -inf (floor) or +inf (ceil) from C's ``/``, ``%``."""
-    type_ = convert_type(op.results[0].type, op)
-    work = unsigned_type(type_) if unsigned else type_
-    a, b = (cast(fl, fl.value(v), work) for v in op.operands)
-    q = fl.result(emitc.DivOp(a, b, work))
-    r = fl.result(emitc.RemOp(a, b, work))
-    inexact = fl.result(emitc.CmpOp("ne", r, zero(fl, work)))
-    if unsigned:
-        adjust = inexact
-    else:
-        r_neg = fl.result(emitc.CmpOp("lt", r, zero(fl, work)))
-        b_neg = fl.result(emitc.CmpOp("lt", b, zero(fl, work)))
-        signs = fl.result(emitc.CmpOp("ne" if floor else "eq", r_neg, b_neg))
-        adjust = fl.result(emitc.LogicalAndOp(inexact, signs))
-    one = constant_of_type(fl, 1, work)
-    step = emitc.SubOp(q, one, work) if floor else emitc.AddOp(q, one, work)
-    adjusted = fl.result(emitc.ConditionalOp(adjust, fl.result(step), q))
-    fl.bind(op.results[0], cast(fl, adjusted, type_))
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if (entry := _ROUNDING_DIV.get(type(op))) is None:
+            return
+        floor, unsigned = entry
+        lw = self.lowering(op, rewriter)
+        type_ = convert_type(op.results[0].type, op)
+        work = unsigned_type(type_) if unsigned else type_
+        a, b = (cast(lw, v, work) for v in op.operands)
+        q = lw.result(emitc.DivOp(a, b, work))
+        r = lw.result(emitc.RemOp(a, b, work))
+        inexact = lw.result(emitc.CmpOp("ne", r, zero(lw, work)))
+        if unsigned:
+            adjust = inexact
+        else:
+            r_neg = lw.result(emitc.CmpOp("lt", r, zero(lw, work)))
+            b_neg = lw.result(emitc.CmpOp("lt", b, zero(lw, work)))
+            signs = lw.result(emitc.CmpOp("ne" if floor else "eq", r_neg, b_neg))
+            adjust = lw.result(emitc.LogicalAndOp(inexact, signs))
+        one = constant_of_type(lw, 1, work)
+        step = emitc.SubOp(q, one, work) if floor else emitc.AddOp(q, one, work)
+        adjusted = lw.result(emitc.ConditionalOp(adjust, lw.result(step), q))
+        lw.replace(cast(lw, adjusted, type_))
 
 
-def _cmpi(fl: FunctionLowering, op: arith.CmpiOp) -> None:
-    pred = op.predicate.value.data
-    lhs, rhs = fl.value(op.lhs), fl.value(op.rhs)
-    if pred >= 6:
-        utype = unsigned_type(lhs.type)
-        lhs, rhs = cast(fl, lhs, utype), cast(fl, rhs, utype)
-    fl.bind(op.result, fl.result(emitc.CmpOp(_CMPI[pred], lhs, rhs)))
+class CmpiOpLowering(EmitcPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.CmpiOp, rewriter: PatternRewriter) -> None:
+        lw = self.lowering(op, rewriter)
+        pred = op.predicate.value.data
+        lhs, rhs = op.lhs, op.rhs
+        if pred >= 6:
+            utype = unsigned_type(lhs.type)
+            lhs, rhs = cast(lw, lhs, utype), cast(lw, rhs, utype)
+        lw.replace(lw.result(emitc.CmpOp(_CMPI[pred], lhs, rhs)))
 
 
-def _cmpf(fl: FunctionLowering, op: arith.CmpfOp) -> None:
-    a, b = fl.value(op.lhs), fl.value(op.rhs)
-    name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
-
-    def cmp(p: str, x: SSAValue, y: SSAValue) -> SSAValue:
-        return fl.result(emitc.CmpOp(p, x, y))
-
-    def negate(v: SSAValue) -> SSAValue:
-        return fl.result(emitc.LogicalNotOp(v))
-
-    def either(x: SSAValue, y: SSAValue) -> SSAValue:
-        return fl.result(emitc.LogicalOrOp(x, y))
-
-    simple = {
-        "oeq": "eq",
-        "ogt": "gt",
-        "oge": "ge",
-        "olt": "lt",
-        "ole": "le",
-        "une": "ne",
-    }
-    unordered = {"ugt": "le", "uge": "lt", "ult": "ge", "ule": "gt"}
-    if name in simple:
-        result = cmp(simple[name], a, b)
-    elif name in unordered:  # true if unordered or the ordered converse fails
-        result = negate(cmp(unordered[name], a, b))
-    elif name in ("one", "ueq"):
-        lt_or_gt = either(cmp("lt", a, b), cmp("gt", a, b))
-        result = lt_or_gt if name == "one" else negate(lt_or_gt)
-    elif name == "ord":
-        result = fl.result(emitc.LogicalAndOp(cmp("eq", a, a), cmp("eq", b, b)))
-    elif name == "uno":
-        result = either(cmp("ne", a, a), cmp("ne", b, b))
-    else:  # "false" / "true"
-        result = fl.constant(IntegerAttr(int(name == "true"), i1), i1)
-    fl.bind(op.result, result)
+_CMPF_SIMPLE = {"oeq": "eq", "ogt": "gt", "oge": "ge", "olt": "lt", "ole": "le"}
+_CMPF_SIMPLE["une"] = "ne"
+_CMPF_UNORDERED = {"ugt": "le", "uge": "lt", "ult": "ge", "ule": "gt"}
+"""Unordered predicate -> the ordered converse whose failure it is."""
 
 
-def _select(fl: FunctionLowering, op: arith.SelectOp) -> None:
-    cond, t, f = (fl.value(v) for v in op.operands)
-    fl.bind(op.result, fl.result(emitc.ConditionalOp(cond, t, f)))
+class CmpfOpLowering(EmitcPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.CmpfOp, rewriter: PatternRewriter) -> None:
+        lw = self.lowering(op, rewriter)
+        a, b = op.lhs, op.rhs
+        name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+
+        def cmp(p: str, x: SSAValue, y: SSAValue) -> SSAValue:
+            return lw.result(emitc.CmpOp(p, x, y))
+
+        def negate(v: SSAValue) -> SSAValue:
+            return lw.result(emitc.LogicalNotOp(v))
+
+        def either(x: SSAValue, y: SSAValue) -> SSAValue:
+            return lw.result(emitc.LogicalOrOp(x, y))
+
+        if name in _CMPF_SIMPLE:
+            result = cmp(_CMPF_SIMPLE[name], a, b)
+        elif name in _CMPF_UNORDERED:  # unordered, or the ordered converse fails
+            result = negate(cmp(_CMPF_UNORDERED[name], a, b))
+        elif name in ("one", "ueq"):
+            lt_or_gt = either(cmp("lt", a, b), cmp("gt", a, b))
+            result = lt_or_gt if name == "one" else negate(lt_or_gt)
+        elif name == "ord":
+            result = lw.result(emitc.LogicalAndOp(cmp("eq", a, a), cmp("eq", b, b)))
+        elif name == "uno":
+            result = either(cmp("ne", a, a), cmp("ne", b, b))
+        else:  # "false" / "true"
+            result = lw.constant(IntegerAttr(int(name == "true"), i1), i1)
+        lw.replace(result)
 
 
-def _min_max(predicate: str, unsigned: bool = False) -> Handler:
-    def handler(fl: FunctionLowering, op: Operation) -> None:
-        a, b = (fl.value(v) for v in op.operands)
+class SelectOpLowering(EmitcPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.SelectOp, rewriter: PatternRewriter) -> None:
+        lw = self.lowering(op, rewriter)
+        cond, t, f = (lw.value(v) for v in op.operands)
+        lw.replace(lw.result(emitc.ConditionalOp(cond, t, f)))
+
+
+_MIN_MAX: dict[type[Operation], tuple[str, bool]] = {
+    arith.MaxSIOp: ("gt", False),
+    arith.MinSIOp: ("lt", False),
+    arith.MaxUIOp: ("gt", True),
+    arith.MinUIOp: ("lt", True),
+}
+"""Source op -> (predicate choosing the first operand, unsigned)."""
+
+
+class MinMaxIOpLowering(EmitcPattern):
+    """``(a > b) ? a : b`` (``<`` for min; compared unsigned for ``*ui``)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if (entry := _MIN_MAX.get(type(op))) is None:
+            return
+        predicate, unsigned = entry
+        lw = self.lowering(op, rewriter)
+        a, b = op.operands
         if a is b:  # max(a, a) is a; C's `a > a` is a -Wtautological-compare error
-            fl.bind(op.results[0], a)
+            lw.replace(a)
             return
         x, y = (
-            (cast(fl, v, unsigned_type(v.type)) for v in (a, b)) if unsigned else (a, b)
+            (cast(lw, v, unsigned_type(v.type)) for v in (a, b)) if unsigned else (a, b)
         )
-        take_a = fl.result(emitc.CmpOp(predicate, x, y))
-        fl.bind(op.results[0], fl.result(emitc.ConditionalOp(take_a, a, b)))
-
-    return handler
+        take_a = lw.result(emitc.CmpOp(predicate, x, y))
+        lw.replace(lw.result(emitc.ConditionalOp(take_a, a, b)))
 
 
-def _nan_propagating(predicate: str) -> Handler:
+_NAN_PROPAGATING = {arith.MaximumfOp: "gt", arith.MinimumfOp: "lt"}
+
+
+class MinMaxFOpLowering(EmitcPattern):
     """``maximumf``/``minimumf``: ``(a > b || a != a) ? a : b`` (NaN wins)."""
 
-    def handler(fl: FunctionLowering, op: Operation) -> None:
-        a, b = (fl.value(v) for v in op.operands)
-        if a is b:  # also for NaN; and no self-comparison in the C
-            fl.bind(op.results[0], a)
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if (predicate := _NAN_PROPAGATING.get(type(op))) is None:
             return
-        better = fl.result(emitc.CmpOp(predicate, a, b))
-        a_nan = fl.result(emitc.CmpOp("ne", a, a))
-        take_a = fl.result(emitc.LogicalOrOp(better, a_nan))
-        fl.bind(op.results[0], fl.result(emitc.ConditionalOp(take_a, a, b)))
+        lw = self.lowering(op, rewriter)
+        a, b = op.operands
+        if a is b:  # also for NaN; and no self-comparison in the C
+            lw.replace(a)
+            return
+        better = lw.result(emitc.CmpOp(predicate, a, b))
+        a_nan = lw.result(emitc.CmpOp("ne", a, a))
+        take_a = lw.result(emitc.LogicalOrOp(better, a_nan))
+        lw.replace(lw.result(emitc.ConditionalOp(take_a, a, b)))
 
-    return handler
+
+_CASTS: dict[type[Operation], tuple[bool, bool]] = {
+    arith.ExtUIOp: (True, False),
+    arith.SIToFPOp: (False, False),
+    arith.UIToFPOp: (True, False),
+    arith.FPToSIOp: (False, False),
+    arith.FPToUIOp: (False, True),
+    arith.ExtFOp: (False, False),
+    arith.TruncFOp: (False, False),
+    arith.IndexCastOp: (False, False),
+}
+"""Source op -> (through the unsigned source type, through the unsigned
+result type)."""
 
 
-def _cast(
-    via_unsigned_source: bool = False, via_unsigned_result: bool = False
-) -> Handler:
-    def handler(fl: FunctionLowering, op: Operation) -> None:
-        value = fl.value(op.operands[0])
+class CastOpLowering(EmitcPattern):
+    """A conversion as C casts (through the unsigned type where ``_CASTS`` says)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if (entry := _CASTS.get(type(op))) is None:
+            return
+        via_unsigned_source, via_unsigned_result = entry
+        lw = self.lowering(op, rewriter)
+        value = op.operands[0]
         type_ = convert_type(op.results[0].type, op)
         if via_unsigned_source and not isinstance(value.type, AnyFloat):
-            value = cast(fl, value, unsigned_type(value.type))
+            value = cast(lw, value, unsigned_type(value.type))
         if via_unsigned_result:
-            value = cast(fl, value, unsigned_type(type_))
-        fl.bind(op.results[0], cast(fl, value, type_))
-
-    return handler
+            value = cast(lw, value, unsigned_type(type_))
+        lw.replace(cast(lw, value, type_))
 
 
-def _extsi(fl: FunctionLowering, op: arith.ExtSIOp) -> None:
-    value = fl.value(op.input)
-    type_ = convert_type(op.result.type, op)
-    if value.type == i1:  # sign extension of one bit: -1 or 0
-        minus_one = constant_of_type(fl, -1, type_)
-        fl.bind(
-            op.result, fl.result(emitc.ConditionalOp(value, minus_one, zero(fl, type_)))
-        )
-    else:
-        fl.bind(op.result, cast(fl, value, type_))
-
-
-def _trunci(fl: FunctionLowering, op: arith.TruncIOp) -> None:
-    value = fl.value(op.input)
-    if op.result.type == i1:  # keep the low bit, as MLIR does
-        low = fl.result(
-            emitc.BitwiseAndOp(value, constant_of_type(fl, 1, value.type), value.type)
-        )
-        value = fl.result(emitc.CmpOp("ne", low, zero(fl, value.type)))
-    fl.bind(op.result, cast(fl, value, convert_type(op.result.type, op)))
-
-
-def _constant(fl: FunctionLowering, op: arith.ConstantOp) -> None:
-    value = op.value
-    if isinstance(value, IntegerAttr) and isinstance(value.type, IndexType):
-        fl.bind(op.result, fl.index(value.value.data))
-    elif isinstance(value, IntegerAttr | FloatAttr) and not isinstance(
-        value, DenseIntOrFPElementsAttr
-    ):
-        type_ = convert_type(value.type, op)
-        if isinstance(value, FloatAttr) and not math_.isfinite(value.value.data):
-            fl.include("math.h")  # INFINITY, NAN
-        fl.bind(op.result, fl.constant(value, type_))
-    else:
-        raise located_error(
-            op, "only scalar constants can be emitted as C values (no vector constants)"
-        )
-
-
-def _negf(fl: FunctionLowering, op: arith.NegfOp) -> None:
-    fl.bind(op.result, fl.result(emitc.UnaryMinusOp(fl.value(op.operand))))
-
-
-def _libm(name: str) -> Handler:
-    """A C99 ``<math.h>`` function, ``name`` + ``f`` for ``float``."""
-
-    def handler(fl: FunctionLowering, op: Operation) -> None:
-        type_ = op.results[0].type
-        if not isinstance(type_, AnyFloat):
-            raise located_error(
-                op, f"'{op.name}' on {type_}: only f32/f64 are supported"
+class ExtSIOpLowering(EmitcPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.ExtSIOp, rewriter: PatternRewriter) -> None:
+        lw = self.lowering(op, rewriter)
+        value = op.input
+        type_ = convert_type(op.result.type, op)
+        if value.type == i1:  # sign extension of one bit: -1 or 0
+            minus_one = constant_of_type(lw, -1, type_)
+            lw.replace(
+                lw.result(emitc.ConditionalOp(value, minus_one, zero(lw, type_)))
             )
-        args = [fl.value(v) for v in op.operands]
-        fl.bind(op.results[0], call(fl, name + float_suffix(type_), args, type_))
-
-    return handler
+        else:
+            lw.replace(cast(lw, value, type_))
 
 
-def _rsqrt(fl: FunctionLowering, op: math.RsqrtOp) -> None:
-    type_ = op.result.type
-    root = call(fl, "sqrt" + float_suffix(type_), [fl.value(op.operand)], type_)
-    one = constant_of_type(fl, 1.0, type_)
-    fl.bind(op.result, fl.result(emitc.DivOp(one, root, type_)))
+class TruncIOpLowering(EmitcPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.TruncIOp, rewriter: PatternRewriter) -> None:
+        lw = self.lowering(op, rewriter)
+        value = op.input
+        if op.result.type == i1:  # keep the low bit, as MLIR does
+            one = constant_of_type(lw, 1, value.type)
+            low = lw.result(emitc.BitwiseAndOp(value, one, value.type))
+            value = lw.result(emitc.CmpOp("ne", low, zero(lw, value.type)))
+        lw.replace(cast(lw, value, convert_type(op.result.type, op)))
 
 
-def _absi(fl: FunctionLowering, op: math.AbsIOp) -> None:
-    x = fl.value(op.operand)
-    negative = fl.result(emitc.CmpOp("lt", x, zero(fl, x.type)))
-    minus = fl.result(emitc.UnaryMinusOp(x))
-    fl.bind(op.result, fl.result(emitc.ConditionalOp(negative, minus, x)))
+class ConstantOpLowering(EmitcPattern):
+    """A scalar constant: the function's ``emitc.constant`` of that value."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: arith.ConstantOp, rewriter: PatternRewriter
+    ) -> None:
+        lw = self.lowering(op, rewriter)
+        value = op.value
+        if isinstance(value, IntegerAttr) and isinstance(value.type, IndexType):
+            lw.replace(lw.index(value.value.data))
+        elif isinstance(value, IntegerAttr | FloatAttr) and not isinstance(
+            value, DenseIntOrFPElementsAttr
+        ):
+            type_ = convert_type(value.type, op)
+            if isinstance(value, FloatAttr) and not math_.isfinite(value.value.data):
+                lw.include("math.h")  # INFINITY, NAN
+            lw.replace(lw.constant(value, type_))
+        else:
+            raise located_error(
+                op,
+                "only scalar constants can be emitted as C values (no vector "
+                "constants)",
+            )
 
 
-HANDLERS: dict[type[Operation], Handler] = {
-    arith.ConstantOp: _constant,
-    arith.AddiOp: _binary(emitc.AddOp),
-    arith.SubiOp: _binary(emitc.SubOp),
-    arith.MuliOp: _binary(emitc.MulOp),
-    arith.DivSIOp: _binary(emitc.DivOp),
-    arith.RemSIOp: _binary(emitc.RemOp),
-    arith.DivUIOp: _binary(emitc.DivOp, unsigned=True),
-    arith.RemUIOp: _binary(emitc.RemOp, unsigned=True),
-    arith.FloorDivSIOp: lambda fl, op: _div_adjusted(
-        fl, op, floor=True, unsigned=False
-    ),
-    arith.CeilDivSIOp: lambda fl, op: _div_adjusted(
-        fl, op, floor=False, unsigned=False
-    ),
-    arith.CeilDivUIOp: lambda fl, op: _div_adjusted(fl, op, floor=False, unsigned=True),
-    arith.AndIOp: _binary(emitc.BitwiseAndOp),
-    arith.OrIOp: _binary(emitc.BitwiseOrOp),
-    arith.XOrIOp: _binary(emitc.BitwiseXorOp),
-    arith.ShLIOp: _shli,
-    arith.ShRSIOp: _binary(emitc.BitwiseRightShiftOp),
-    arith.ShRUIOp: _binary(emitc.BitwiseRightShiftOp, unsigned=True),
-    arith.CmpiOp: _cmpi,
-    arith.CmpfOp: _cmpf,
-    arith.SelectOp: _select,
-    arith.MaxSIOp: _min_max("gt"),
-    arith.MinSIOp: _min_max("lt"),
-    arith.MaxUIOp: _min_max("gt", unsigned=True),
-    arith.MinUIOp: _min_max("lt", unsigned=True),
-    arith.MaximumfOp: _nan_propagating("gt"),
-    arith.MinimumfOp: _nan_propagating("lt"),
-    arith.MaxnumfOp: _libm("fmax"),
-    arith.MinnumfOp: _libm("fmin"),
-    arith.AddfOp: _binary(emitc.AddOp),
-    arith.SubfOp: _binary(emitc.SubOp),
-    arith.MulfOp: _binary(emitc.MulOp),
-    arith.DivfOp: _binary(emitc.DivOp),
-    arith.NegfOp: _negf,
-    arith.ExtSIOp: _extsi,
-    arith.ExtUIOp: _cast(via_unsigned_source=True),
-    arith.TruncIOp: _trunci,
-    arith.SIToFPOp: _cast(),
-    arith.UIToFPOp: _cast(via_unsigned_source=True),
-    arith.FPToSIOp: _cast(),
-    arith.FPToUIOp: _cast(via_unsigned_result=True),
-    arith.ExtFOp: _cast(),
-    arith.TruncFOp: _cast(),
-    arith.IndexCastOp: _cast(),
-    math.RsqrtOp: _rsqrt,
-    math.AbsIOp: _absi,
-    math.AbsFOp: _libm("fabs"),
-    math.PowFOp: _libm("pow"),
-    math.Atan2Op: _libm("atan2"),
-    math.CopySignOp: _libm("copysign"),
-    math.FmaOp: _libm("fma"),
-    math.RoundEvenOp: _libm("nearbyint"),
+class NegfOpLowering(EmitcPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.NegfOp, rewriter: PatternRewriter) -> None:
+        lw = self.lowering(op, rewriter)
+        lw.replace(lw.result(emitc.UnaryMinusOp(op.operand)))
+
+
+_LIBM: dict[type[Operation], str] = {
+    arith.MaxnumfOp: "fmax",
+    arith.MinnumfOp: "fmin",
+    math.AbsFOp: "fabs",
+    math.PowFOp: "pow",
+    math.Atan2Op: "atan2",
+    math.CopySignOp: "copysign",
+    math.FmaOp: "fma",
+    math.RoundEvenOp: "nearbyint",
     **{
-        getattr(math, cls): _libm(c_name)
+        getattr(math, cls): c_name
         for cls, c_name in (
             ("ExpOp", "exp"),
             ("Exp2Op", "exp2"),
@@ -383,3 +408,61 @@ HANDLERS: dict[type[Operation], Handler] = {
         )
     },
 }
+"""Source op -> C99 ``<math.h>`` function (``f`` appended for ``float``)."""
+
+
+class LibmCallLowering(EmitcPattern):
+    """A float op computed by a ``<math.h>`` function (``_LIBM``)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if (name := _LIBM.get(type(op))) is None:
+            return
+        type_ = op.results[0].type
+        if not isinstance(type_, AnyFloat):
+            raise located_error(
+                op, f"'{op.name}' on {type_}: only f32/f64 are supported"
+            )
+        lw = self.lowering(op, rewriter)
+        lw.replace(call(lw, name + float_suffix(type_), op.operands, type_))
+
+
+class RsqrtOpLowering(EmitcPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: math.RsqrtOp, rewriter: PatternRewriter) -> None:
+        lw = self.lowering(op, rewriter)
+        type_ = op.result.type
+        root = call(lw, "sqrt" + float_suffix(type_), [op.operand], type_)
+        one = constant_of_type(lw, 1.0, type_)
+        lw.replace(lw.result(emitc.DivOp(one, root, type_)))
+
+
+class AbsIOpLowering(EmitcPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: math.AbsIOp, rewriter: PatternRewriter) -> None:
+        lw = self.lowering(op, rewriter)
+        x = op.operand
+        negative = lw.result(emitc.CmpOp("lt", x, zero(lw, x.type)))
+        minus = lw.result(emitc.UnaryMinusOp(x))
+        lw.replace(lw.result(emitc.ConditionalOp(negative, minus, x)))
+
+
+def arith_patterns(state: ConversionState) -> list[RewritePattern]:
+    """The arith and math patterns, the most frequent ops first."""
+    return [
+        BinaryOpLowering(state),
+        ConstantOpLowering(state),
+        CastOpLowering(state),
+        CmpiOpLowering(state),
+        SelectOpLowering(state),
+        ExtSIOpLowering(state),
+        TruncIOpLowering(state),
+        MinMaxIOpLowering(state),
+        ShLIOpLowering(state),
+        RoundingDivOpLowering(state),
+        CmpfOpLowering(state),
+        MinMaxFOpLowering(state),
+        NegfOpLowering(state),
+        LibmCallLowering(state),
+        RsqrtOpLowering(state),
+        AbsIOpLowering(state),
+    ]

@@ -5,6 +5,9 @@ and ``scf.if`` results go through C variables, as upstream's SCFToEmitC does:
 one ``emitc.variable`` per value before the op, an ``emitc.assign`` where the
 region yields, an ``emitc.load`` where the value is read (at the top of the
 loop body for iteration arguments, after the op for results).
+
+The patterns move the regions' ops into the new op unchanged: the walker
+converts them next (it visits an op before the ops nested in it).
 """
 
 from __future__ import annotations
@@ -13,25 +16,32 @@ from collections.abc import Sequence
 
 from xdsl.dialects import scf
 from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
 
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc
-from usmp.lowering.convert_to_emitc import FunctionLowering, Handler, convert_type
+from usmp.lowering.convert_to_emitc_common import (
+    ConversionState,
+    EmitcPattern,
+    OpLowering,
+    convert_type,
+)
 
 
 def _variables(
-    fl: FunctionLowering,
-    results: Sequence[SSAValue],
-    op: Operation,
-    carried: Sequence[SSAValue] = (),
+    lw: OpLowering, results: Sequence[SSAValue], carried: Sequence[SSAValue] = ()
 ) -> list[SSAValue]:
     """One uninitialised C variable per result, named after it (or after the
     loop-carried value it holds)."""
     variables: list[SSAValue] = []
     for k, result in enumerate(results):
-        var = fl.result(
-            emitc.VariableOp(emitc.LValueType(convert_type(result.type, op)))
-        )
+        type_ = emitc.LValueType(convert_type(result.type, lw.op))
+        var = lw.result(emitc.VariableOp(type_))
         var.name_hint = result.name_hint or (
             carried[k].name_hint if k < len(carried) else None
         )
@@ -39,85 +49,90 @@ def _variables(
     return variables
 
 
-def _lower_body(
-    fl: FunctionLowering, block: Block, into: Block, variables: Sequence[SSAValue]
+def _move_body(
+    lw: OpLowering, block: Block, into: Block, variables: Sequence[SSAValue]
 ) -> None:
-    """Lower ``block`` (ending in ``scf.yield``) into ``into``; the yielded
-    values are assigned to ``variables``."""
+    """Move the ops of ``block`` (ending in ``scf.yield``) to the end of
+    ``into``; the yielded values are assigned to ``variables``."""
     terminator = block.last_op
     assert isinstance(terminator, scf.YieldOp)
-    fl.lower_ops([op for op in block.ops if op is not terminator], into)
+    lw.rewriter.inline_block(block, InsertPoint.at_end(into))
+    at = InsertPoint.before(terminator)
     for var, value in zip(variables, terminator.operands, strict=True):
-        assign = emitc.AssignOp(var, fl.value(value))
+        assign = emitc.AssignOp(var, lw.value(value))
         assign.location = terminator.location
-        into.add_op(assign)
-    into.add_op(emitc.YieldOp())
+        lw.rewriter.insert(assign, at)
+    lw.rewriter.insert(emitc.YieldOp(), at)
+    lw.rewriter.erase(terminator)
 
 
-def _load_into(
-    fl: FunctionLowering,
-    values: Sequence[SSAValue],
-    variables: Sequence[SSAValue],
-    named: bool = True,
-) -> None:
-    """Read each variable into the value it stands for; unless ``named`` the
-    read stays unnamed (the variable carries the name), so the C printer can
-    use the variable itself where that reads the same value."""
-    for value, var in zip(values, variables, strict=True):
-        loaded = fl.result(emitc.LoadOp(var))
-        fl.bind(value, loaded)
-        if not named:
-            loaded.name_hint = None
+def _loads(lw: OpLowering, variables: Sequence[SSAValue]) -> list[SSAValue]:
+    """Read each variable. The reads stay unnamed (the variable carries the
+    name), so the C printer can use the variable itself where that reads the
+    same value."""
+    return [lw.result(emitc.LoadOp(var)) for var in variables]
 
 
-def _for(fl: FunctionLowering, op: scf.ForOp) -> None:
-    lb, ub, step = fl.value(op.lb), fl.value(op.ub), fl.value(op.step)
-    variables = _variables(fl, op.res, op, op.body.block.args[1:])
-    for var, init in zip(variables, op.iter_args, strict=True):
-        fl.emit(emitc.AssignOp(var, fl.value(init)))
-    body = Block(arg_types=[lb.type])
-    induction, *iter_args = op.body.block.args
-    fl.bind(induction, body.args[0])
-    loop = emitc.ForOp(lb, ub, step, Region(body))
-    fl.emit(loop)
-    outer, fl.block = fl.block, body
-    fl.current = op
-    _load_into(fl, iter_args, variables, named=False)
-    fl.block = outer
-    _lower_body(fl, op.body.block, body, variables)
-    fl.current = op
-    _load_into(fl, op.res, variables, named=False)
+def _unnamed(values: Sequence[SSAValue]) -> None:
+    for value in values:
+        value.name_hint = None
 
 
-def _if(fl: FunctionLowering, op: scf.IfOp) -> None:
-    variables = _variables(fl, op.output, op)
-    then_block = Block()
-    _lower_body(fl, op.true_region.block, then_block, variables)
-    else_region = Region()
-    if op.false_region.blocks:
-        else_block = Block()
-        else_region = Region(else_block)
-        _lower_body(fl, op.false_region.block, else_block, variables)
-    fl.current = op
-    fl.emit(emitc.IfOp(fl.value(op.cond), Region(then_block), else_region))
-    _load_into(fl, op.output, variables, named=False)
+class ForOpLowering(EmitcPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:
+        lw = self.lowering(op, rewriter)
+        old_body = op.body.block
+        induction, *iter_args = old_body.args
+        variables = _variables(lw, op.res, iter_args)
+        for var, init in zip(variables, op.iter_args, strict=True):
+            lw.emit(emitc.AssignOp(var, lw.value(init)))
+        body = Block(arg_types=[op.lb.type])
+        lw.emit(emitc.ForOp(op.lb, op.ub, op.step, Region(body)))
+        outer, lw.at = lw.at, InsertPoint.at_end(body)
+        lw.bind(induction, body.args[0])
+        carried = _loads(lw, variables)
+        lw.replace_block_args(iter_args, carried)
+        _unnamed(carried)
+        lw.at = outer
+        _move_body(lw, old_body, body, variables)
+        results = _loads(lw, variables)
+        lw.replace(*results)
+        _unnamed(results)
 
 
-def _unsupported(fl: FunctionLowering, op: Operation) -> None:
-    raise located_error(
-        op,
-        f"'{op.name}' cannot be emitted as C yet; lower it to scf.for / scf.if first",
-    )
+class IfOpLowering(EmitcPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: scf.IfOp, rewriter: PatternRewriter) -> None:
+        lw = self.lowering(op, rewriter)
+        variables = _variables(lw, op.output)
+        then_block = Block()
+        _move_body(lw, op.true_region.block, then_block, variables)
+        else_region = Region()
+        if op.false_region.blocks:
+            else_block = Block()
+            else_region = Region(else_block)
+            _move_body(lw, op.false_region.block, else_block, variables)
+        lw.emit(emitc.IfOp(lw.value(op.cond), Region(then_block), else_region))
+        results = _loads(lw, variables)
+        lw.replace(*results)
+        _unnamed(results)
 
 
-def _stray_yield(fl: FunctionLowering, op: Operation) -> None:
-    raise located_error(op, "scf.yield outside scf.for / scf.if")
+class UnsupportedScfOpLowering(RewritePattern):
+    """``scf.while``/``scf.parallel``, and a ``scf.yield`` the ``for``/``if``
+    patterns did not take: located errors."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, scf.YieldOp):
+            raise located_error(op, "scf.yield outside scf.for / scf.if")
+        if isinstance(op, scf.WhileOp | scf.ParallelOp):
+            raise located_error(
+                op,
+                f"'{op.name}' cannot be emitted as C yet; lower it to scf.for / "
+                "scf.if first",
+            )
 
 
-HANDLERS: dict[type[Operation], Handler] = {
-    scf.ForOp: _for,
-    scf.IfOp: _if,
-    scf.YieldOp: _stray_yield,
-    scf.WhileOp: _unsupported,
-    scf.ParallelOp: _unsupported,
-}
+def scf_patterns(state: ConversionState) -> list[RewritePattern]:
+    return [ForOpLowering(state), IfOpLowering(state), UnsupportedScfOpLowering()]

@@ -1,0 +1,287 @@
+"""What every ``convert-to-emitc`` pattern shares: the type converter, the
+attribute names of the converted module, and ``OpLowering``, the small
+builder a pattern uses to replace one source op by emitc ops.
+
+Types (``EmitcTypeConverter``; all valid MLIR 22 emitc):
+
+* ``index`` is ``!emitc.ptrdiff_t`` (signed, pointer wide), so the signed
+  index arithmetic of tensor code needs no casts; unsigned predicates cast to
+  ``!emitc.size_t``. Index constants are ``emitc.constant`` of ``index``
+  value and ``ptrdiff_t`` type.
+* a memref is a pointer to its element type pointing at the memref's aligned
+  base; an access ``m[i, j]`` is ``p[offset + i*s0 + j*s1]`` with the static
+  strides and offset of the memref's layout, so subviews, reshapes and
+  reinterpret casts are pointer aliases. ``memref.view`` of a pool is
+  ``(T*)&pool[offset]``.
+* workspace pool arguments are ``!emitc.ptr<ui8>`` (``uint8_t*``), constant
+  pool arguments ``!emitc.ptr<!emitc.opaque<"const uint8_t">>``.
+
+Values change type in place, as in MLIR's dialect conversion: a scalar
+result is replaced by its emitc value directly; a memref value by its pointer
+behind a ``builtin.unrealized_conversion_cast`` back to the memref type (the
+source materialisation), so that the ops still to be converted keep reading
+the memref's shape and layout from their operand's type while ``remap`` gives
+them the pointer. The driver removes the casts once every op is converted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    Signedness,
+    StringAttr,
+    UnrealizedConversionCastOp,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue, TypeAttribute
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.rewriter import InsertPoint
+
+from usmp.diagnostics import located_error
+from usmp.dialects import emitc
+
+WORKSPACE_POOL_TYPE = emitc.PointerType(IntegerType(8, Signedness.UNSIGNED))
+CONSTANT_POOL_TYPE = emitc.PointerType(emitc.OpaqueType(StringAttr("const uint8_t")))
+INDEX_TYPE = emitc.PtrDiffT()
+UNSIGNED_INDEX_TYPE = emitc.SizeT()
+
+MEMREF_ARG_ATTR = "usmp.memref"
+"""Argument attribute of a converted function: the memref type the pointer
+argument had (the C printer and the metadata read shapes from it)."""
+NAME_ATTR = "usmp.name"
+"""Discardable attribute naming the C variable an op's result becomes (exact
+names such as ``sid_1``, which SSA name hints cannot carry)."""
+POOLS_ATTR = "usmp.pools"
+"""Module attribute after conversion: one dictionary per pool (name, kind,
+size, alignment) in builtin attributes only, so that MLIR tools need no
+``tir`` dialect to read the module."""
+POOL_ATTR = "usmp.pool"
+"""Attribute of the ``emitc.global`` holding a constant pool's data: the pool."""
+ALIGNMENT_ATTR = "usmp.alignment"
+"""Attribute of an ``emitc.global``: the alignment its storage needs."""
+
+
+@dataclass(frozen=True)
+class EmitcTypeConverter:
+    """Builtin types to emitc types, and back for memrefs (materialisation)."""
+
+    def convert_scalar_type(self, type_: Attribute, op: Operation) -> TypeAttribute:
+        """The emitc type of a scalar; a located error if C99 has none."""
+        if isinstance(type_, IndexType):
+            return INDEX_TYPE
+        if isinstance(type_, IntegerType) and type_.width.data in (1, 8, 16, 32, 64):
+            return type_
+        if isinstance(type_, Float32Type | Float64Type):
+            return type_
+        raise located_error(
+            op,
+            f"type {type_} has no C99 equivalent; supported: i1, i8, i16, i32, i64 "
+            "(signless, signed or unsigned), index, f32, f64",
+        )
+
+    def convert_type(self, type_: Attribute, op: Operation) -> TypeAttribute:
+        """Scalars map to themselves (``index`` to ``ptrdiff_t``), memrefs to
+        a pointer to their element type."""
+        if isinstance(type_, MemRefType):
+            element = self.convert_scalar_type(type_.get_element_type(), op)
+            return emitc.PointerType(element)
+        return self.convert_scalar_type(type_, op)
+
+    @staticmethod
+    def unsigned_type(type_: Attribute) -> TypeAttribute:
+        """The unsigned type of the same width (``ptrdiff_t`` -> ``size_t``)."""
+        if isinstance(type_, emitc.PtrDiffT):
+            return UNSIGNED_INDEX_TYPE
+        assert isinstance(type_, IntegerType)
+        if type_.width.data == 1:
+            return type_
+        return IntegerType(type_.width.data, Signedness.UNSIGNED)
+
+    @staticmethod
+    def materialize(pointer: SSAValue, type_: Attribute) -> UnrealizedConversionCastOp:
+        """``pointer`` seen as the memref ``type_`` until the conversion ends."""
+        return UnrealizedConversionCastOp(operands=[pointer], result_types=[type_])
+
+    @staticmethod
+    def remap(value: SSAValue) -> SSAValue:
+        """The converted value of an operand (the pointer of a memref)."""
+        owner = value.owner
+        if isinstance(owner, UnrealizedConversionCastOp):
+            return owner.inputs[0]
+        return value
+
+
+TYPES = EmitcTypeConverter()
+convert_scalar_type = TYPES.convert_scalar_type
+convert_type = TYPES.convert_type
+unsigned_type = TYPES.unsigned_type
+
+
+def static_layout(type_: MemRefType, op: Operation) -> tuple[int, list[int]]:
+    """(offset, strides) in elements; a located error unless both are static."""
+    strides = type_.get_strides()
+    offset = type_.get_offset()
+    if (
+        strides is None
+        or offset is None
+        or any(s is None for s in strides)
+        or any(d < 0 for d in type_.get_shape())
+    ):
+        raise located_error(
+            op,
+            f"memref type {type_} has a dynamic shape, offset or stride; the C "
+            "emitter needs static ones (no heap, no VLAs)",
+        )
+    return offset, [s for s in strides if s is not None]
+
+
+def float_suffix(type_: Attribute) -> str:
+    """``f`` for ``float`` C math functions, ``""`` for ``double``."""
+    assert isinstance(type_, AnyFloat)
+    return "f" if isinstance(type_, Float32Type) else ""
+
+
+def constant_value(value: SSAValue) -> int | None:
+    """The integer an ``emitc.constant`` holds, else None."""
+    owner = value.owner
+    if isinstance(owner, emitc.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+@dataclass
+class ConversionState:
+    """What the patterns of one ``convert-to-emitc`` run share.
+
+    The walker rewrites in pre-order, so a function's body is converted right
+    after the ``func.func`` itself: ``start_function`` (called by the
+    ``func.func`` pattern) opens the function whose constants are built next.
+    Constants are defined once per function, in order of first use, at the
+    top of its body (the C printer declares them there)."""
+
+    includes: set[str] = field(default_factory=lambda: set[str]())
+    """Headers the converted code needs beyond the base ones."""
+    casts: list[UnrealizedConversionCastOp] = field(
+        default_factory=lambda: list[UnrealizedConversionCastOp]()
+    )
+    """Materialisations to remove when the conversion ends."""
+    functions: list[emitc.FuncOp] = field(default_factory=lambda: list[emitc.FuncOp]())
+    """The functions this run converted, in order."""
+    function: emitc.FuncOp | None = None
+    """The function being converted."""
+    _constants: dict[tuple[Attribute, Attribute], SSAValue] = field(
+        default_factory=lambda: dict[tuple[Attribute, Attribute], SSAValue]()
+    )
+    _body: Block | None = None
+    _last_constant: Operation | None = None
+
+    def start_function(self, f: emitc.FuncOp) -> None:
+        self.functions.append(f)
+        self.function = f
+        self._constants = {}
+        self._body = f.body.block if f.body.blocks else None
+        self._last_constant = None
+
+    def constant(
+        self,
+        value: Attribute,
+        type_: Attribute,
+        rewriter: PatternRewriter,
+        at: Operation,
+    ) -> SSAValue:
+        """The function's ``emitc.constant`` of ``value`` (created at the
+        location of ``at`` when first asked for)."""
+        key = (value, type_)
+        if (known := self._constants.get(key)) is not None:
+            return known
+        assert self._body is not None, "a constant outside a converted function"
+        op = emitc.ConstantOp(value, type_)
+        op.location = at.location
+        if self._last_constant is None:
+            rewriter.insert(op, InsertPoint.at_start(self._body))
+        else:
+            rewriter.insert(op, InsertPoint.after(self._last_constant))
+        self._last_constant = op
+        self._constants[key] = op.result
+        return op.result
+
+
+class OpLowering:
+    """Builds the emitc ops replacing one source op: inserted before it (or
+    at ``at``), at its location; ``replace`` then binds its results."""
+
+    def __init__(
+        self, op: Operation, rewriter: PatternRewriter, state: ConversionState
+    ):
+        self.op = op
+        self.rewriter = rewriter
+        self.state = state
+        self.at = InsertPoint.before(op)
+
+    def emit(self, op: Operation) -> Operation:
+        op.location = self.op.location
+        self.rewriter.insert(op, self.at)
+        return op
+
+    def result(self, op: Operation) -> SSAValue:
+        return self.emit(op).results[0]
+
+    def value(self, operand: SSAValue) -> SSAValue:
+        """The converted value of ``operand`` (MLIR's adaptor)."""
+        return TYPES.remap(operand)
+
+    def constant(self, value: Attribute, type_: Attribute) -> SSAValue:
+        return self.state.constant(value, type_, self.rewriter, self.op)
+
+    def index(self, n: int) -> SSAValue:
+        return self.constant(IntegerAttr(n, IndexType()), INDEX_TYPE)
+
+    def include(self, header: str) -> None:
+        self.state.includes.add(header)
+
+    def bind(self, old: SSAValue, new: SSAValue) -> None:
+        """Replace ``old`` by ``new`` (a memref by its pointer, materialised);
+        ``new`` takes ``old``'s name unless it has one."""
+        if new.name_hint is None and old.name_hint is not None:
+            new.name_hint = old.name_hint
+        if isinstance(old.type, MemRefType):
+            cast = TYPES.materialize(new, old.type)
+            self.rewriter.insert(cast, self.at)
+            self.state.casts.append(cast)
+            new = cast.results[0]
+        self.rewriter.replace_all_uses_with(old, new)
+
+    def replace(self, *values: SSAValue) -> None:
+        """Replace the source op's results by ``values`` and erase it. A
+        ``name_hint`` attribute of the op names the first value's C variable."""
+        op = self.op
+        for old, new in zip(op.results, values, strict=True):
+            self.bind(old, new)
+        hint = op.attributes.get("name_hint")
+        if values and isinstance(hint, StringAttr):
+            owner = values[0].owner
+            if isinstance(owner, Operation):
+                owner.attributes[NAME_ATTR] = hint
+        self.rewriter.erase(op)
+
+    def replace_block_args(self, args: Sequence[SSAValue], values: Sequence[SSAValue]):
+        for old, new in zip(args, values, strict=True):
+            self.bind(old, new)
+
+
+@dataclass(frozen=True)
+class EmitcPattern(RewritePattern):
+    """A pattern of the conversion, sharing the run's ``ConversionState``."""
+
+    state: ConversionState
+
+    def lowering(self, op: Operation, rewriter: PatternRewriter) -> OpLowering:
+        return OpLowering(op, rewriter, self.state)

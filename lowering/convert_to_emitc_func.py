@@ -1,0 +1,205 @@
+"""``func`` and ``tir`` to ``emitc``: functions, calls, returns.
+
+``func.func`` -> ``emitc.func``: the signature converted (pool arguments by
+their pool's kind, see ``convert_to_emitc_module.py``), the body moved over
+with its arguments retyped (a memref argument materialised back to its
+memref type for the ops still to convert), argument attribute ``usmp.memref``
+keeping each memref argument's type and the ``tir.*`` attributes kept in
+builtin form. A declaration becomes an ``extern`` private ``emitc.func``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    UnrealizedConversionCastOp,
+)
+from xdsl.ir import Attribute, Operation, Region
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from usmp.diagnostics import located_error
+from usmp.dialects import emitc, tir
+from usmp.dialects.tir import POOL_ARGS
+from usmp.lowering.convert_to_emitc_common import (
+    MEMREF_ARG_ATTR,
+    TYPES,
+    ConversionState,
+    EmitcPattern,
+    convert_type,
+)
+from usmp.lowering.convert_to_emitc_module import (
+    ModuleInfo,
+    builtin_only,
+    pool_arg_type,
+)
+
+
+def _strings(attr: Attribute | None) -> list[str]:
+    if isinstance(attr, ArrayAttr):
+        return [a.data for a in attr.data if isinstance(a, StringAttr)]
+    return []
+
+
+@dataclass(frozen=True)
+class FuncOpLowering(EmitcPattern):
+    info: ModuleInfo
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
+        pool_names = _strings(op.attributes.get(POOL_ARGS))
+        inputs = list(op.function_type.inputs.data)
+        first_pool = len(inputs) - len(pool_names)
+        arg_types = [
+            pool_arg_type(self.info, op, pool_names[i - first_pool], t)
+            if i >= first_pool
+            else convert_type(t, op)
+            for i, t in enumerate(inputs)
+        ]
+        outputs = [convert_type(t, op) for t in op.function_type.outputs.data]
+        if len(outputs) > 1:
+            raise located_error(op, "a C function returns at most one value")
+        ftype = FunctionType.from_lists(arg_types, outputs)
+        if len(op.body.blocks) > 1:
+            raise located_error(op, "functions with several blocks are not supported")
+        if op.body.blocks:
+            body = self._body(op, arg_types, rewriter)
+            new = emitc.FuncOp(op.sym_name.data, ftype, body)
+        else:
+            new = emitc.FuncOp(op.sym_name.data, ftype, Region(), ["extern"])
+            new.attributes["sym_visibility"] = StringAttr("private")
+        new.arg_attrs = ArrayAttr(  # pyright: ignore[reportAttributeAccessIssue]
+            DictionaryAttr({MEMREF_ARG_ATTR: t} if isinstance(t, MemRefType) else {})
+            for t in inputs
+        )
+        for name, attr in op.attributes.items():
+            if name.startswith("tir.") and (value := builtin_only(attr)) is not None:
+                new.attributes[name] = value
+        new.location = op.location
+        rewriter.replace(op, new)
+        if new.body.blocks:
+            self.state.start_function(new)
+
+    def _body(
+        self, op: func.FuncOp, arg_types: list[Attribute], rewriter: PatternRewriter
+    ) -> Region:
+        """The body, its arguments retyped; memref arguments materialised."""
+        block = op.body.block
+        at = InsertPoint.at_start(block)
+        for arg, type_ in zip(block.args, arg_types, strict=True):
+            if arg.type == type_:
+                continue
+            old_type = arg.type
+            new_arg = rewriter.replace_value_with_new_type(arg, type_)
+            if isinstance(old_type, MemRefType):
+                cast = TYPES.materialize(new_arg, old_type)
+                rewriter.insert(cast, at)
+                at = InsertPoint.after(cast)
+                self.state.casts.append(cast)
+                rewriter.replace_uses_with_if(
+                    new_arg,
+                    cast.results[0],
+                    lambda use, cast=cast: use.operation is not cast,
+                )
+        return rewriter.move_region_contents_to_new_regions(op.body)
+
+
+class ReturnOpLowering(EmitcPattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.ReturnOp, rewriter: PatternRewriter) -> None:
+        lw = self.lowering(op, rewriter)
+        value = lw.value(op.arguments[0]) if op.arguments else None
+        lw.emit(emitc.ReturnOp(value))
+        lw.replace()
+
+
+@dataclass(frozen=True)
+class CallOpLowering(EmitcPattern):
+    """``func.call`` and unpacked ``tir.call``: ``emitc.call`` of a function
+    of the module."""
+
+    info: ModuleInfo
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: func.CallOp | tir.CallOp, rewriter: PatternRewriter
+    ) -> None:
+        if isinstance(op, tir.CallOp) and op.call_type.data != "unpacked":
+            raise located_error(
+                op,
+                f"tir.call with call_type '{op.call_type.data}' needs the TVM C "
+                "runtime (packed arguments), which the generated library does not "
+                "use; lower with call_type unpacked",
+            )
+        callee = op.callee.root_reference.data
+        if callee not in self.info.functions:
+            raise located_error(op, f"call of unknown function @{callee}")
+        lw = self.lowering(op, rewriter)
+        args = [lw.value(v) for v in op.operands]
+        results = [convert_type(r.type, op) for r in op.results]
+        call = lw.emit(emitc.CallOp(callee, args, results))
+        lw.replace(*call.results)
+
+
+class UnplannedAllocationLowering(RewritePattern):
+    """``tir.allocate``/``tir.allocate_const`` left over: a located error."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: tir.AllocateOp | tir.AllocateConstOp, rewriter: PatternRewriter
+    ) -> None:
+        raise located_error(
+            op,
+            f"buffer '{op.name_hint.data}' ('{op.name}') is not in a pool: run usmp "
+            "before convert-to-emitc (the generated C has no heap and plans every "
+            "static buffer into a pool)",
+        )
+
+
+class UnsupportedOpLowering(EmitcPattern):
+    """Any other op: a located error (the last pattern). Top-level emitc ops
+    and the bodies of functions converted before are kept as they are."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if op.dialect_name() == "emitc" or isinstance(op, UnrealizedConversionCastOp):
+            return  # built by this conversion, or converted before
+        top = op
+        while not isinstance(parent := top.parent_op(), ModuleOp | None):
+            top = parent
+        if top is op:
+            raise located_error(
+                op,
+                f"'{op.name}' at module level cannot be emitted as C (expected "
+                "func.func, memref.global or emitc ops)",
+            )
+        if top is self.state.function:
+            raise located_error(
+                op,
+                f"'{op.name}' has no lowering to emitc (supported: func, scf.for/if, "
+                "arith, math, memref load/store/view/copy/subview/reshapes, tir.call)",
+            )
+
+
+def func_patterns(state: ConversionState, info: ModuleInfo) -> list[RewritePattern]:
+    return [
+        CallOpLowering(state, info),
+        FuncOpLowering(state, info),
+        ReturnOpLowering(state),
+        UnplannedAllocationLowering(),
+    ]
+
+
+def unsupported_op_pattern(state: ConversionState) -> RewritePattern:
+    return UnsupportedOpLowering(state)
