@@ -215,8 +215,9 @@ class ConversionState:
 
 
 class OpLowering:
-    """Builds the emitc ops replacing one source op: inserted before it (or
-    at ``at``), at its location; ``replace`` then binds its results."""
+    """Builds the emitc ops replacing one source op, at its location: before
+    it (inserted together by ``replace``, which then binds its results), or
+    at ``at`` when a pattern sets it (e.g. into a new loop body)."""
 
     def __init__(
         self, op: Operation, rewriter: PatternRewriter, state: ConversionState
@@ -224,11 +225,18 @@ class OpLowering:
         self.op = op
         self.rewriter = rewriter
         self.state = state
-        self.at = InsertPoint.before(op)
+        self.at: InsertPoint | None = None
+        self._before: list[Operation] = []
+
+    def _insert(self, op: Operation) -> None:
+        if self.at is None:
+            self._before.append(op)
+        else:
+            self.rewriter.insert(op, self.at)
 
     def emit(self, op: Operation) -> Operation:
         op.location = self.op.location
-        self.rewriter.insert(op, self.at)
+        self._insert(op)
         return op
 
     def result(self, op: Operation) -> SSAValue:
@@ -254,7 +262,7 @@ class OpLowering:
             new.name_hint = old.name_hint
         if isinstance(old.type, MemRefType):
             cast = TYPES.materialize(new, old.type)
-            self.rewriter.insert(cast, self.at)
+            self._insert(cast)
             self.state.casts.append(cast)
             new = cast.results[0]
         self.rewriter.replace_all_uses_with(old, new)
@@ -270,6 +278,8 @@ class OpLowering:
             owner = values[0].owner
             if isinstance(owner, Operation):
                 owner.attributes[NAME_ATTR] = hint
+        if self._before:
+            self.rewriter.insert(self._before, InsertPoint.before(op))
         self.rewriter.erase(op)
 
     def replace_block_args(self, args: Sequence[SSAValue], values: Sequence[SSAValue]):
