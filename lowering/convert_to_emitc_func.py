@@ -20,7 +20,6 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
-    UnrealizedConversionCastOp,
 )
 from xdsl.ir import Attribute, Operation, Region
 from xdsl.pattern_rewriter import (
@@ -55,6 +54,9 @@ def _strings(attr: Attribute | None) -> list[str]:
 
 @dataclass(frozen=True)
 class FuncOpLowering(EmitcPattern):
+    """``func.func`` -> ``emitc.func``; opens the function whose body the
+    walker converts next (``ConversionState.start_function``)."""
+
     info: ModuleInfo
 
     @op_type_rewrite_pattern
@@ -169,16 +171,17 @@ class UnplannedAllocationLowering(RewritePattern):
 
 
 class UnsupportedOpLowering(EmitcPattern):
-    """Any other op: a located error (the last pattern). Top-level emitc ops
-    and the bodies of functions converted before are kept as they are."""
+    """Any other op of the input: a located error (the last pattern). The
+    walker never visits the ops patterns create; top-level emitc ops and
+    the bodies of functions converted before are kept as they are."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if op.dialect_name() == "emitc" or isinstance(op, UnrealizedConversionCastOp):
-            return  # built by this conversion, or converted before
         top = op
         while not isinstance(parent := top.parent_op(), ModuleOp | None):
             top = parent
         if top is op:
+            if op.dialect_name() == "emitc":
+                return
             raise located_error(
                 op,
                 f"'{op.name}' at module level cannot be emitted as C (expected "

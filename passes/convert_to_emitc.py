@@ -1,8 +1,10 @@
 """``convert-to-emitc``: lower a planned program to MLIR 22's ``emitc`` dialect.
 
 What it does
-    Rebuilds every ``func.func`` as an ``emitc.func`` whose body holds only
-    emitc ops, and every ``memref.global`` as an ``emitc.global``; the module
+    Rewrites every ``func.func`` into an ``emitc.func`` whose body holds only
+    emitc ops, and every ``memref.global`` into an ``emitc.global`` (one
+    rewrite pattern per source op and a type converter, as MLIR's
+    ``*ToEmitC``; see ``lowering/convert_to_emitc.py``); the module
     is then a C program that ``usmp-opt -t c`` prints as C99 and that
     ``mlir-translate --mlir-to-cpp`` (MLIR 22) also accepts. Unlike MLIR's
     own ``convert-to-emitc`` it lowers ``memref.view`` (pool offsets) and
