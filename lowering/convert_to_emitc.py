@@ -105,7 +105,12 @@ def _dead(op: Operation) -> bool:
 
 
 def erase_dead_values(block: Block) -> None:
-    """Erase unused side-effect-free ops in ``block`` and nested blocks."""
+    """Erase unused side-effect-free ops in ``block`` and nested blocks.
+
+    By kind rather than with xDSL's ``dce``: the emitc ops carry no memory
+    effect traits (as upstream's, and xDSL's own ``emitc.add``/``apply`` could
+    not get any), and marking loads or variables ``Pure`` would let ``cse``
+    merge them."""
     for op in reversed(list(block.walk())):
         if _dead(op):
             op.detach()

@@ -282,7 +282,9 @@ class OpLowering:
             self.rewriter.insert(self._before, InsertPoint.before(op))
         self.rewriter.erase(op)
 
-    def replace_block_args(self, args: Sequence[SSAValue], values: Sequence[SSAValue]):
+    def replace_block_args(
+        self, args: Sequence[SSAValue], values: Sequence[SSAValue]
+    ) -> None:
         for old, new in zip(args, values, strict=True):
             self.bind(old, new)
 
