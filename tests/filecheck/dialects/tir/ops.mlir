@@ -40,3 +40,12 @@ func.func @call(%a: memref<4xi8>, %b: memref<4xi8>) attributes {tir.prim_func, t
 // CHECK: builtin.module attributes {tir.pools = [#tir.pool_info<"sram", workspace, size = 65536, alignment = 16, access = {c = rw, "ethos-u" = ro}>, #tir.pool_info<"flash", constant, size = 0, alignment = 4, access = {c = ro}>]}
 builtin.module attributes {tir.pools = [#tir.pool_info<"sram", workspace, size = 65536, alignment = 16, access = {"c" = "rw", "ethos-u" = "ro"}>, #tir.pool_info<"flash", constant, alignment = 4, access = {c = "ro"}>]} {
 }
+
+// -----
+
+// The enums on their own, and a pool written in the printed (keyword) form.
+// CHECK:      builtin.module attributes {
+// CHECK-SAME: test.call = #tir<call_type packed>, test.kind = #tir<pool_kind constant>, test.mode = #tir<access ro>
+// CHECK-SAME: tir.pools = [#tir.pool_info<"dtcm", workspace, size = 1024, alignment = 8, access = {c = rw, npu = ro}>]
+builtin.module attributes {test.call = #tir<call_type packed>, test.kind = #tir<pool_kind constant>, test.mode = #tir<access ro>, tir.pools = [#tir.pool_info<"dtcm", workspace, size = 1024, alignment = 8, access = {c = rw, npu = ro}>]} {
+}
