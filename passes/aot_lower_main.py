@@ -55,6 +55,23 @@ Produces
       on a device whose memory scope is not ``global`` gets that scope.
       Without planned devices, no device attribute is written (default device).
 
+How
+    Three steps, TVM's analysis/transform split: ``assign_storage`` (the
+    analysis, ``aot_storage``) decides storages, names, devices and what is
+    copied; the entry's signature is rewritten (relay main -> tir main with
+    output arguments); then one rewrite pattern per relay op kind, applied by
+    xDSL's ``PatternRewriteWalker`` in execution order, turns each op into its
+    tir form reading that plan: ``relay.constant`` -> ``tir.allocate_const``,
+    ``relay.call`` -> ``tir.allocate`` of its outputs + ``tir.call``,
+    ``relay.device_copy`` -> ``tir.allocate`` + ``memref.copy``, ``func.return``
+    -> output copies + ``func.return``; ``tuple``/``tuple_get_item``/
+    ``on_device``/``reshape`` move no data and only disappear. Allocations are
+    hoisted to the top of the entry (constants first) in storage order. A
+    lowered relay value is one or several buffers, so until its users are
+    lowered it is bridged by a ``builtin.unrealized_conversion_cast`` of its
+    storages (MLIR's source materialisation); the bridges are erased at the end.
+    Errors are all found by the analysis, before any rewrite.
+
 Idempotence
     Running it again finds no relay ``main`` but a ``tir.main`` function and
     changes nothing.
@@ -64,7 +81,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import func, memref
@@ -76,13 +93,22 @@ from xdsl.dialects.builtin import (
     ShapedType,
     StringAttr,
     UnitAttr,
+    UnrealizedConversionCastOp,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
+from usmp.dialects.relay_ops import ReshapeOp
 from usmp.passes.aot_io_names import IONames, io_names
 from usmp.passes.aot_storage import (
     CallStep,
@@ -149,147 +175,250 @@ class AOTLowerMainPass(ModulePass):
                 "name; remove it or pick another module_name",
             )
         plan = assign_storage(main, functions)
+        for dead in reversed(plan.dead):
+            Rewriter.erase_op(dead)
         names = io_names(main, len(plan.inputs), len(plan.returns))
-        entry = _EntryBuilder(plan, names, self.call_type).build(symbol)
-        entry.location = main.location
-        Rewriter.replace_op(main, entry)
+        lowering = _MainLowering(plan, self.call_type)
+        entry = _lower_signature(main, symbol, names, lowering)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(
+                [
+                    _LowerConstant(lowering),
+                    _LowerCall(lowering),
+                    _LowerDeviceCopy(lowering),
+                    _ForwardView(lowering),
+                    _LowerReturn(lowering),
+                ],
+                dce_enabled=False,
+            ),
+            apply_recursively=False,
+        ).rewrite_region(entry.body)
+        for bridge in reversed(lowering.bridges):
+            Rewriter.erase_op(bridge)
 
 
-class _EntryBuilder:
-    """Builds the tir entry function from a storage plan."""
+@dataclass
+class _MainLowering:
+    """What the patterns share while lowering one main: the storage plan
+    (read-only) and the SSA value of every storage materialised so far."""
 
-    def __init__(self, plan: StoragePlan, names: IONames, call_type: str):
-        self.plan = plan
-        self.names = names
-        self.call_type = call_type
-        self.block = Block()
-        self.values: dict[Storage, SSAValue] = {}
-        self.views: dict[tuple[Storage, MemRefType], SSAValue] = {}
+    plan: StoragePlan
+    call_type: str
+    values: dict[Storage, SSAValue] = field(default_factory=dict[Storage, SSAValue])
+    casts: dict[tuple[Storage, MemRefType], SSAValue] = field(
+        default_factory=dict[tuple[Storage, MemRefType], SSAValue]
+    )
+    """``memref.reinterpret_cast`` of a storage to a reshaped type, made at its
+    first use and reused after."""
+    last_constant: Operation | None = None
+    last_allocation: Operation | None = None
+    bridges: list[Operation] = field(default_factory=list[Operation])
 
-    def build(self, symbol: str) -> func.FuncOp:
-        plan, block = self.plan, self.block
-        for storage, name in zip(plan.inputs, self.names.inputs, strict=True):
-            arg = block.insert_arg(storage.type, len(block.args))
-            arg.name_hint = name
-            self.values[storage] = arg
-        outputs: list[SSAValue] = []
-        for view, name in zip(plan.returns, self.names.outputs, strict=True):
-            arg = block.insert_arg(view.type, len(block.args))
-            arg.name_hint = name
-            outputs.append(arg)
-
-        # Storages returned first-hand are written in place into their output.
-        copies: list[tuple[View, int]] = []
-        output_devices: list[relay.VirtualDeviceAttr | None] = []
-        for i, view in enumerate(plan.returns):
-            storage = view.storage
-            if storage.kind is StorageKind.INTERNAL and storage not in self.values:
-                self.values[storage] = outputs[i]
-            else:
-                copies.append((view, i))
-            output_devices.append(plan.device_of(storage))
-
-        self.allocate()
-        for step in plan.steps:
-            if isinstance(step, CallStep):
-                self.call(step)
-            else:
-                self.device_copy(step)
-        for view, i in copies:
-            device = plan.device_of(view.storage)
-            copy = memref.CopyOp(self.view(view, plan.terminator), outputs[i])
-            self.add(copy, plan.terminator, _copy_devices(device, device))
-        self.add(func.ReturnOp(), plan.terminator, {})
-
-        input_devices = [plan.device_of(s) for s in plan.inputs]
-        entry = func.FuncOp(
-            symbol,
-            ([a.type for a in block.args], []),
-            Region(block),
-            arg_attrs=self.arg_attrs([*input_devices, *output_devices]),
-        )
-        entry.attributes[tir.PRIM_FUNC] = UnitAttr()
-        entry.attributes[tir.MAIN_FUNC] = UnitAttr()
-        entry.attributes[tir.INPUT_NAMES] = _strings(self.names.inputs)
-        entry.attributes[tir.OUTPUT_NAMES] = _strings(self.names.outputs)
-        if plan.devices_planned:
-            devices = [plan.device_of(s) for s in plan.storages]
-            entry.attributes[tir.DEVICES] = ArrayAttr(
-                dict.fromkeys(d for d in devices if d is not None)
-            )
-        return entry
-
-    def arg_attrs(
-        self, devices: Sequence[relay.VirtualDeviceAttr | None]
-    ) -> ArrayAttr[DictionaryAttr] | None:
-        if not self.plan.devices_planned:
-            return None
-        return ArrayAttr(
-            DictionaryAttr({tir.VIRTUAL_DEVICE: d} if d is not None else {})
-            for d in devices
-        )
-
-    def allocate(self) -> None:
-        """Constants, then internal storages, in storage order, before any call."""
-        constants = [s for s in self.plan.storages if s.kind is StorageKind.CONSTANT]
-        for n, storage in enumerate(constants):
-            producer = storage.producer
-            assert isinstance(producer, relay.ConstantOp)
-            op = tir.AllocateConstOp(storage.type, f"constant_{n}", producer.value)
-            self.bind(storage, op, f"constant_{n}")
-        sid = 0
-        for storage in self.plan.storages:
-            if storage.kind is not StorageKind.INTERNAL or storage in self.values:
-                continue
-            device = self.plan.device_of(storage)
+    def allocate(self, storage: Storage, rewriter: PatternRewriter) -> None:
+        """The storage's allocation, hoisted after the allocations made so far
+        (constants before the others), unless it is an input or an output."""
+        name = storage.name
+        if name is None:
+            return
+        device = self.plan.device_of(storage)
+        op: Operation
+        if storage.kind is StorageKind.CONSTANT:
+            assert isinstance(storage.producer, relay.ConstantOp)
+            op = tir.AllocateConstOp(storage.type, name, storage.producer.value)
+            anchor, self.last_constant = self.last_constant, op
+        else:
             scope = device.memory_scope.data if device is not None else ""
-            op = tir.AllocateOp(storage.type, f"sid_{sid}", scope=scope or "global")
-            self.bind(storage, op, f"sid_{sid}")
-            sid += 1
-
-    def bind(self, storage: Storage, op: Operation, name: str) -> None:
-        self.add(op, storage.producer, _device(self.plan.device_of(storage)))
+            op = tir.AllocateOp(storage.type, name, scope=scope or "global")
+            anchor = self.last_allocation or self.last_constant
+            self.last_allocation = op
+        assert storage.producer is not None and storage.producer.parent is not None
+        point = (
+            InsertPoint.after(anchor)
+            if anchor is not None
+            else InsertPoint.at_start(storage.producer.parent)
+        )
+        rewriter.insert(_located(op, storage.producer, _device(device)), point)
         op.results[0].name_hint = name
         self.values[storage] = op.results[0]
 
-    def call(self, step: CallStep) -> None:
-        args = [self.view(v, step.op) for v in (*step.inputs, *step.outputs)]
-        op = tir.CallOp(step.callee, args, self.call_type)
-        device = self.plan.device_of(step.outputs[0].storage) if step.outputs else None
-        self.add(op, step.op, _device(device))
-
-    def device_copy(self, step: CopyStep) -> None:
-        source = self.view(step.source, step.op)
-        destination = self.view(step.destination, step.op)
-        devices = _copy_devices(
-            self.plan.device_of(step.source.storage),
-            self.plan.device_of(step.destination.storage),
-        )
-        self.add(memref.CopyOp(source, destination), step.op, devices)
-
-    def view(self, view: View, user: Operation | None) -> SSAValue:
-        """The storage's SSA value, reinterpreted with the view's type if needed."""
+    def value(self, view: View, user: Operation, rewriter: PatternRewriter) -> SSAValue:
+        """The storage's SSA value, reinterpreted with the view's type (just
+        before ``user``, once per storage and type) if needed."""
         base = self.values[view.storage]
         if base.type == view.type:
             return base
         key = (view.storage, view.type)
-        if key not in self.views:
+        if key not in self.casts:
             shape = view.type.get_shape()
             strides = [s or 0 for s in ShapedType.strides_for_shape(shape)]
             cast = memref.ReinterpretCastOp(
                 base, [], [], [], [0], shape, strides, view.type
             )
-            self.add(cast, user, {})
-            self.views[key] = cast.result
-        return self.views[key]
+            rewriter.insert(_located(cast, user, {}))
+            self.casts[key] = cast.result
+        return self.casts[key]
 
-    def add(
-        self, op: Operation, origin: Operation | None, attrs: dict[str, Attribute]
-    ) -> None:
-        if origin is not None:
-            op.location = origin.location
-        op.attributes.update(attrs)
-        self.block.add_op(op)
+    def bridge(self, op: Operation, rewriter: PatternRewriter) -> None:
+        """Erase the lowered ``op``; its relay users, lowered later, see its
+        storages through a cast erased at the end of the pass."""
+        storages = [self.values[v.storage] for v in self.plan.views[op.results[0]]]
+        cast = UnrealizedConversionCastOp.get(storages, [op.results[0].type])
+        self.bridges.append(cast)
+        rewriter.replace(op, cast)
+
+
+@dataclass(frozen=True)
+class _LowerConstant(RewritePattern):
+    """``relay.constant`` -> ``tir.allocate_const``."""
+
+    lowering: _MainLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: relay.ConstantOp, rewriter: PatternRewriter):
+        (view,) = self.lowering.plan.views[op.result]
+        self.lowering.allocate(view.storage, rewriter)
+        self.lowering.bridge(op, rewriter)
+
+
+@dataclass(frozen=True)
+class _LowerCall(RewritePattern):
+    """``relay.call`` -> ``tir.allocate`` of its outputs and ``tir.call`` with
+    its flattened inputs then outputs."""
+
+    lowering: _MainLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: relay.CallOp, rewriter: PatternRewriter):
+        lowering = self.lowering
+        (step,) = lowering.plan.steps_of[op]
+        assert isinstance(step, CallStep)
+        for view in step.outputs:
+            lowering.allocate(view.storage, rewriter)
+        args = [lowering.value(v, op, rewriter) for v in (*step.inputs, *step.outputs)]
+        call = tir.CallOp(step.callee, args, lowering.call_type)
+        device = (
+            lowering.plan.device_of(step.outputs[0].storage) if step.outputs else None
+        )
+        rewriter.insert(_located(call, op, _device(device)))
+        lowering.bridge(op, rewriter)
+
+
+@dataclass(frozen=True)
+class _LowerDeviceCopy(RewritePattern):
+    """``relay.device_copy`` -> per flattened tensor, ``tir.allocate`` of the
+    destination and ``memref.copy``."""
+
+    lowering: _MainLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: relay.DeviceCopyOp, rewriter: PatternRewriter):
+        lowering, plan = self.lowering, self.lowering.plan
+        for step in plan.steps_of.get(op, ()):
+            assert isinstance(step, CopyStep)
+            lowering.allocate(step.destination.storage, rewriter)
+            source = lowering.value(step.source, op, rewriter)
+            destination = lowering.value(step.destination, op, rewriter)
+            devices = _copy_devices(
+                plan.device_of(step.source.storage),
+                plan.device_of(step.destination.storage),
+            )
+            rewriter.insert(_located(memref.CopyOp(source, destination), op, devices))
+        lowering.bridge(op, rewriter)
+
+
+@dataclass(frozen=True)
+class _ForwardView(RewritePattern):
+    """``relay.tuple``/``tuple_get_item``/``on_device``/``reshape`` move no data:
+    their result is a view of storages the analysis resolved (a reshaped use
+    gets its ``reinterpret_cast`` at the user)."""
+
+    lowering: _MainLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self,
+        op: relay.TupleOp | relay.TupleGetItemOp | relay.OnDeviceOp | ReshapeOp,
+        rewriter: PatternRewriter,
+    ):
+        self.lowering.bridge(op, rewriter)
+
+
+@dataclass(frozen=True)
+class _LowerReturn(RewritePattern):
+    """``func.return`` of relay values -> the copies of outputs that are not
+    written in place, then ``func.return``."""
+
+    lowering: _MainLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.ReturnOp, rewriter: PatternRewriter):
+        if not op.arguments:
+            return
+        lowering, plan = self.lowering, self.lowering.plan
+        block = op.parent_block()
+        assert block is not None
+        outputs = block.args[len(plan.inputs) :]
+        for view, i in plan.copied_outputs:
+            device = plan.device_of(view.storage)
+            copy = memref.CopyOp(lowering.value(view, op, rewriter), outputs[i])
+            rewriter.insert(_located(copy, op, _copy_devices(device, device)))
+        rewriter.replace(op, _located(func.ReturnOp(), op, {}))
+
+
+def _lower_signature(
+    main: func.FuncOp, symbol: str, names: IONames, lowering: _MainLowering
+) -> func.FuncOp:
+    """Replace ``main`` by the tir entry ``symbol`` on the same body: inputs
+    retyped to memrefs, one output argument per flattened output, the entry
+    attributes; outputs written in place get their output argument."""
+    plan = lowering.plan
+    block = main.body.block
+    for storage, arg, name in zip(plan.inputs, block.args, names.inputs, strict=True):
+        new = Rewriter.replace_value_with_new_type(arg, storage.type)
+        new.name_hint = name
+        lowering.values[storage] = new
+    for view, name in zip(plan.returns, names.outputs, strict=True):
+        arg = block.insert_arg(view.type, len(block.args))
+        arg.name_hint = name
+    outputs = block.args[len(plan.inputs) :]
+    for storage, i in plan.in_place.items():
+        lowering.values[storage] = outputs[i]
+
+    devices = [
+        plan.device_of(s) for s in (*plan.inputs, *(v.storage for v in plan.returns))
+    ]
+    arg_attrs = (
+        ArrayAttr(
+            DictionaryAttr({tir.VIRTUAL_DEVICE: d} if d is not None else {})
+            for d in devices
+        )
+        if plan.devices_planned
+        else None
+    )
+    entry = func.FuncOp(
+        symbol,
+        ([a.type for a in block.args], []),
+        Rewriter.move_region_contents_to_new_regions(main.body),
+        arg_attrs=arg_attrs,
+    )
+    entry.attributes[tir.PRIM_FUNC] = UnitAttr()
+    entry.attributes[tir.MAIN_FUNC] = UnitAttr()
+    entry.attributes[tir.INPUT_NAMES] = _strings(names.inputs)
+    entry.attributes[tir.OUTPUT_NAMES] = _strings(names.outputs)
+    if plan.devices_planned:
+        all_devices = [plan.device_of(s) for s in plan.storages]
+        entry.attributes[tir.DEVICES] = ArrayAttr(
+            dict.fromkeys(d for d in all_devices if d is not None)
+        )
+    entry.location = main.location
+    Rewriter.replace_op(main, entry)
+    return entry
+
+
+def _located(op: Operation, origin: Operation, attrs: dict[str, Attribute]):
+    op.location = origin.location
+    op.attributes.update(attrs)
+    return op
 
 
 def _device(device: relay.VirtualDeviceAttr | None) -> dict[str, Attribute]:

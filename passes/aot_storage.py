@@ -15,9 +15,11 @@ too), each view being a :class:`Storage` seen with a type:
 
 A value used many times keeps its storages. Operators whose results never
 reach ``func.return`` are dead (relay is pure) and get neither storage nor a
-call. The result is a :class:`StoragePlan`: storages in creation order, the
-operator calls and device copies in execution order, the flattened returned
-views, and the devices.
+call (they are listed, for the pass to erase). The result is a
+:class:`StoragePlan`: storages in creation order with their allocation names,
+the views of every value, the call and copy steps of each op, the flattened
+returned views (which are written in place, which copied), and the devices.
+The rewrite patterns of ``aot_lower_main`` read it.
 
 Devices are "planned" when the main carries any virtual device: an
 ``on_device``/``device_copy`` op, a ``relay.virtual_device`` attribute on a
@@ -77,6 +79,9 @@ class Storage:
     """The relay op writing it (``None`` for inputs)."""
     device: relay.VirtualDeviceAttr | None = None
     device_origin: Operation | None = None
+    name: str | None = None
+    """The allocation's name (``constant_N``, ``sid_N``); ``None`` for inputs and
+    storages written in place into an output."""
 
 
 @dataclass(frozen=True)
@@ -111,16 +116,32 @@ Step = CallStep | CopyStep
 
 @dataclass
 class StoragePlan:
-    """What the relay main needs: storages, the steps in execution order, and
-    the flattened returned views (one per output, in order)."""
+    """What the relay main needs: storages, the steps of each op, and the
+    flattened returned views (one per output, in order)."""
 
     storages: list[Storage] = field(default_factory=list[Storage])
     """Every storage, in creation order (``Storage.index``)."""
     inputs: list[Storage] = field(default_factory=list[Storage])
-    steps: list[Step] = field(default_factory=list[Step])
     returns: list[View] = field(default_factory=list[View])
     devices_planned: bool = False
     terminator: func.ReturnOp | None = None
+    views: dict[SSAValue, tuple[View, ...]] = field(
+        default_factory=dict[SSAValue, tuple[View, ...]]
+    )
+    """The flattened views of every live value of main."""
+    steps_of: dict[Operation, list[Step]] = field(
+        default_factory=dict[Operation, list[Step]]
+    )
+    """The steps of each live ``relay.call``/``relay.device_copy``, in order."""
+    in_place: dict[Storage, int] = field(default_factory=dict[Storage, int])
+    """Internal storages returned first-hand: written straight into that output."""
+    copied_outputs: list[tuple[View, int]] = field(
+        default_factory=list[tuple[View, int]]
+    )
+    """Outputs filled by a copy at the end (inputs, constants, storages already
+    returned), with their output index."""
+    dead: list[Operation] = field(default_factory=list[Operation])
+    """Ops whose results never reach the terminator, in IR order."""
 
     def device_of(self, storage: Storage) -> relay.VirtualDeviceAttr | None:
         """The storage's device, ``None`` when devices are not planned."""
@@ -337,7 +358,29 @@ class _Assigner:
         live = _live_ops(block)
         for op in block.ops:
             self.visit(op, op in live)
+            if op not in live:
+                self.plan.dead.append(op)
+        self.plan.views = self.views
+        self.name_allocations()
         return self.plan
+
+    def name_allocations(self) -> None:
+        """Which outputs are written in place, and the allocations' names."""
+        plan = self.plan
+        for i, view in enumerate(plan.returns):
+            storage = view.storage
+            if storage.kind is StorageKind.INTERNAL and storage not in plan.in_place:
+                plan.in_place[storage] = i
+            else:
+                plan.copied_outputs.append((view, i))
+        constants = sids = 0
+        for storage in plan.storages:
+            if storage.kind is StorageKind.CONSTANT:
+                storage.name = f"constant_{constants}"
+                constants += 1
+            elif storage.kind is StorageKind.INTERNAL and storage not in plan.in_place:
+                storage.name = f"sid_{sids}"
+                sids += 1
 
     def visit_argument(
         self, i: int, arg: BlockArgument, attrs: DictionaryAttr | None
@@ -403,7 +446,7 @@ class _Assigner:
                 self.constrain(destinations, op.dst, op)
                 self.views[op.result] = destinations
                 for src, dst in zip(sources, destinations, strict=True):
-                    self.plan.steps.append(CopyStep(op, src, dst))
+                    self.add_step(CopyStep(op, src, dst))
             case ReshapeOp():
                 (source,) = self.views[op.data]
                 self.views[op.result] = (View(source.storage, results[0][0]),)
@@ -422,7 +465,10 @@ class _Assigner:
         )
         self.views[op.result] = outputs
         self.constrain_from_attribute(op)
-        self.plan.steps.append(CallStep(op, callee, inputs, outputs))
+        self.add_step(CallStep(op, callee, inputs, outputs))
+
+    def add_step(self, step: Step) -> None:
+        self.plan.steps_of.setdefault(step.op, []).append(step)
 
     def constrain_from_attribute(self, op: Operation) -> None:
         if (vd := _device_attr(op.attributes, op)) is not None:
