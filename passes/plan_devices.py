@@ -29,6 +29,10 @@ Defaulting
     ``c``), explicitly.
 
 Rewrite
+    Rewrite patterns over ``main``'s body, driven by xDSL's
+    ``PatternRewriteWalker``, reading the finished analysis (the patterns never
+    unify), then ``main``'s signature:
+
     * every relay op producing tensors (operators, ``relay.call``,
       ``relay.constant``) gets ``relay.virtual_device = #device.virtual_device<..>``;
       ``main``'s arguments and results get it as argument/result attributes;
@@ -56,7 +60,14 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
 from usmp.diagnostics import located_error, location_of
@@ -162,6 +173,8 @@ class _Planner:
         self.leaves: dict[SSAValue, list[int]] = {}
         # on_device ops whose operand and result were kept apart
         self.boundaries: list[relay.OnDeviceOp] = []
+        self.order: dict[Operation, int] = {}
+        """Position of each op of main (to visit a constant's users in order)."""
 
     def nodes(self, value: SSAValue) -> list[int]:
         if value not in self.leaves:
@@ -181,7 +194,8 @@ class _Planner:
             if (vd := _attr_device(attrs)) is not None:
                 for n in self.nodes(arg):
                     self.uf.bind(n, vd, main)
-        for op in block.ops:
+        for i, op in enumerate(block.ops):
+            self.order[op] = i
             self.visit(op)
 
     def visit(self, op: Operation) -> None:
@@ -254,41 +268,19 @@ class _Planner:
         """The device of a single-leaf value (defaulted)."""
         return self.uf.device(self.nodes(value)[0]) or self.default
 
-    def rewrite(self) -> None:
-        rewriter = Rewriter()
-        block = self.main.body.block
-        for op in list(block.ops):
-            if isinstance(op, relay.ConstantOp):
-                self.place_constant(op, rewriter)
-            elif isinstance(op, relay.OnDeviceOp):
-                self.lower_on_device(op, rewriter)
-            elif op.name.startswith("relay.") and not isinstance(op, _STRUCTURAL):
-                op.attributes[relay.VIRTUAL_DEVICE] = self.device_of(
-                    op.results[0] if op.results else op.operands[0]
-                )
-        self.annotate_signature()
-
-    def place_constant(self, op: relay.ConstantOp, rewriter: Rewriter) -> None:
-        """A constant lives where its users run; one copy per user device."""
+    def constant_users(
+        self, op: relay.ConstantOp
+    ) -> dict[relay.VirtualDeviceAttr, list[Operation]]:
+        """The users of a constant by device, in IR order (first device first)."""
         by_device: dict[relay.VirtualDeviceAttr, list[Operation]] = {}
-        order = {o: i for i, o in enumerate(self.main.body.block.ops)}
-        for use in sorted(op.result.uses, key=lambda u: (order[u.operation], u.index)):
+        uses = sorted(op.result.uses, key=lambda u: (self.order[u.operation], u.index))
+        for use in uses:
             user = use.operation
             vd = _attr_device(DictionaryAttr(dict(user.attributes)))
             if vd is None:
                 vd = self.user_device(user, use.index)
             by_device.setdefault(vd, []).append(user)
-        devices = list(by_device) or [self.default]
-        op.attributes[relay.VIRTUAL_DEVICE] = devices[0]
-        for vd in devices[1:]:
-            clone = relay.ConstantOp(op.value)
-            clone.location = op.location
-            clone.attributes[relay.VIRTUAL_DEVICE] = vd
-            rewriter.insert_op(clone, InsertPoint.before(op))
-            for user in by_device[vd]:
-                for i, operand in enumerate(user.operands):
-                    if operand is op.result:
-                        user.operands[i] = clone.result
+        return by_device
 
     def user_device(self, user: Operation, index: int) -> relay.VirtualDeviceAttr:
         if isinstance(user, relay.OnDeviceOp | relay.DeviceCopyOp | relay.TupleOp):
@@ -297,17 +289,6 @@ class _Planner:
         if isinstance(user, func.ReturnOp):
             return self.uf.device(self.nodes(user.operands[index])[0]) or self.default
         return self.device_of(user.results[0] if user.results else user.operands[0])
-
-    def lower_on_device(self, op: relay.OnDeviceOp, rewriter: Rewriter) -> None:
-        src = self.uf.device(self.nodes(op.data)[0]) or self.default
-        dst = self.uf.device(self.nodes(op.result)[0]) or self.default
-        if src == dst:
-            op.result.replace_all_uses_with(op.data)
-            rewriter.erase_op(op)
-            return
-        copy = relay.DeviceCopyOp(op.data, src, dst)
-        copy.location = op.location
-        rewriter.replace_op(op, copy)
 
     def annotate_signature(self) -> None:
         main = self.main
@@ -382,4 +363,81 @@ class PlanDevicesPass(ModulePass):
             )
         planner = _Planner(main, default)
         planner.analyse()
-        planner.rewrite()
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(
+                [
+                    _PlaceConstant(planner),
+                    _LowerOnDevice(planner),
+                    _AnnotateOperator(planner),
+                ],
+                dce_enabled=False,
+            ),
+            apply_recursively=False,
+        ).rewrite_region(main.body)
+        planner.annotate_signature()
+
+
+@dataclass(frozen=True)
+class _PlaceConstant(RewritePattern):
+    """``relay.constant`` lives where its users run: it gets the first user's
+    device and one copy per other user device (in IR order)."""
+
+    planner: _Planner
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: relay.ConstantOp, rewriter: PatternRewriter):
+        by_device = self.planner.constant_users(op)
+        devices = list(by_device) or [self.planner.default]
+        op.attributes[relay.VIRTUAL_DEVICE] = devices[0]
+        rewriter.notify_op_modified(op)
+        for vd in devices[1:]:
+            clone = relay.ConstantOp(op.value)
+            clone.location = op.location
+            clone.attributes[relay.VIRTUAL_DEVICE] = vd
+            rewriter.insert(clone, InsertPoint.before(op))
+            for user in by_device[vd]:
+                for i, operand in enumerate(user.operands):
+                    if operand is op.result:
+                        user.operands[i] = clone.result
+                rewriter.notify_op_modified(user)
+
+
+@dataclass(frozen=True)
+class _LowerOnDevice(RewritePattern):
+    """``relay.on_device`` whose operand and result ended on different devices
+    -> ``relay.device_copy``; any other is dropped (its information is in
+    the attributes)."""
+
+    planner: _Planner
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: relay.OnDeviceOp, rewriter: PatternRewriter):
+        uf, default = self.planner.uf, self.planner.default
+        src = uf.device(self.planner.nodes(op.data)[0]) or default
+        dst = uf.device(self.planner.nodes(op.result)[0]) or default
+        if src == dst:
+            rewriter.replace_all_uses_with(op.result, op.data)
+            rewriter.erase(op)
+            return
+        copy = relay.DeviceCopyOp(op.data, src, dst)
+        copy.location = op.location
+        rewriter.insert(copy)
+        copy.result.name_hint = op.result.name_hint
+        rewriter.replace_all_uses_with(op.result, copy.result)
+        rewriter.erase(op)
+
+
+@dataclass(frozen=True)
+class _AnnotateOperator(RewritePattern):
+    """Every other relay op producing tensors (operators, ``relay.call``) gets
+    its device as ``relay.virtual_device``."""
+
+    planner: _Planner
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter):
+        if not op.name.startswith("relay.") or isinstance(op, _STRUCTURAL):
+            return
+        device = self.planner.device_of(op.results[0] if op.results else op.operands[0])
+        if op.attributes.get(relay.VIRTUAL_DEVICE) != device:
+            op.attributes[relay.VIRTUAL_DEVICE] = device
+            rewriter.notify_op_modified(op)
