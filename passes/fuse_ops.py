@@ -44,6 +44,14 @@ What it does
     Dead code: relay ops whose results are unused are erased first (they
     have no side effects; TVM's relay expressions cannot hold dead code).
 
+How
+    Per graph-level function, the partition (``partition``) is the analysis:
+    it gives the groups to outline, each with its one output, before any
+    rewrite. Then ``_OutlineGroup``, a rewrite pattern applied by xDSL's
+    ``PatternRewriteWalker`` in execution order, matches each group's root
+    (its last op) and replaces the group by the primitive function and the
+    ``relay.call``.
+
 Requires
     Relay dataflow in a single block with static shapes. Structural ops
     (``call``, ``tuple``, ``tuple_get_item``, ``on_device``, ``device_copy``)
@@ -76,6 +84,12 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolOpInterface
 
@@ -234,11 +248,17 @@ def _nbytes(t: object) -> int:
     return 0
 
 
-def _fuse_function(
-    function: func.FuncOp, max_depth: int, module_name: str, names: _SymbolNames
-) -> None:
-    block = _check_function(function)
-    _erase_dead_ops(block)
+@dataclass(frozen=True)
+class _Group:
+    """A group to outline: its ops in execution order (the root last) and the
+    one value used outside it."""
+
+    members: list[Operation]
+    output: SSAValue
+
+
+def _groups_to_outline(block: Block, max_depth: int) -> dict[Operation, _Group]:
+    """The partition's groups that become primitive functions, by root."""
     nodes = [
         op
         for op in block.ops
@@ -247,17 +267,41 @@ def _fuse_function(
     groups: dict[int, list[Operation]] = {}
     for op, rep in zip(nodes, partition(_build_graph(nodes), max_depth), strict=True):
         groups.setdefault(rep, []).append(op)
-    # execution order of the groups = order of their last (root) op
-    position = {op: i for i, op in enumerate(nodes)}
-    ordered = sorted(groups.values(), key=lambda members: position[members[-1]])
-    cloned_constants: list[relay.ConstantOp] = []
-    for members in ordered:
+    outlined: dict[Operation, _Group] = {}
+    for members in groups.values():
         if op_pattern(members[0].name) == OpPattern.OPAQUE:
             continue
         if all(isinstance(m, ReshapeOp) for m in members):
             continue  # aliased by aot-lower-main
-        _outline(function, members, module_name, names, cloned_constants)
-    for constant in dict.fromkeys(cloned_constants):
+        member_set = set(members)
+        outputs = [
+            r
+            for op in members
+            for r in op.results
+            if any(use.operation not in member_set for use in r.uses)
+        ]
+        if len(outputs) != 1:  # TVM's post-dominator rule gives one root
+            raise located_error(
+                members[-1],
+                f"internal error: fused group has {len(outputs)} outputs, expected 1",
+            )
+        outlined[members[-1]] = _Group(members, outputs[0])
+    return outlined
+
+
+def _fuse_function(
+    function: func.FuncOp, max_depth: int, module_name: str, names: _SymbolNames
+) -> None:
+    block = _check_function(function)
+    _erase_dead_ops(block)
+    outline = _OutlineGroup(
+        function, _groups_to_outline(block, max_depth), module_name, names, []
+    )
+    PatternRewriteWalker(
+        GreedyRewritePatternApplier([outline], dce_enabled=False),
+        apply_recursively=False,
+    ).rewrite_region(function.body)
+    for constant in dict.fromkeys(outline.cloned_constants):
         if not constant.result.uses:
             Rewriter.erase_op(constant)
 
@@ -274,41 +318,60 @@ def _erase_dead_ops(block: Block) -> None:
             Rewriter.erase_op(op)
 
 
-def _outline(
-    function: func.FuncOp,
+@dataclass(frozen=True)
+class _OutlineGroup(RewritePattern):
+    """The root of a group -> a ``relay.primitive`` function (inserted before
+    ``function``) holding the group's ops and the uniform constants they
+    use, and a ``relay.call`` of it in place of the root."""
+
+    function: func.FuncOp
+    groups: dict[Operation, _Group]
+    module_name: str
+    names: _SymbolNames
+    cloned_constants: list[relay.ConstantOp]
+    """Constants copied into a primitive function (erased from the caller
+    once unused)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter):
+        group = self.groups.get(op)
+        if group is None:
+            return
+        members, output = group.members, group.output
+        member_set = set(members)
+        arguments: list[SSAValue] = []
+        constants: list[relay.ConstantOp] = []
+        for member in members:
+            for operand in member.operands:
+                if operand.owner in member_set:
+                    continue
+                constant = _uniform_constant(operand)
+                if constant is not None:
+                    if constant not in constants:
+                        constants.append(constant)
+                elif operand not in arguments:
+                    arguments.append(operand)
+
+        name = fused_name([m.name for m in members], self.module_name)
+        symbol = self.names.unique(name)
+        primitive = _primitive_function(symbol, members, output, arguments, constants)
+        rewriter.insert(primitive, InsertPoint.before(self.function))
+
+        call = relay.CallOp(symbol, arguments, output.type)
+        call.location = output.owner.location  # type: ignore[union-attr]
+        rewriter.insert(call, InsertPoint.after(op))
+        rewriter.replace_all_uses_with(output, call.result)
+        for member in reversed(members):
+            rewriter.erase(member)
+        self.cloned_constants.extend(constants)
+
+
+def _primitive_function(
+    symbol: str,
     members: list[Operation],
-    module_name: str,
-    names: _SymbolNames,
-    cloned_constants: list[relay.ConstantOp],
-) -> None:
-    member_set = set(members)
-    outputs = [
-        r
-        for op in members
-        for r in op.results
-        if any(use.operation not in member_set for use in r.uses)
-    ]
-    if len(outputs) != 1:  # TVM's post-dominator rule gives one root
-        raise located_error(
-            members[-1],
-            f"internal error: fused group has {len(outputs)} outputs, expected 1",
-        )
-    output = outputs[0]
-
-    arguments: list[SSAValue] = []
-    constants: list[relay.ConstantOp] = []
-    for op in members:
-        for operand in op.operands:
-            if operand.owner in member_set:
-                continue
-            constant = _uniform_constant(operand)
-            if constant is not None:
-                if constant not in constants:
-                    constants.append(constant)
-            elif operand not in arguments:
-                arguments.append(operand)
-
-    symbol = names.unique(fused_name([m.name for m in members], module_name))
+    output: SSAValue,
+    arguments: list[SSAValue],
+    constants: list[relay.ConstantOp],
+) -> func.FuncOp:
     body = Block(arg_types=[a.type for a in arguments])
     mapping: dict[SSAValue, SSAValue] = dict(zip(arguments, body.args, strict=True))
     for constant in constants:
@@ -330,12 +393,4 @@ def _outline(
     )
     primitive.attributes[relay.PRIMITIVE] = UnitAttr()
     primitive.location = members[-1].location
-    Rewriter.insert_op(primitive, InsertPoint.before(function))
-
-    call = relay.CallOp(symbol, arguments, output.type)
-    call.location = output.owner.location  # type: ignore[union-attr]
-    Rewriter.insert_op(call, InsertPoint.after(members[-1]))
-    output.replace_all_uses_with(call.result)
-    for op in reversed(members):
-        Rewriter.erase_op(op)
-    cloned_constants.extend(constants)
+    return primitive
