@@ -34,7 +34,8 @@ Produces
       exact), one ``tir.allocate_const`` per constant (``constant_N``), all
       before the first call; storages that are returned are never allocated:
       their producer writes straight into the output argument;
-    * one ``tir.call`` per live operator call in execution order, inputs then
+    * one ``tir.call`` per live operator call in execution order (dead relay
+      ops are erased first, by xDSL's ``region_dce``), inputs then
       outputs, with ``call_type`` unless ``unpacked``;
     * ``relay.device_copy`` becomes ``memref.copy`` into a new storage;
     * an output that is an input, a constant or a storage already returned
@@ -56,7 +57,9 @@ Produces
       Without planned devices, no device attribute is written (default device).
 
 How
-    Three steps, TVM's analysis/transform split: ``assign_storage`` (the
+    Unsupported ops are reported (``check_main``), xDSL's ``region_dce``
+    erases dead relay ops, then three steps, TVM's analysis/transform split:
+    ``assign_storage`` (the
     analysis, ``aot_storage``) decides storages, names, devices and what is
     copied; the entry's signature is rewritten (relay main -> tir main with
     output arguments); then one rewrite pattern per relay op kind, applied by
@@ -105,6 +108,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.transforms.dead_code_elimination import region_dce
 
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
@@ -118,6 +122,7 @@ from usmp.passes.aot_storage import (
     StoragePlan,
     View,
     assign_storage,
+    check_main,
 )
 
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -174,9 +179,9 @@ class AOTLowerMainPass(ModulePass):
                 f"@{symbol} already exists, so the lowered main cannot take its "
                 "name; remove it or pick another module_name",
             )
+        check_main(main)
+        region_dce(main.body)  # relay is pure: dead ops need no storage
         plan = assign_storage(main, functions)
-        for dead in reversed(plan.dead):
-            Rewriter.erase_op(dead)
         names = io_names(main, len(plan.inputs), len(plan.returns))
         lowering = _MainLowering(plan, self.call_type)
         entry = _lower_signature(main, symbol, names, lowering)

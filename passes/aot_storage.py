@@ -13,9 +13,10 @@ too), each view being a :class:`Storage` seen with a type:
   transparent (it only constrains the device), ``relay.reshape`` aliases its
   operand's storage with the new type (contiguous data: no call, no copy).
 
-A value used many times keeps its storages. Operators whose results never
-reach ``func.return`` are dead (relay is pure) and get neither storage nor a
-call (they are listed, for the pass to erase). The result is a
+A value used many times keeps its storages. Every op is taken to be live:
+dead relay ops (relay is pure) are erased by xDSL's dead code elimination
+before the analysis runs (``check_main`` first reports unsupported ops, dead
+or not). The result is a
 :class:`StoragePlan`: storages in creation order with their allocation names,
 the views of every value, the call and copy steps of each op, the flattened
 returned views (which are written in place, which copied), and the devices.
@@ -44,7 +45,7 @@ from xdsl.dialects.builtin import (
     TupleType,
     UnrankedTensorType,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from usmp.diagnostics import located_error, location_of
 from usmp.dialects import relay
@@ -128,11 +129,11 @@ class StoragePlan:
     views: dict[SSAValue, tuple[View, ...]] = field(
         default_factory=dict[SSAValue, tuple[View, ...]]
     )
-    """The flattened views of every live value of main."""
+    """The flattened views of every value of main."""
     steps_of: dict[Operation, list[Step]] = field(
         default_factory=dict[Operation, list[Step]]
     )
-    """The steps of each live ``relay.call``/``relay.device_copy``, in order."""
+    """The steps of each ``relay.call``/``relay.device_copy``, in order."""
     in_place: dict[Storage, int] = field(default_factory=dict[Storage, int])
     """Internal storages returned first-hand: written straight into that output."""
     copied_outputs: list[tuple[View, int]] = field(
@@ -140,8 +141,6 @@ class StoragePlan:
     )
     """Outputs filled by a copy at the end (inputs, constants, storages already
     returned), with their output index."""
-    dead: list[Operation] = field(default_factory=list[Operation])
-    """Ops whose results never reach the terminator, in IR order."""
 
     def device_of(self, storage: Storage) -> relay.VirtualDeviceAttr | None:
         """The storage's device, ``None`` when devices are not planned."""
@@ -280,15 +279,22 @@ def _types(types: Sequence[Attribute]) -> str:
     return "(" + ", ".join(str(t) for t in types) + ")"
 
 
-def _live_ops(block: Block) -> set[Operation]:
-    """Ops whose results reach the terminator (relay is pure)."""
-    live_values: set[SSAValue] = set()
-    live: set[Operation] = set()
-    for op in reversed(list(block.ops)):
-        if op is block.last_op or any(r in live_values for r in op.results):
-            live.add(op)
-            live_values.update(op.operands)
-    return live
+def check_main(main: func.FuncOp) -> None:
+    """A located error unless ``main`` is one block of the ops aot-lower-main
+    lowers (checked before dead code is removed, so that a dead unsupported
+    op is still reported)."""
+    if not main.body.blocks:
+        raise located_error(
+            main, "@main is a declaration; expected a relay main with a body"
+        )
+    if len(main.body.blocks) != 1:
+        raise located_error(
+            main,
+            f"@main has {len(main.body.blocks)} blocks: control flow is not "
+            "supported; main must be one block of relay dataflow",
+        )
+    for op in main.body.block.ops:
+        _check_op_kind(op)
 
 
 def _device_attr(
@@ -339,27 +345,13 @@ class _Assigner:
 
     def run(self) -> StoragePlan:
         main = self.main
-        if not main.body.blocks:
-            raise located_error(
-                main, "@main is a declaration; expected a relay main with a body"
-            )
-        if len(main.body.blocks) != 1:
-            raise located_error(
-                main,
-                f"@main has {len(main.body.blocks)} blocks: control flow is not "
-                "supported; main must be one block of relay dataflow",
-            )
+        check_main(main)
         block = main.body.block
-        for op in block.ops:
-            _check_op_kind(op)
         arg_attrs = main.arg_attrs.data if main.arg_attrs is not None else ()
         for i, arg in enumerate(block.args):
             self.visit_argument(i, arg, arg_attrs[i] if i < len(arg_attrs) else None)
-        live = _live_ops(block)
         for op in block.ops:
-            self.visit(op, op in live)
-            if op not in live:
-                self.plan.dead.append(op)
+            self.visit(op)
         self.plan.views = self.views
         self.name_allocations()
         return self.plan
@@ -401,7 +393,7 @@ class _Assigner:
         if device is not None:
             self.constrain((view,), device, self.main)
 
-    def visit(self, op: Operation, live: bool) -> None:
+    def visit(self, op: Operation) -> None:
         results = [
             _static_memrefs(r.type, op, f"result {i} of '{op.name}'")
             for i, r in enumerate(op.results)
@@ -411,10 +403,7 @@ class _Assigner:
                 memref_of(t) for arg in op.args for t in flatten_tensor_types(arg.type)
             ]
             callee = _check_callee(op, self.functions, inputs, results[0])
-            if live:
-                self.visit_call(op, callee, results[0])
-            return
-        if not live:
+            self.visit_call(op, callee, results[0])
             return
         match op:
             case relay.ConstantOp():
@@ -510,6 +499,7 @@ __all__ = [
     "Step",
     "View",
     "assign_storage",
+    "check_main",
     "flatten_tensor_types",
     "memref_of",
 ]

@@ -41,8 +41,10 @@ What it does
     ``aot-lower-main`` aliases a reshape to its operand's storage (no copy,
     no call). TVM keeps a reshape as a primitive function (a copy).
 
-    Dead code: relay ops whose results are unused are erased first (they
-    have no side effects; TVM's relay expressions cannot hold dead code).
+    Dead code: relay ops whose results are unused are erased first, and
+    uniform constants copied into every group that used them last, by xDSL's
+    ``region_dce`` (relay ops are ``Pure``; TVM's relay expressions cannot
+    hold dead code).
 
 How
     Per graph-level function, the partition (``partition``) is the analysis:
@@ -90,8 +92,9 @@ from xdsl.pattern_rewriter import (
     PatternRewriteWalker,
     RewritePattern,
 )
-from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolOpInterface
+from xdsl.transforms.dead_code_elimination import region_dce
 
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
@@ -293,29 +296,15 @@ def _fuse_function(
     function: func.FuncOp, max_depth: int, module_name: str, names: _SymbolNames
 ) -> None:
     block = _check_function(function)
-    _erase_dead_ops(block)
+    region_dce(function.body)  # relay ops are pure: dead ones are not fused
     outline = _OutlineGroup(
-        function, _groups_to_outline(block, max_depth), module_name, names, []
+        function, _groups_to_outline(block, max_depth), module_name, names
     )
     PatternRewriteWalker(
         GreedyRewritePatternApplier([outline], dce_enabled=False),
         apply_recursively=False,
     ).rewrite_region(function.body)
-    for constant in dict.fromkeys(outline.cloned_constants):
-        if not constant.result.uses:
-            Rewriter.erase_op(constant)
-
-
-def _erase_dead_ops(block: Block) -> None:
-    """Erase relay ops whose results nothing uses, last first (relay ops have
-    no side effects; a relay expression in TVM cannot even hold dead code)."""
-    for op in reversed(list(block.ops)):
-        if (
-            op.name.startswith("relay.")
-            and op.results
-            and not any(r.uses for r in op.results)
-        ):
-            Rewriter.erase_op(op)
+    region_dce(function.body)  # uniform constants now only used in groups
 
 
 @dataclass(frozen=True)
@@ -328,9 +317,6 @@ class _OutlineGroup(RewritePattern):
     groups: dict[Operation, _Group]
     module_name: str
     names: _SymbolNames
-    cloned_constants: list[relay.ConstantOp]
-    """Constants copied into a primitive function (erased from the caller
-    once unused)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter):
         group = self.groups.get(op)
@@ -362,7 +348,6 @@ class _OutlineGroup(RewritePattern):
         rewriter.replace_all_uses_with(output, call.result)
         for member in reversed(members):
             rewriter.erase(member)
-        self.cloned_constants.extend(constants)
 
 
 def _primitive_function(
