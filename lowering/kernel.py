@@ -1,18 +1,32 @@
-"""One fused group -> one loop nest: the element-on-demand emitter.
+"""One fused group -> one loop nest: element requests and their patterns.
 
 A primitive function is lowered by computing its *result* element by element
 in a single loop nest over the result's shape. ``FusedKernel.at(value,
 index)`` emits the scalar ops computing one element of any value of the
-group at a given index, recursively:
+group at a given index. An element of a function argument is a
+``memref.load`` from the matching buffer; any other is computed by a
+pattern: ``at`` places an element request ``lower_ops.element
+%value[index]`` (``ElementOp``, the analogue of a ``tensor.extract``) at the
+current point of the loop nest and applies the element patterns to it
+(xDSL's ``GreedyRewritePatternApplier``); the pattern of the value's
+producer replaces the request by scalar code, asking for its operands'
+elements the same way (recursively, depth first: the code of an element is
+emitted where it is needed, in registers). One ``ElementPattern`` per
+family:
 
-* a function argument is a ``memref.load`` from the matching buffer;
-* a constant of equal elements (scalar, splat) is an ``arith.constant``;
-  any other constant a hoisted ``tir.allocate_const`` (planned by ``usmp``
-  like any constant);
-* an operator asks its handler (``ops_*.py``), which maps the index to its
-  operands' indices (broadcasting, transpose, reshape, pad, concatenate) and
-  combines their elements, or runs a reduction over a window (conv2d,
+* ``LowerConstantElement``: a constant of equal elements (scalar, splat) is
+  an ``arith.constant``; any other constant a hoisted ``tir.allocate_const``
+  (planned by ``usmp`` like any constant);
+* one pattern per operator family (``ops_*.py``), which maps the index to
+  its operands' indices (broadcasting, transpose, reshape, pad, concatenate)
+  and combines their elements, or runs a reduction over a window (conv2d,
   dense, pooling, mean) in an ``scf.for`` nest with scalar ``iter_args``.
+
+The patterns emit through the kernel's ``KernelBuilder`` (not at the
+request), which places each op in the outermost block where its operands
+exist and shares equal ones (``loops.py``), and stamp the producer's
+location on what they emit. A request never survives: it is replaced as
+soon as it is placed, so the IR holds no placeholder between two patterns.
 
 So an anchor and its epilogue are computed in registers per output element
 and no intermediate tensor exists. Elements are memoised per (value, index)
@@ -34,15 +48,34 @@ epilogue of each is then emitted as usual.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import TypeAlias
+from functools import lru_cache
+from types import MappingProxyType
+from typing import ClassVar, TypeAlias
 
 from xdsl.dialects.builtin import (
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
+    IndexType,
     MemRefType,
     TensorType,
+    i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    var_operand_def,
+)
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
@@ -78,6 +111,121 @@ def memref_of(t: Attribute) -> MemRefType:
     return MemRefType(t.get_element_type(), t.get_shape())
 
 
+DYNAMIC = -(2**63)
+"""A coordinate of ``ElementOp.static_index`` given by an operand (MLIR's
+``ShapedType::kDynamic``)."""
+
+
+@lru_cache(maxsize=4096)
+def _static_index(static: tuple[int, ...]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, static)
+
+
+@lru_cache(maxsize=4096)
+def _static_values(static: DenseArrayBase) -> tuple[int, ...]:
+    return static.get_values()  # type: ignore[return-value]
+
+
+@irdl_op_definition
+class ElementOp(IRDLOperation):
+    """``lower_ops.element %tensor[static_index](%dynamic_index...)``: the
+    element of a tensor of the primitive function at an index, each
+    coordinate a constant or an ``index`` operand (where ``static_index``
+    is ``DYNAMIC``). Exists only while an element pattern rewrites it."""
+
+    name = "lower_ops.element"
+
+    tensor = operand_def(TensorType)
+    dynamic_index = var_operand_def(IndexType)
+    static_index = prop_def(DenseArrayBase)
+    result = result_def()
+
+    @classmethod
+    def get(cls, tensor: SSAValue, index: Sequence[Ix]) -> ElementOp:
+        static = tuple(i if isinstance(i, int) else DYNAMIC for i in index)
+        return cls.create(
+            operands=[tensor, *(i for i in index if not isinstance(i, int))],
+            properties={"static_index": _static_index(static)},
+            result_types=[element_type(tensor)],
+        )
+
+    @property
+    def index(self) -> tuple[Ix, ...]:
+        # (the generic accessors: the IRDL ones are slow on this hot path)
+        static = self.properties["static_index"]
+        assert isinstance(static, DenseArrayBase)
+        dynamic = iter(self.operands[1:])
+        values = _static_values(static)
+        return tuple(next(dynamic) if i == DYNAMIC else i for i in values)
+
+
+class ElementPattern(RewritePattern):
+    """Replaces an element request of a value its family computes by the
+    scalar code of that element, emitted through the kernel's builder at
+    the location of the value's producer.
+
+    A family lists its operators in ``handlers`` (operator name -> element
+    emitter of ``ops_*.py``); a pattern for values that are not operator
+    results overrides ``matches`` and ``element``."""
+
+    handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType({})
+
+    def __init__(self, kernel: FusedKernel):
+        self.kernel = kernel
+
+    def matches(self, value: SSAValue) -> bool:
+        """Whether ``value`` is this family's."""
+        op = value.owner
+        return isinstance(op, Operation) and op.name in self.handlers
+
+    def element(self, value: SSAValue, index: Sequence[Ix]) -> SSAValue:
+        """The element of ``value`` (``matches``) at ``index``."""
+        op = value.owner
+        assert isinstance(op, Operation)
+        return self.handlers[op.name](self.kernel, op, index)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: ElementOp, rewriter: PatternRewriter) -> None:
+        value = op.operands[0]  # op.tensor (the IRDL accessor is slow)
+        if not self.matches(value):
+            return
+        producer = value.owner
+        located = producer if isinstance(producer, Operation) else producer.parent_op()
+        b = self.kernel.b
+        outer = b.location
+        b.location = located.location if located else None
+        try:
+            element = self.element(value, op.index)
+        finally:
+            b.location = outer
+        rewriter.replace(op, [], [element])
+
+
+class LowerConstantElement(ElementPattern):
+    """An element of a ``relay.constant``: an immediate when all its
+    elements are equal (scalar, splat), else a load from the constant as a
+    hoisted ``tir.allocate_const``."""
+
+    def matches(self, value: SSAValue) -> bool:
+        return isinstance(value.owner, relay.ConstantOp)
+
+    def element(self, value: SSAValue, index: Sequence[Ix]) -> SSAValue:
+        op = value.owner
+        assert isinstance(op, relay.ConstantOp)
+        k = self.kernel
+        data = op.value
+        el = element_type(op.result)
+        if isinstance(data, DenseIntOrFPElementsAttr):
+            elements = data.get_values()
+            if all(e == elements[0] for e in elements):  # scalar or splat
+                scalar = elements[0]
+                assert isinstance(scalar, int | float)
+                return k.b.const(scalar, el)
+        assert isinstance(data, DenseIntOrFPElementsAttr | DenseResourceAttr)
+        name = op.result.name_hint or "constant"
+        return k.b.load(k.table(name, data, op), index)
+
+
 class FusedKernel:
     """Emits elements of the values of one primitive function."""
 
@@ -85,11 +233,13 @@ class FusedKernel:
         self,
         builder: KernelBuilder,
         buffers: Mapping[SSAValue, SSAValue],
-        handlers: Mapping[str, Handler],
+        patterns: Sequence[type[ElementPattern]],
     ):
         self.b = builder
         self.buffers = buffers
-        self.handlers = handlers
+        self._patterns = GreedyRewritePatternApplier(
+            [pattern(self) for pattern in patterns], dce_enabled=False
+        )
         self._tables: dict[Hashable, SSAValue] = {}
         self._names: set[str] = set()
         self.rows: dict[Operation, tuple[tuple[Ix, ...], tuple[SSAValue, ...]]] = {}
@@ -115,7 +265,11 @@ class FusedKernel:
         key = (value, tuple(index))
         result = self.b.lookup(key)
         if result is None:
-            result = self._compute(value, key[1])
+            buffer = self.buffers.get(value)
+            if buffer is not None:  # an argument: a load, no request
+                result = self.b.load(buffer, key[1])
+            else:
+                result = self._request(value, key[1])
             self.b.remember(key, result)
         return result
 
@@ -127,37 +281,22 @@ class FusedKernel:
         for index, value in zip(indices, handler(self, op, indices), strict=True):
             self.b.remember((op.results[0], tuple(index)), value)
 
-    def _compute(self, value: SSAValue, index: tuple[Ix, ...]) -> SSAValue:
-        buffer = self.buffers.get(value)
-        if buffer is not None:
-            return self.b.load(buffer, index)
-        op = value.owner
-        assert isinstance(op, Operation)
-        if isinstance(op, relay.ConstantOp):
-            return self._constant(op, index)
-        handler = self.handlers.get(op.name)
-        if handler is None:
+    def _request(self, value: SSAValue, index: tuple[Ix, ...]) -> SSAValue:
+        """Place an element request here and let the patterns replace it."""
+        request = ElementOp.get(value, index)
+        self.b.block.add_op(request)
+        rewriter = PatternRewriter(request)
+        replaced: list[SSAValue | None] = []
+        rewriter.operation_replacement_handler.append(
+            lambda _, results: replaced.extend(results)
+        )
+        self._patterns.match_and_rewrite(request, rewriter)
+        if not replaced or replaced[0] is None:
+            request.erase()
+            op = value.owner
+            assert isinstance(op, Operation)
             raise located_error(op, f"'{op.name}' has no lowering")
-        return handler(self, op, index)
-
-    def _constant(self, op: relay.ConstantOp, index: tuple[Ix, ...]) -> SSAValue:
-        value = op.value
-        el = element_type(op.result)
-        if isinstance(value, DenseIntOrFPElementsAttr):
-            elements = value.get_values()
-            if all(e == elements[0] for e in elements):  # scalar or splat
-                scalar = elements[0]
-                assert isinstance(scalar, int | float)
-                return self.b.const(scalar, el)
-        buffer = self._tables.get(op)
-        if buffer is None:
-            assert isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr)
-            name = self._unique(op.result.name_hint or "constant")
-            alloc = tir.AllocateConstOp(memref_of(op.result.type), name, value)
-            alloc.location = op.location
-            buffer = self.b.hoist(alloc)
-            self._tables[op] = buffer
-        return self.b.load(buffer, index)
+        return replaced[0]
 
     def _unique(self, name: str) -> str:
         """``name``, or ``name_N``, unused by this function's constants."""
@@ -168,16 +307,24 @@ class FusedKernel:
         self._names.add(unique)
         return unique
 
-    def table(self, name: str, values: DenseIntOrFPElementsAttr) -> SSAValue:
-        """A constant table (e.g. per-channel multipliers) as a hoisted
-        ``tir.allocate_const`` named ``name`` (made unique in the function);
-        identical tables are shared."""
-        key = (name, values)
+    def table(
+        self,
+        name: str,
+        values: DenseIntOrFPElementsAttr | DenseResourceAttr,
+        source: Operation | None = None,
+    ) -> SSAValue:
+        """A constant table (e.g. per-channel multipliers, or the data of
+        the constant ``source``) as a hoisted ``tir.allocate_const`` named
+        ``name`` (made unique in the function); the same constant, or an
+        identical table, is shared."""
+        key: Hashable = source if source is not None else (name, values)
         buffer = self._tables.get(key)
         if buffer is None:
             alloc = tir.AllocateConstOp(
                 memref_of(values.type), self._unique(name), values
             )
+            if source is not None:
+                alloc.location = source.location
             buffer = self.b.hoist(alloc)
             self._tables[key] = buffer
         return buffer

@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    LocationAttr,
     Signedness,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
@@ -40,7 +41,7 @@ Ix: TypeAlias = "int | SSAValue"
 """An index: a compile-time integer or an SSA value of type ``index``."""
 
 INDEX = IndexType()
-_PURE_DIALECTS = ("arith", "math")
+_PURE_DIALECTS = ("arith.", "math.")
 
 
 def is_float(t: Attribute) -> bool:
@@ -124,6 +125,9 @@ class KernelBuilder:
         self._depth: dict[SSAValue, int] = dict.fromkeys(entry.args, 0)
         """Index in ``_scopes`` of the block defining a value (values not
         created through the builder: the current block)."""
+        self.location: LocationAttr | None = None
+        """Given to every op emitted (the location of the relay operator
+        being lowered), unless ``None``."""
 
     @property
     def block(self) -> Block:
@@ -140,9 +144,11 @@ class KernelBuilder:
         already available there (same name, operands, properties and result
         types) is not emitted twice: its earlier result is reused (local
         CSE, so the per-element code computes each index once)."""
+        if self.location is not None:
+            op.location = self.location
         depth = len(self._scopes) - 1
         key: Hashable | None = None
-        if op.dialect_name() in _PURE_DIALECTS and not op.regions:
+        if op.name.startswith(_PURE_DIALECTS) and not op.regions:
             key = (
                 op.name,
                 tuple(op.operands),
@@ -214,13 +220,11 @@ class KernelBuilder:
     def const(self, value: int | float, type_: Attribute) -> SSAValue:
         """A hoisted, shared ``arith.constant`` of a scalar type (integers
         are taken modulo 2**width, as two's complement bit patterns)."""
-        attr: Attribute
         if is_float(type_):
             value = float(value)
             if isinstance(type_, Float32Type):  # the value the constant will hold
                 value = float(np.float32(value))
             key: tuple[Attribute, int | float | str] = (type_, repr(value))
-            attr = FloatAttr(value, type_)  # type: ignore[arg-type]
         else:
             value = int(value)
             if isinstance(type_, IntegerType):
@@ -229,9 +233,13 @@ class KernelBuilder:
                 if not is_unsigned(type_) and value >= 1 << (width - 1):
                     value -= 1 << width
             key = (type_, value)
-            attr = IntegerAttr(value, type_)  # type: ignore[arg-type]
         cached = self._constants.get(key)
         if cached is None:
+            attr: Attribute
+            if is_float(type_):
+                attr = FloatAttr(value, type_)  # type: ignore[arg-type]
+            else:
+                attr = IntegerAttr(value, type_)  # type: ignore[arg-type]
             cached = self.hoist(arith.ConstantOp(attr))
             self._constants[key] = cached
         return cached

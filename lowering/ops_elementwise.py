@@ -1,4 +1,5 @@
-"""Elementwise operators: broadcasting binaries, clip, relu, cast.
+"""Elementwise operators: broadcasting binaries, clip, relu, cast
+(``LowerElementwise``).
 
 Each handler computes one element from its operands' elements at the same
 (broadcast) index; integers stay in their own width (``i8 + i8`` wraps in
@@ -8,7 +9,9 @@ Each handler computes one element from its operands' elements at the same
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
+from typing import ClassVar
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType
@@ -20,7 +23,13 @@ from usmp.dialects.relay_ops import (
     ClipOp,
     ReluOp,
 )
-from usmp.lowering.kernel import FusedKernel, Handler, element_type, shape_of
+from usmp.lowering.kernel import (
+    ElementPattern,
+    FusedKernel,
+    Handler,
+    element_type,
+    shape_of,
+)
 from usmp.lowering.loops import Ix, KernelBuilder, int_bounds, is_unsigned
 
 
@@ -97,9 +106,14 @@ def cast(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     return k.b.convert(k.at(op.data, index), element_type(op.result))
 
 
-HANDLERS: dict[str, Handler] = {
-    **{name: binary for name in _BINARY},
-    "relay.clip": clip,
-    "relay.relu": relu,
-    "relay.cast": cast,
-}
+class LowerElementwise(ElementPattern):
+    """An element of a broadcasting binary, ``clip``, ``relu`` or ``cast``."""
+
+    handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
+        {
+            **{name: binary for name in _BINARY},
+            "relay.clip": clip,
+            "relay.relu": relu,
+            "relay.cast": cast,
+        }
+    )

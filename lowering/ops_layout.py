@@ -1,4 +1,5 @@
-"""Data-movement operators: reshape, transpose, pad, concatenate.
+"""Data-movement operators: reshape, transpose, pad, concatenate
+(``LowerDataMovement``).
 
 They only map indices: an element of the result is an element of an operand
 (or the pad value), so fused into a group they cost index arithmetic and no
@@ -17,12 +18,20 @@ buffer.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import ClassVar
 
 from xdsl.ir import Operation, SSAValue
 
 from usmp.dialects.relay_ops import ConcatenateOp, PadOp, ReshapeOp, TransposeOp
-from usmp.lowering.kernel import FusedKernel, Handler, element_type, shape_of
+from usmp.lowering.kernel import (
+    ElementPattern,
+    FusedKernel,
+    Handler,
+    element_type,
+    shape_of,
+)
 from usmp.lowering.loops import Ix, KernelBuilder
 
 
@@ -148,9 +157,15 @@ def concatenate(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     return choose(0)
 
 
-HANDLERS: dict[str, Handler] = {
-    "relay.reshape": reshape,
-    "relay.transpose": transpose,
-    "relay.pad": pad,
-    "relay.concatenate": concatenate,
-}
+class LowerDataMovement(ElementPattern):
+    """An element of a ``reshape``, ``transpose``, ``pad`` or
+    ``concatenate``: an element of an operand (or the pad value)."""
+
+    handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
+        {
+            "relay.reshape": reshape,
+            "relay.transpose": transpose,
+            "relay.pad": pad,
+            "relay.concatenate": concatenate,
+        }
+    )

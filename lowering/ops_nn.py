@@ -1,4 +1,4 @@
-"""Anchors: conv2d, dense, pooling, mean, softmax.
+"""Reductions: conv2d, dense, pooling, mean (``LowerNN``).
 
 Each output element is a reduction in an ``scf.for`` nest whose accumulator
 is an ``iter_args`` scalar: no accumulator tensor, no im2col, no padded copy
@@ -35,10 +35,12 @@ Floats accumulate in f32.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import ClassVar
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerType, f32, i32
+from xdsl.dialects.builtin import IntegerType, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from usmp.dialects.relay_ops import (
@@ -48,14 +50,13 @@ from usmp.dialects.relay_ops import (
     GlobalAvgPool2DOp,
     MaxPool2DOp,
     MeanOp,
-    SoftmaxOp,
 )
 from usmp.dialects.relay_shapes import conv2d_weight_dims, spatial_axes
 from usmp.lowering.kernel import (
+    ElementPattern,
     FusedKernel,
     Handler,
     JammedHandler,
-    RowStatistics,
     element_type,
     shape_of,
 )
@@ -425,53 +426,27 @@ def mean(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     return _mean_over(k, op.data, axes, full, element_type(op.result))
 
 
-def softmax_row(
-    k: FusedKernel, op: Operation, index: Sequence[Ix]
-) -> tuple[SSAValue, ...]:
-    """(max, sum of exp(x - max)) of the row of ``index`` along the axis."""
-    assert isinstance(op, SoftmaxOp)
-    b = k.b
-    axis = op.get_axis() % len(index)
-    extent = shape_of(op.data)[axis]
+class LowerNN(ElementPattern):
+    """An element of a ``conv2d``, ``dense``, pooling or ``mean``: a
+    reduction over its window in an ``scf.for`` nest with a scalar
+    accumulator."""
 
-    def row(tap: Ix) -> list[Ix]:
-        full = list(index)
-        full[axis] = tap
-        return full
-
-    (peak,) = b.reduce(
-        [(0, extent)],
-        [b.const(-math.inf, f32)],
-        lambda t, a: [b.max(a[0], k.at(op.data, row(t[0])))],
+    handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
+        {
+            "relay.conv2d": conv2d,
+            "relay.dense": dense,
+            "relay.max_pool2d": max_pool2d,
+            "relay.avg_pool2d": avg_pool2d,
+            "relay.global_avg_pool2d": global_avg_pool2d,
+            "relay.mean": mean,
+        }
     )
-    (total,) = b.reduce(
-        [(0, extent)],
-        [b.const(0.0, f32)],
-        lambda t, a: [b.add(a[0], b.exp(b.sub(k.at(op.data, row(t[0])), peak)))],
-    )
-    return peak, total
 
 
-def softmax(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
-    assert isinstance(op, SoftmaxOp)
-    b = k.b
-    peak, total = k.row(op, index, op.get_axis() % len(index), softmax_row)
-    e = b.exp(b.sub(k.at(op.data, index), peak))
-    return b.emit(arith.DivfOp(e, total))
-
-
-HANDLERS: dict[str, Handler] = {
-    "relay.conv2d": conv2d,
-    "relay.dense": dense,
-    "relay.max_pool2d": max_pool2d,
-    "relay.avg_pool2d": avg_pool2d,
-    "relay.global_avg_pool2d": global_avg_pool2d,
-    "relay.mean": mean,
-    "relay.softmax": softmax,
-}
-ROW_STATISTICS: dict[str, RowStatistics] = {"relay.softmax": softmax_row}
-JAMMED: dict[str, JammedHandler] = {
-    "relay.conv2d": conv2d_jammed,
-    "relay.dense": dense_jammed,
-}
+JAMMED: Mapping[str, JammedHandler] = MappingProxyType(
+    {
+        "relay.conv2d": conv2d_jammed,
+        "relay.dense": dense_jammed,
+    }
+)
 """Anchors that compute several output elements in one reduction."""

@@ -1,4 +1,5 @@
-"""Quantisation operators: fixed_point_multiply, quantize, dequantize.
+"""Quantisation operators: fixed_point_multiply, quantize, dequantize
+(``LowerQuantization``).
 
 Bit-exact with ``usmp.oracle.quantization`` (TFLite's reference kernels):
 
@@ -29,10 +30,14 @@ Bit-exact with ``usmp.oracle.quantization`` (TFLite's reference kernels):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import ClassVar
 
+import numpy as np
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
+    BytesAttr,
     DenseIntOrFPElementsAttr,
     IntegerType,
     TensorType,
@@ -50,8 +55,24 @@ from usmp.lowering.fixed_point import (
     multiply_by_quantized_multiplier,
     multiply_by_shifted_multiplier,
 )
-from usmp.lowering.kernel import FusedKernel, Handler, element_type, shape_of
+from usmp.lowering.kernel import (
+    ElementPattern,
+    FusedKernel,
+    Handler,
+    element_type,
+    shape_of,
+)
 from usmp.lowering.loops import Ix, int_bounds, is_unsigned
+
+
+def _int_table(
+    dtype: str, element: IntegerType, values: Sequence[int]
+) -> DenseIntOrFPElementsAttr:
+    """``values`` (in range of ``element``) as a dense 1-d attribute; the
+    same as ``DenseIntOrFPElementsAttr.from_list``, ten times faster on the
+    per-channel tables of a model."""
+    data = np.asarray(values, dtype=dtype).tobytes()
+    return DenseIntOrFPElementsAttr(TensorType(element, [len(values)]), BytesAttr(data))
 
 
 def fixed_point_multiply(
@@ -68,21 +89,17 @@ def fixed_point_multiply(
         )
     rank = len(shape_of(op.data))
     channel = index[op.get_axis() % rank]
-    n = len(multipliers)
     m: int | SSAValue = multipliers[0]
     if len(set(multipliers)) > 1:
         m_table = k.table(
-            "fixed_point_multiply_multiplier",
-            DenseIntOrFPElementsAttr.from_list(TensorType(i32, [n]), list(multipliers)),
+            "fixed_point_multiply_multiplier", _int_table("<i4", i32, multipliers)
         )
         m = b.load(m_table, [channel])
     if len(set(shifts)) == 1:
         return multiply_by_quantized_multiplier(b, x, m, shifts[0], may_saturate)
 
     def shift_table(name: str, values: Sequence[int]) -> SSAValue:
-        table = k.table(
-            name, DenseIntOrFPElementsAttr.from_list(TensorType(i8, [n]), list(values))
-        )
+        table = k.table(name, _int_table("i1", i8, values))
         return b.convert(b.load(table, [channel]), i32)
 
     if all(s <= 0 for s in shifts):  # the usual case: multipliers below one
@@ -128,8 +145,14 @@ def dequantize(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     return b.mul(b.const(op.get_scale(), f32), b.convert(centred, f32))
 
 
-HANDLERS: dict[str, Handler] = {
-    "relay.fixed_point_multiply": fixed_point_multiply,
-    "relay.quantize": quantize,
-    "relay.dequantize": dequantize,
-}
+class LowerQuantization(ElementPattern):
+    """An element of a ``fixed_point_multiply``, ``quantize`` or
+    ``dequantize``."""
+
+    handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
+        {
+            "relay.fixed_point_multiply": fixed_point_multiply,
+            "relay.quantize": quantize,
+            "relay.dequantize": dequantize,
+        }
+    )

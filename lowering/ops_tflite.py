@@ -10,7 +10,7 @@ difference, rescaled to Q12.19); the reciprocal of the sum
 again (recomputed, as TFLite does, instead of stored) times the reciprocal,
 shifted to the 1/256 output scale, minus 128, saturated. Entries whose
 difference to the max is below ``diff_min`` contribute nothing and give -128.
-No scratch buffer.
+No scratch buffer. ``ops_softmax.LowerSoftmax`` lowers it.
 """
 
 from __future__ import annotations
@@ -22,13 +22,7 @@ from xdsl.ir import Operation, SSAValue
 
 from usmp.dialects.relay_tflite_ops import QuantizedSoftmaxOp
 from usmp.lowering import fixed_point as fx
-from usmp.lowering.kernel import (
-    FusedKernel,
-    Handler,
-    RowStatistics,
-    element_type,
-    shape_of,
-)
+from usmp.lowering.kernel import FusedKernel, element_type, shape_of
 from usmp.lowering.loops import Ix
 
 _SCALED_DIFF_INTEGER_BITS = 5
@@ -93,9 +87,3 @@ def quantized_softmax(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSA
     shifted = fx.sub(b, unsaturated, 128)
     clamped = b.min(b.max(shifted, b.const(-128, i32)), b.const(127, i32))
     return b.convert(fx.select(b, valid, clamped, -128), element_type(op.data))
-
-
-HANDLERS: dict[str, Handler] = {"relay.quantized_softmax": quantized_softmax}
-ROW_STATISTICS: dict[str, RowStatistics] = {
-    "relay.quantized_softmax": quantized_softmax_row
-}

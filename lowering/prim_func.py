@@ -1,6 +1,10 @@
 """A primitive function -> a tir prim func computing it in one loop nest.
 
-``lower_primitive`` checks the function, then emits::
+``LowerPrimitiveFunction`` is the rewrite pattern of ``lower-ops``: on a
+``func.func`` marked ``relay.primitive`` it checks the function, gives it
+memref arguments (one per input, then one per output), sets up a
+``FusedKernel`` with the element patterns of every operator family
+(``ELEMENT_PATTERNS``) and emits::
 
     func.func @name(%in0: memref<..>, ..., %out: memref<..>)
         attributes {tir.prim_func} {
@@ -11,6 +15,10 @@
       }
       func.return
     }
+
+The loop nest over the result is this pattern's; each element stored is an
+element request that the family patterns rewrite (``kernel.py``), so a whole
+fused group is one loop nest whose epilogue stays in registers.
 
 When the result is a softmax reached through shape-preserving elementwise
 ops, the softmax axis becomes the innermost loop and the row's max and sum
@@ -29,31 +37,46 @@ from collections.abc import Collection
 from xdsl.dialects import func
 from xdsl.dialects.builtin import IntegerType, TensorType, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
 from usmp.dialects.relay_ops import ConcatenateOp
-from usmp.lowering import ops_elementwise, ops_layout, ops_nn, ops_quant, ops_tflite
+from usmp.lowering import ops_nn, ops_softmax
 from usmp.lowering.kernel import (
+    ElementPattern,
     FusedKernel,
-    Handler,
-    JammedHandler,
-    RowStatistics,
+    LowerConstantElement,
     memref_of,
     shape_of,
 )
 from usmp.lowering.loops import Ix, KernelBuilder, is_unsigned
 from usmp.lowering.op_patterns import OpPattern, op_pattern
+from usmp.lowering.ops_elementwise import LowerElementwise
+from usmp.lowering.ops_layout import LowerDataMovement
+from usmp.lowering.ops_nn import LowerNN
+from usmp.lowering.ops_quant import LowerQuantization
+from usmp.lowering.ops_softmax import LowerSoftmax
 
-HANDLERS: dict[str, Handler] = {
-    **ops_nn.HANDLERS,
-    **ops_elementwise.HANDLERS,
-    **ops_layout.HANDLERS,
-    **ops_quant.HANDLERS,
-    **ops_tflite.HANDLERS,
-}
-"""Element emitter per relay operator (every operator of the contract, and
-the TFLite-specific ones of ``relay_tflite_ops``)."""
+ELEMENT_PATTERNS: tuple[type[ElementPattern], ...] = (
+    LowerConstantElement,
+    LowerElementwise,
+    LowerQuantization,
+    LowerDataMovement,
+    LowerNN,
+    LowerSoftmax,
+)
+"""The element patterns, one per operator family (every operator of the
+contract, and the TFLite-specific ones of ``relay_tflite_ops``)."""
+
+OPERATORS: frozenset[str] = frozenset(
+    name for pattern in ELEMENT_PATTERNS for name in pattern.handlers
+)
+"""The relay operators ``lower-ops`` lowers."""
 
 
 def _check_type(op: Operation, t: object, what: str) -> None:
@@ -97,11 +120,11 @@ def check_primitive(primitive: func.FuncOp) -> list[SSAValue]:
     for op in block.ops:
         if op is ret or op is returned.owner and isinstance(op, relay.TupleOp):
             continue
-        if not isinstance(op, relay.ConstantOp) and op.name not in HANDLERS:
+        if not isinstance(op, relay.ConstantOp) and op.name not in OPERATORS:
             raise located_error(
                 op,
                 f"'{op.name}' cannot be lowered inside a primitive function; "
-                f"expected relay operators ({', '.join(sorted(HANDLERS))}) and "
+                f"expected relay operators ({', '.join(sorted(OPERATORS))}) and "
                 "relay.constant",
             )
         if op.regions:
@@ -111,17 +134,6 @@ def check_primitive(primitive: func.FuncOp) -> list[SSAValue]:
     for result in results:
         _check_type(ret, result.type, "a returned value")
     return results
-
-
-ROW_STATISTICS: dict[str, RowStatistics] = {
-    **ops_nn.ROW_STATISTICS,
-    **ops_tflite.ROW_STATISTICS,
-}
-"""Operators whose elements need statistics of their whole row (softmax)."""
-
-
-JAMMED: dict[str, JammedHandler] = dict(ops_nn.JAMMED)
-"""Anchors that can compute neighbouring output elements in one reduction."""
 
 
 def _same_index_producer(result: SSAValue, names: Collection[str]) -> Operation | None:
@@ -168,13 +180,13 @@ def emit_result(kernel: FusedKernel, result: SSAValue, out: SSAValue) -> None:
             b.loop_nest(shape_of(part), store)
             offset += shape_of(part)[axis]
         return
-    row_op = _same_index_producer(result, ROW_STATISTICS)
+    row_op = _same_index_producer(result, ops_softmax.ROW_STATISTICS)
     if row_op is None or not shape:
         _emit_elements(kernel, result, out)
         return
     axis = row_op.get_axis() % len(shape)  # type: ignore[attr-defined]
     extent, shape[axis] = shape[axis], 1
-    statistics = ROW_STATISTICS[row_op.name]
+    statistics = ops_softmax.ROW_STATISTICS[row_op.name]
 
     def row(ivs: list[Ix]) -> None:
         outer = (*ivs[:axis], *ivs[axis + 1 :])
@@ -197,7 +209,7 @@ def _emit_elements(kernel: FusedKernel, result: SSAValue, out: SSAValue) -> None
     index computes that many in one reduction (``ops_nn.jam_factor``)."""
     b = kernel.b
     shape = shape_of(result)
-    anchor = _same_index_producer(result, JAMMED) if shape else None
+    anchor = _same_index_producer(result, ops_nn.JAMMED) if shape else None
     jam = 1 if anchor is None else ops_nn.jam_factor(anchor, shape[-1])
     if anchor is None or jam == 1:
         b.loop_nest(shape, lambda ivs: b.store(kernel.at(result, ivs), out, ivs))
@@ -205,7 +217,7 @@ def _emit_elements(kernel: FusedKernel, result: SSAValue, out: SSAValue) -> None
 
     def elements(ivs: list[Ix]) -> None:
         indices = [[*ivs[:-1], b.iadd(ivs[-1], q)] for q in range(jam)]
-        kernel.jam(anchor, indices, JAMMED[anchor.name])
+        kernel.jam(anchor, indices, ops_nn.JAMMED[anchor.name])
         for index in indices:
             b.store(kernel.at(result, index), out, index)
 
@@ -224,7 +236,8 @@ def lower_primitive(primitive: func.FuncOp) -> func.FuncOp:
     entry = Block(arg_types=[*in_types, *out_types])
     builder = KernelBuilder(entry)
     inputs, outputs = entry.args[: len(in_types)], entry.args[len(in_types) :]
-    kernel = FusedKernel(builder, dict(zip(block.args, inputs, strict=True)), HANDLERS)
+    buffers = dict(zip(block.args, inputs, strict=True))
+    kernel = FusedKernel(builder, buffers, ELEMENT_PATTERNS)
     for result, out in zip(results, outputs, strict=True):
         emit_result(kernel, result, out)
     ret = func.ReturnOp()
@@ -245,3 +258,13 @@ def lower_primitive(primitive: func.FuncOp) -> func.FuncOp:
     lowered.attributes[tir.PRIM_FUNC] = UnitAttr()
     lowered.location = primitive.location
     return lowered
+
+
+class LowerPrimitiveFunction(RewritePattern):
+    """A ``func.func`` marked ``relay.primitive`` -> its tir prim func
+    (``lower_primitive``)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
+        if relay.PRIMITIVE in op.attributes:
+            rewriter.replace(op, lower_primitive(op))

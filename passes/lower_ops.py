@@ -36,6 +36,29 @@ Requires
     static shapes, f32 / i8 / i16 / i32 elements). Anything else is a
     located error.
 
+Patterns
+    ``LowerPrimitiveFunction`` (``lowering/prim_func.py``), applied by a
+    ``PatternRewriteWalker``, rewrites each primitive function: memref
+    signature, the loop nest over its result (with row statistics before a
+    softmax row, unroll-and-jam of a conv2d/dense anchor), and at each
+    element stored an element request (``lower_ops.element``, never left
+    in the IR). The request is rewritten at once, through xDSL's
+    ``GreedyRewritePatternApplier``, by the element pattern of its
+    producer's family: ``LowerConstantElement`` (``lowering/kernel.py``),
+    ``LowerElementwise``, ``LowerQuantization``, ``LowerDataMovement``,
+    ``LowerNN`` (conv2d, dense, pooling, mean), ``LowerSoftmax``
+    (``lowering/ops_*.py``). A family pattern emits its part of the element
+    and requests its operands' elements in turn (an argument's element is
+    a plain load, no request), so the whole group is fused into the one
+    loop nest, depth first, epilogue in registers, and nothing is
+    materialised between operators. Fusion is why the requests are
+    rewritten at once rather than left to the walker: an element of a
+    reduction's operand is needed inside the reduction's loops, at the
+    index the consumer computes, and the emitted ops are placed by the
+    kernel builder's scoped CSE / loop-invariant placement as they are
+    built (``lowering/loops.py``). The IR is the same as before the
+    patterns (checked with ``benchmarks/c_snapshot.py``).
+
 Idempotence
     Once lowered, no function is ``relay.primitive``: a second run changes
     nothing.
@@ -46,13 +69,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.rewriter import Rewriter
+from xdsl.pattern_rewriter import PatternRewriteWalker
 
-from usmp.dialects import relay
-from usmp.lowering.prim_func import lower_primitive
+from usmp.lowering.prim_func import LowerPrimitiveFunction
 
 
 @dataclass(frozen=True)
@@ -63,9 +84,6 @@ class LowerOpsPass(ModulePass):
     name = "lower-ops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for function in list(op.ops):
-            if (
-                isinstance(function, func.FuncOp)
-                and relay.PRIMITIVE in function.attributes
-            ):
-                Rewriter.replace_op(function, lower_primitive(function))
+        PatternRewriteWalker(
+            LowerPrimitiveFunction(), apply_recursively=False
+        ).rewrite_module(op)

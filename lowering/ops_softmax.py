@@ -1,0 +1,87 @@
+"""Softmax: f32 ``relay.softmax`` and TFLite's int8 ``relay.quantized_softmax``
+(``LowerSoftmax``).
+
+An element of a softmax needs statistics of its whole row: the f32 one the
+row's max and the sum of ``exp(x - max)``, the int8 one those of
+``ops_tflite``. ``ROW_STATISTICS`` gives them per operator; when the result
+of the fused group is the softmax through shape-preserving elementwise ops,
+``prim_func`` computes them once per row before the row's loop (see
+``FusedKernel.row``), else each element recomputes them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import ClassVar
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import f32
+from xdsl.ir import Operation, SSAValue
+
+from usmp.dialects.relay_ops import SoftmaxOp
+from usmp.lowering.kernel import (
+    ElementPattern,
+    FusedKernel,
+    Handler,
+    RowStatistics,
+    shape_of,
+)
+from usmp.lowering.loops import Ix
+from usmp.lowering.ops_tflite import quantized_softmax, quantized_softmax_row
+
+
+def softmax_row(
+    k: FusedKernel, op: Operation, index: Sequence[Ix]
+) -> tuple[SSAValue, ...]:
+    """(max, sum of exp(x - max)) of the row of ``index`` along the axis."""
+    assert isinstance(op, SoftmaxOp)
+    b = k.b
+    axis = op.get_axis() % len(index)
+    extent = shape_of(op.data)[axis]
+
+    def row(tap: Ix) -> list[Ix]:
+        full = list(index)
+        full[axis] = tap
+        return full
+
+    (peak,) = b.reduce(
+        [(0, extent)],
+        [b.const(-math.inf, f32)],
+        lambda t, a: [b.max(a[0], k.at(op.data, row(t[0])))],
+    )
+    (total,) = b.reduce(
+        [(0, extent)],
+        [b.const(0.0, f32)],
+        lambda t, a: [b.add(a[0], b.exp(b.sub(k.at(op.data, row(t[0])), peak)))],
+    )
+    return peak, total
+
+
+def softmax(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, SoftmaxOp)
+    b = k.b
+    peak, total = k.row(op, index, op.get_axis() % len(index), softmax_row)
+    e = b.exp(b.sub(k.at(op.data, index), peak))
+    return b.emit(arith.DivfOp(e, total))
+
+
+class LowerSoftmax(ElementPattern):
+    """An element of a ``softmax`` or ``quantized_softmax``."""
+
+    handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
+        {
+            "relay.softmax": softmax,
+            "relay.quantized_softmax": quantized_softmax,
+        }
+    )
+
+
+ROW_STATISTICS: Mapping[str, RowStatistics] = MappingProxyType(
+    {
+        "relay.softmax": softmax_row,
+        "relay.quantized_softmax": quantized_softmax_row,
+    }
+)
+"""Operators whose elements need statistics of their whole row."""
