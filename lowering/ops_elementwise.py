@@ -30,7 +30,8 @@ from usmp.lowering.kernel import (
     element_type,
     shape_of,
 )
-from usmp.lowering.loops import Ix, KernelBuilder, int_bounds, is_unsigned
+from usmp.lowering.loops import Ix, KernelBuilder
+from usmp.lowering.scalar import int_bounds, is_unsigned
 
 
 def broadcast_index(

@@ -60,7 +60,8 @@ from usmp.lowering.kernel import (
     element_type,
     shape_of,
 )
-from usmp.lowering.loops import Ix, KernelBuilder, int_bounds, is_float
+from usmp.lowering.loops import Ix, KernelBuilder
+from usmp.lowering.scalar import int_bounds, is_float
 
 
 def window_bounds(

@@ -62,7 +62,8 @@ from usmp.lowering.kernel import (
     element_type,
     shape_of,
 )
-from usmp.lowering.loops import Ix, int_bounds, is_unsigned
+from usmp.lowering.loops import Ix
+from usmp.lowering.scalar import int_bounds, is_unsigned
 
 
 def _int_table(

@@ -54,13 +54,14 @@ from usmp.lowering.kernel import (
     memref_of,
     shape_of,
 )
-from usmp.lowering.loops import Ix, KernelBuilder, is_unsigned
+from usmp.lowering.loops import Ix, KernelBuilder
 from usmp.lowering.op_patterns import OpPattern, op_pattern
 from usmp.lowering.ops_elementwise import LowerElementwise
 from usmp.lowering.ops_layout import LowerDataMovement
 from usmp.lowering.ops_nn import LowerNN
 from usmp.lowering.ops_quant import LowerQuantization
 from usmp.lowering.ops_softmax import LowerSoftmax
+from usmp.lowering.scalar import is_unsigned
 
 ELEMENT_PATTERNS: tuple[type[ElementPattern], ...] = (
     LowerConstantElement,

@@ -1,0 +1,156 @@
+"""Scalar arithmetic by element type, for ``KernelBuilder`` (``loops.py``).
+
+Signless integers are signed (TFLite's int8 is ``i8``), floats are IEEE with
+NaN propagation (``arith.maximumf``), as the numpy oracle computes. An
+integer ``max``/``min`` against the identity or absorbing bound of its type
+emits nothing (``_int_identity``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TypeAlias
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    IntegerAttr,
+    IntegerType,
+    Signedness,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
+Ix: TypeAlias = "int | SSAValue"
+"""An index: a compile-time integer or an SSA value of type ``index``."""
+
+
+def is_float(t: Attribute) -> bool:
+    return isinstance(t, AnyFloat)
+
+
+def is_unsigned(t: Attribute) -> bool:
+    return isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED
+
+
+def int_bounds(t: IntegerType) -> tuple[int, int]:
+    width = t.width.data
+    if t.signedness.data == Signedness.UNSIGNED:
+        return 0, (1 << width) - 1
+    return -(1 << (width - 1)), (1 << (width - 1)) - 1
+
+
+class ScalarArithmetic(ABC):
+    """Scalar ops on values of any element type, emitted through ``emit``
+    with immediates from ``const``."""
+
+    @abstractmethod
+    def emit(self, op: Operation) -> SSAValue: ...
+
+    @abstractmethod
+    def const(self, value: float, type_: Attribute) -> SSAValue: ...
+
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        op = arith.AddfOp if is_float(a.type) else arith.AddiOp
+        return self.emit(op(a, b))
+
+    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        op = arith.SubfOp if is_float(a.type) else arith.SubiOp
+        return self.emit(op(a, b))
+
+    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        op = arith.MulfOp if is_float(a.type) else arith.MuliOp
+        return self.emit(op(a, b))
+
+    def max(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if is_float(a.type):
+            return self.emit(arith.MaximumfOp(a, b))
+        if (same := _int_identity(a, b, lowest=True)) is not None:
+            return same
+        op = arith.MaxUIOp if is_unsigned(a.type) else arith.MaxSIOp
+        return self.emit(op(a, b))
+
+    def min(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if is_float(a.type):
+            return self.emit(arith.MinimumfOp(a, b))
+        if (same := _int_identity(a, b, lowest=False)) is not None:
+            return same
+        op = arith.MinUIOp if is_unsigned(a.type) else arith.MinSIOp
+        return self.emit(op(a, b))
+
+    def shl(self, a: SSAValue, amount: int | SSAValue) -> SSAValue:
+        """``a << amount`` (wrapping)."""
+        if isinstance(amount, int):
+            if amount == 0:
+                return a
+            amount = self.const(amount, a.type)
+        return self.emit(arith.ShLIOp(a, amount))
+
+    def shrsi(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(arith.ShRSIOp(a, b))
+
+    def exp(self, a: SSAValue) -> SSAValue:
+        return self.emit(math.ExpOp(a))
+
+    def convert(self, value: SSAValue, target: Attribute) -> SSAValue:
+        """Element type conversion with the contract's ``relay.cast`` rules:
+        int -> int wraps or sign-extends, int -> float rounds to nearest,
+        float -> int rounds toward zero, float widening/narrowing rounds."""
+        source = value.type
+        if source == target:
+            return value
+        if isinstance(source, AnyFloat) and isinstance(target, AnyFloat):
+            widen = source.bitwidth < target.bitwidth
+            return self.emit((arith.ExtFOp if widen else arith.TruncFOp)(value, target))
+        if isinstance(source, AnyFloat) and isinstance(target, IntegerType):
+            return self.emit(arith.FPToSIOp(value, target))
+        if isinstance(target, AnyFloat):
+            op = arith.UIToFPOp if is_unsigned(source) else arith.SIToFPOp
+            return self.emit(op(value, target))
+        assert isinstance(source, IntegerType) and isinstance(target, IntegerType)
+        if source.width.data > target.width.data:
+            return self.emit(arith.TruncIOp(value, target))
+        if source.width.data < target.width.data:
+            op = arith.ExtUIOp if is_unsigned(source) else arith.ExtSIOp
+            return self.emit(op(value, target))
+        return value
+
+    def index_to(self, value: Ix, target: Attribute) -> SSAValue:
+        """An index as a scalar of ``target`` (integer or float) type."""
+        if isinstance(value, int):
+            return self.const(value, target)
+        if is_float(target):
+            i64 = IntegerType(64)
+            return self.convert(self.emit(arith.IndexCastOp(value, i64)), target)
+        return self.emit(arith.IndexCastOp(value, target))
+
+
+def _int_identity(a: SSAValue, b: SSAValue, lowest: bool) -> SSAValue | None:
+    """The result of integer ``max(a, b)`` (``lowest``) or ``min(a, b)`` when
+    no comparison is needed: ``a`` is ``b``; one is the constant bound of the
+    type that is the identity of the reduction (``max(x, INT8_MIN)`` is ``x``,
+    e.g. a max over one element); or one is the bound that absorbs it
+    (``max(x, INT8_MAX)`` is ``INT8_MAX``, e.g. a clip to ``[127, 127]``).
+    The C of such a comparison is always true or false, which gcc rejects
+    (-Wtautological-compare, -Wtype-limits)."""
+    if a is b:
+        return a
+    t = a.type
+    if not isinstance(t, IntegerType):
+        return None
+    width = t.width.data
+    mask = (1 << width) - 1
+    if is_unsigned(t):
+        low, high = 0, mask
+    else:
+        low, high = -(1 << (width - 1)), (1 << (width - 1)) - 1
+    identity, absorbing = (low, high) if lowest else (high, low)
+    for constant, other in ((a, b), (b, a)):
+        op = constant.owner
+        if not (isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr)):
+            continue
+        value = op.value.value.data
+        if value in (identity, identity & mask):
+            return other
+        if value in (absorbing, absorbing & mask):
+            return constant
+    return None
