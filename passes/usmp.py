@@ -3,7 +3,7 @@
 The composite of TVM's USMP: buffer info analysis -> planning algorithm ->
 validation -> (report) -> rewrite. It is
 
-    usmp-plan-memory{algorithm pools use_workspace_io}
+    usmp-plan-memory{algorithm pools use_workspace_io time_limit}
     [usmp-report{json svg}]          when ``report`` is given
     usmp-convert-pool-allocations
 
@@ -55,18 +55,22 @@ class UsmpPass(ModulePass):
     pools: str = ""
     """Pools in fallback order, ``NAME:KIND[:SIZE][:align=N][:access=T/rw+...]``
     comma separated (see ``usmp_pools``); empty: ``tir.pools`` or defaults."""
+    time_limit: int | float = 0
+    """CPU seconds for ``algorithm=optimal`` (0: its default)."""
     report: str = ""
     """If set, a path: the JSON report goes there (``.json``) and one SVG per
     pool next to it (``<stem>.<pool>.svg``); an existing directory (or a path
     ending in ``/``): ``DIR/plan.json`` and ``DIR/plan.<pool>.svg``."""
 
     def __post_init__(self) -> None:
-        check_algorithm(self.algorithm)
+        check_algorithm(self.algorithm, self.time_limit)
         if self.pools:
             parse_pools_option(self.pools)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        planned = plan_memory(op, self.algorithm, self.use_workspace_io, self.pools)
+        planned = plan_memory(
+            op, self.algorithm, self.use_workspace_io, self.pools, self.time_limit
+        )
         if self.report:
             # already rewritten: report the plan the pool views record
             json_path, svg_path = report_paths(self.report)

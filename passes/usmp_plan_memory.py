@@ -77,10 +77,11 @@ from usmp.planning.model import (
 from usmp.planning.validate import validate_plan
 
 
-def check_algorithm(name: str) -> None:
+def check_algorithm(name: str, time_limit: float = 0.0) -> None:
     if name not in ALGORITHMS:
         valid = ", ".join(ALGORITHMS)
         raise ValueError(f"unknown memory planning algorithm '{name}'; valid: {valid}")
+    get_algorithm(name, time_limit=time_limit or None)
 
 
 @dataclass(frozen=True)
@@ -96,14 +97,18 @@ class UsmpPlanMemoryPass(ModulePass):
     pools: str = ""
     """Pools in fallback order (``usmp_pools.POOLS_SYNTAX``); empty: the
     module's ``tir.pools`` or the defaults."""
+    time_limit: int | float = 0
+    """CPU seconds for ``algorithm=optimal`` (0: its default)."""
 
     def __post_init__(self) -> None:
-        check_algorithm(self.algorithm)
+        check_algorithm(self.algorithm, self.time_limit)
         if self.pools:
             parse_pools_option(self.pools)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        plan_memory(op, self.algorithm, self.use_workspace_io, self.pools)
+        plan_memory(
+            op, self.algorithm, self.use_workspace_io, self.pools, self.time_limit
+        )
 
 
 @dataclass(frozen=True)
@@ -120,7 +125,11 @@ class PlannedModule:
 
 
 def plan_memory(
-    module: ModuleOp, algorithm: str, use_workspace_io: bool, pools_option: str
+    module: ModuleOp,
+    algorithm: str,
+    use_workspace_io: bool,
+    pools_option: str,
+    time_limit: int | float = 0,
 ) -> PlannedModule | None:
     """Annotate ``module`` with a plan and return it (None when the module was
     already rewritten and there is nothing to do)."""
@@ -143,7 +152,7 @@ def plan_memory(
     if planned is None:
         problem = analysis.workspace_problem()
         try:
-            plan = get_algorithm(algorithm)(problem)
+            plan = get_algorithm(algorithm, time_limit=time_limit or None)(problem)
         except PlanningError as e:
             raise _planning_error(analysis, e) from None
         placements = {**plan.placements, **_layout_constants(analysis)}

@@ -1,7 +1,9 @@
 """Registry of the memory planning algorithms (``Problem -> Plan``).
 
-``get_algorithm(name)`` is the only lookup the IR side needs; ``ALGORITHMS``
-is an immutable mapping built once at import (no registration side effects).
+``get_algorithm(name, time_limit=...)`` is the only lookup the IR side
+needs; ``ALGORITHMS`` is an immutable mapping built once at import (no
+registration side effects). Only ``optimal`` takes a time limit (CPU seconds;
+the others are bounded by deterministic work budgets).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from usmp.planning.best_fit import best_fit
+from usmp.planning.exact import Optimal, optimal
 from usmp.planning.greedy import greedy_by_conflicts, greedy_by_size
 from usmp.planning.hill_climb import hill_climb
 from usmp.planning.model import Algorithm
@@ -22,16 +25,33 @@ ALGORITHMS: Mapping[str, Algorithm] = MappingProxyType(
         "greedy_by_conflicts": greedy_by_conflicts,
         "hill_climb": hill_climb,
         "best_fit": best_fit,
+        "optimal": optimal,
     }
 )
 
 
-def get_algorithm(name: str) -> Algorithm:
-    """The algorithm called ``name``; ``ValueError`` lists the valid names."""
+TIMED_ALGORITHMS = ("optimal",)
+
+
+def get_algorithm(name: str, *, time_limit: float | None = None) -> Algorithm:
+    """The algorithm called ``name``; ``ValueError`` lists the valid names.
+
+    ``time_limit`` (seconds, > 0) configures ``optimal``; it is an error for
+    the others."""
     try:
-        return ALGORITHMS[name]
+        algorithm = ALGORITHMS[name]
     except KeyError:
         raise ValueError(
             f"unknown memory planning algorithm '{name}'; "
             f"valid: {', '.join(ALGORITHMS)}"
         ) from None
+    if time_limit is None:
+        return algorithm
+    if name not in TIMED_ALGORITHMS:
+        raise ValueError(
+            f"a planning time limit applies only to algorithm "
+            f"{' or '.join(TIMED_ALGORITHMS)}, not '{name}'"
+        )
+    if not time_limit > 0:
+        raise ValueError(f"planning time limit must be > 0 seconds, got {time_limit}")
+    return Optimal(time_limit=time_limit)

@@ -219,6 +219,7 @@ def _step_usmp(c: Compilation) -> None:
     _pass_step(
         "usmp",
         algorithm=c.args.algorithm,
+        time_limit=c.args.plan_time_limit,
         use_workspace_io=c.args.use_workspace_io,
         report=str(c.out / "memory" / "plan.json"),
     )(c)
@@ -396,6 +397,13 @@ def _parser() -> argparse.ArgumentParser:
         choices=sorted(ALGORITHMS),
         default=DEFAULT_ALGORITHM,
         help=f"memory planning algorithm (default {DEFAULT_ALGORITHM})",
+    )
+    p.add_argument(
+        "--plan-time-limit",
+        type=float,
+        default=0.0,
+        metavar="S",
+        help="CPU seconds for --algorithm optimal (default 10)",
     )
     p.add_argument("--usmp-workspace-pools", help="workspace pools, in fallback order")
     p.add_argument(

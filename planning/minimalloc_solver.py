@@ -1,0 +1,383 @@
+"""MiniMalloc's exact search for one pool (Moffitt, ASPLOS 2023), in Python.
+
+A faithful re-implementation of ``google/minimalloc``'s ``Solver`` (decision
+problem: place every buffer of one pool below ``capacity``), written from the
+paper and the published algorithm, with every rule of its default
+configuration:
+
+* *canonical solutions*: buffers are placed one at a time at their current
+  minimum offset (the aligned highest end of their placed conflicting
+  buffers), offsets never decrease, and at equal offsets the static preorder
+  index grows;
+* *dynamic ordering*: candidates by (minimum offset, preorder index);
+* *dominance*: no buffer is placed at or above the lowest height another
+  unplaced buffer could reach (it would leave a gap that buffer fills);
+* *sections* (the live sets just before each buffer end, i.e. the maximal
+  cliques of the interval graph) carry a *floor* (highest end placed there,
+  raised to the lowest minimum offset of its unplaced buffers: the
+  "unallocated floor") and the *total* of its unplaced bytes; a node is
+  pruned when ``max(offset, floor) + total > capacity`` in some section of
+  its partition (monotonic floor + section inference);
+* *dynamic decomposition*: when no unplaced buffer crosses the boundary
+  between two sections any more, the two sides are solved independently
+  (a failure on one side fails the node, no re-search of the other side);
+* *static preorders* ``WAT``, ``TAW``, ``TWA`` (sections spanned, area,
+  section total; all descending) raced round-robin with a node limit that
+  doubles each round.
+
+It returns FOUND (with offsets), INFEASIBLE (proven: the search finished) or
+TIMEOUT (``deadline``, a ``time.process_time()`` value, passed). Explicit
+conflicts between buffers that are not live together are honoured in
+placement; decomposition is then turned off (their two sides are not
+independent). No xDSL; deterministic except for where a timeout strikes.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import Enum
+
+from usmp.planning.branch_and_bound import PoolProblem
+
+
+class Status(Enum):
+    FOUND = "found"
+    INFEASIBLE = "infeasible"
+    TIMEOUT = "timeout"
+
+
+_OK, _NOT_FOUND, _ABORTED, _TIMEOUT = 0, 1, 2, 3
+_PLACED = 1 << 62  # the minimum offset of a placed buffer (see ``place``)
+HEURISTICS = ("WAT", "TAW", "TWA")
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """Sections and per-buffer section ranges ``[lo, hi)`` of a pool problem."""
+
+    sections: list[list[int]]
+    lo: list[int]
+    hi: list[int]
+    independent: bool  # every conflict is an interval overlap of sectioned buffers
+
+    @staticmethod
+    def of(pp: PoolProblem) -> Sweep:
+        n = len(pp.sizes)
+        live = [pp.sizes[i] > 0 and pp.starts[i] < pp.ends[i] for i in range(n)]
+        points = sorted(
+            [(pp.ends[i], 0, i) for i in range(n) if live[i]]
+            + [(pp.starts[i], 1, i) for i in range(n) if live[i]]
+        )
+        sections: list[list[int]] = []
+        lo = [0] * n
+        hi = [0] * n
+        actives: set[int] = set()
+        last: int | None = None
+        for t, kind, i in points:
+            if last is None:
+                last = t
+            if kind == 0:
+                if last < t:
+                    last = t
+                    sections.append(sorted(actives))
+                actives.discard(i)
+                hi[i] = len(sections)
+            else:
+                actives.add(i)
+                lo[i] = len(sections)
+        independent = all(
+            live[i]
+            and live[j]
+            and pp.starts[i] < pp.ends[j]
+            and pp.starts[j] < pp.ends[i]
+            for i in range(n)
+            for j in pp.neighbours[i]
+        )
+        return Sweep(sections, lo, hi, independent)
+
+
+class _Solver:
+    def __init__(self, pp: PoolProblem, capacity: int, deadline: float | None):
+        self.pp = pp
+        self.capacity = capacity
+        self.deadline = deadline
+        n = len(pp.sizes)
+        self.n = n
+        sweep = Sweep.of(pp)
+        self.sections = sweep.sections
+        self.lo, self.hi = sweep.lo, sweep.hi
+        self.decompose = sweep.independent
+        n_sec = len(self.sections)
+        self.low = [0] * n_sec  # lowest minimum offset of a section's unplaced
+        self.hatless = False  # of the last placement: no unplaced conflict
+        self.logs: list[tuple[list[tuple[int, int]], list[tuple[int, int]]]] = []
+        self.total = [0] * n_sec
+        for s, members in enumerate(self.sections):
+            self.total[s] = sum(pp.sizes[i] for i in members)
+        self.cuts = [0] * max(n_sec - 1, 0)
+        for i in range(n):
+            for s in range(self.lo[i], self.hi[i] - 1):
+                self.cuts[s] += 1
+        self.off = [-1] * n
+        self.solution = [-1] * n
+        self.min_off = [0] * n
+        self.nodes_left = 0
+        self.nodes = 0
+        self.backtracks = 0
+        self.width = [pp.ends[i] - pp.starts[i] for i in range(n)]
+        self.area = [pp.sizes[i] * (pp.ends[i] - pp.starts[i]) for i in range(n)]
+
+    # -- the search ---------------------------------------------------------
+
+    def top_partitions(self) -> list[tuple[list[int], int, int]]:
+        """(buffers, first section, end section) of the independent parts."""
+        n_sec = len(self.sections)
+        # Zero-size buffers occupy nothing; with decomposition, buffers in no
+        # section have no conflict either: all of those sit at offset 0.
+        searched = []
+        for i in range(self.n):
+            if self.pp.sizes[i] == 0 or (self.decompose and self.lo[i] == self.hi[i]):
+                self.solution[i] = 0
+            else:
+                searched.append(i)
+        if not self.decompose:
+            return [(searched, 0, n_sec)]
+        cut_points = [0] + [s + 1 for s, c in enumerate(self.cuts) if c == 0] + [n_sec]
+        return self._split(searched, cut_points)
+
+    def _split(
+        self, buffers: list[int], cut_points: list[int]
+    ) -> list[tuple[list[int], int, int]]:
+        out: list[tuple[list[int], int, int]] = []
+        lo, hi = self.lo, self.hi
+        for a, b in zip(cut_points, cut_points[1:], strict=False):
+            members = [i for i in buffers if lo[i] < b and a < hi[i]]
+            if members:
+                out.append((members, a, b))
+        return out
+
+    def preorder(self, buffers: list[int], heuristic: str) -> list[int]:
+        total, lo, hi = self.total, self.lo, self.hi
+        tot = {i: max(total[lo[i] : hi[i]], default=0) for i in buffers}
+        keys = {"W": self.width, "A": self.area}
+
+        def key(i: int) -> tuple[int, ...]:
+            return tuple(-(tot[i] if c == "T" else keys[c][i]) for c in heuristic) + (
+                i,
+            )
+
+        return sorted(buffers, key=key)
+
+    def sub_solve(self, part: tuple[list[int], int, int], heuristic: str) -> int:
+        buffers, _, _ = part
+        order = self.preorder(buffers, heuristic)
+        return self.search(part, heuristic, order, list(range(len(order))), 0, 0)
+
+    def search(
+        self,
+        part: tuple[list[int], int, int],
+        heuristic: str,
+        order: list[int],
+        candidates: list[int],
+        min_offset: int,
+        min_rank: int,
+    ) -> int:
+        if self.nodes_left <= 0:
+            return _ABORTED
+        self.nodes_left -= 1
+        self.nodes += 1
+        if (
+            self.deadline is not None
+            and not self.nodes & 255
+            and time.process_time() > self.deadline
+        ):
+            return _TIMEOUT
+        off, min_off, sizes = self.off, self.min_off, self.pp.sizes
+        ordering = sorted(
+            (min_off[order[r]], r) for r in candidates if off[order[r]] < 0
+        )
+        if not ordering:
+            for i in part[0]:
+                self.solution[i] = off[i]
+            return _OK
+        min_height = min(o + sizes[order[r]] for o, r in ordering)
+        remaining = [r for _, r in ordering]
+        for o, r in ordering:
+            if o >= min_height:
+                break  # dominance; the ordering is by offset
+            if o < min_offset or (o == min_offset and r < min_rank):
+                continue  # canonicity
+            i = order[r]
+            status = _NOT_FOUND
+            consistent = self.place(i, o, part)
+            hatless = self.hatless
+            if consistent:
+                if self.decompose:
+                    status = self.decomposed(part, heuristic, order, remaining, o, r, i)
+                else:
+                    status = self.search(part, heuristic, order, remaining, o, r)
+            self.unplace(i)
+            if status != _NOT_FOUND:
+                return status
+            if hatless:
+                break  # nothing unplaced above ``i``: no other choice helps
+        self.backtracks += 1
+        return _NOT_FOUND
+
+    def place(self, i: int, offset: int, part: tuple[list[int], int, int]) -> bool:
+        """Place ``i`` at ``offset``, update the minimum offsets and section
+        data (logged for :meth:`unplace`); whether the node stays consistent.
+
+        A placed buffer's minimum offset is parked at ``_PLACED`` so that a
+        section's lowest unplaced minimum offset (its floor: every placed
+        buffer of a section ends at or below it) is a plain ``min``."""
+        pp = self.pp
+        off, min_off, lo, hi = self.off, self.min_off, self.lo, self.hi
+        size = pp.sizes[i]
+        height = offset + size
+        off[i] = offset
+        offset_log: list[tuple[int, int]] = [(i, min_off[i])]
+        min_off[i] = _PLACED
+        total, low, members = self.total, self.low, self.sections
+        # Sections whose floor may rise: those of ``i`` and those where a
+        # raised buffer was the lowest.
+        affected: set[int] = set(range(lo[i], hi[i]))
+        aligns = pp.alignments
+        hatless = True
+        for j in pp.neighbours[i]:
+            if off[j] >= 0:
+                continue
+            hatless = False
+            old = min_off[j]
+            if old < height:
+                offset_log.append((j, old))
+                a = aligns[j]
+                min_off[j] = -(-height // a) * a if a > 1 else height
+                for s in range(lo[j], hi[j]):
+                    if low[s] == old:
+                        affected.add(s)
+        for s in range(lo[i], hi[i]):
+            total[s] -= size
+        section_log: list[tuple[int, int]] = []
+        self.logs.append((offset_log, section_log))
+        self.hatless = hatless
+        capacity = self.capacity
+        a, b = part[1], part[2]
+        if height > capacity or (a < b and offset + max(total[a:b]) > capacity):
+            return False
+        for s in affected:
+            lowest = min(map(min_off.__getitem__, members[s]))
+            if lowest != low[s]:
+                section_log.append((s, low[s]))
+                low[s] = lowest
+            if lowest + total[s] > capacity and total[s]:
+                return False
+        return True
+
+    def unplace(self, i: int) -> None:
+        offset_log, section_log = self.logs.pop()
+        low, total, min_off = self.low, self.total, self.min_off
+        for s, old in reversed(section_log):
+            low[s] = old
+        size = self.pp.sizes[i]
+        for s in range(self.lo[i], self.hi[i]):
+            total[s] += size
+        for j, old in reversed(offset_log):
+            min_off[j] = old
+        self.off[i] = -1
+
+    def decomposed(
+        self,
+        part: tuple[list[int], int, int],
+        heuristic: str,
+        order: list[int],
+        candidates: list[int],
+        min_offset: int,
+        min_rank: int,
+        i: int,
+    ) -> int:
+        self.solution[i] = self.off[i]
+        cuts = self.cuts
+        cut_points = [part[1]]
+        for s in range(self.lo[i], self.hi[i] - 1):
+            cuts[s] -= 1
+            if cuts[s] == 0:
+                cut_points.append(s + 1)
+        status = _OK
+        if len(cut_points) == 1:
+            status = self.search(
+                part, heuristic, order, candidates, min_offset, min_rank
+            )
+        else:
+            cut_points.append(part[2])
+            unplaced = [j for j in part[0] if self.off[j] < 0]
+            for sub in self._split(unplaced, cut_points):
+                status = self.sub_solve(sub, heuristic)
+                if status != _OK:
+                    break
+        for s in range(self.lo[i], self.hi[i] - 1):
+            cuts[s] += 1
+        return status
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    status: Status
+    offsets: list[int]
+    nodes: int
+    backtracks: int
+
+
+def solve(
+    pp: PoolProblem, capacity: int, deadline: float | None = None
+) -> SearchResult:
+    """Place every buffer of ``pp`` below ``capacity`` (MiniMalloc's search).
+
+    ``deadline``: a ``time.process_time()`` value after which the search stops
+    with ``Status.TIMEOUT``."""
+    n = len(pp.sizes)
+    if any(s > capacity for s in pp.sizes):
+        return SearchResult(Status.INFEASIBLE, [], 0, 0)
+    solver = _Solver(pp, capacity, deadline)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 4 * n + 1000))
+    try:
+        parts = solver.top_partitions()
+        node_limit = max(n, 1)
+        while True:
+            node_limit *= 2
+            status = _ABORTED
+            for heuristic in HEURISTICS:
+                solver.nodes_left = node_limit
+                for part in parts:
+                    status = solver.sub_solve(part, heuristic)
+                    if status != _OK:
+                        break
+                if status != _ABORTED:
+                    break
+            if status == _OK:
+                return SearchResult(
+                    Status.FOUND, list(solver.solution), solver.nodes, solver.backtracks
+                )
+            if status == _NOT_FOUND:
+                return SearchResult(
+                    Status.INFEASIBLE, [], solver.nodes, solver.backtracks
+                )
+            if status == _TIMEOUT:
+                return SearchResult(Status.TIMEOUT, [], solver.nodes, solver.backtracks)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def pool_problem_offsets_valid(pp: PoolProblem, offsets: Sequence[int]) -> bool:
+    """Whether ``offsets`` keep every conflicting pair apart (a cheap check)."""
+    sizes = pp.sizes
+    return all(
+        offsets[i] + sizes[i] <= offsets[j] or offsets[j] + sizes[j] <= offsets[i]
+        for i in range(len(sizes))
+        for j in pp.neighbours[i]
+        if sizes[i] and sizes[j]
+    )

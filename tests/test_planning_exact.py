@@ -1,0 +1,158 @@
+"""The exact planner (``optimal``) and MiniMalloc's search against brute force.
+
+Small seeded random one-pool problems (intervals, sizes, alignments, some
+explicit conflicts) are solved by exhaustive enumeration of offsets; the
+search must find a layout exactly at the optimum and prove the capacity just
+below it infeasible, and ``optimal`` must return a valid plan of that size
+with ``stats["optimal"] == 1``.
+"""
+
+from __future__ import annotations
+
+import random
+from functools import cache
+
+import pytest
+
+from usmp.planning.algorithms import get_algorithm
+from usmp.planning.branch_and_bound import PoolProblem
+from usmp.planning.exact import Optimal
+from usmp.planning.lower_bound import lower_bound
+from usmp.planning.minimalloc_solver import Status, solve
+from usmp.planning.model import Buffer, PlanningError, Pool, Problem
+from usmp.planning.placement import Indexed
+from usmp.planning.validate import validate_plan
+
+SEEDS = range(40)
+
+
+def random_problem(seed: int) -> Problem:
+    rng = random.Random(seed)
+    n = rng.randint(2, 6)
+    buffers = []
+    for i in range(n):
+        start = rng.randint(0, 5)
+        buffers.append(
+            Buffer(
+                f"b{i}",
+                size=rng.randint(1, 4),
+                start=start,
+                end=start + rng.randint(1, 4),
+                alignment=rng.choice((1, 1, 2)),
+            )
+        )
+    if seed % 4 == 3:  # an explicit conflict, whatever the intervals say
+        a, b = buffers[0], buffers[-1]
+        buffers[0] = Buffer(a.name, a.size, a.start, a.end, a.alignment, (), {b.name})
+    return Problem(tuple(buffers), (Pool("p", alignment=1),))
+
+
+def pool_problem(problem: Problem) -> PoolProblem:
+    ix = Indexed.of(problem)
+    return PoolProblem(
+        sizes=list(ix.sizes),
+        starts=[b.start for b in problem.buffers],
+        ends=[b.end for b in problem.buffers],
+        alignments=[a[0] for a in ix.alignments],
+        neighbours=[list(n) for n in ix.neighbours],
+    )
+
+
+def fits(pp: PoolProblem, capacity: int) -> bool:
+    """Exhaustive: some offset for every buffer within ``capacity``."""
+    n = len(pp.sizes)
+    off = [0] * n
+
+    def place(i: int) -> bool:
+        if i == n:
+            return True
+        size, align = pp.sizes[i], pp.alignments[i]
+        for o in range(0, capacity - size + 1, align):
+            if all(
+                o + size <= off[j] or off[j] + pp.sizes[j] <= o
+                for j in pp.neighbours[i]
+                if j < i
+            ):
+                off[i] = o
+                if place(i + 1):
+                    return True
+        return False
+
+    return place(0)
+
+
+@cache
+def brute_optimum(seed: int) -> int:
+    pp = pool_problem(random_problem(seed))
+    capacity = max(pp.sizes)
+    while not fits(pp, capacity):
+        capacity += 1
+    return capacity
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_search_decides_like_brute_force(seed: int) -> None:
+    pp = pool_problem(random_problem(seed))
+    best = brute_optimum(seed)
+    found = solve(pp, best)
+    assert found.status is Status.FOUND
+    assert max(o + s for o, s in zip(found.offsets, pp.sizes, strict=True)) <= best
+    assert solve(pp, best - 1).status is Status.INFEASIBLE
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_optimal_matches_brute_force(seed: int) -> None:
+    problem = random_problem(seed)
+    plan = Optimal(time_limit=5)(problem)
+    assert validate_plan(problem, plan) == []
+    assert plan.pool_sizes(problem)["p"] == brute_optimum(seed)
+    assert plan.stats["optimal"] == 1.0
+    assert plan.stats["proven_lower_bound"] >= lower_bound(problem)
+
+
+@pytest.mark.parametrize("seed", SEEDS[:10])
+def test_capacity_is_decided(seed: int) -> None:
+    """A pool limit at the optimum is met; one byte less is refused."""
+    problem = random_problem(seed)
+    best = brute_optimum(seed)
+    for limit, feasible in ((best, True), (best - 1, False)):
+        bounded = Problem(problem.buffers, (Pool("p", size_limit=limit, alignment=1),))
+        if feasible:
+            plan = Optimal(time_limit=5)(bounded)
+            assert validate_plan(bounded, plan) == []
+        else:
+            with pytest.raises(PlanningError):
+                Optimal(time_limit=5)(bounded)
+
+
+def test_timeout_returns_the_heuristic_plan() -> None:
+    """A problem too hard for the time given still gets a valid plan, with
+    its gap to the proven bound."""
+    rng = random.Random(7)
+    buffers = []
+    for i in range(60):
+        start = rng.randint(0, 40)
+        buffers.append(
+            Buffer(f"t{i}", rng.randint(1, 64) * 8, start, start + rng.randint(1, 12))
+        )
+    problem = Problem(tuple(buffers), (Pool("p", alignment=1),))
+    plan = Optimal(time_limit=0.05)(problem)
+    assert validate_plan(problem, plan) == []
+    assert plan.stats["gap"] >= 0.0
+    assert plan.stats["optimal"] in (0.0, 1.0)
+
+
+def test_time_limit_only_for_optimal() -> None:
+    assert isinstance(get_algorithm("optimal", time_limit=3), Optimal)
+    with pytest.raises(ValueError, match="only to algorithm optimal"):
+        get_algorithm("best_fit", time_limit=3)
+    with pytest.raises(ValueError, match="must be > 0"):
+        get_algorithm("optimal", time_limit=0)
+
+
+def test_optimal_is_deterministic_when_proven() -> None:
+    for seed in SEEDS[:10]:
+        problem = random_problem(seed)
+        first, again = Optimal()(problem), Optimal()(problem)
+        assert first.stats["optimal"] == 1.0
+        assert dict(first.placements) == dict(again.placements)
