@@ -237,7 +237,7 @@ def lower_primitive(primitive: func.FuncOp) -> func.FuncOp:
     entry = Block(arg_types=[*in_types, *out_types])
     builder = KernelBuilder(entry)
     inputs, outputs = entry.args[: len(in_types)], entry.args[len(in_types) :]
-    buffers = dict(zip(block.args, inputs, strict=True))
+    buffers: dict[SSAValue, SSAValue] = dict(zip(block.args, inputs, strict=True))
     kernel = FusedKernel(builder, buffers, ELEMENT_PATTERNS)
     for result, out in zip(results, outputs, strict=True):
         emit_result(kernel, result, out)
