@@ -267,7 +267,9 @@ class _MainLowering:
         """Erase the lowered ``op``; its relay users, lowered later, see its
         storages through a cast erased at the end of the pass."""
         storages = [self.values[v.storage] for v in self.plan.views[op.results[0]]]
-        cast = UnrealizedConversionCastOp.get(storages, [op.results[0].type])
+        cast = UnrealizedConversionCastOp.create(
+            operands=storages, result_types=[op.results[0].type]
+        )
         self.bridges.append(cast)
         rewriter.replace(op, cast)
 

@@ -319,6 +319,7 @@ class _Assigner:
         self.functions = functions
         self.plan = StoragePlan()
         self.views: dict[SSAValue, tuple[View, ...]] = {}
+        self.flat: dict[Attribute, list[MemRefType]] = {}
 
     def new_storage(
         self, kind: StorageKind, type_: MemRefType, producer: Operation | None
@@ -378,7 +379,7 @@ class _Assigner:
         self, i: int, arg: BlockArgument, attrs: DictionaryAttr | None
     ) -> None:
         what = f"argument {i}{_name(arg)} of @main"
-        types = _static_memrefs(arg.type, self.main, what)
+        types = self.memrefs(arg.type, self.main, what)
         if len(types) != 1 or not isinstance(arg.type, TensorType):
             raise located_error(
                 self.main,
@@ -393,14 +394,23 @@ class _Assigner:
         if device is not None:
             self.constrain((view,), device, self.main)
 
+    def memrefs(self, type_: Attribute, op: Operation, what: str) -> list[MemRefType]:
+        """``_static_memrefs``, computed once per type (building types is slow)."""
+        found = self.flat.get(type_)
+        if found is None:
+            found = self.flat[type_] = _static_memrefs(type_, op, what)
+        return found
+
     def visit(self, op: Operation) -> None:
         results = [
-            _static_memrefs(r.type, op, f"result {i} of '{op.name}'")
+            self.memrefs(r.type, op, f"result {i} of '{op.name}'")
             for i, r in enumerate(op.results)
         ]
         if isinstance(op, relay.CallOp):
             inputs = [
-                memref_of(t) for arg in op.args for t in flatten_tensor_types(arg.type)
+                m
+                for i, arg in enumerate(op.args)
+                for m in self.memrefs(arg.type, op, f"operand {i} of '{op.name}'")
             ]
             callee = _check_callee(op, self.functions, inputs, results[0])
             self.visit_call(op, callee, results[0])
