@@ -57,7 +57,7 @@ Produces
       Without planned devices, no device attribute is written (default device).
 
 How
-    Unsupported ops are reported (``check_main``), xDSL's ``region_dce``
+    Unsupported ops are reported (``aot_main_checks``), xDSL's ``region_dce``
     erases dead relay ops, then three steps, TVM's analysis/transform split:
     ``assign_storage`` (the
     analysis, ``aot_storage``) decides storages, names, devices and what is
@@ -114,6 +114,7 @@ from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
 from usmp.dialects.relay_ops import ReshapeOp
 from usmp.passes.aot_io_names import IONames, io_names
+from usmp.passes.aot_main_checks import check_main
 from usmp.passes.aot_storage import (
     CallStep,
     CopyStep,
@@ -122,7 +123,6 @@ from usmp.passes.aot_storage import (
     StoragePlan,
     View,
     assign_storage,
-    check_main,
 )
 
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -15,8 +15,8 @@ too), each view being a :class:`Storage` seen with a type:
 
 A value used many times keeps its storages. Every op is taken to be live:
 dead relay ops (relay is pure) are erased by xDSL's dead code elimination
-before the analysis runs (``check_main`` first reports unsupported ops, dead
-or not). The result is a
+before the analysis runs (``aot_main_checks.check_main`` first reports
+unsupported ops, dead or not). The result is a
 :class:`StoragePlan`: storages in creation order with their allocation names,
 the views of every value, the call and copy steps of each op, the flattened
 returned views (which are written in place, which copied), and the devices.
@@ -50,15 +50,10 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from usmp.diagnostics import located_error, location_of
 from usmp.dialects import relay
 from usmp.dialects.relay_ops import ReshapeOp
-from usmp.dialects.tir import PRIM_FUNC
+from usmp.passes.aot_main_checks import check_callee, check_main
 
 DEFAULT_DEVICE = relay.VirtualDeviceAttr()
 """Where unconstrained storages live once devices are planned."""
-
-SUPPORTED_OPS = (
-    "relay.call, relay.constant, relay.tuple, relay.tuple_get_item, "
-    "relay.on_device, relay.device_copy, relay.reshape and func.return"
-)
 
 
 class StorageKind(Enum):
@@ -188,115 +183,6 @@ def _static_memrefs(type_: Attribute, op: Operation, what: str) -> list[MemRefTy
     return [memref_of(t) for t in tensors]
 
 
-_ACCEPTED = (
-    relay.CallOp,
-    relay.ConstantOp,
-    relay.TupleOp,
-    relay.TupleGetItemOp,
-    relay.OnDeviceOp,
-    relay.DeviceCopyOp,
-    ReshapeOp,
-    func.ReturnOp,
-)
-
-
-def _check_op_kind(op: Operation) -> None:
-    if isinstance(op, _ACCEPTED):
-        return
-    if op.regions or op.successors:
-        raise located_error(
-            op,
-            f"'{op.name}' is control flow, which aot-lower-main does not support "
-            f"(relay 'if' is rejected as in TVM); main may only contain "
-            f"{SUPPORTED_OPS}",
-        )
-    if op.dialect_name() == "relay":
-        raise located_error(
-            op,
-            f"'{op.name}' must first be fused into a primitive function and lowered "
-            f"to a tir prim func (fuse-ops, lower-ops); main may only contain "
-            f"{SUPPORTED_OPS}",
-        )
-    raise located_error(
-        op,
-        f"'{op.name}' is not supported in main; main may only contain {SUPPORTED_OPS}",
-    )
-
-
-def _check_callee(
-    call: relay.CallOp,
-    functions: Mapping[str, func.FuncOp],
-    inputs: Sequence[MemRefType],
-    outputs: Sequence[MemRefType],
-) -> str:
-    name = call.callee.string_value()
-    callee = functions.get(name)
-    if callee is None:
-        raise located_error(
-            call, f"relay.call to @{name}, which is not a function of the module"
-        )
-    is_prim = PRIM_FUNC in callee.attributes
-    if not is_prim and (callee.body.blocks or relay.PRIMITIVE in callee.attributes):
-        kind = (
-            "a relay primitive function (run lower-ops first)"
-            if relay.PRIMITIVE in callee.attributes
-            else "a function with a body but no 'tir.prim_func' attribute"
-        )
-        raise located_error(
-            call,
-            f"relay.call to @{name}, which is {kind}; aot-lower-main calls tir "
-            "prim funcs (func.func with 'tir.prim_func') or external declarations "
-            "on memrefs",
-        )
-    ftype = callee.function_type
-    expected = [*inputs, *outputs]
-    if ftype.outputs.data:
-        raise located_error(
-            call,
-            f"@{name} returns {len(ftype.outputs)} value(s); an operator function "
-            "returns nothing and writes its outputs into its trailing memref arguments",
-        )
-    got = list(ftype.inputs.data)
-    if len(got) != len(expected):
-        raise located_error(
-            call,
-            f"relay.call @{name} passes {len(inputs)} input and {len(outputs)} output "
-            f"buffer(s) ({len(expected)} in all), but @{name} takes {len(got)} "
-            f"argument(s) {_types(got)}; expected {_types(expected)}",
-        )
-    for i, (g, e) in enumerate(zip(got, expected, strict=True)):
-        if g != e:
-            role = "input" if i < len(inputs) else "output"
-            raise located_error(
-                call,
-                f"relay.call @{name}: argument {i} ({role}) of @{name} is {g}, but "
-                f"the call passes {e}",
-            )
-    return name
-
-
-def _types(types: Sequence[Attribute]) -> str:
-    return "(" + ", ".join(str(t) for t in types) + ")"
-
-
-def check_main(main: func.FuncOp) -> None:
-    """A located error unless ``main`` is one block of the ops aot-lower-main
-    lowers (checked before dead code is removed, so that a dead unsupported
-    op is still reported)."""
-    if not main.body.blocks:
-        raise located_error(
-            main, "@main is a declaration; expected a relay main with a body"
-        )
-    if len(main.body.blocks) != 1:
-        raise located_error(
-            main,
-            f"@main has {len(main.body.blocks)} blocks: control flow is not "
-            "supported; main must be one block of relay dataflow",
-        )
-    for op in main.body.block.ops:
-        _check_op_kind(op)
-
-
 def _device_attr(
     attrs: Mapping[str, Attribute] | None, where: Operation, what: str | None = None
 ) -> relay.VirtualDeviceAttr | None:
@@ -412,7 +298,7 @@ class _Assigner:
                 for i, arg in enumerate(op.args)
                 for m in self.memrefs(arg.type, op, f"operand {i} of '{op.name}'")
             ]
-            callee = _check_callee(op, self.functions, inputs, results[0])
+            callee = check_callee(op, self.functions, inputs, results[0])
             self.visit_call(op, callee, results[0])
             return
         match op:
@@ -509,7 +395,6 @@ __all__ = [
     "Step",
     "View",
     "assign_storage",
-    "check_main",
     "flatten_tensor_types",
     "memref_of",
 ]
