@@ -4,40 +4,31 @@
 result type from the operand types and properties (``infer_result_type``, the
 analogue of MLIR's ``InferTypeOpInterface``) and compares it with the declared
 one. Shape arithmetic lives in ``relay_shapes`` (plain Python); this module
-adds element-type rules, attribute constructors and the error format
+adds element-type rules, the builder helper and the error format
 ``relay.<op>: <what is wrong>, expected <what would be accepted>``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NoReturn, ParamSpec, TypeVar
+from typing import Any, NoReturn, ParamSpec, TypeVar
 
-from xdsl.dialects import builtin
 from xdsl.dialects.builtin import (
-    BoolAttr,
-    DenseArrayBase,
-    Float64Type,
-    FloatAttr,
-    IntegerAttr,
     IntegerType,
     Signedness,
-    StringAttr,
     TensorType,
     f32,
-    f64,
-    i1,
     i8,
     i16,
     i32,
-    i64,
 )
-from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, traits_def
+from xdsl.ir import Attribute, OpResult, SSAValue, SSAValues
+from xdsl.irdl import IRDLOperation, ParsePropInAttrDict, result_def, traits_def
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from usmp.dialects.limits import check_buffer_size, check_nonempty
+from usmp.dialects.relay_props import property_attrs
 from usmp.dialects.relay_shapes import Shape, ShapeError
 
 ui8 = IntegerType(8, Signedness.UNSIGNED)
@@ -58,35 +49,6 @@ def int_range(t: IntegerType) -> tuple[int, int]:
     if t.signedness.data == Signedness.UNSIGNED:
         return 0, (1 << width) - 1
     return -(1 << (width - 1)), (1 << (width - 1)) - 1
-
-
-def i64_array(values: Sequence[int]) -> DenseArrayBase[IntegerType]:
-    return DenseArrayBase.from_list(i64, values)
-
-
-def i32_array(values: Sequence[int]) -> DenseArrayBase[IntegerType]:
-    return DenseArrayBase.from_list(i32, values)
-
-
-def i64_attr(value: int) -> IntegerAttr[IntegerType]:
-    return IntegerAttr(value, i64)
-
-
-def f64_attr(value: float) -> FloatAttr[Float64Type]:
-    return FloatAttr(value, f64)
-
-
-def bool_attr(value: bool) -> IntegerAttr[IntegerType]:
-    return IntegerAttr(int(value), i1)
-
-
-I64Array = DenseArrayBase.constr(i64)
-I32Array = DenseArrayBase.constr(i32)
-I64 = IntegerAttr[builtin.I64]
-F64 = FloatAttr[Float64Type]
-Bool = BoolAttr
-"""Property constraints: ``array<i64: ..>``, ``array<i32: ..>``, ``N : i64``,
-``X : f64``, ``true``/``false``."""
 
 
 UNARY_FORMAT = "$data attr-dict `:` type($data) `->` type($result)"
@@ -145,6 +107,8 @@ class RelayOperator(IRDLOperation):
     Subclasses implement ``infer_result_type()`` from their operands and
     properties; it raises ``VerifyException`` for invalid inputs, so the same
     code validates ops and builds them (``__init__`` infers the result type).
+    Every operator has one tensor ``result``; properties print in the
+    attribute dictionary.
 
     Every operator is ``Pure``: relay is functional, an operator's result is a
     new tensor computed from its operands and properties only (no state, no
@@ -152,7 +116,10 @@ class RelayOperator(IRDLOperation):
     and two identical ones merged (``cse``).
     """
 
+    result = result_def(TensorType)
+
     traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
 
     def infer_result_type(self) -> TensorType:
         raise NotImplementedError
@@ -163,28 +130,33 @@ class RelayOperator(IRDLOperation):
         if actual != expected:
             fail(self.name, f"result type {actual} is wrong, expected {expected}")
 
-    # Typed views of properties as Python values.
-    def _ints(self, name: str) -> tuple[int, ...]:
-        attr = self.properties[name]
-        assert isinstance(attr, DenseArrayBase)
-        return tuple(int(v) for v in attr.get_values())
+    def _build(
+        self,
+        operands: Sequence[SSAValue | Sequence[SSAValue]],
+        result_type: Attribute | None = None,
+        **values: Any,
+    ) -> None:
+        """Build from operands and Python property values (``None``: the
+        declared default). Without ``result_type``, the result type is
+        ``infer_result_type()``, which raises ``VerifyException`` for invalid
+        operands or properties."""
+        super().__init__(
+            operands=operands,
+            properties=property_attrs(type(self), values),
+            result_types=[result_type or _PENDING],
+        )
+        if result_type is not None:
+            return
+        try:
+            result_type = self.infer_result_type()
+        except VerifyException:
+            self.drop_all_references()
+            raise
+        # The result type depends on the properties, which the op's typed
+        # accessors read: built with a placeholder, the result is replaced
+        # before anything can use it.
+        self.results = SSAValues((OpResult(result_type, self, 0),))
 
-    def _int(self, name: str) -> int:
-        attr = self.properties[name]
-        assert isinstance(attr, IntegerAttr)
-        return attr.value.data
 
-    def _float(self, name: str) -> float:
-        attr = self.properties[name]
-        assert isinstance(attr, FloatAttr)
-        return float(attr.value.data)
-
-    def _str(self, name: str) -> str:
-        attr = self.properties[name]
-        assert isinstance(attr, StringAttr)
-        return attr.data
-
-    def _bool(self, name: str) -> bool:
-        attr = self.properties[name]
-        assert isinstance(attr, IntegerAttr)
-        return bool(attr.value.data)
+_PENDING = TensorType(i8, [])
+"""Placeholder result type of an operator whose type is being inferred."""

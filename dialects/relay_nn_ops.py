@@ -10,31 +10,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import StringAttr, TensorType, f32, i8, i32
+from xdsl.dialects.builtin import TensorType, f32, i8, i32
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import (
-    ParsePropInAttrDict,
-    irdl_op_definition,
-    operand_def,
-    prop_def,
-    result_def,
-)
+from xdsl.irdl import operand_def
 
 from usmp.dialects.relay_base import (
     DATA_WEIGHT_FORMAT,
-    I64,
     UNARY_FORMAT,
-    Bool,
-    I64Array,
     RelayOperator,
-    bool_attr,
     fail,
-    i64_array,
-    i64_attr,
     infer_shape,
     int_range,
     shape_of,
     tensor_of,
+)
+from usmp.dialects.relay_props import (
+    bool_prop,
+    int_prop,
+    ints_prop,
+    relay_op_definition,
+    str_prop,
 )
 from usmp.dialects.relay_shapes import (
     conv2d_output_shape,
@@ -73,7 +68,7 @@ def accumulator_type(
     )
 
 
-@irdl_op_definition
+@relay_op_definition
 class Conv2DOp(RelayOperator):
     """2-d convolution, grouped and depthwise included.
 
@@ -94,17 +89,15 @@ class Conv2DOp(RelayOperator):
 
     data = operand_def(TensorType)
     weight = operand_def(TensorType)
-    strides = prop_def(I64Array, default_value=i64_array((1, 1)))
-    padding = prop_def(I64Array, default_value=i64_array((0, 0, 0, 0)))
-    dilation = prop_def(I64Array, default_value=i64_array((1, 1)))
-    groups = prop_def(I64, default_value=i64_attr(1))
-    data_layout = prop_def(StringAttr, default_value=StringAttr("NHWC"))
-    kernel_layout = prop_def(StringAttr, default_value=StringAttr("HWIO"))
-    input_zero_point = prop_def(I64, default_value=i64_attr(0))
-    kernel_zero_point = prop_def(I64, default_value=i64_attr(0))
-    result = result_def(TensorType)
+    strides = ints_prop(default=(1, 1))
+    padding = ints_prop(default=(0, 0, 0, 0))
+    dilation = ints_prop(default=(1, 1))
+    groups = int_prop(default=1)
+    data_layout = str_prop(default="NHWC")
+    kernel_layout = str_prop(default="HWIO")
+    input_zero_point = int_prop(default=0)
+    kernel_zero_point = int_prop(default=0)
 
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = DATA_WEIGHT_FORMAT
 
     def __init__(
@@ -112,116 +105,50 @@ class Conv2DOp(RelayOperator):
         data: SSAValue,
         weight: SSAValue,
         *,
-        strides: Sequence[int] = (1, 1),
-        padding: Sequence[int] = (0, 0, 0, 0),
-        dilation: Sequence[int] = (1, 1),
-        groups: int = 1,
-        data_layout: str = "NHWC",
-        kernel_layout: str = "HWIO",
-        input_zero_point: int = 0,
-        kernel_zero_point: int = 0,
+        strides: Sequence[int] | None = None,
+        padding: Sequence[int] | None = None,
+        dilation: Sequence[int] | None = None,
+        groups: int | None = None,
+        data_layout: str | None = None,
+        kernel_layout: str | None = None,
+        input_zero_point: int | None = None,
+        kernel_zero_point: int | None = None,
     ):
-        super().__init__(
-            operands=[data, weight],
-            properties={
-                "strides": i64_array(strides),
-                "padding": i64_array(padding),
-                "dilation": i64_array(dilation),
-                "groups": i64_attr(groups),
-                "data_layout": StringAttr(data_layout),
-                "kernel_layout": StringAttr(kernel_layout),
-                "input_zero_point": i64_attr(input_zero_point),
-                "kernel_zero_point": i64_attr(kernel_zero_point),
-            },
-            result_types=[
-                self.infer(
-                    data.type,
-                    weight.type,
-                    strides=strides,
-                    padding=padding,
-                    dilation=dilation,
-                    groups=groups,
-                    data_layout=data_layout,
-                    kernel_layout=kernel_layout,
-                    input_zero_point=input_zero_point,
-                    kernel_zero_point=kernel_zero_point,
-                )
-            ],
-        )
-
-    @classmethod
-    def infer(
-        cls,
-        data: Attribute,
-        weight: Attribute,
-        *,
-        strides: Sequence[int] = (1, 1),
-        padding: Sequence[int] = (0, 0, 0, 0),
-        dilation: Sequence[int] = (1, 1),
-        groups: int = 1,
-        data_layout: str = "NHWC",
-        kernel_layout: str = "HWIO",
-        input_zero_point: int = 0,
-        kernel_zero_point: int = 0,
-    ) -> TensorType:
-        """The result type of a conv2d on these operand types and attributes."""
-        dt = tensor_of(cls.name, "data", data)
-        wt = tensor_of(cls.name, "weight", weight)
-        el = accumulator_type(cls.name, dt, wt, input_zero_point, kernel_zero_point)
-        shape = infer_shape(
-            cls.name,
-            conv2d_output_shape,
-            shape_of(dt),
-            shape_of(wt),
+        """Properties left ``None`` take their declared default."""
+        self._build(
+            [data, weight],
             strides=strides,
             padding=padding,
             dilation=dilation,
             groups=groups,
             data_layout=data_layout,
             kernel_layout=kernel_layout,
+            input_zero_point=input_zero_point,
+            kernel_zero_point=kernel_zero_point,
+        )
+
+    def infer_result_type(self) -> TensorType:
+        dt = tensor_of(self.name, "data", self.data)
+        wt = tensor_of(self.name, "weight", self.weight)
+        el = accumulator_type(
+            self.name, dt, wt, self.input_zero_point, self.kernel_zero_point
+        )
+        shape = infer_shape(
+            self.name,
+            conv2d_output_shape,
+            shape_of(dt),
+            shape_of(wt),
+            strides=self.strides,
+            padding=self.padding,
+            dilation=self.dilation,
+            groups=self.groups,
+            data_layout=self.data_layout,
+            kernel_layout=self.kernel_layout,
         )
         return TensorType(el, shape)
 
-    def get_strides(self) -> tuple[int, ...]:
-        return self._ints("strides")
 
-    def get_padding(self) -> tuple[int, ...]:
-        return self._ints("padding")
-
-    def get_dilation(self) -> tuple[int, ...]:
-        return self._ints("dilation")
-
-    def get_groups(self) -> int:
-        return self._int("groups")
-
-    def get_data_layout(self) -> str:
-        return self._str("data_layout")
-
-    def get_kernel_layout(self) -> str:
-        return self._str("kernel_layout")
-
-    def get_input_zero_point(self) -> int:
-        return self._int("input_zero_point")
-
-    def get_kernel_zero_point(self) -> int:
-        return self._int("kernel_zero_point")
-
-    def infer_result_type(self) -> TensorType:
-        return self.infer(
-            self.data.type,
-            self.weight.type,
-            strides=self.get_strides(),
-            padding=self.get_padding(),
-            dilation=self.get_dilation(),
-            groups=self.get_groups(),
-            data_layout=self.get_data_layout(),
-            kernel_layout=self.get_kernel_layout(),
-            input_zero_point=self.get_input_zero_point(),
-            kernel_zero_point=self.get_kernel_zero_point(),
-        )
-
-
-@irdl_op_definition
+@relay_op_definition
 class DenseOp(RelayOperator):
     """Fully connected layer: data (B, K) x weight (N, K) -> (B, N).
 
@@ -237,11 +164,9 @@ class DenseOp(RelayOperator):
 
     data = operand_def(TensorType)
     weight = operand_def(TensorType)
-    input_zero_point = prop_def(I64, default_value=i64_attr(0))
-    kernel_zero_point = prop_def(I64, default_value=i64_attr(0))
-    result = result_def(TensorType)
+    input_zero_point = int_prop(default=0)
+    kernel_zero_point = int_prop(default=0)
 
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = DATA_WEIGHT_FORMAT
 
     def __init__(
@@ -249,60 +174,34 @@ class DenseOp(RelayOperator):
         data: SSAValue,
         weight: SSAValue,
         *,
-        input_zero_point: int = 0,
-        kernel_zero_point: int = 0,
+        input_zero_point: int | None = None,
+        kernel_zero_point: int | None = None,
     ):
-        super().__init__(
-            operands=[data, weight],
-            properties={
-                "input_zero_point": i64_attr(input_zero_point),
-                "kernel_zero_point": i64_attr(kernel_zero_point),
-            },
-            result_types=[
-                self.infer(data.type, weight.type, input_zero_point, kernel_zero_point)
-            ],
+        self._build(
+            [data, weight],
+            input_zero_point=input_zero_point,
+            kernel_zero_point=kernel_zero_point,
         )
-
-    @classmethod
-    def infer(
-        cls,
-        data: Attribute,
-        weight: Attribute,
-        input_zero_point: int = 0,
-        kernel_zero_point: int = 0,
-    ) -> TensorType:
-        dt = tensor_of(cls.name, "data", data)
-        wt = tensor_of(cls.name, "weight", weight)
-        el = accumulator_type(cls.name, dt, wt, input_zero_point, kernel_zero_point)
-        shape = infer_shape(cls.name, dense_output_shape, shape_of(dt), shape_of(wt))
-        return TensorType(el, shape)
-
-    def get_input_zero_point(self) -> int:
-        return self._int("input_zero_point")
-
-    def get_kernel_zero_point(self) -> int:
-        return self._int("kernel_zero_point")
 
     def infer_result_type(self) -> TensorType:
-        return self.infer(
-            self.data.type,
-            self.weight.type,
-            self.get_input_zero_point(),
-            self.get_kernel_zero_point(),
+        dt = tensor_of(self.name, "data", self.data)
+        wt = tensor_of(self.name, "weight", self.weight)
+        el = accumulator_type(
+            self.name, dt, wt, self.input_zero_point, self.kernel_zero_point
         )
+        shape = infer_shape(self.name, dense_output_shape, shape_of(dt), shape_of(wt))
+        return TensorType(el, shape)
 
 
 class Pool2DOp(RelayOperator):
     """Base of ``relay.max_pool2d`` and ``relay.avg_pool2d``."""
 
     data = operand_def(TensorType)
-    pool_size = prop_def(I64Array)
-    strides = prop_def(I64Array, default_value=i64_array((1, 1)))
-    padding = prop_def(I64Array, default_value=i64_array((0, 0, 0, 0)))
-    layout = prop_def(StringAttr, default_value=StringAttr("NHWC"))
-    result = result_def(TensorType)
+    pool_size = ints_prop()
+    strides = ints_prop(default=(1, 1))
+    padding = ints_prop(default=(0, 0, 0, 0))
+    layout = str_prop(default="NHWC")
 
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = UNARY_FORMAT
 
     def __init__(
@@ -310,76 +209,36 @@ class Pool2DOp(RelayOperator):
         data: SSAValue,
         pool_size: Sequence[int],
         *,
-        strides: Sequence[int] = (1, 1),
-        padding: Sequence[int] = (0, 0, 0, 0),
-        layout: str = "NHWC",
-        **extra: Attribute,
+        strides: Sequence[int] | None = None,
+        padding: Sequence[int] | None = None,
+        layout: str | None = None,
+        count_include_pad: bool | None = None,
     ):
-        super().__init__(
-            operands=[data],
-            properties={
-                "pool_size": i64_array(pool_size),
-                "strides": i64_array(strides),
-                "padding": i64_array(padding),
-                "layout": StringAttr(layout),
-                **extra,
-            },
-            result_types=[
-                self.infer(
-                    data.type,
-                    pool_size,
-                    strides=strides,
-                    padding=padding,
-                    layout=layout,
-                )
-            ],
-        )
-
-    @classmethod
-    def infer(
-        cls,
-        data: Attribute,
-        pool_size: Sequence[int],
-        *,
-        strides: Sequence[int] = (1, 1),
-        padding: Sequence[int] = (0, 0, 0, 0),
-        layout: str = "NHWC",
-    ) -> TensorType:
-        t = tensor_of(cls.name, "operand", data)
-        shape = infer_shape(
-            cls.name,
-            pool2d_output_shape,
-            shape_of(t),
-            pool_size,
+        """``count_include_pad``: ``relay.avg_pool2d`` only."""
+        self._build(
+            [data],
+            pool_size=pool_size,
             strides=strides,
             padding=padding,
             layout=layout,
+            count_include_pad=count_include_pad,
+        )
+
+    def infer_result_type(self) -> TensorType:
+        t = tensor_of(self.name, "operand", self.data)
+        shape = infer_shape(
+            self.name,
+            pool2d_output_shape,
+            shape_of(t),
+            self.pool_size,
+            strides=self.strides,
+            padding=self.padding,
+            layout=self.layout,
         )
         return TensorType(t.element_type, shape)
 
-    def get_pool_size(self) -> tuple[int, ...]:
-        return self._ints("pool_size")
 
-    def get_strides(self) -> tuple[int, ...]:
-        return self._ints("strides")
-
-    def get_padding(self) -> tuple[int, ...]:
-        return self._ints("padding")
-
-    def get_layout(self) -> str:
-        return self._str("layout")
-
-    def infer_result_type(self) -> TensorType:
-        return self.infer(
-            self.data.type,
-            self.get_pool_size(),
-            strides=self.get_strides(),
-            padding=self.get_padding(),
-            layout=self.get_layout(),
-        )
-
-
-@irdl_op_definition
+@relay_op_definition
 class MaxPool2DOp(Pool2DOp):
     """2-d max pooling; padded positions are ignored.
 
@@ -393,7 +252,7 @@ class MaxPool2DOp(Pool2DOp):
     name = "relay.max_pool2d"
 
 
-@irdl_op_definition
+@relay_op_definition
 class AvgPool2DOp(Pool2DOp):
     """2-d average pooling (attributes of max_pool2d + ``count_include_pad``).
 
@@ -410,32 +269,10 @@ class AvgPool2DOp(Pool2DOp):
 
     name = "relay.avg_pool2d"
 
-    count_include_pad = prop_def(Bool, default_value=bool_attr(False))
-
-    def __init__(
-        self,
-        data: SSAValue,
-        pool_size: Sequence[int],
-        *,
-        strides: Sequence[int] = (1, 1),
-        padding: Sequence[int] = (0, 0, 0, 0),
-        layout: str = "NHWC",
-        count_include_pad: bool = False,
-    ):
-        super().__init__(
-            data,
-            pool_size,
-            strides=strides,
-            padding=padding,
-            layout=layout,
-            count_include_pad=bool_attr(count_include_pad),
-        )
-
-    def get_count_include_pad(self) -> bool:
-        return self._bool("count_include_pad")
+    count_include_pad = bool_prop(default=False)
 
 
-@irdl_op_definition
+@relay_op_definition
 class GlobalAvgPool2DOp(RelayOperator):
     """Mean over H and W: (N, H, W, C) -> (N, 1, 1, C) in NHWC.
 
@@ -447,33 +284,22 @@ class GlobalAvgPool2DOp(RelayOperator):
     name = "relay.global_avg_pool2d"
 
     data = operand_def(TensorType)
-    layout = prop_def(StringAttr, default_value=StringAttr("NHWC"))
-    result = result_def(TensorType)
+    layout = str_prop(default="NHWC")
 
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = UNARY_FORMAT
 
-    def __init__(self, data: SSAValue, layout: str = "NHWC"):
-        super().__init__(
-            operands=[data],
-            properties={"layout": StringAttr(layout)},
-            result_types=[self.infer(data.type, layout)],
-        )
-
-    @classmethod
-    def infer(cls, data: Attribute, layout: str = "NHWC") -> TensorType:
-        t = tensor_of(cls.name, "operand", data)
-        shape = infer_shape(cls.name, global_pool2d_output_shape, shape_of(t), layout)
-        return TensorType(t.element_type, shape)
-
-    def get_layout(self) -> str:
-        return self._str("layout")
+    def __init__(self, data: SSAValue, layout: str | None = None):
+        self._build([data], layout=layout)
 
     def infer_result_type(self) -> TensorType:
-        return self.infer(self.data.type, self.get_layout())
+        t = tensor_of(self.name, "operand", self.data)
+        shape = infer_shape(
+            self.name, global_pool2d_output_shape, shape_of(t), self.layout
+        )
+        return TensorType(t.element_type, shape)
 
 
-@irdl_op_definition
+@relay_op_definition
 class MeanOp(RelayOperator):
     """Mean over ``axis`` (negative axes allowed), dropping them unless ``keepdims``.
 
@@ -488,33 +314,19 @@ class MeanOp(RelayOperator):
     name = "relay.mean"
 
     data = operand_def(TensorType)
-    axis = prop_def(I64Array)
-    keepdims = prop_def(Bool, default_value=bool_attr(False))
-    result = result_def(TensorType)
+    axis = ints_prop()
+    keepdims = bool_prop(default=False)
 
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = UNARY_FORMAT
 
-    def __init__(self, data: SSAValue, axis: Sequence[int], keepdims: bool = False):
-        super().__init__(
-            operands=[data],
-            properties={"axis": i64_array(axis), "keepdims": bool_attr(keepdims)},
-            result_types=[self.infer(data.type, axis, keepdims)],
-        )
-
-    @classmethod
-    def infer(
-        cls, data: Attribute, axis: Sequence[int], keepdims: bool = False
-    ) -> TensorType:
-        t = tensor_of(cls.name, "operand", data)
-        shape = infer_shape(cls.name, reduce_output_shape, shape_of(t), axis, keepdims)
-        return TensorType(t.element_type, shape)
-
-    def get_axis(self) -> tuple[int, ...]:
-        return self._ints("axis")
-
-    def get_keepdims(self) -> bool:
-        return self._bool("keepdims")
+    def __init__(
+        self, data: SSAValue, axis: Sequence[int], keepdims: bool | None = None
+    ):
+        self._build([data], axis=axis, keepdims=keepdims)
 
     def infer_result_type(self) -> TensorType:
-        return self.infer(self.data.type, self.get_axis(), self.get_keepdims())
+        t = tensor_of(self.name, "operand", self.data)
+        shape = infer_shape(
+            self.name, reduce_output_shape, shape_of(t), self.axis, self.keepdims
+        )
+        return TensorType(t.element_type, shape)

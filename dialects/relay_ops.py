@@ -6,10 +6,14 @@ data-movement operators and ``OPERATOR_OPS``, the list of every operator
 fixed_point_multiply, quantize, dequantize). All operator classes are
 re-exported here, so ``from usmp.dialects.relay_ops import Conv2DOp`` works.
 
-Each operator is one ``@irdl_op_definition`` class whose properties print in
-the attribute dictionary (defaults elided), a verifier that recomputes the
-result type (``relay_base.RelayOperator``) and an ``__init__`` that infers the
-result type from the operands and Python-valued attributes.
+Each operator is one ``@relay_op_definition`` class (``relay_props``): every
+property is declared once, as a typed field (``axes = ints_prop()``) that is
+both the IRDL property, printed in the attribute dictionary with defaults
+elided, and a Python accessor (``op.axes`` is a ``tuple[int, ...]``) read by
+the verifier, ``lower-ops`` and the numpy oracle. ``infer_result_type`` (in
+``relay_base.RelayOperator``) verifies the op, and the ``__init__`` builders
+use it to infer the result type; a builder argument left ``None`` takes the
+declared default.
 """
 
 from __future__ import annotations
@@ -26,24 +30,14 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
-    ParsePropInAttrDict,
-    irdl_op_definition,
     operand_def,
-    prop_def,
-    result_def,
     var_operand_def,
 )
 
 from usmp.dialects.relay_base import (
-    F64,
-    I64,
     UNARY_FORMAT,
-    I64Array,
     RelayOperator,
-    f64_attr,
     fail,
-    i64_array,
-    i64_attr,
     infer_shape,
     int_range,
     is_int,
@@ -57,6 +51,12 @@ from usmp.dialects.relay_nn_ops import (
     GlobalAvgPool2DOp,
     MaxPool2DOp,
     MeanOp,
+)
+from usmp.dialects.relay_props import (
+    float_prop,
+    int_prop,
+    ints_prop,
+    relay_op_definition,
 )
 from usmp.dialects.relay_quant_ops import DequantizeOp, FixedPointMultiplyOp, QuantizeOp
 from usmp.dialects.relay_shapes import (
@@ -82,7 +82,6 @@ class BinaryElementwiseOp(RelayOperator):
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
-    result = result_def(TensorType)
 
     assembly_format = (
         "$lhs `,` $rhs attr-dict `:` `(` type($lhs) `,` type($rhs) `)` "
@@ -90,27 +89,23 @@ class BinaryElementwiseOp(RelayOperator):
     )
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue):
-        super().__init__(
-            operands=[lhs, rhs],
-            result_types=[self.infer(lhs.type, rhs.type)],
-        )
+        self._build([lhs, rhs])
 
     @classmethod
     def check_element_type(cls, element_type: Attribute) -> None:
         """Hook for operators restricted to some element types."""
 
-    @classmethod
-    def infer(cls, lhs: Attribute, rhs: Attribute) -> TensorType:
-        name = cls.name
-        lt = tensor_of(name, "lhs", lhs)
-        rt = tensor_of(name, "rhs", rhs)
+    def infer_result_type(self) -> TensorType:
+        name = self.name
+        lt = tensor_of(name, "lhs", self.lhs)
+        rt = tensor_of(name, "rhs", self.rhs)
         if lt.element_type != rt.element_type:
             fail(
                 name,
                 f"operand element types differ ({lt.element_type} vs "
                 f"{rt.element_type}); insert a relay.cast",
             )
-        cls.check_element_type(lt.element_type)
+        self.check_element_type(lt.element_type)
         shape = broadcast_shapes(shape_of(lt), shape_of(rt))
         if shape is None:
             fail(
@@ -120,46 +115,43 @@ class BinaryElementwiseOp(RelayOperator):
             )
         return TensorType(lt.element_type, shape)
 
-    def infer_result_type(self) -> TensorType:
-        return self.infer(self.lhs.type, self.rhs.type)
 
-
-@irdl_op_definition
+@relay_op_definition
 class AddOp(BinaryElementwiseOp):
     """Elementwise ``lhs + rhs`` with numpy broadcasting (integers wrap)."""
 
     name = "relay.add"
 
 
-@irdl_op_definition
+@relay_op_definition
 class SubtractOp(BinaryElementwiseOp):
     """Elementwise ``lhs - rhs`` with numpy broadcasting (integers wrap)."""
 
     name = "relay.subtract"
 
 
-@irdl_op_definition
+@relay_op_definition
 class MultiplyOp(BinaryElementwiseOp):
     """Elementwise ``lhs * rhs`` with numpy broadcasting (integers wrap)."""
 
     name = "relay.multiply"
 
 
-@irdl_op_definition
+@relay_op_definition
 class MaximumOp(BinaryElementwiseOp):
     """Elementwise maximum with numpy broadcasting."""
 
     name = "relay.maximum"
 
 
-@irdl_op_definition
+@relay_op_definition
 class MinimumOp(BinaryElementwiseOp):
     """Elementwise minimum with numpy broadcasting."""
 
     name = "relay.minimum"
 
 
-@irdl_op_definition
+@relay_op_definition
 class RightShiftOp(BinaryElementwiseOp):
     """Elementwise arithmetic ``lhs >> rhs``; integer element types only."""
 
@@ -193,16 +185,14 @@ class UnarySameTypeOp(RelayOperator):
     """Base of the operators whose result type is the operand's."""
 
     data = operand_def(TensorType)
-    result = result_def(TensorType)
 
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = UNARY_FORMAT
 
     def infer_result_type(self) -> TensorType:
         return tensor_of(self.name, "operand", self.data)
 
 
-@irdl_op_definition
+@relay_op_definition
 class ClipOp(UnarySameTypeOp):
     """Clamp to ``[a_min, a_max]``; the result type is the operand's.
 
@@ -214,25 +204,15 @@ class ClipOp(UnarySameTypeOp):
 
     name = "relay.clip"
 
-    a_min = prop_def(F64)
-    a_max = prop_def(F64)
+    a_min = float_prop()
+    a_max = float_prop()
 
     def __init__(self, data: SSAValue, a_min: float, a_max: float):
-        super().__init__(
-            operands=[data],
-            properties={"a_min": f64_attr(a_min), "a_max": f64_attr(a_max)},
-            result_types=[data.type],
-        )
-
-    def get_a_min(self) -> float:
-        return self._float("a_min")
-
-    def get_a_max(self) -> float:
-        return self._float("a_max")
+        self._build([data], data.type, a_min=a_min, a_max=a_max)
 
     def infer_result_type(self) -> TensorType:
         t = super().infer_result_type()
-        lo, hi = self.get_a_min(), self.get_a_max()
+        lo, hi = self.a_min, self.a_max
         for what, bound in (("a_min", lo), ("a_max", hi)):
             if math.isnan(bound):
                 fail(self.name, f"{what} is NaN, expected a number")
@@ -247,17 +227,17 @@ class ClipOp(UnarySameTypeOp):
         return t
 
 
-@irdl_op_definition
+@relay_op_definition
 class ReluOp(UnarySameTypeOp):
     """``max(x, 0)``: ``%r = relay.relu %x : tensor<4xf32> -> tensor<4xf32>``."""
 
     name = "relay.relu"
 
     def __init__(self, data: SSAValue):
-        super().__init__(operands=[data], result_types=[data.type])
+        self._build([data], data.type)
 
 
-@irdl_op_definition
+@relay_op_definition
 class SoftmaxOp(UnarySameTypeOp):
     """Softmax along ``axis`` (default -1); ``f32`` only.
 
@@ -268,17 +248,10 @@ class SoftmaxOp(UnarySameTypeOp):
 
     name = "relay.softmax"
 
-    axis = prop_def(I64, default_value=i64_attr(-1))
+    axis = int_prop(default=-1)
 
-    def __init__(self, data: SSAValue, axis: int = -1):
-        super().__init__(
-            operands=[data],
-            properties={"axis": i64_attr(axis)},
-            result_types=[data.type],
-        )
-
-    def get_axis(self) -> int:
-        return self._int("axis")
+    def __init__(self, data: SSAValue, axis: int | None = None):
+        self._build([data], data.type, axis=axis)
 
     def infer_result_type(self) -> TensorType:
         t = super().infer_result_type()
@@ -287,11 +260,11 @@ class SoftmaxOp(UnarySameTypeOp):
                 self.name,
                 f"element type {t.element_type} is not supported, expected f32",
             )
-        infer_shape(self.name, normalize_axis, self.get_axis(), len(shape_of(t)))
+        infer_shape(self.name, normalize_axis, self.axis, len(shape_of(t)))
         return t
 
 
-@irdl_op_definition
+@relay_op_definition
 class ReshapeOp(RelayOperator):
     """Reshape: same elements, new static shape given by the result type.
 
@@ -303,7 +276,6 @@ class ReshapeOp(RelayOperator):
     name = "relay.reshape"
 
     data = operand_def(TensorType)
-    result = result_def(TensorType)
 
     assembly_format = UNARY_FORMAT
 
@@ -330,7 +302,7 @@ class ReshapeOp(RelayOperator):
             )
 
 
-@irdl_op_definition
+@relay_op_definition
 class CastOp(RelayOperator):
     """Convert the element type; the shape is unchanged.
 
@@ -345,7 +317,6 @@ class CastOp(RelayOperator):
     name = "relay.cast"
 
     data = operand_def(TensorType)
-    result = result_def(TensorType)
 
     assembly_format = UNARY_FORMAT
 
@@ -363,7 +334,7 @@ class CastOp(RelayOperator):
             fail(self.name, f"result type {dst} is wrong, expected {expected}")
 
 
-@irdl_op_definition
+@relay_op_definition
 class TransposeOp(RelayOperator):
     """Permute dimensions (numpy ``transpose(x, axes)``).
 
@@ -376,33 +347,20 @@ class TransposeOp(RelayOperator):
     name = "relay.transpose"
 
     data = operand_def(TensorType)
-    axes = prop_def(I64Array)
-    result = result_def(TensorType)
+    axes = ints_prop()
 
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = UNARY_FORMAT
 
     def __init__(self, data: SSAValue, axes: Sequence[int]):
-        super().__init__(
-            operands=[data],
-            properties={"axes": i64_array(axes)},
-            result_types=[self.infer(data.type, axes)],
-        )
-
-    @classmethod
-    def infer(cls, data: Attribute, axes: Sequence[int]) -> TensorType:
-        t = tensor_of(cls.name, "operand", data)
-        shape = infer_shape(cls.name, transpose_output_shape, shape_of(t), axes)
-        return TensorType(t.element_type, shape)
-
-    def get_axes(self) -> tuple[int, ...]:
-        return self._ints("axes")
+        self._build([data], axes=axes)
 
     def infer_result_type(self) -> TensorType:
-        return self.infer(self.data.type, self.get_axes())
+        t = tensor_of(self.name, "operand", self.data)
+        shape = infer_shape(self.name, transpose_output_shape, shape_of(t), self.axes)
+        return TensorType(t.element_type, shape)
 
 
-@irdl_op_definition
+@relay_op_definition
 class PadOp(RelayOperator):
     """Constant padding; ``pad_width`` = (before0, after0, before1, after1, ...).
 
@@ -419,53 +377,32 @@ class PadOp(RelayOperator):
     name = "relay.pad"
 
     data = operand_def(TensorType)
-    pad_width = prop_def(I64Array)
-    pad_value = prop_def(F64, default_value=f64_attr(0.0))
-    result = result_def(TensorType)
+    pad_width = ints_prop()
+    pad_value = float_prop(default=0.0)
 
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = UNARY_FORMAT
 
     def __init__(
-        self, data: SSAValue, pad_width: Sequence[int], pad_value: float = 0.0
+        self, data: SSAValue, pad_width: Sequence[int], pad_value: float | None = None
     ):
-        super().__init__(
-            operands=[data],
-            properties={
-                "pad_width": i64_array(pad_width),
-                "pad_value": f64_attr(pad_value),
-            },
-            result_types=[self.infer(data.type, pad_width, pad_value)],
-        )
+        self._build([data], pad_width=pad_width, pad_value=pad_value)
 
-    @classmethod
-    def infer(
-        cls, data: Attribute, pad_width: Sequence[int], pad_value: float
-    ) -> TensorType:
-        t = tensor_of(cls.name, "operand", data)
-        el = t.element_type
+    def infer_result_type(self) -> TensorType:
+        t = tensor_of(self.name, "operand", self.data)
+        el, pad_value = t.element_type, self.pad_value
         if isinstance(el, IntegerType):
             lo, hi = int_range(el)
             if pad_value != int(pad_value) or not lo <= pad_value <= hi:
                 fail(
-                    cls.name,
+                    self.name,
                     f"pad_value {pad_value} is not representable in {el} "
                     f"(expected an integer in {lo}..{hi})",
                 )
-        shape = infer_shape(cls.name, pad_output_shape, shape_of(t), pad_width)
+        shape = infer_shape(self.name, pad_output_shape, shape_of(t), self.pad_width)
         return TensorType(el, shape)
 
-    def get_pad_width(self) -> tuple[int, ...]:
-        return self._ints("pad_width")
 
-    def get_pad_value(self) -> float:
-        return self._float("pad_value")
-
-    def infer_result_type(self) -> TensorType:
-        return self.infer(self.data.type, self.get_pad_width(), self.get_pad_value())
-
-
-@irdl_op_definition
+@relay_op_definition
 class ConcatenateOp(RelayOperator):
     """Join tensors along ``axis`` (may be negative), numpy ``concatenate``.
 
@@ -478,42 +415,30 @@ class ConcatenateOp(RelayOperator):
     name = "relay.concatenate"
 
     inputs = var_operand_def(TensorType)
-    axis = prop_def(I64)
-    result = result_def(TensorType)
+    axis = int_prop()
 
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$inputs attr-dict `:` functional-type($inputs, $result)"
 
     def __init__(self, inputs: Sequence[SSAValue], axis: int):
-        super().__init__(
-            operands=[inputs],
-            properties={"axis": i64_attr(axis)},
-            result_types=[self.infer([v.type for v in inputs], axis)],
-        )
+        self._build([inputs], axis=axis)
 
-    @classmethod
-    def infer(cls, inputs: Sequence[Attribute], axis: int) -> TensorType:
-        types = [tensor_of(cls.name, f"input {i}", t) for i, t in enumerate(inputs)]
+    def infer_result_type(self) -> TensorType:
+        name = self.name
+        types = [tensor_of(name, f"input {i}", v) for i, v in enumerate(self.inputs)]
         if not types:
-            fail(cls.name, "needs at least one input")
+            fail(name, "needs at least one input")
         el = types[0].element_type
         for i, t in enumerate(types):
             if t.element_type != el:
                 fail(
-                    cls.name,
+                    name,
                     f"input {i} has element type {t.element_type}, expected {el} "
                     "(all inputs must agree)",
                 )
         shape = infer_shape(
-            cls.name, concatenate_output_shape, [shape_of(t) for t in types], axis
+            name, concatenate_output_shape, [shape_of(t) for t in types], self.axis
         )
         return TensorType(el, shape)
-
-    def get_axis(self) -> int:
-        return self._int("axis")
-
-    def infer_result_type(self) -> TensorType:
-        return self.infer([v.type for v in self.inputs], self.get_axis())
 
 
 OPERATOR_OPS: list[type[IRDLOperation]] = [

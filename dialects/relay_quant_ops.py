@@ -12,29 +12,23 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import IntegerType, TensorType, f32, i8, i32
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import (
-    ParsePropInAttrDict,
-    irdl_op_definition,
-    operand_def,
-    prop_def,
-    result_def,
-)
+from xdsl.irdl import operand_def
 
 from usmp.dialects.relay_base import (
-    F64,
-    I64,
     UNARY_FORMAT,
-    I32Array,
     RelayOperator,
-    f64_attr,
     fail,
-    i32_array,
-    i64_attr,
     infer_shape,
     int_range,
     is_int,
     shape_of,
     tensor_of,
+)
+from usmp.dialects.relay_props import (
+    float_prop,
+    i32s_prop,
+    int_prop,
+    relay_op_definition,
 )
 from usmp.dialects.relay_shapes import normalize_axis, per_axis_length
 
@@ -43,7 +37,7 @@ SHIFT_MIN, SHIFT_MAX = -31, 30
 generated C would shift by the width of the type or more)."""
 
 
-@irdl_op_definition
+@relay_op_definition
 class FixedPointMultiplyOp(RelayOperator):
     """Multiply i32 values by a Q31 fixed-point ``multiplier`` * 2^``shift``.
 
@@ -62,12 +56,10 @@ class FixedPointMultiplyOp(RelayOperator):
     name = "relay.fixed_point_multiply"
 
     data = operand_def(TensorType)
-    multiplier = prop_def(I32Array)
-    shift = prop_def(I32Array)
-    axis = prop_def(I64, default_value=i64_attr(-1))
-    result = result_def(TensorType)
+    multiplier = i32s_prop()
+    shift = i32s_prop()
+    axis = int_prop(default=-1)
 
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = UNARY_FORMAT
 
     def __init__(
@@ -75,62 +67,31 @@ class FixedPointMultiplyOp(RelayOperator):
         data: SSAValue,
         multiplier: Sequence[int],
         shift: Sequence[int],
-        axis: int = -1,
+        axis: int | None = None,
     ):
-        super().__init__(
-            operands=[data],
-            properties={
-                "multiplier": i32_array(multiplier),
-                "shift": i32_array(shift),
-                "axis": i64_attr(axis),
-            },
-            result_types=[self.infer(data.type, multiplier, shift, axis)],
-        )
+        self._build([data], multiplier=multiplier, shift=shift, axis=axis)
 
-    @classmethod
-    def infer(
-        cls,
-        data: Attribute,
-        multiplier: Sequence[int],
-        shift: Sequence[int],
-        axis: int = -1,
-    ) -> TensorType:
-        t = tensor_of(cls.name, "operand", data)
+    def infer_result_type(self) -> TensorType:
+        name, axis, shift = self.name, self.axis, self.shift
+        t = tensor_of(name, "operand", self.data)
         if t.element_type != i32:
-            fail(
-                cls.name,
-                f"element type {t.element_type} is not supported, expected i32",
-            )
+            fail(name, f"element type {t.element_type} is not supported, expected i32")
         shape = shape_of(t)
         if shape:
-            infer_shape(cls.name, normalize_axis, axis, len(shape))
-        for what, values in (("multiplier", multiplier), ("shift", shift)):
+            infer_shape(name, normalize_axis, axis, len(shape))
+        for what, values in (("multiplier", self.multiplier), ("shift", shift)):
             if not values:
-                fail(cls.name, f"{what} is empty, expected 1 value or one per channel")
-            infer_shape(cls.name, per_axis_length, shape, axis, what, len(values))
+                fail(name, f"{what} is empty, expected 1 value or one per channel")
+            infer_shape(name, per_axis_length, shape, axis, what, len(values))
         # TFLite's MultiplyByQuantizedMultiplier: x << max(shift, 0) in 32
         # bits, then a rounding right shift by max(-shift, 0) <= 31.
         bad = [s for s in shift if not SHIFT_MIN <= s <= SHIFT_MAX]
         if bad:
             fail(
-                cls.name,
+                name,
                 f"shift {bad[0]} is out of range, expected {SHIFT_MIN}..{SHIFT_MAX}",
             )
         return t
-
-    def get_multiplier(self) -> tuple[int, ...]:
-        return self._ints("multiplier")
-
-    def get_shift(self) -> tuple[int, ...]:
-        return self._ints("shift")
-
-    def get_axis(self) -> int:
-        return self._int("axis")
-
-    def infer_result_type(self) -> TensorType:
-        return self.infer(
-            self.data.type, self.get_multiplier(), self.get_shift(), self.get_axis()
-        )
 
 
 def _check_quant_params(
@@ -152,21 +113,13 @@ class AffineQuantOp(RelayOperator):
     """Base of quantize/dequantize: ``real = (q - zero_point) * scale``."""
 
     data = operand_def(TensorType)
-    scale = prop_def(F64)
-    zero_point = prop_def(I64)
-    result = result_def(TensorType)
+    scale = float_prop()
+    zero_point = int_prop()
 
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = UNARY_FORMAT
 
-    def get_scale(self) -> float:
-        return self._float("scale")
 
-    def get_zero_point(self) -> int:
-        return self._int("zero_point")
-
-
-@irdl_op_definition
+@relay_op_definition
 class QuantizeOp(AffineQuantOp):
     """f32 -> integer: ``clamp(round_half_away(x / scale) + zero_point)``.
 
@@ -188,11 +141,8 @@ class QuantizeOp(AffineQuantOp):
         element_type: Attribute = i8,
     ):
         t = tensor_of(self.name, "operand", data)
-        super().__init__(
-            operands=[data],
-            properties={"scale": f64_attr(scale), "zero_point": i64_attr(zero_point)},
-            result_types=[TensorType(element_type, t.get_shape())],
-        )
+        result_type = TensorType(element_type, t.get_shape())
+        self._build([data], result_type, scale=scale, zero_point=zero_point)
 
     def verify_(self) -> None:
         src = tensor_of(self.name, "operand", self.data)
@@ -208,12 +158,10 @@ class QuantizeOp(AffineQuantOp):
         expected = TensorType(dst.element_type, src.get_shape())
         if dst != expected:
             fail(self.name, f"result type {dst} is wrong, expected {expected}")
-        _check_quant_params(
-            self.name, self.get_scale(), self.get_zero_point(), dst.element_type
-        )
+        _check_quant_params(self.name, self.scale, self.zero_point, dst.element_type)
 
 
-@irdl_op_definition
+@relay_op_definition
 class DequantizeOp(AffineQuantOp):
     """integer -> f32: ``(x - zero_point) * scale``.
 
@@ -226,23 +174,15 @@ class DequantizeOp(AffineQuantOp):
     name = "relay.dequantize"
 
     def __init__(self, data: SSAValue, scale: float, zero_point: int):
-        super().__init__(
-            operands=[data],
-            properties={"scale": f64_attr(scale), "zero_point": i64_attr(zero_point)},
-            result_types=[self.infer(data.type, scale, zero_point)],
-        )
+        self._build([data], scale=scale, zero_point=zero_point)
 
-    @classmethod
-    def infer(cls, data: Attribute, scale: float, zero_point: int) -> TensorType:
-        t = tensor_of(cls.name, "operand", data)
+    def infer_result_type(self) -> TensorType:
+        t = tensor_of(self.name, "operand", self.data)
         if not is_int(t.element_type):
             fail(
-                cls.name,
+                self.name,
                 f"operand element type {t.element_type} is not an integer type "
                 "(expected i8, i16, i32 or ui8)",
             )
-        _check_quant_params(cls.name, scale, zero_point, t.element_type)
+        _check_quant_params(self.name, self.scale, self.zero_point, t.element_type)
         return TensorType(f32, t.get_shape())
-
-    def infer_result_type(self) -> TensorType:
-        return self.infer(self.data.type, self.get_scale(), self.get_zero_point())

@@ -16,31 +16,24 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import TensorType, i8
 from xdsl.ir import SSAValue
-from xdsl.irdl import (
-    IRDLOperation,
-    ParsePropInAttrDict,
-    irdl_op_definition,
-    operand_def,
-    prop_def,
-    result_def,
-)
+from xdsl.irdl import IRDLOperation, operand_def
 
 from usmp.dialects.relay_base import (
-    I64,
+    UNARY_FORMAT,
     RelayOperator,
     fail,
-    i64_attr,
     infer_shape,
     shape_of,
     tensor_of,
 )
+from usmp.dialects.relay_props import int_prop, relay_op_definition
 from usmp.dialects.relay_shapes import normalize_axis
 
 SOFTMAX_OUTPUT_SCALE = 1.0 / 256.0
 SOFTMAX_OUTPUT_ZERO_POINT = -128
 
 
-@irdl_op_definition
+@relay_op_definition
 class QuantizedSoftmaxOp(RelayOperator):
     """TFLite int8 softmax along the last axis, bit-exact with TFLite Micro.
 
@@ -66,14 +59,12 @@ class QuantizedSoftmaxOp(RelayOperator):
     name = "relay.quantized_softmax"
 
     data = operand_def(TensorType)
-    input_multiplier = prop_def(I64)
-    input_left_shift = prop_def(I64)
-    diff_min = prop_def(I64)
-    axis = prop_def(I64, default_value=i64_attr(-1))
-    result = result_def(TensorType)
+    input_multiplier = int_prop()
+    input_left_shift = int_prop()
+    diff_min = int_prop()
+    axis = int_prop(default=-1)
 
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$data attr-dict `:` type($data) `->` type($result)"
+    assembly_format = UNARY_FORMAT
 
     def __init__(
         self,
@@ -81,30 +72,16 @@ class QuantizedSoftmaxOp(RelayOperator):
         input_multiplier: int,
         input_left_shift: int,
         diff_min: int,
-        axis: int = -1,
+        axis: int | None = None,
     ):
-        super().__init__(
-            operands=[data],
-            properties={
-                "input_multiplier": i64_attr(input_multiplier),
-                "input_left_shift": i64_attr(input_left_shift),
-                "diff_min": i64_attr(diff_min),
-                "axis": i64_attr(axis),
-            },
-            result_types=[data.type],
+        self._build(
+            [data],
+            data.type,
+            input_multiplier=input_multiplier,
+            input_left_shift=input_left_shift,
+            diff_min=diff_min,
+            axis=axis,
         )
-
-    def get_input_multiplier(self) -> int:
-        return self._int("input_multiplier")
-
-    def get_input_left_shift(self) -> int:
-        return self._int("input_left_shift")
-
-    def get_diff_min(self) -> int:
-        return self._int("diff_min")
-
-    def get_axis(self) -> int:
-        return self._int("axis")
 
     def infer_result_type(self) -> TensorType:
         t = tensor_of(self.name, "operand", self.data)
@@ -116,20 +93,20 @@ class QuantizedSoftmaxOp(RelayOperator):
         rank = len(shape_of(t))
         if rank == 0:
             fail(self.name, "operand must have rank >= 1")
-        axis = infer_shape(self.name, normalize_axis, self.get_axis(), rank)
+        axis = infer_shape(self.name, normalize_axis, self.axis, rank)
         if axis != rank - 1:
-            fail(self.name, f"axis {self.get_axis()} is not the last axis ({rank - 1})")
-        multiplier = self.get_input_multiplier()
+            fail(self.name, f"axis {self.axis} is not the last axis ({rank - 1})")
+        multiplier = self.input_multiplier
         if not 0 < multiplier < 1 << 31:
             fail(
                 self.name,
                 f"input_multiplier {multiplier} is out of range, expected 1..2^31-1",
             )
-        shift = self.get_input_left_shift()
+        shift = self.input_left_shift
         if not 0 <= shift <= 31:
             fail(self.name, f"input_left_shift {shift} is out of range, expected 0..31")
-        if self.get_diff_min() > 0:
-            fail(self.name, f"diff_min {self.get_diff_min()} must be <= 0")
+        if self.diff_min > 0:
+            fail(self.name, f"diff_min {self.diff_min} must be <= 0")
         return t
 
 

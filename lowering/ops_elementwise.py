@@ -91,7 +91,7 @@ def clamp(
 
 def clip(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     assert isinstance(op, ClipOp)
-    return clamp(k.b, k.at(op.data, index), op.get_a_min(), op.get_a_max())
+    return clamp(k.b, k.at(op.data, index), op.a_min, op.a_max)
 
 
 def relu(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:

@@ -89,7 +89,7 @@ def reshape(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
 def transpose(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     assert isinstance(op, TransposeOp)
     rank = len(index)
-    axes = [a % rank for a in op.get_axes()] or list(reversed(range(rank)))
+    axes = [a % rank for a in op.axes] or list(reversed(range(rank)))
     mapped: list[Ix] = [0] * rank
     for k_, axis in enumerate(axes):
         mapped[axis] = index[k_]
@@ -99,7 +99,7 @@ def transpose(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
 def pad(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     assert isinstance(op, PadOp)
     b = k.b
-    widths = op.get_pad_width()
+    widths = op.pad_width
     operand = shape_of(op.data)
     mapped: list[Ix] = []
     conditions: list[SSAValue] = []
@@ -109,7 +109,7 @@ def pad(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
         mapped.append(inner)
         if isinstance(inner, int):
             if not 0 <= inner < operand[d]:
-                return b.const(op.get_pad_value(), element_type(op.result))
+                return b.const(op.pad_value, element_type(op.result))
             continue
         if before > 0:
             conditions.append(b.icmp("sge", i, before))
@@ -121,14 +121,14 @@ def pad(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
         b.i1_and(conditions),
         element_type(op.result),
         lambda: k.at(op.data, mapped),
-        lambda: b.const(op.get_pad_value(), element_type(op.result)),
+        lambda: b.const(op.pad_value, element_type(op.result)),
     )
 
 
 def concatenate(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     assert isinstance(op, ConcatenateOp)
     b = k.b
-    axis = op.get_axis() % len(index)
+    axis = op.axis % len(index)
     inputs = list(op.inputs)
     offsets = [0]
     for value in inputs:

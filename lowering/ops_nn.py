@@ -160,17 +160,17 @@ def conv2d_jammed(
     channel only, computed by one reduction with one accumulator each."""
     assert isinstance(op, Conv2DOp)
     b = k.b
-    layout = op.get_data_layout()
-    kernel_layout = op.get_kernel_layout()
+    layout = op.data_layout
+    kernel_layout = op.kernel_layout
     h_axis, w_axis, c_axis = spatial_axes(layout)
     data = shape_of(op.data)
     out = shape_of(op.result)
     kh, kw, cg, cout = conv2d_weight_dims(shape_of(op.weight), kernel_layout)
-    sh, sw = op.get_strides()
-    dh, dw = op.get_dilation()
-    top, left, _, _ = op.get_padding()
-    groups = op.get_groups()
-    izp, kzp = op.get_input_zero_point(), op.get_kernel_zero_point()
+    sh, sw = op.strides
+    dh, dw = op.dilation
+    top, left, _, _ = op.padding
+    groups = op.groups
+    izp, kzp = op.input_zero_point, op.kernel_zero_point
     acc_t = element_type(op.result)
 
     index = indices[0]
@@ -235,10 +235,10 @@ def _conv_innermost_taps(op: Conv2DOp) -> tuple[str, int]:
     else ``"W"`` window columns, else ``"H"`` rows: the innermost with more
     than one tap) and its ``unroll`` (``reduction_unroll``: contiguous when
     both the input and the weight advance by one element per tap)."""
-    layout, kernel_layout = op.get_data_layout(), op.get_kernel_layout()
+    layout, kernel_layout = op.data_layout, op.kernel_layout
     h_axis, w_axis, c_axis = spatial_axes(layout)
     kh, kw, cg, _ = conv2d_weight_dims(shape_of(op.weight), kernel_layout)
-    dh, dw = op.get_dilation()
+    dh, dw = op.dilation
     taps = (("I", c_axis, cg, 1), ("W", w_axis, kw, dw), ("H", h_axis, kh, dh))
     tap, x_axis, extent, dilation = next((t for t in taps if t[2] > 1), taps[0])
     contiguous = (
@@ -260,7 +260,7 @@ def dense_jammed(
     assert isinstance(op, DenseOp)
     b = k.b
     acc_t = element_type(op.result)
-    izp, kzp = op.get_input_zero_point(), op.get_kernel_zero_point()
+    izp, kzp = op.input_zero_point, op.kernel_zero_point
     batch = indices[0][0]
     units = [i[1] for i in indices]
     depth = shape_of(op.data)[1]
@@ -293,7 +293,7 @@ def jam_factor(op: Operation, extent: int) -> int:
     overlap (a float sum is a chain of dependent additions whose latency
     would bound the loop); every sum keeps its order, bit for bit."""
     if isinstance(op, Conv2DOp):
-        _, _, c_axis = spatial_axes(op.get_data_layout())
+        _, _, c_axis = spatial_axes(op.data_layout)
         if c_axis != len(shape_of(op.result)) - 1:
             return 1
     elif not isinstance(op, DenseOp):
@@ -338,12 +338,12 @@ def _pool(
     k: FusedKernel, op: MaxPool2DOp | AvgPool2DOp, index: Sequence[Ix]
 ) -> SSAValue:
     b = k.b
-    h_axis, w_axis, _ = spatial_axes(op.get_layout())
+    h_axis, w_axis, _ = spatial_axes(op.layout)
     data = shape_of(op.data)
     out = shape_of(op.result)
-    ph, pw = op.get_pool_size()
-    sh, sw = op.get_strides()
-    top, left, _, _ = op.get_padding()
+    ph, pw = op.pool_size
+    sh, sw = op.strides
+    top, left, _, _ = op.padding
     el = element_type(op.result)
     h_lo, h_hi, h_base = window_bounds(
         b, index[h_axis], out[h_axis], sh, 1, top, data[h_axis], ph
@@ -369,7 +369,7 @@ def _pool(
     if is_max:
         return acc
     assert isinstance(op, AvgPool2DOp)
-    if op.get_count_include_pad():
+    if op.count_include_pad:
         count: Ix = ph * pw
     else:
         count = b.imul(b.isub(h_hi, h_lo), b.isub(w_hi, w_lo))
@@ -411,15 +411,15 @@ def _mean_over(
 
 def global_avg_pool2d(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     assert isinstance(op, GlobalAvgPool2DOp)
-    h_axis, w_axis, _ = spatial_axes(op.get_layout())
+    h_axis, w_axis, _ = spatial_axes(op.layout)
     return _mean_over(k, op.data, (h_axis, w_axis), index, element_type(op.result))
 
 
 def mean(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     assert isinstance(op, MeanOp)
     rank = len(shape_of(op.data))
-    axes = sorted({a % rank for a in op.get_axis()})
-    if op.get_keepdims():
+    axes = sorted({a % rank for a in op.axis})
+    if op.keepdims:
         full = list(index)
     else:
         rest = iter(index)

@@ -82,14 +82,14 @@ def fixed_point_multiply(
     assert isinstance(op, FixedPointMultiplyOp)
     b = k.b
     x = k.at(op.data, index)
-    multipliers, shifts = op.get_multiplier(), op.get_shift()
+    multipliers, shifts = op.multiplier, op.shift
     may_saturate = INT32_MIN in multipliers
     if len(set(zip(multipliers, shifts, strict=True))) == 1:
         return multiply_by_quantized_multiplier(
             b, x, multipliers[0], shifts[0], may_saturate
         )
     rank = len(shape_of(op.data))
-    channel = index[op.get_axis() % rank]
+    channel = index[op.axis % rank]
     m: int | SSAValue = multipliers[0]
     if len(set(multipliers)) > 1:
         m_table = k.table(
@@ -120,13 +120,13 @@ def quantize(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     assert isinstance(target, IntegerType)
     lo, hi = int_bounds(target)
     x = k.at(op.data, index)
-    q = b.emit(arith.DivfOp(x, b.const(op.get_scale(), f32)))
+    q = b.emit(arith.DivfOp(x, b.const(op.scale, f32)))
     # round(q) is an integer: exact in f32 and f64. Up to 16 bits the sum
     # with the zero point and the clamp stay in f32 (exact below 2**24, and
     # anything larger saturates anyway); i32 results need f64 bounds.
     wide = f32 if target.width.data <= 16 else f64
     r = b.convert(b.emit(math.RoundOp(q)), wide)
-    r = b.add(r, b.const(op.get_zero_point(), wide))
+    r = b.add(r, b.const(op.zero_point, wide))
     r = b.min(b.max(r, b.const(lo, wide)), b.const(hi, wide))
     if is_unsigned(target):
         return b.emit(arith.FPToUIOp(r, target))
@@ -141,9 +141,9 @@ def dequantize(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     assert isinstance(source, IntegerType)
     wide = i64 if source.width.data >= 32 else i32
     centred = b.convert(x, wide)
-    if op.get_zero_point():
-        centred = b.sub(centred, b.const(op.get_zero_point(), wide))
-    return b.mul(b.const(op.get_scale(), f32), b.convert(centred, f32))
+    if op.zero_point:
+        centred = b.sub(centred, b.const(op.zero_point, wide))
+    return b.mul(b.const(op.scale, f32), b.convert(centred, f32))
 
 
 class LowerQuantization(ElementPattern):

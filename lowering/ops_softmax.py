@@ -38,7 +38,7 @@ def softmax_row(
     """(max, sum of exp(x - max)) of the row of ``index`` along the axis."""
     assert isinstance(op, SoftmaxOp)
     b = k.b
-    axis = op.get_axis() % len(index)
+    axis = op.axis % len(index)
     extent = shape_of(op.data)[axis]
 
     def row(tap: Ix) -> list[Ix]:
@@ -62,7 +62,7 @@ def softmax_row(
 def softmax(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     assert isinstance(op, SoftmaxOp)
     b = k.b
-    peak, total = k.row(op, index, op.get_axis() % len(index), softmax_row)
+    peak, total = k.row(op, index, op.axis % len(index), softmax_row)
     e = b.exp(b.sub(k.at(op.data, index), peak))
     return b.emit(arith.DivfOp(e, total))
 

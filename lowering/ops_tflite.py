@@ -35,11 +35,9 @@ def _exp(
     """(exp of the scaled difference to the row max, diff >= diff_min)."""
     b = k.b
     diff = fx.sub(b, b.convert(k.at(op.data, index), i32), peak)
-    valid = fx.cmp(b, "sge", diff, op.get_diff_min())
-    shifted = b.shl(diff, op.get_input_left_shift())
-    rescaled = fx.saturating_rounding_doubling_high_mul(
-        b, shifted, op.get_input_multiplier()
-    )
+    valid = fx.cmp(b, "sge", diff, op.diff_min)
+    shifted = b.shl(diff, op.input_left_shift)
+    rescaled = fx.saturating_rounding_doubling_high_mul(b, shifted, op.input_multiplier)
     return fx.exp_on_negative_values(b, rescaled, _SCALED_DIFF_INTEGER_BITS), valid
 
 

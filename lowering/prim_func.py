@@ -168,7 +168,7 @@ def emit_result(kernel: FusedKernel, result: SSAValue, out: SSAValue) -> None:
         # one loop nest per operand, each writing its slice: no per-element
         # choice of the operand
         concatenate = result.owner
-        axis = concatenate.get_axis() % len(shape)
+        axis = concatenate.axis % len(shape)
         offset = 0
         for part in concatenate.inputs:
             start = offset
@@ -185,7 +185,7 @@ def emit_result(kernel: FusedKernel, result: SSAValue, out: SSAValue) -> None:
     if row_op is None or not shape:
         _emit_elements(kernel, result, out)
         return
-    axis = row_op.get_axis() % len(shape)  # type: ignore[attr-defined]
+    axis = row_op.axis % len(shape)  # type: ignore[attr-defined]
     extent, shape[axis] = shape[axis], 1
     statistics = ops_softmax.ROW_STATISTICS[row_op.name]
 

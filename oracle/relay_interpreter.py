@@ -13,11 +13,12 @@ operator of ``docs/relay-ops.md`` is computed by ``usmp.oracle.kernels``
 (the TFLite-specific ``relay.quantized_softmax`` by
 ``usmp.oracle.tflite_kernels``).
 
-Design: one small handler per op name in the ``_HANDLERS`` table; properties
-are read by name with the contract's defaults (from ``op.properties``, or
-``op.attributes`` for ops parsed before their class existed), so the
-interpreter depends only on the operator contract, not on the op classes.
-After each op the computed value is checked against the op's result type.
+Design: one small handler per op name in the ``_HANDLERS`` table; an
+operator's properties come from its class's typed accessors
+(``relay_props.property_values``: the declared defaults, no second list of
+names here) and go to the numpy kernel as keyword arguments of the same
+names; the kernels themselves know nothing of the IR. After each op the
+computed value is checked against the op's result type.
 Errors in the IR (unknown op, bad properties, unsupported callee, a value
 that contradicts its type) are ``LocatedError`` diagnostics at the op.
 
@@ -55,6 +56,8 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from usmp.diagnostics import located_error
 from usmp.dialects.relay import INPUT_TENSOR_NAMES
+from usmp.dialects.relay_base import RelayOperator
+from usmp.dialects.relay_props import property_values
 from usmp.dialects.tir import PRIM_FUNC
 from usmp.oracle import kernels, tflite_kernels
 from usmp.oracle.kernels import KernelError
@@ -341,10 +344,6 @@ def prop(op: Operation, name: str, default: Any = _REQUIRED) -> Any:
     return _py(attr)
 
 
-def _props(op: Operation, spec: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: prop(op, name, default) for name, default in spec.items()}
-
-
 def _result_dtype(op: Operation) -> np.dtype:
     t = op.results[0].type
     if not isinstance(t, TensorType):
@@ -428,17 +427,20 @@ def _identity(op: Operation, args: list[Value], it: _Interpreter) -> Value:
     return args[0]
 
 
-def _kernel(
-    fn: Callable[..., np.ndarray],
-    arity: int | None,
-    spec: Mapping[str, Any] | None = None,
-) -> Handler:
-    """Handler calling ``fn(*operands, **properties)`` (properties by ``spec``:
-    name -> default, ``_REQUIRED`` for required ones)."""
-    spec = MappingProxyType(dict(spec or {}))
+def _properties(op: Operation) -> dict[str, Any]:
+    """The typed properties of a relay operator as Python values."""
+    if not isinstance(op, RelayOperator):
+        raise located_error(
+            op, f"'{op_name(op)}' is not a registered relay operator (no properties)"
+        )
+    return property_values(op)
+
+
+def _kernel(fn: Callable[..., np.ndarray], arity: int | None) -> Handler:
+    """Handler calling ``fn(*operands, **properties)``."""
 
     def handler(op: Operation, args: list[Value], it: _Interpreter) -> Value:
-        return fn(*_tensor_args(op, args, arity), **_props(op, spec))
+        return fn(*_tensor_args(op, args, arity), **_properties(op))
 
     return handler
 
@@ -452,7 +454,7 @@ def _reshape(op: Operation, args: list[Value], it: _Interpreter) -> Value:
 
 
 def _concatenate(op: Operation, args: list[Value], it: _Interpreter) -> Value:
-    return kernels.concatenate(_tensor_args(op, args), axis=prop(op, "axis"))
+    return kernels.concatenate(_tensor_args(op, args), **_properties(op))
 
 
 def _cast(op: Operation, args: list[Value], it: _Interpreter) -> Value:
@@ -466,33 +468,10 @@ def _affine(fn: Callable[..., np.ndarray]) -> Handler:
 
     def handler(op: Operation, args: list[Value], it: _Interpreter) -> Value:
         (x,) = _tensor_args(op, args, 1)
-        return fn(
-            x,
-            scale=prop(op, "scale"),
-            zero_point=prop(op, "zero_point"),
-            dtype=_result_dtype(op),
-        )
+        return fn(x, **_properties(op), dtype=_result_dtype(op))
 
     return handler
 
-
-_CONV2D = {
-    "strides": (1, 1),
-    "padding": (0, 0, 0, 0),
-    "dilation": (1, 1),
-    "groups": 1,
-    "data_layout": "NHWC",
-    "kernel_layout": "HWIO",
-    "input_zero_point": 0,
-    "kernel_zero_point": 0,
-}
-_DENSE = {"input_zero_point": 0, "kernel_zero_point": 0}
-_POOL = {
-    "pool_size": _REQUIRED,
-    "strides": (1, 1),
-    "padding": (0, 0, 0, 0),
-    "layout": "NHWC",
-}
 
 _HANDLERS: Mapping[str, Handler] = MappingProxyType(
     {
@@ -502,52 +481,31 @@ _HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "relay.tuple_get_item": _tuple_get_item,
         "relay.on_device": _identity,
         "relay.device_copy": _identity,
-        "relay.conv2d": _kernel(kernels.conv2d, 2, _CONV2D),
-        "relay.dense": _kernel(kernels.dense, 2, _DENSE),
+        "relay.conv2d": _kernel(kernels.conv2d, 2),
+        "relay.dense": _kernel(kernels.dense, 2),
         "relay.add": _kernel(kernels.add, 2),
         "relay.subtract": _kernel(kernels.subtract, 2),
         "relay.multiply": _kernel(kernels.multiply, 2),
         "relay.maximum": _kernel(kernels.maximum, 2),
         "relay.minimum": _kernel(kernels.minimum, 2),
         "relay.right_shift": _kernel(kernels.right_shift, 2),
-        "relay.clip": _kernel(
-            kernels.clip, 1, {"a_min": _REQUIRED, "a_max": _REQUIRED}
-        ),
+        "relay.clip": _kernel(kernels.clip, 1),
         "relay.relu": _kernel(kernels.relu, 1),
-        "relay.max_pool2d": _kernel(kernels.max_pool2d, 1, _POOL),
-        "relay.avg_pool2d": _kernel(
-            kernels.avg_pool2d, 1, {**_POOL, "count_include_pad": False}
-        ),
-        "relay.global_avg_pool2d": _kernel(
-            kernels.global_avg_pool2d, 1, {"layout": "NHWC"}
-        ),
-        "relay.mean": _kernel(kernels.mean, 1, {"axis": _REQUIRED, "keepdims": False}),
+        "relay.max_pool2d": _kernel(kernels.max_pool2d, 1),
+        "relay.avg_pool2d": _kernel(kernels.avg_pool2d, 1),
+        "relay.global_avg_pool2d": _kernel(kernels.global_avg_pool2d, 1),
+        "relay.mean": _kernel(kernels.mean, 1),
         "relay.reshape": _reshape,
-        "relay.transpose": _kernel(kernels.transpose, 1, {"axes": None}),
-        "relay.pad": _kernel(
-            kernels.pad, 1, {"pad_width": _REQUIRED, "pad_value": 0.0}
-        ),
+        "relay.transpose": _kernel(kernels.transpose, 1),
+        "relay.pad": _kernel(kernels.pad, 1),
         "relay.concatenate": _concatenate,
-        "relay.softmax": _kernel(kernels.softmax, 1, {"axis": -1}),
+        "relay.softmax": _kernel(kernels.softmax, 1),
         "relay.cast": _cast,
-        "relay.fixed_point_multiply": _kernel(
-            kernels.fixed_point_multiply,
-            1,
-            {"multiplier": _REQUIRED, "shift": _REQUIRED, "axis": -1},
-        ),
+        "relay.fixed_point_multiply": _kernel(kernels.fixed_point_multiply, 1),
         "relay.quantize": _affine(kernels.quantize),
         "relay.dequantize": _affine(kernels.dequantize),
         # TFLite-specific operators (dialects/relay_tflite_ops.py)
-        "relay.quantized_softmax": _kernel(
-            tflite_kernels.quantized_softmax,
-            1,
-            {
-                "input_multiplier": _REQUIRED,
-                "input_left_shift": _REQUIRED,
-                "diff_min": _REQUIRED,
-                "axis": -1,
-            },
-        ),
+        "relay.quantized_softmax": _kernel(tflite_kernels.quantized_softmax, 1),
     }
 )
 """Op name -> handler: every relay op of ``docs/relay-ops.md``, plus the

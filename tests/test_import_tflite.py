@@ -172,9 +172,9 @@ def test_int8_conv_weights_stay_ohwi_with_tflite_padding() -> None:
     # (4 top, 5 bottom) and 2 (1 left, 1 right) as TFLite
     assert str(first.weight.type) == "tensor<64x10x4x1xi8>"
     assert first.properties["kernel_layout"] == StringAttr("OHWI")
-    assert first._ints("padding") == (4, 1, 5, 1)
-    assert first._ints("strides") == (2, 2)
-    assert first._int("input_zero_point") == 83
+    assert first.padding == (4, 1, 5, 1)
+    assert first.strides == (2, 2)
+    assert first.input_zero_point == 83
     weight_op = first.weight.owner
     assert isinstance(weight_op, ConstantOp)
     ohwi = model.tensors[model.operators[0].inputs[1]].data
@@ -199,12 +199,12 @@ def test_float_conv_weights_become_hwio() -> None:
 def test_depthwise_weights_and_groups() -> None:
     convs = ops_of(import_tflite(KWS), Conv2DOp)
     depthwise = convs[1]
-    assert depthwise._int("groups") == 64
+    assert depthwise.groups == 64
     assert str(depthwise.weight.type) == "tensor<3x3x1x64xi8>"
-    assert depthwise._ints("padding") == (1, 1, 1, 1)
+    assert depthwise.padding == (1, 1, 1, 1)
     # micro_speech: one input channel, depth multiplier 8
     (ms_conv,) = ops_of(import_tflite(MICRO_SPEECH), Conv2DOp)
-    assert ms_conv._int("groups") == 1
+    assert ms_conv.groups == 1
     assert str(ms_conv.weight.type) == "tensor<10x8x1x8xi8>"
     assert str(ms_conv.result.type) == "tensor<1x25x20x8xi32>"
 
@@ -221,17 +221,17 @@ def test_per_channel_requantisation_parameters() -> None:
     expected = q.conv_multipliers(
         x.quantization.scale, list(w.quantization.scales), out.quantization.scale
     )
-    assert (list(fpm._ints("multiplier")), list(fpm._ints("shift"))) == expected
-    assert fpm._int("axis") == 3
-    assert len(fpm._ints("multiplier")) == 64
+    assert (list(fpm.multiplier), list(fpm.shift)) == expected
+    assert fpm.axis == 3
+    assert len(fpm.multiplier) == 64
 
 
 def test_int8_softmax_parameters() -> None:
     (softmax,) = ops_of(import_tflite(KWS), QuantizedSoftmaxOp)
     assert (
-        softmax.get_input_multiplier(),
-        softmax.get_input_left_shift(),
-        softmax.get_diff_min(),
+        softmax.input_multiplier,
+        softmax.input_left_shift,
+        softmax.diff_min,
     ) == (1242899200, 24, -124)
 
 

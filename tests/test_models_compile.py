@@ -299,7 +299,7 @@ def _requantisation_bytes(name: str, alignment: int) -> int:
     """Per-channel multiplier + shift tables (int32 each) of the model."""
     module = import_tflite(MODELS_DIR / name)
     lengths = [
-        len(op._ints("multiplier"))
+        len(op.multiplier)
         for op in module.walk()
         if isinstance(op, FixedPointMultiplyOp)
     ]

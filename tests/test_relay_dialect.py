@@ -14,7 +14,16 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from xdsl.dialects.builtin import ModuleOp, TensorType, f32, i8, i16, i32
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    ModuleOp,
+    TensorType,
+    f32,
+    i8,
+    i16,
+    i32,
+    i64,
+)
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Attribute, Block, Operation, Region
 from xdsl.irdl import IRDLOperation
@@ -23,6 +32,7 @@ from xdsl.utils.exceptions import VerifyException
 from usmp.dialects import relay_ops as R
 from usmp.dialects.relay import STRUCTURAL_OPS, Relay
 from usmp.dialects.relay_base import tensor_of, ui8
+from usmp.dialects.relay_props import property_values, typed_accessors
 from usmp.dialects.relay_shapes import (
     ShapeError,
     conv2d_output_shape,
@@ -154,25 +164,48 @@ def test_accessors_return_python_values() -> None:
         data_layout="NCHW",
         kernel_layout="OIHW",
     )
-    assert op.get_strides() == (2, 1)
-    assert op.get_padding() == (1, 0, 1, 0)
-    assert op.get_dilation() == (1, 2)
-    assert op.get_groups() == 1
-    assert (op.get_data_layout(), op.get_kernel_layout()) == ("NCHW", "OIHW")
+    assert op.strides == (2, 1)
+    assert op.padding == (1, 0, 1, 0)
+    assert op.dilation == (1, 2)
+    assert op.groups == 1
+    assert (op.data_layout, op.kernel_layout) == ("NCHW", "OIHW")
     assert op.result.type == t([1, 4, 5, 5], f32)
     (y,) = _block(t([1, 4], i32)).args
     fpm = R.FixedPointMultiplyOp(y, [7, 8, 9, 10], [-1, 2, 0, 1], axis=-1)
-    assert fpm.get_multiplier() == (7, 8, 9, 10)
-    assert fpm.get_shift() == (-1, 2, 0, 1)
-    assert fpm.get_axis() == -1
+    assert fpm.multiplier == (7, 8, 9, 10)
+    assert fpm.shift == (-1, 2, 0, 1)
+    assert fpm.axis == -1
     q = R.QuantizeOp(R.DequantizeOp(y, 0.25, 7).result, 0.25, 7, i16)
-    assert (q.get_scale(), q.get_zero_point()) == (0.25, 7)
+    assert (q.scale, q.zero_point) == (0.25, 7)
 
 
 def test_builder_rejects_invalid_input_with_the_verifier_message() -> None:
     x, w = _block(t([1, 8, 8, 4]), t([3, 3, 4, 2], f32)).args
     with pytest.raises(VerifyException, match=r"relay\.conv2d: operand element types"):
         R.Conv2DOp(x, w)
+    assert not x.uses and not w.uses  # the failed builder left no use behind
+
+
+def test_typed_properties_are_declared_once() -> None:
+    x, w = _block(t([1, 8, 8, 4], f32), t([3, 3, 4, 2], f32)).args
+    op = R.Conv2DOp(x, w, groups=None)  # None: the declared default
+    assert property_values(op) == {
+        "strides": (1, 1),
+        "padding": (0, 0, 0, 0),
+        "dilation": (1, 1),
+        "groups": 1,
+        "data_layout": "NHWC",
+        "kernel_layout": "HWIO",
+        "input_zero_point": 0,
+        "kernel_zero_point": 0,
+    }
+    op.strides = (2, 2)  # assigning stores the attribute
+    assert op.properties["strides"] == DenseArrayBase.from_list(i64, [2, 2])
+    with pytest.raises(VerifyException, match="result type"):
+        op.verify()
+    for op_type in R.OPERATOR_OPS:
+        declared = set(op_type.get_irdl_definition().properties)
+        assert set(typed_accessors(op_type)) == declared, op_type.name
     with pytest.raises(
         VerifyException, match=r"relay\.transpose: axes \[0, 1\] is not"
     ):
