@@ -108,7 +108,10 @@ class RelayOperator(IRDLOperation):
     properties; it raises ``VerifyException`` for invalid inputs, so the same
     code validates ops and builds them (``__init__`` infers the result type).
     Every operator has one tensor ``result``; properties print in the
-    attribute dictionary.
+    attribute dictionary. The printed form keeps the result type: xDSL's
+    declarative format infers result types only from constraint variables
+    shared with operands (no hook computing them from properties), so the
+    builders infer it instead.
 
     Every operator is ``Pure``: relay is functional, an operator's result is a
     new tensor computed from its operands and properties only (no state, no

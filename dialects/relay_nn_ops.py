@@ -40,36 +40,54 @@ from usmp.dialects.relay_shapes import (
 )
 
 
-def accumulator_type(
-    name: str, data: TensorType, weight: TensorType, input_zp: int, kernel_zp: int
-) -> Attribute:
-    """Element type of a conv2d/dense result: f32 x f32 -> f32, i8 x i8 -> i32."""
-    pair = (data.element_type, weight.element_type)
-    if pair == (f32, f32):
-        if input_zp != 0 or kernel_zp != 0:
-            fail(
-                name,
-                f"zero points ({input_zp}, {kernel_zp}) must be 0 for f32 operands",
-            )
-        return f32
-    if pair == (i8, i8):
-        lo, hi = int_range(i8)
-        for what, zp in (
-            ("input_zero_point", input_zp),
-            ("kernel_zero_point", kernel_zp),
-        ):
-            if not lo <= zp <= hi:
-                fail(name, f"{what} {zp} is out of range for i8 (expected {lo}..{hi})")
-        return i32
-    fail(
-        name,
-        f"operand element types ({pair[0]}, {pair[1]}) are not supported, "
-        "expected (f32, f32) or (i8, i8)",
-    )
+class AccumulatingOp(RelayOperator):
+    """Base of ``relay.conv2d`` and ``relay.dense``: sums of products of
+    ``data`` and ``weight`` elements, ``(x - input_zero_point) * (w -
+    kernel_zero_point)`` for i8 operands."""
+
+    data = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    input_zero_point = int_prop(default=0)
+    kernel_zero_point = int_prop(default=0)
+
+    assembly_format = DATA_WEIGHT_FORMAT
+
+    def accumulation_types(self) -> tuple[TensorType, TensorType, Attribute]:
+        """(data, weight, accumulator element type): f32 x f32 -> f32 with zero
+        points 0, i8 x i8 -> i32 with zero points in i8's range."""
+        name = self.name
+        data = tensor_of(name, "data", self.data)
+        weight = tensor_of(name, "weight", self.weight)
+        input_zp, kernel_zp = self.input_zero_point, self.kernel_zero_point
+        pair = (data.element_type, weight.element_type)
+        if pair == (f32, f32):
+            if input_zp != 0 or kernel_zp != 0:
+                fail(
+                    name,
+                    f"zero points ({input_zp}, {kernel_zp}) must be 0 for f32 operands",
+                )
+            return data, weight, f32
+        if pair == (i8, i8):
+            lo, hi = int_range(i8)
+            for what, zp in (
+                ("input_zero_point", input_zp),
+                ("kernel_zero_point", kernel_zp),
+            ):
+                if not lo <= zp <= hi:
+                    fail(
+                        name,
+                        f"{what} {zp} is out of range for i8 (expected {lo}..{hi})",
+                    )
+            return data, weight, i32
+        fail(
+            name,
+            f"operand element types ({pair[0]}, {pair[1]}) are not supported, "
+            "expected (f32, f32) or (i8, i8)",
+        )
 
 
 @relay_op_definition
-class Conv2DOp(RelayOperator):
+class Conv2DOp(AccumulatingOp):
     """2-d convolution, grouped and depthwise included.
 
     Syntax::
@@ -87,18 +105,12 @@ class Conv2DOp(RelayOperator):
 
     name = "relay.conv2d"
 
-    data = operand_def(TensorType)
-    weight = operand_def(TensorType)
     strides = ints_prop(default=(1, 1))
     padding = ints_prop(default=(0, 0, 0, 0))
     dilation = ints_prop(default=(1, 1))
     groups = int_prop(default=1)
     data_layout = str_prop(default="NHWC")
     kernel_layout = str_prop(default="HWIO")
-    input_zero_point = int_prop(default=0)
-    kernel_zero_point = int_prop(default=0)
-
-    assembly_format = DATA_WEIGHT_FORMAT
 
     def __init__(
         self,
@@ -128,11 +140,7 @@ class Conv2DOp(RelayOperator):
         )
 
     def infer_result_type(self) -> TensorType:
-        dt = tensor_of(self.name, "data", self.data)
-        wt = tensor_of(self.name, "weight", self.weight)
-        el = accumulator_type(
-            self.name, dt, wt, self.input_zero_point, self.kernel_zero_point
-        )
+        dt, wt, el = self.accumulation_types()
         shape = infer_shape(
             self.name,
             conv2d_output_shape,
@@ -149,7 +157,7 @@ class Conv2DOp(RelayOperator):
 
 
 @relay_op_definition
-class DenseOp(RelayOperator):
+class DenseOp(AccumulatingOp):
     """Fully connected layer: data (B, K) x weight (N, K) -> (B, N).
 
     Syntax::
@@ -161,13 +169,6 @@ class DenseOp(RelayOperator):
     """
 
     name = "relay.dense"
-
-    data = operand_def(TensorType)
-    weight = operand_def(TensorType)
-    input_zero_point = int_prop(default=0)
-    kernel_zero_point = int_prop(default=0)
-
-    assembly_format = DATA_WEIGHT_FORMAT
 
     def __init__(
         self,
@@ -184,11 +185,7 @@ class DenseOp(RelayOperator):
         )
 
     def infer_result_type(self) -> TensorType:
-        dt = tensor_of(self.name, "data", self.data)
-        wt = tensor_of(self.name, "weight", self.weight)
-        el = accumulator_type(
-            self.name, dt, wt, self.input_zero_point, self.kernel_zero_point
-        )
+        dt, wt, el = self.accumulation_types()
         shape = infer_shape(self.name, dense_output_shape, shape_of(dt), shape_of(wt))
         return TensorType(el, shape)
 
