@@ -1,30 +1,42 @@
 #!/usr/bin/env python3
-"""Benchmark every memory planning algorithm against the liveness lower bound.
+"""Benchmark every memory planning algorithm against the lower bounds.
 
 Cases: the MiniMalloc CSVs (``shared/benchmarks/minimalloc``; planned into one
-unbounded pool, so the table shows the bytes each algorithm needs) and every
-JSON buffer set under ``benchmarks/cases/`` (format: ``planning/problem_json.py``).
-Each plan is checked by the independent validator before it is reported.
+unbounded pool, so the table shows the bytes each algorithm needs; the
+challenging files are meant for a capacity of 2^20), every JSON buffer set
+under ``benchmarks/cases/`` (format: ``planning/problem_json.py``), and
+generated problems of 1,000 / 10,000 / 50,000 buffers (``--scale``) for the
+planning time. Each plan is checked by the independent validator first.
 
     python benchmarks/plan_memory.py [--algorithm NAME ...] [--repeat N]
+        [--time-limit S] [--scale N ...] [--wide]
 
-Prints a Markdown table: pool bytes (sum over pools), lower bound, ratio, and
-the best planning CPU time over ``--repeat`` runs, in milliseconds (CPU time,
-not wall time: the machines are shared).
+Per case and algorithm: pool bytes (sum over pools), the liveness lower bound,
+the proven lower bound (raised by the exact search's infeasibility proofs),
+the ratio bytes / liveness bound, whether the plan is proven optimal, whether
+it fits the file's capacity (MiniMalloc files) and the planning CPU time
+(best of ``--repeat``; CPU, not wall time: the machines are shared).
+``optimal`` runs with ``--time-limit`` CPU seconds (default 60).
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from usmp.planning.algorithms import ALGORITHMS, get_algorithm
+from usmp.planning.algorithms import (
+    ALGORITHMS,
+    DEFAULT_ALGORITHM,
+    TIMED_ALGORITHMS,
+    get_algorithm,
+)
 from usmp.planning.lower_bound import lower_bound
-from usmp.planning.minimalloc import read_minimalloc
-from usmp.planning.model import Problem
+from usmp.planning.minimalloc import capacity_from_name, read_minimalloc
+from usmp.planning.model import Buffer, Problem
 from usmp.planning.problem_json import read_problem_json
 from usmp.planning.validate import check_plan
 
@@ -32,17 +44,40 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_MINIMALLOC = HERE.parents[1] / "shared" / "benchmarks" / "minimalloc"
 
 
-def cases(minimalloc_dir: Path, cases_dir: Path) -> list[tuple[str, Problem]]:
-    found: list[tuple[str, Problem]] = []
+def cases(
+    minimalloc_dir: Path, cases_dir: Path
+) -> list[tuple[str, Problem, int | None]]:
+    """(name, problem, capacity the file is meant for) of every case file."""
+    found: list[tuple[str, Problem, int | None]] = []
     for path in sorted(minimalloc_dir.glob("*/*.csv")):
         found.append(
-            (f"minimalloc/{path.parent.name}/{path.stem}", read_minimalloc(path))
+            (
+                f"minimalloc/{path.parent.name}/{path.stem}",
+                read_minimalloc(path),
+                capacity_from_name(path),
+            )
         )
     for path in sorted(cases_dir.glob("**/*.json")):
         found.append(
-            (str(path.relative_to(cases_dir).with_suffix("")), read_problem_json(path))
+            (
+                str(path.relative_to(cases_dir).with_suffix("")),
+                read_problem_json(path),
+                None,
+            )
         )
     return found
+
+
+def generated(n: int, seed: int = 0) -> Problem:
+    """``n`` buffers of 16 B .. 4 KiB, live 1..20 steps over ``n / 4`` steps
+    (about two dozen live at once, like a long model's activations)."""
+    rng = random.Random(seed)
+    buffers = []
+    for i in range(n):
+        start = rng.randint(0, n // 4)
+        length = rng.choice((1, 1, 2, 3, 5, 8, 20))
+        buffers.append(Buffer(f"t{i}", rng.randint(1, 256) * 16, start, start + length))
+    return Problem(tuple(buffers))
 
 
 @dataclass(frozen=True)
@@ -52,16 +87,34 @@ class Row:
     algorithm: str
     total: int
     bound: int
-    ms: float
+    proven: int
+    optimal: bool
+    capacity: int | None
+    seconds: float
 
     @property
     def ratio(self) -> str:
         return f"{self.total / self.bound:.3f}" if self.bound else "-"
 
+    @property
+    def fits(self) -> str:
+        if self.capacity is None:
+            return "-"
+        return "yes" if self.total <= self.capacity else "no"
 
-def run(problem: Problem, case: str, name: str, repeat: int) -> Row:
+
+def run(
+    problem: Problem,
+    case: str,
+    name: str,
+    repeat: int,
+    time_limit: float,
+    capacity: int | None = None,
+) -> Row:
     """Plan ``problem`` ``repeat`` times (best CPU time kept) and validate it."""
-    algorithm = get_algorithm(name)
+    algorithm = get_algorithm(
+        name, time_limit=time_limit if name in TIMED_ALGORITHMS else None
+    )
     best = float("inf")
     plan = None
     for _ in range(max(repeat, 1)):
@@ -71,13 +124,27 @@ def run(problem: Problem, case: str, name: str, repeat: int) -> Row:
     assert plan is not None
     check_plan(problem, plan)
     total = sum(plan.pool_sizes(problem).values())
+    bound = lower_bound(problem)
+    proven = int(plan.stats.get("proven_lower_bound", bound))
+    single_pool = len(problem.pools) == 1
+    optimal = total <= proven or (
+        single_pool and plan.stats.get("pools_optimal", 0.0) == 1.0
+    )
     return Row(
-        case, len(problem.buffers), name, total, lower_bound(problem), best * 1e3
+        case,
+        len(problem.buffers),
+        name,
+        total,
+        bound,
+        proven,
+        optimal,
+        capacity,
+        best,
     )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[1])
     parser.add_argument("--minimalloc-dir", type=Path, default=DEFAULT_MINIMALLOC)
     parser.add_argument("--cases-dir", type=Path, default=HERE / "cases")
     parser.add_argument(
@@ -90,6 +157,16 @@ def main() -> None:
         "--repeat", type=int, default=1, help="runs per cell; best time kept"
     )
     parser.add_argument(
+        "--time-limit", type=float, default=60.0, help="CPU s for 'optimal'"
+    )
+    parser.add_argument(
+        "--scale",
+        type=int,
+        action="append",
+        help="generated problem sizes (default 1000 10000 50000; 0: none); "
+        "planned by the default algorithm only",
+    )
+    parser.add_argument(
         "--wide", action="store_true", help="one row per case, one column per algorithm"
     )
     args = parser.parse_args()
@@ -98,25 +175,65 @@ def main() -> None:
     if args.wide:
         print(
             "| case | buffers | lower bound | "
-            + " | ".join(f"{n}: bytes (ratio, ms)" for n in names)
+            + " | ".join(f"{n}: bytes (ratio, s)" for n in names)
             + " |"
         )
         print("|---|--:|--:|" + "--:|" * len(names))
     else:
-        print("| case | buffers | algorithm | pool bytes | lower bound | ratio | ms |")
-        print("|---|--:|---|--:|--:|--:|--:|")
-    for case, problem in cases(args.minimalloc_dir, args.cases_dir):
-        rows = [run(problem, case, name, args.repeat) for name in names]
+        print(
+            "| case | buffers | algorithm | bytes | lower bound | proven bound "
+            "| ratio | proven optimal | fits 2^20 | CPU s |"
+        )
+        print("|---|--:|---|--:|--:|--:|--:|---|---|--:|")
+
+    def report(rows: list[Row]) -> None:
         if args.wide:
-            cells = " | ".join(f"{r.total} ({r.ratio}, {r.ms:.1f})" for r in rows)
-            print(f"| {case} | {rows[0].buffers} | {rows[0].bound} | {cells} |")
+            cells = " | ".join(
+                f"{r.total} ({r.ratio}{'*' if r.optimal else ''}, {r.seconds:.2f})"
+                for r in rows
+            )
+            print(f"| {rows[0].case} | {rows[0].buffers} | {rows[0].bound} | {cells} |")
         else:
             for r in rows:
                 print(
-                    f"| {case} | {r.buffers} | {r.algorithm} | {r.total} | {r.bound} "
-                    f"| {r.ratio} | {r.ms:.1f} |"
+                    f"| {r.case} | {r.buffers} | {r.algorithm} | {r.total} | "
+                    f"{r.bound} | {r.proven} | {r.ratio} | "
+                    f"{'yes' if r.optimal else 'no'} | {r.fits} | {r.seconds:.2f} |"
                 )
         sys.stdout.flush()
+
+    for case, problem, capacity in cases(args.minimalloc_dir, args.cases_dir):
+        rows = [
+            run(problem, case, name, args.repeat, args.time_limit, capacity)
+            for name in names
+        ]
+        if capacity is not None and not args.wide:
+            # The exact mode given the file's capacity as the pool's limit:
+            # it decides feasibility at the limit first, then minimises.
+            bounded = Problem(
+                problem.buffers,
+                tuple(replace(p, size_limit=capacity) for p in problem.pools),
+            )
+            for name in names:
+                if name in TIMED_ALGORITHMS:
+                    row = run(
+                        bounded, case, name, args.repeat, args.time_limit, capacity
+                    )
+                    rows.append(replace(row, algorithm=f"{name} (limit {capacity})"))
+        report(rows)
+    for n in args.scale or [1000, 10000, 50000]:
+        if n > 0:
+            report(
+                [
+                    run(
+                        generated(n),
+                        f"generated-{n}",
+                        DEFAULT_ALGORITHM,
+                        args.repeat,
+                        args.time_limit,
+                    )
+                ]
+            )
 
 
 if __name__ == "__main__":

@@ -68,12 +68,17 @@ class BestFit:
     search_per_buffer2: int = 100
     seed: int = 0
     hill_climb: HillClimb = field(default_factory=HillClimb)
+    large: int = 2_000
 
     def __call__(self, problem: Problem) -> Plan:
         ix = Indexed.of(problem)
         best: tuple[tuple[int, tuple[int, ...]], list[int], list[int]] | None = None
         first_error: PlanningError | None = None
-        for order, rules in _orders(ix):
+        large = len(ix.names) > self.large
+        orders = _orders(ix)
+        if large:  # linear time: the two gap-reusing decodes of the size order
+            orders = [(orders[0][0], ("first_fit", "best_fit"))]
+        for order, rules in orders:
             for rule in rules:
                 try:
                     pools, offsets = decode(ix, order, rule)
@@ -83,11 +88,13 @@ class BestFit:
                 c = cost(ix, pools, offsets)
                 if best is None or c < best[0]:
                     best = (c, pools, offsets)
-        try:
-            climbed = self.hill_climb(problem)
-        except PlanningError as e:
-            first_error = first_error or e
-        else:
+        climbed: Plan | None = None
+        if not large:  # the hill climb re-decodes hundreds of times
+            try:
+                climbed = self.hill_climb(problem)
+            except PlanningError as e:
+                first_error = first_error or e
+        if climbed is not None:
             pool_index = {p.name: k for k, p in enumerate(problem.pools)}
             pools = [pool_index[climbed.placements[n].pool] for n in ix.names]
             offsets = [climbed.placements[n].offset for n in ix.names]
@@ -101,6 +108,8 @@ class BestFit:
 
         work = 0
         budget = min(self.search_budget, self.search_per_buffer2 * len(ix.names) ** 2)
+        if large:
+            budget = 0
         optimal = True
         for k in range(len(problem.pools)):
             members = [i for i in range(len(ix.names)) if pools[i] == k and ix.sizes[i]]

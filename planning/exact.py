@@ -3,14 +3,14 @@
 1. *Start*: the default planner's plan (``best_fit``): its pool assignment
    is kept, and its layout is the first upper bound of every pool. When it
    fails a size limit and every buffer has a single candidate pool, each
-   pool's limit is instead decided by the search (feasible, or proven
-   infeasible: then :class:`PlanningError`).
+   pool's limit is instead decided by the search (feasible: that layout is
+   the start; proven infeasible or out of time: :class:`PlanningError`).
 2. *Per pool*, the decision procedure of ``minimalloc_solver`` (MiniMalloc's
    canonical search) turns into an optimiser: first a probe at the lower
-   bound (found: optimal), then capacities between the proven lower bound and
-   the best top so far; a probe that finds a layout lowers the top to that
-   layout's, a probe that finishes without one proves the bound, a probe that
-   times out narrows nothing but the next probe's window.
+   bound with half the pool's time (found: optimal), then rounds of short
+   probes between the proven lower bound and the best top so far (see
+   :func:`minimize_pool`); a probe that finds a layout lowers the top to that
+   layout's, a probe that finishes without one proves a higher bound.
 
 The plan says what was proven, in ``stats``: ``lower_bound`` (liveness /
 clique bound of the problem), ``proven_lower_bound`` (at least that, raised
@@ -96,7 +96,7 @@ def minimize_pool(
         return PoolResult(best, top, top, probes)
     # The bound first: often reached, and then nothing else is needed.
     now = time.process_time()
-    r = solve(pp, lo, now + 0.3 * max(deadline - now, 0.0))
+    r = solve(pp, lo, now + 0.5 * max(deadline - now, 0.0))
     probes += 1
     if r.status is Status.FOUND:
         return PoolResult(r.offsets, _top(pp, r.offsets), lo, probes)
@@ -154,7 +154,7 @@ class Optimal:
         except PlanningError as e:
             if not single:
                 raise
-            return self._decide(problem, ix, deadline, e)
+            heuristic = self._decide(problem, ix, deadline, e)
         pool_index = {p.name: k for k, p in enumerate(problem.pools)}
         pools = [pool_index[heuristic.placements[x].pool] for x in ix.names]
         offsets = [heuristic.placements[x].offset for x in ix.names]
@@ -210,11 +210,7 @@ class Optimal:
                 raise error
             for y, i in enumerate(members):
                 offsets[i] = r.offsets[y]
-        return Plan(
-            ix.placements(pools, offsets),
-            algorithm="optimal",
-            stats={"lower_bound": float(lower_bound(problem))},
-        )
+        return Plan(ix.placements(pools, offsets), algorithm="optimal")
 
 
 optimal = Optimal()

@@ -1,21 +1,25 @@
 """TVM USMP's hill climb (``src/tir/usmp/algo/hill_climb.cc``), seeded.
 
-Starts from greedy-by-size order and repeatedly swaps two buffers of the
-order, re-placing every buffer with first fit (TVM's hill-climb allocator does
-reuse gaps, unlike its greedy ones): pick at random one buffer ending at the
-top of a pool, one of its conflicting buffers placed before it ("first
-level") and, three times in four, a conflicting buffer placed before that one
-("second level"), else another first-level one; swap the two. A result no
-worse than the current one is kept; a worse one is kept with probability
-``1 / (2 * attempt)`` (TVM's decaying random acceptance), and the best plan
-ever seen is returned. Stops at the liveness lower bound (TVM's "memory
-pressure"), after ``max_attempts`` attempts, or once ``work_budget``
-neighbour visits have been spent (so 400 buffers stay well under a second).
+Starts from TVM's greedy-by-size order (``greedy.tvm_order``: ties by name
+descending) and repeatedly swaps two buffers of the order, re-placing every
+buffer with first fit (TVM's hill-climb allocator does reuse gaps, unlike its
+greedy ones): pick at random one buffer ending at the top of a pool, one of
+its conflicting buffers placed before it ("first level") and, three times in
+four, a conflicting buffer placed before that one ("second level"), else
+another first-level one; swap the two. A result no worse than the current one
+is kept; a worse one is kept with probability ``1 / (2 * attempt)`` (TVM's
+decaying random acceptance), and the best plan ever seen is returned. Stops
+at the lower bound (TVM's "memory pressure"), after ``max_attempts``
+attempts, or once ``work_budget`` neighbour visits have been spent (so 400
+buffers stay well under a second).
 
 Differences from TVM, on purpose: randomness comes from ``random.Random(seed)``
-(same plan on every run and platform); only the suffix of the order after the
-first swapped position is re-placed (same result, less work); an order whose
-decoding exceeds a pool's limit is rejected instead of being kept.
+(same plan on every run and platform; TVM draws from ``rand_r`` seeded 0,
+keeps an equal result only by chance and returns the last accepted plan, not
+the best, so its plans are not reproduced draw for draw; on TVM's unit cases
+the results are TVM's, ``tests/test_planning_tvm.py``); only the suffix of the
+order after the first swapped position is re-placed (same result, less work);
+an order whose decoding exceeds a pool's limit is rejected instead of kept.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from usmp.planning.greedy import tvm_order
 from usmp.planning.lower_bound import lower_bound
 from usmp.planning.model import Plan, PlanningError, Problem
 from usmp.planning.placement import Indexed, cost, decode, pool_tops
@@ -39,9 +44,7 @@ class HillClimb:
     def __call__(self, problem: Problem) -> Plan:
         ix = Indexed.of(problem)
         n = len(ix.names)
-        order = sorted(
-            range(n), key=lambda i: (-ix.sizes[i], -len(ix.neighbours[i]), ix.names[i])
-        )
+        order = tvm_order(ix, "size")
         # Infeasible initial order: the error names the buffer (as greedy would).
         pools, offsets = decode(ix, order, "first_fit")
         current = best = cost(ix, pools, offsets)

@@ -6,7 +6,8 @@ offset is found, at an offset chosen among the already placed buffers it
 conflicts with in that pool. Three offset rules exist:
 
 * ``after_conflicts`` (TVM USMP's greedy rule): just past the highest end of
-  the placed conflicting buffers; gaps below are never reused;
+  the placed conflicting buffers, each end rounded up to its own buffer's
+  alignment first; gaps below are never reused;
 * ``first_fit`` / ``best_fit``: the lowest (resp. the tightest) gap between the
   placed conflicting buffers that holds the buffer, else the top.
 
@@ -173,11 +174,25 @@ def decode(
         size = sizes[i]
         tried: list[tuple[str, int | None, int]] = []
         for k, pool in enumerate(ix.candidates[i]):
-            occupied = [
-                (offset_of[j], offset_of[j] + sizes[j])
-                for j in ix.neighbours[i]
-                if pool_of[j] == pool
-            ]
+            if rule == "after_conflicts":  # TVM: ends rounded to their alignment
+                pool_alignment = ix.problem.pools[pool].alignment
+                occupied = [
+                    (
+                        offset_of[j],
+                        align_up(
+                            offset_of[j] + sizes[j],
+                            max(ix.buffers[j].alignment, pool_alignment),
+                        ),
+                    )
+                    for j in ix.neighbours[i]
+                    if pool_of[j] == pool
+                ]
+            else:
+                occupied = [
+                    (offset_of[j], offset_of[j] + sizes[j])
+                    for j in ix.neighbours[i]
+                    if pool_of[j] == pool
+                ]
             limit = ix.limits[pool]
             offset = _offset_in_pool(occupied, size, ix.alignments[i][k], rule, limit)
             if limit is None or offset + size <= limit:

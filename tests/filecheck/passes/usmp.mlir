@@ -18,9 +18,9 @@
 // CHECK-SAME: %input: memref<8xi8>, %output: memref<8xi8>, %[[MWS:[a-z_]+]]: memref<40xi8>, %[[CONST:[a-z_]+]]: memref<8xi8>)
 // CHECK-SAME: tir.pool_args = ["global_workspace", "global_const"]
 // CHECK: memref.view %[[CONST]][%{{.*}}][] : memref<8xi8> to memref<8xi8>
-// CHECK: %[[O1:.*]] = arith.constant 16 : index
+// CHECK: %[[O1:.*]] = arith.constant 32 : index
 // CHECK: memref.view %[[MWS]][%[[O1]]][] : memref<40xi8> to memref<8xi8>
-// CHECK: %[[O2:.*]] = arith.constant 32 : index
+// CHECK: %[[O2:.*]] = arith.constant 16 : index
 // CHECK: memref.view %[[MWS]][%[[O2]]][] : memref<40xi8> to memref<8xi8>
 // CHECK: tir.call @tvmgen_default_fused_add(%input, %{{.*}}, %{{.*}}, %[[MWS]])
 // CHECK: tir.call @tvmgen_default_fused_add(%{{.*}}, %{{.*}}, %{{.*}}, %[[MWS]])
@@ -85,8 +85,8 @@ module {
 // CHECK-LABEL: func.func @multi_main(
 // CHECK-SAME: %[[MD:[a-z_]+]]: memref<96xi8>, %[[MS:[a-z_]+]]: memref<32xi8>)
 // CHECK-SAME: tir.pool_args = ["dtcm", "sram"]
-// CHECK: memref.view %[[MD]][%{{.*}}][] : memref<96xi8> to memref<32xi8>
 // CHECK: memref.view %[[MS]][%{{.*}}][] : memref<32xi8> to memref<32xi8>
+// CHECK: memref.view %[[MD]][%{{.*}}][] : memref<96xi8> to memref<32xi8>
 // CHECK-NOT: tir.allocate
 // POOLS-LABEL: func.func @multi_main(
 // POOLS-SAME: tir.pool_args = ["fast", "slow"]

@@ -11,7 +11,7 @@
 // KEY: usmp-opt: error: bad pools option: pool 'sram': 'size' is not KEY=VALUE (size, align or access); only the size may be given bare, right after the kind; accepted:
 
 // The pool limit holds the storage ids but not the inputs/outputs too.
-// IO: usmp_invalid.mlir:[[# @LINE + 2]]:1: error: output 'output' (64 B) fits in no candidate pool: pool 'sram' (limit 100 B) already holds 64 B of buffers live at the same time, so it would need 128 B (live together with it at step 1, op: sid_0 (64 B); 128 B in all)
+// IO: usmp_invalid.mlir:[[# @LINE + 2]]:1: error: input 'x' (64 B) fits in no candidate pool: pool 'sram' (limit 100 B) already holds 64 B of buffers live at the same time, so it would need 128 B (live together with it at step 0, op: sid_0 (64 B); 128 B in all)
 func.func private @op(memref<64xi8>, memref<64xi8>) attributes {tir.prim_func}
 func.func @io_main(%x: memref<64xi8>, %y: memref<64xi8>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["output"]} {
   %0 = tir.allocate {name_hint = "sid_0"} : memref<64xi8>
@@ -26,8 +26,8 @@ func.func @io_main(%x: memref<64xi8>, %y: memref<64xi8>) attributes {tir.prim_fu
 builtin.module attributes {tir.pools = [#tir.pool_info<"sram", workspace, size = 32, access = {c = "rw"}>]} {
   func.func private @op(memref<32xi8>, memref<32xi8>) attributes {tir.prim_func}
   func.func @small_main(%x: memref<32xi8>, %y: memref<32xi8>) attributes {tir.prim_func, tir.main} {
+    // CHECK: usmp_invalid.mlir:[[# @LINE + 1]]:5: error: buffer 'sid_0' (32 B) fits in no candidate pool: pool 'sram' (limit 32 B) already holds 32 B of buffers live at the same time, so it would need 64 B (live together with it at step 1, op: sid_1 (32 B); 64 B in all)
     %0 = tir.allocate {name_hint = "sid_0"} : memref<32xi8>
-    // CHECK: usmp_invalid.mlir:[[# @LINE + 1]]:5: error: buffer 'sid_1' (32 B) fits in no candidate pool: pool 'sram' (limit 32 B) already holds 32 B of buffers live at the same time, so it would need 64 B (live together with it at step 1, op: sid_0 (32 B); 64 B in all)
     %1 = tir.allocate {name_hint = "sid_1"} : memref<32xi8>
     tir.call @op(%x, %0) : (memref<32xi8>, memref<32xi8>) -> ()
     tir.call @op(%0, %1) : (memref<32xi8>, memref<32xi8>) -> ()

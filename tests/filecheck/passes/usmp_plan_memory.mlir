@@ -10,10 +10,10 @@
 // With workspace I/O the input and output are buffers too (arg attributes).
 // (greedy_by_size, TVM's algorithm, never reuses a gap below a placed buffer.)
 // IO-LABEL: builtin.module attributes {tir.pools = [#tir.pool_info<"global_workspace", workspace, size = 256,
-// IO: func.func @chain_main(%x: memref<16xf32> {tir.pool_allocation = #tir.pool_allocation<"global_workspace", 64>}, %y: memref<16xf32> {tir.pool_allocation = #tir.pool_allocation<"global_workspace", 192>})
-// IO: name_hint = "sid_0", pool_allocation = #tir.pool_allocation<"global_workspace", 0>
+// IO: func.func @chain_main(%x: memref<16xf32> {tir.pool_allocation = #tir.pool_allocation<"global_workspace", 192>}, %y: memref<16xf32> {tir.pool_allocation = #tir.pool_allocation<"global_workspace", 64>})
+// IO: name_hint = "sid_0", pool_allocation = #tir.pool_allocation<"global_workspace", 128>
 // IO: name_hint = "sid_1", pool_allocation = #tir.pool_allocation<"global_workspace", 64>
-// IO: name_hint = "sid_2", pool_allocation = #tir.pool_allocation<"global_workspace", 128>
+// IO: name_hint = "sid_2", pool_allocation = #tir.pool_allocation<"global_workspace", 0>
 func.func private @op(memref<16xf32>, memref<16xf32>) attributes {tir.prim_func}
 func.func @chain_main(%x: memref<16xf32>, %y: memref<16xf32>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["output"]} {
   %0 = tir.allocate {name_hint = "sid_0"} : memref<16xf32>

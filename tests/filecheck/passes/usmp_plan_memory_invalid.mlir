@@ -16,8 +16,8 @@
 builtin.module attributes {tir.pools = [#tir.pool_info<"sram", workspace, size = 100, access = {c = "rw"}>]} {
   func.func private @op(memref<64xi8>, memref<64xi8>) attributes {tir.prim_func}
   func.func @small_main(%x: memref<64xi8>, %y: memref<64xi8>) attributes {tir.prim_func, tir.main} {
+    // CHECK: usmp_plan_memory_invalid.mlir:[[# @LINE + 1]]:5: error: buffer 'sid_0' (64 B) fits in no candidate pool: pool 'sram' (limit 100 B) already holds 64 B of buffers live at the same time, so it would need 128 B (live together with it at step 1, op: sid_1 (64 B); 128 B in all)
     %0 = tir.allocate {name_hint = "sid_0"} : memref<64xi8>
-    // CHECK: usmp_plan_memory_invalid.mlir:[[# @LINE + 1]]:5: error: buffer 'sid_1' (64 B) fits in no candidate pool: pool 'sram' (limit 100 B) already holds 64 B of buffers live at the same time, so it would need 128 B (live together with it at step 1, op: sid_0 (64 B); 128 B in all)
     %1 = tir.allocate {name_hint = "sid_1"} : memref<64xi8>
     tir.call @op(%x, %0) : (memref<64xi8>, memref<64xi8>) -> ()
     tir.call @op(%0, %1) : (memref<64xi8>, memref<64xi8>) -> ()

@@ -13,7 +13,7 @@
 // The report changes no IR. (A pool's "limit" is what the plan was made
 // under: unbounded for the composite, which plans; the planned size when the
 // report reads a module planned earlier.)
-// CHECK: name_hint = "sid_0", pool_allocation = #tir.pool_allocation<"sram", 64>
+// CHECK: name_hint = "sid_0", pool_allocation = #tir.pool_allocation<"sram", 80>
 
 // JSON: "model": "report_main",
 // COMPOSITE-NEXT: "algorithm": "greedy_by_size",
@@ -47,7 +47,7 @@
 // JSON-NEXT: "function": "report_main",
 // JSON-NEXT: "role": "allocate",
 // JSON-NEXT: "pool": "sram",
-// JSON-NEXT: "offset": 64,
+// JSON-NEXT: "offset": 80,
 // JSON-NEXT: "size": 16,
 // JSON-NEXT: "alignment": 16,
 // JSON-NEXT: "live": [
@@ -89,7 +89,7 @@
 // SVG: <title>bytes live at each step</title>
 // SVG: <title>pad/padded (pad): 64 B at offset 0, live [0, 3)</title>
 // SVG: padded 64 B
-// SVG: <title>sid_0 (report_main): 16 B at offset 64, live [0, 2)</title>
+// SVG: <title>sid_0 (report_main): 16 B at offset 80, live [0, 2)</title>
 // SVG: lower bound 96 B
 // SVG: time (step of main: operator call)
 // SVG: address (bytes from the pool start)
