@@ -8,6 +8,8 @@
    the preferred pools more) wins, so this planner is never worse than any
    other in ``ALGORITHMS``, and it succeeds whenever any of those orders fits
    the size limits.
+   Above ``large`` buffers (2,000) only the size order's first-fit and
+   best-fit decodes run (no hill climb, no search): O(n log n + conflicts).
 2. *Search.* While a pool of that plan is above its liveness lower bound, its
    buffers are re-laid out (pool assignment kept) by the MiniMalloc-style
    branch and bound of ``branch_and_bound.py``: an exact search at the lower
@@ -77,7 +79,8 @@ class BestFit:
         large = len(ix.names) > self.large
         orders = _orders(ix)
         if large:  # linear time: the two gap-reusing decodes of the size order
-            orders = [(orders[0][0], ("first_fit", "best_fit"))]
+            gap_rules: tuple[OffsetRule, ...] = ("first_fit", "best_fit")
+            orders = [(orders[0][0], gap_rules)]
         for order, rules in orders:
             for rule in rules:
                 try:

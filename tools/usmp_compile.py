@@ -438,6 +438,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise CompileError(
                 f"--module-name '{args.module_name}' is not a C identifier"
             )
+        if args.plan_time_limit:
+            from usmp.planning.algorithms import get_algorithm
+
+            try:
+                get_algorithm(args.algorithm, time_limit=args.plan_time_limit)
+            except ValueError as e:
+                raise CompileError(f"--plan-time-limit: {e}") from None
         for flag in ("workspace_byte_alignment", "constant_byte_alignment"):
             value = getattr(args, flag)
             if (error := alignment_error(value)) is not None:
