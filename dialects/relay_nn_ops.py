@@ -9,10 +9,12 @@ functions of ``relay_shapes`` (``conv2d_output_shape``, ``dense_output_shape``,
 from __future__ import annotations
 
 from collections.abc import Sequence
+from enum import StrEnum
 
 from xdsl.dialects.builtin import TensorType, f32, i8, i32
-from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import operand_def
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import Attribute, SpacedOpaqueSyntaxAttribute, SSAValue
+from xdsl.irdl import irdl_attr_definition, operand_def
 
 from usmp.dialects.relay_base import (
     DATA_WEIGHT_FORMAT,
@@ -26,10 +28,10 @@ from usmp.dialects.relay_base import (
 )
 from usmp.dialects.relay_props import (
     bool_prop,
+    enum_prop,
     int_prop,
     ints_prop,
     relay_op_definition,
-    str_prop,
 )
 from usmp.dialects.relay_shapes import (
     conv2d_output_shape,
@@ -38,6 +40,40 @@ from usmp.dialects.relay_shapes import (
     pool2d_output_shape,
     reduce_output_shape,
 )
+
+
+class DataLayout(StrEnum):
+    """Order of an activation's dimensions (batch, height, width, channels)."""
+
+    NHWC = "NHWC"
+    NCHW = "NCHW"
+
+
+class KernelLayout(StrEnum):
+    """Order of a convolution weight's dimensions (height, width, input and
+    output channels); which pairs with which data layout: ``CONV2D_LAYOUTS``."""
+
+    HWIO = "HWIO"
+    OHWI = "OHWI"
+    OIHW = "OIHW"
+
+
+@irdl_attr_definition
+class DataLayoutAttr(EnumAttribute[DataLayout], SpacedOpaqueSyntaxAttribute):
+    """``#relay<data_layout NCHW>``"""
+
+    name = "relay.data_layout"
+
+
+@irdl_attr_definition
+class KernelLayoutAttr(EnumAttribute[KernelLayout], SpacedOpaqueSyntaxAttribute):
+    """``#relay<kernel_layout OIHW>``"""
+
+    name = "relay.kernel_layout"
+
+
+LAYOUT_ATTRS = (DataLayoutAttr, KernelLayoutAttr)
+"""The layout enum attributes (registered by ``relay.py``)."""
 
 
 class AccumulatingOp(RelayOperator):
@@ -109,8 +145,8 @@ class Conv2DOp(AccumulatingOp):
     padding = ints_prop(default=(0, 0, 0, 0))
     dilation = ints_prop(default=(1, 1))
     groups = int_prop(default=1)
-    data_layout = str_prop(default="NHWC")
-    kernel_layout = str_prop(default="HWIO")
+    data_layout = enum_prop(DataLayoutAttr, default=DataLayout.NHWC)
+    kernel_layout = enum_prop(KernelLayoutAttr, default=KernelLayout.HWIO)
 
     def __init__(
         self,
@@ -197,7 +233,7 @@ class Pool2DOp(RelayOperator):
     pool_size = ints_prop()
     strides = ints_prop(default=(1, 1))
     padding = ints_prop(default=(0, 0, 0, 0))
-    layout = str_prop(default="NHWC")
+    layout = enum_prop(DataLayoutAttr, default=DataLayout.NHWC)
 
     assembly_format = UNARY_FORMAT
 
@@ -281,7 +317,7 @@ class GlobalAvgPool2DOp(RelayOperator):
     name = "relay.global_avg_pool2d"
 
     data = operand_def(TensorType)
-    layout = str_prop(default="NHWC")
+    layout = enum_prop(DataLayoutAttr, default=DataLayout.NHWC)
 
     assembly_format = UNARY_FORMAT
 

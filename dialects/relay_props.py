@@ -24,12 +24,14 @@ Python values back into attributes for builders.
 | ``float_prop`` | ``X : f64``         | ``float``         |
 | ``bool_prop``  | ``true`` / ``false``| ``bool``          |
 | ``str_prop``   | ``"..."``           | ``str``           |
+| ``enum_prop``  | ``#relay<kind V>``  | the ``StrEnum``   |
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Generic, TypeVar, cast
 
 from xdsl.dialects.builtin import I64 as _I64
@@ -46,6 +48,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
+from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, Operation
 from xdsl.irdl import IRDLOperation, irdl_op_definition
 from xdsl.irdl.attributes import IRDLAttrConstraint
@@ -55,6 +58,7 @@ from xdsl.irdl.attributes import IRDLAttrConstraint
 from xdsl.irdl.operations import PropertyDef, _PropertyFieldDef
 
 _T = TypeVar("_T")
+_E = TypeVar("_E", bound=StrEnum)
 _OpT = TypeVar("_OpT", bound=IRDLOperation)
 
 
@@ -156,6 +160,18 @@ def bool_prop(default: bool | None = None) -> bool:
 def str_prop(default: str | None = None) -> str:
     """String property, read as ``str``."""
     return _field(STR, default)
+
+
+def enum_prop(attr_type: type[EnumAttribute[_E]], default: _E | None = None) -> _E:
+    """Enum attribute property (``#relay<data_layout NCHW>``), read as the
+    ``StrEnum`` member (which compares equal to its string)."""
+    enum_type = cast(type[_E], attr_type.enum_type)
+    kind: PropKind[_E] = PropKind(
+        attr_type,
+        lambda v: attr_type(enum_type(v)),
+        lambda a: cast(EnumAttribute[_E], a).data,
+    )
+    return _field(kind, default)
 
 
 def relay_op_definition(cls: type[_OpT]) -> type[_OpT]:

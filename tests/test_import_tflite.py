@@ -171,7 +171,7 @@ def test_int8_conv_weights_stay_ohwi_with_tflite_padding() -> None:
     # SAME padding of 49x10 by 10x4, stride 2: out 25x5, total padding 9
     # (4 top, 5 bottom) and 2 (1 left, 1 right) as TFLite
     assert str(first.weight.type) == "tensor<64x10x4x1xi8>"
-    assert first.properties["kernel_layout"] == StringAttr("OHWI")
+    assert first.kernel_layout == "OHWI"
     assert first.padding == (4, 1, 5, 1)
     assert first.strides == (2, 2)
     assert first.input_zero_point == 83

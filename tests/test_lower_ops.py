@@ -371,8 +371,8 @@ def _conv(g: Graph, a: dict[str, Any], element: str, zps: tuple[int, int] = (0, 
         "padding": _i64s(a["padding"]),
         "dilation": _i64s(a["dilation"]),
         "groups": f"{a['groups']} : i64",
-        "data_layout": f'"{layout}"',
-        "kernel_layout": f'"{kernel_layout}"',
+        "data_layout": f"#relay<data_layout {layout}>",
+        "kernel_layout": f"#relay<kernel_layout {kernel_layout}>",
     }
     if zps != (0, 0):
         attrs["input_zero_point"] = f"{zps[0]} : i64"
@@ -546,7 +546,7 @@ def test_pool2d(a: dict[str, Any], kind: str) -> None:
         "pool_size": _i64s(a["pool_size"]),
         "strides": _i64s(a["strides"]),
         "padding": _i64s(a["padding"]),
-        "layout": f'"{a["layout"]}"',
+        "layout": f"#relay<data_layout {a['layout']}>",
     }
     if kind == "avg_pool2d":
         attrs["count_include_pad"] = "true" if a["count_include_pad"] else "false"
@@ -595,7 +595,13 @@ def test_mean_and_global_avg_pool(
             else [shape[0], shape[1], 1, 1]
         )
         results.append(
-            g.op("global_avg_pool2d", [x], pooled, element, {"layout": f'"{layout}"'})
+            g.op(
+                "global_avg_pool2d",
+                [x],
+                pooled,
+                element,
+                {"layout": f"#relay<data_layout {layout}>"},
+            )
         )
     check_lowering(g.text(*results), g.inputs)
 

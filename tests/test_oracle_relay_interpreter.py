@@ -170,7 +170,7 @@ OP_CASES = [
         ),
     ),
     (
-        'relay.avg_pool2d %x {pool_size = array<i64: 2, 2>, layout = "NCHW"} : tensor<1x4x4x4xf32> -> tensor<1x4x3x3xf32>',
+        "relay.avg_pool2d %x {pool_size = array<i64: 2, 2>, layout = #relay<data_layout NCHW>} : tensor<1x4x4x4xf32> -> tensor<1x4x3x3xf32>",
         X_F32,
         lambda x: K.avg_pool2d(x, pool_size=(2, 2), layout="NCHW"),
     ),
@@ -251,7 +251,7 @@ def test_conv2d_properties_and_layouts() -> None:
     module = parse(
         """
 func.func @main(%x: tensor<1x4x7x7xi8>, %w: tensor<8x1x3x3xi8>) -> tensor<1x8x3x3xi32> {
-  %0 = relay.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 0, 1, 1, 2>, dilation = array<i64: 1, 2>, groups = 4 : i64, data_layout = "NCHW", kernel_layout = "OIHW", input_zero_point = -3 : i64, kernel_zero_point = 2 : i64} : (tensor<1x4x7x7xi8>, tensor<8x1x3x3xi8>) -> tensor<1x8x3x3xi32>
+  %0 = relay.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 0, 1, 1, 2>, dilation = array<i64: 1, 2>, groups = 4 : i64, data_layout = #relay<data_layout NCHW>, kernel_layout = #relay<kernel_layout OIHW>, input_zero_point = -3 : i64, kernel_zero_point = 2 : i64} : (tensor<1x4x7x7xi8>, tensor<8x1x3x3xi8>) -> tensor<1x8x3x3xi32>
   func.return %0 : tensor<1x8x3x3xi32>
 }
 """

@@ -110,8 +110,8 @@ def int8_convnet(seed: int = 0) -> tuple[str, list[np.ndarray]]:
         (1, 6, 6, 4),
         "i32",
         "strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, "
-        'dilation = array<i64: 1, 1>, groups = 1 : i64, data_layout = "NHWC", '
-        'kernel_layout = "HWIO", input_zero_point = -3 : i64, kernel_zero_point = 0 : i64',
+        "dilation = array<i64: 1, 1>, groups = 1 : i64, data_layout = #relay<data_layout NHWC>, "
+        "kernel_layout = #relay<kernel_layout HWIO>, input_zero_point = -3 : i64, kernel_zero_point = 0 : i64",
     )
     x = g.requantize(conv, per_channel=True)
     x = g.op(

@@ -98,7 +98,7 @@ func.func @conv_strided_unrolled(%x: tensor<1x3x3x8xi8>, %w: tensor<1x1x8x5xi8>)
 // CHECK-NEXT:      scf.yield
 
 func.func @conv_contiguous_rolled(%x: tensor<1x3x3x8xi8>, %w: tensor<5x1x1x8xi8>) -> tensor<1x3x3x5xi32> attributes {relay.primitive} {
-  %0 = relay.conv2d %x, %w {kernel_layout = "OHWI"} : (tensor<1x3x3x8xi8>, tensor<5x1x1x8xi8>) -> tensor<1x3x3x5xi32>
+  %0 = relay.conv2d %x, %w {kernel_layout = #relay<kernel_layout OHWI>} : (tensor<1x3x3x8xi8>, tensor<5x1x1x8xi8>) -> tensor<1x3x3x5xi32>
   func.return %0 : tensor<1x3x3x5xi32>
 }
 

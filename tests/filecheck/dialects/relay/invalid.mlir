@@ -194,7 +194,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xi8>) {
 
 func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xi8>) {
   // CHECK: invalid.mlir:197:3: error: 'relay.conv2d' op relay.conv2d: layouts NCHW+HWIO are not supported (expected one of NHWC+HWIO, NHWC+OHWI, NCHW+OIHW)
-  %0 = relay.conv2d %x, %w {data_layout = "NCHW"} : (tensor<1x8x8x4xi8>, tensor<3x3x4x4xi8>) -> tensor<1x6x6x4xi32>
+  %0 = relay.conv2d %x, %w {data_layout = #relay<data_layout NCHW>} : (tensor<1x8x8x4xi8>, tensor<3x3x4x4xi8>) -> tensor<1x6x6x4xi32>
   func.return
 }
 
@@ -321,8 +321,8 @@ func.func @f(%x: tensor<1x16xf32>, %w: tensor<10x16xf32>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>) {
-  // CHECK: invalid.mlir:325:3: error: 'relay.max_pool2d' op relay.max_pool2d: layout 'HWC' is not one of NHWC, NCHW
-  %0 = relay.max_pool2d %x {pool_size = array<i64: 2, 2>, layout = "HWC"} : tensor<1x8x8x4xi8> -> tensor<1x7x7x4xi8>
+  // CHECK: invalid.mlir:325:87: error: Expected `NHWC`, or `NCHW`.
+  %0 = relay.max_pool2d %x {pool_size = array<i64: 2, 2>, layout = #relay<data_layout HWC>} : tensor<1x8x8x4xi8> -> tensor<1x7x7x4xi8>
   func.return
 }
 

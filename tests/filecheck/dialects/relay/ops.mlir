@@ -54,14 +54,14 @@ func.func @devices(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK: relay.conv2d %{{.*}}, %{{.*}} : (tensor<1x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x6x6x4xf32>
 // CHECK: relay.conv2d %{{.*}}, %{{.*}} {strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 1, 1>, input_zero_point = -128 : i64, kernel_zero_point = 1 : i64} : (tensor<1x8x8x3xi8>, tensor<3x3x3x4xi8>) -> tensor<1x4x4x4xi32>
 // CHECK: relay.conv2d %{{.*}}, %{{.*}} {padding = array<i64: 2, 2, 2, 2>, dilation = array<i64: 2, 2>} : (tensor<1x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x8x8x4xf32>
-// CHECK: relay.conv2d %{{.*}}, %{{.*}} {kernel_layout = "OHWI"} : (tensor<1x8x8x3xf32>, tensor<4x1x1x3xf32>) -> tensor<1x8x8x4xf32>
-// CHECK: relay.conv2d %{{.*}}, %{{.*}} {data_layout = "NCHW", kernel_layout = "OIHW"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+// CHECK: relay.conv2d %{{.*}}, %{{.*}} {kernel_layout = #relay<kernel_layout OHWI>} : (tensor<1x8x8x3xf32>, tensor<4x1x1x3xf32>) -> tensor<1x8x8x4xf32>
+// CHECK: relay.conv2d %{{.*}}, %{{.*}} {data_layout = #relay<data_layout NCHW>, kernel_layout = #relay<kernel_layout OIHW>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
 func.func @conv2d(%x: tensor<1x8x8x3xf32>, %w: tensor<3x3x3x4xf32>, %q: tensor<1x8x8x3xi8>, %qw: tensor<3x3x3x4xi8>, %wo: tensor<4x1x1x3xf32>, %xc: tensor<1x3x8x8xf32>, %wc: tensor<4x3x3x3xf32>) {
-  %0 = relay.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, data_layout = "NHWC", kernel_layout = "HWIO", input_zero_point = 0 : i64, kernel_zero_point = 0 : i64} : (tensor<1x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x6x6x4xf32>
+  %0 = relay.conv2d %x, %w {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilation = array<i64: 1, 1>, groups = 1 : i64, data_layout = #relay<data_layout NHWC>, kernel_layout = #relay<kernel_layout HWIO>, input_zero_point = 0 : i64, kernel_zero_point = 0 : i64} : (tensor<1x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x6x6x4xf32>
   %1 = relay.conv2d %q, %qw {strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 1, 1>, input_zero_point = -128 : i64, kernel_zero_point = 1 : i64} : (tensor<1x8x8x3xi8>, tensor<3x3x3x4xi8>) -> tensor<1x4x4x4xi32>
   %2 = relay.conv2d %x, %w {padding = array<i64: 2, 2, 2, 2>, dilation = array<i64: 2, 2>} : (tensor<1x8x8x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x8x8x4xf32>
-  %3 = relay.conv2d %x, %wo {kernel_layout = "OHWI"} : (tensor<1x8x8x3xf32>, tensor<4x1x1x3xf32>) -> tensor<1x8x8x4xf32>
-  %4 = relay.conv2d %xc, %wc {data_layout = "NCHW", kernel_layout = "OIHW"} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %3 = relay.conv2d %x, %wo {kernel_layout = #relay<kernel_layout OHWI>} : (tensor<1x8x8x3xf32>, tensor<4x1x1x3xf32>) -> tensor<1x8x8x4xf32>
+  %4 = relay.conv2d %xc, %wc {data_layout = #relay<data_layout NCHW>, kernel_layout = #relay<kernel_layout OIHW>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
   func.return
 }
 
@@ -135,20 +135,20 @@ func.func @unary(%x: tensor<1x8xi32>, %f: tensor<1x8xf32>) {
 
 // CHECK-LABEL: func.func @pool
 // CHECK: relay.max_pool2d %{{.*}} {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x8x8x4xi8> -> tensor<1x4x4x4xi8>
-// CHECK: relay.max_pool2d %{{.*}} {pool_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, layout = "NCHW"} : tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
+// CHECK: relay.max_pool2d %{{.*}} {pool_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, layout = #relay<data_layout NCHW>} : tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
 // CHECK: relay.avg_pool2d %{{.*}} {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 1, 1>} : tensor<1x8x8x4xi8> -> tensor<1x4x4x4xi8>
 // CHECK: relay.avg_pool2d %{{.*}} {pool_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, count_include_pad = true} : tensor<1x8x8x4xi8> -> tensor<1x8x8x4xi8>
 // CHECK: relay.global_avg_pool2d %{{.*}} : tensor<1x8x8x4xi8> -> tensor<1x1x1x4xi8>
-// CHECK: relay.global_avg_pool2d %{{.*}} {layout = "NCHW"} : tensor<1x4x8x8xf32> -> tensor<1x4x1x1xf32>
+// CHECK: relay.global_avg_pool2d %{{.*}} {layout = #relay<data_layout NCHW>} : tensor<1x4x8x8xf32> -> tensor<1x4x1x1xf32>
 // CHECK: relay.mean %{{.*}} {axis = array<i64: 1, 2>} : tensor<1x8x8x4xi8> -> tensor<1x4xi8>
 // CHECK: relay.mean %{{.*}} {axis = array<i64: -1>, keepdims = true} : tensor<1x4x8x8xf32> -> tensor<1x4x8x1xf32>
 func.func @pool(%x: tensor<1x8x8x4xi8>, %c: tensor<1x4x8x8xf32>) {
   %0 = relay.max_pool2d %x {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x8x8x4xi8> -> tensor<1x4x4x4xi8>
-  %1 = relay.max_pool2d %c {pool_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, layout = "NCHW"} : tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
+  %1 = relay.max_pool2d %c {pool_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, layout = #relay<data_layout NCHW>} : tensor<1x4x8x8xf32> -> tensor<1x4x8x8xf32>
   %2 = relay.avg_pool2d %x {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 1, 1>, count_include_pad = false} : tensor<1x8x8x4xi8> -> tensor<1x4x4x4xi8>
   %3 = relay.avg_pool2d %x {pool_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, count_include_pad = true} : tensor<1x8x8x4xi8> -> tensor<1x8x8x4xi8>
   %4 = relay.global_avg_pool2d %x : tensor<1x8x8x4xi8> -> tensor<1x1x1x4xi8>
-  %5 = relay.global_avg_pool2d %c {layout = "NCHW"} : tensor<1x4x8x8xf32> -> tensor<1x4x1x1xf32>
+  %5 = relay.global_avg_pool2d %c {layout = #relay<data_layout NCHW>} : tensor<1x4x8x8xf32> -> tensor<1x4x1x1xf32>
   %6 = relay.mean %x {axis = array<i64: 1, 2>, keepdims = false} : tensor<1x8x8x4xi8> -> tensor<1x4xi8>
   %7 = relay.mean %c {axis = array<i64: -1>, keepdims = true} : tensor<1x4x8x8xf32> -> tensor<1x4x8x1xf32>
   func.return
