@@ -131,16 +131,18 @@ def attribute_literal(value: Attribute, type_: Attribute) -> str:
     raise ValueError(f"no C literal for {value}")
 
 
+_SIGNED_BYTES = tuple(str(b - 256 if b > 127 else b) for b in range(256))
+_UNSIGNED_BYTES = tuple(f"0x{b:02x}" for b in range(256))
+
+
 def initializer(value: DenseIntOrFPElementsAttr, per_line: int = 12) -> list[str]:
     """The elements of ``value`` as the lines of a C brace initializer."""
     element = value.get_element_type()
     if isinstance(element, IntegerType) and element.width.data == 8:
-        data = value.data.data
         signed = element.signedness.data != Signedness.UNSIGNED
-        items = [
-            str(b - 256 if signed and b > 127 else b) if signed else f"0x{b:02x}"
-            for b in data
-        ]
+        table = _SIGNED_BYTES if signed else _UNSIGNED_BYTES
+        # one C-level lookup per byte (weights are often ~1 MB)
+        items = list(map(table.__getitem__, value.data.data))
         per_line = 16
     else:
         items = [attribute_literal(a, element) for a in value.iter_attrs()]

@@ -14,10 +14,10 @@ The input is a ``.tflite`` file (imported by ``usmp.frontend``) or a relay
     import -> fuse-ops -> lower-ops -> aot-lower-main -> usmp
            -> convert-to-emitc -> emit-c
 
-each step a registered pass run in process on one module (verified after
-every step); each step's name and time go to stderr as it finishes (unless
-``--quiet``). Wall-clock times go nowhere else: every output file is the same,
-byte for byte, on every run.
+each step a registered pass run in process on one module (the input and the
+final IR verified; every step with ``--verify-each``); each step's name and
+time go to stderr as it finishes (unless ``--quiet``). Wall-clock times go
+nowhere else: every output file is the same, byte for byte, on every run.
 ``--stop-after STEP`` ends after that step and writes its MLIR; ``--dump-ir``
 writes every step's MLIR to ``out/ir/``.
 
@@ -150,6 +150,7 @@ def _step_import(c: Compilation) -> None:
         verify_located(c.module)
         c.model_info = {"file": path.name, "format": "mlir"}
     else:
+        from usmp.diagnostics import verify_located
         from usmp.frontend.tflite_import import import_model
         from usmp.frontend.tflite_reader import damaged_model_errors, read_model_file
 
@@ -159,6 +160,7 @@ def _step_import(c: Compilation) -> None:
         for warning in model.warnings:
             print(warning, file=sys.stderr)
         c.model_info = _tflite_info(model)
+        verify_located(c.module)
     c.write(f"src/{path.stem}.relay.mlir", c.mlir())
 
 
@@ -202,7 +204,8 @@ def _pass_step(flag: str, **options: Any) -> Callable[[Compilation], None]:
         }
         assert c.module is not None
         cls(**values).apply(c.ctx, c.module)
-        verify_located(c.module)
+        if c.args.verify_each:
+            verify_located(c.module)
 
     return run
 
@@ -319,11 +322,24 @@ def run(c: Compilation) -> None:
         c.say(f"{step:<17} {c.timings[step]:7.2f} s")
         if c.args.dump_ir and step != "emit-c":
             c.write(f"ir/{number:02d}-{step}.mlir", c.mlir())
+        final = step == "convert-to-emitc" or (step == last and step != "emit-c")
+        if final and step != "import" and not c.args.verify_each:
+            _verify_output(c)
         if step == last:
             if step != "emit-c":
                 c.write(f"{c.args.module_name}.{step}.mlir", c.mlir())
             break
     c.write("metadata.json", json.dumps(_metadata(c), indent=2) + "\n")
+
+
+def _verify_output(c: Compilation) -> None:
+    """The IR a run ends with (or hands to emit-c) is verified once; the steps
+    in between are verified only with ``--verify-each`` (a whole-module verify
+    costs a third of a step)."""
+    from usmp.diagnostics import verify_located
+
+    assert c.module is not None
+    verify_located(c.module)
 
 
 def _memory_report(c: Compilation) -> dict[str, Any] | None:
@@ -425,6 +441,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--stop-after", choices=PIPELINE, help="end after this step")
     p.add_argument("--dump-ir", action="store_true", help="write every step's MLIR")
+    p.add_argument(
+        "--verify-each",
+        action="store_true",
+        help="verify the module after every step (default: the input and the IR "
+        "the last step produces)",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     return p
 

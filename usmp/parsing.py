@@ -100,17 +100,27 @@ class LocatingParser(Parser):
         self.line_offset = line_offset
         self.op_depth = 0
         self.attr_depth = 0
+        # Line of the last located position, so that locating the next op
+        # counts only the newlines in between (xDSL's Span.get_location counts
+        # from the start of the file: quadratic over a whole module).
+        self._line_at: tuple[Position, int] = (0, 1)
 
     def current_token_span(self) -> Span[str] | Span[bytes]:
         """The (empty) span at the next token, for errors raised by callers."""
         return Span(self.pos, self.pos, self.lexer.input)
 
     def _file_loc(self, at: Position) -> FileLineColLoc:
-        where = Span(at, at, self.lexer.input).get_location()
+        text = self.lexer.input.content
+        last, line = self._line_at
+        if at < last:  # rare (never in a forward parse): count from the start
+            last, line = 0, 1
+        line += text.count("\n", last, at)
+        self._line_at = (at, line)
+        column = at - (text.rfind("\n", 0, at) + 1) + 1
         return FileLineColLoc(
             StringAttr(self.lexer.input.name),
-            IntAttr(where.line + self.line_offset),
-            IntAttr(where.col),
+            IntAttr(line + self.line_offset),
+            IntAttr(column),
         )
 
     def _end_of(self, start: Position) -> Position:

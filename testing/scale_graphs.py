@@ -1,0 +1,162 @@
+"""Large relay graphs of a chosen size, for compile-time benchmarks and the
+complexity tests (``benchmarks/compile_time.py``, ``tests/test_compile_scaling.py``).
+
+``scale_graph(n_ops)`` returns an int8 relay ``@main`` (as the TFLite
+importer writes int8 models: conv2d with a bias, fixed-point requantisation,
+zero point, clamp and cast; ADD with both inputs rescaled) of about
+``n_ops`` operators (relay ops other than ``relay.constant``), built from
+four kinds of blocks in a fixed rotation:
+
+* ``chain``: one 1x1 convolution with its requantisation (6 operators);
+* ``diamond``: two convolutions of the same input joined by an int8 ADD;
+* ``residual``: two convolutions in sequence plus an ADD of the block's input
+  (a skip connection that keeps the input alive across the block);
+* ``fanout``: ``FANOUT`` convolutions of the same input concatenated along
+  the channels and brought back by one convolution.
+
+Every tensor is ``1xHxWxC`` with ``C = CHANNELS``, so operator and buffer
+sizes do not change with the graph's size: compile time per operator must
+not either. The graph is a function of ``n_ops`` alone (no randomness);
+weights are small deterministic patterns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+from xdsl.dialects.builtin import (
+    BytesAttr,
+    DenseIntOrFPElementsAttr,
+    FunctionType,
+    ModuleOp,
+    TensorType,
+    i8,
+    i32,
+)
+from xdsl.dialects.func import FuncOp, ReturnOp
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from usmp.dialects.relay import ConstantOp
+from usmp.dialects.relay_ops import (
+    AddOp,
+    CastOp,
+    ClipOp,
+    ConcatenateOp,
+    Conv2DOp,
+    FixedPointMultiplyOp,
+    MultiplyOp,
+)
+
+HEIGHT, WIDTH, CHANNELS = 4, 4, 4
+FANOUT = 4
+BLOCKS = ("chain", "diamond", "residual", "fanout")
+ZERO_POINT = -3
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.block = Block(arg_types=[TensorType(i8, (1, HEIGHT, WIDTH, CHANNELS))])
+        self.operators = 0
+        self.weights = 0
+        self.scalars: dict[int, SSAValue] = {}
+
+    def emit(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        if not isinstance(op, ConstantOp):
+            self.operators += 1
+        return op.results[0]
+
+    def constant(self, array: npt.NDArray[np.generic]) -> SSAValue:
+        element = {"int8": i8, "int32": i32}[array.dtype.name]
+        data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+        t = TensorType(element, array.shape)
+        return self.emit(
+            ConstantOp(DenseIntOrFPElementsAttr(t, BytesAttr(data.tobytes())))
+        )
+
+    def scalar(self, value: int) -> SSAValue:
+        if value not in self.scalars:
+            self.scalars[value] = self.constant(np.array(value, dtype=np.int32))
+        return self.scalars[value]
+
+    def requantize(self, acc: SSAValue) -> SSAValue:
+        x = self.emit(FixedPointMultiplyOp(acc, [1518500250], [-7]))
+        x = self.emit(AddOp(x, self.scalar(ZERO_POINT)))
+        x = self.emit(ClipOp(x, -128.0, 127.0))
+        return self.emit(CastOp(x, i8))
+
+    def conv(self, x: SSAValue, channels_in: int = CHANNELS) -> SSAValue:
+        """A 1x1 int8 convolution to ``CHANNELS`` channels, requantised."""
+        self.weights += 1
+        k = self.weights
+        w = (np.arange(channels_in * CHANNELS, dtype=np.int64) * 7 + k) % 255 - 127
+        weight = self.constant(w.astype(np.int8).reshape(1, 1, channels_in, CHANNELS))
+        bias = self.constant(np.arange(CHANNELS, dtype=np.int32) * 100 - k % 1000)
+        acc = self.emit(Conv2DOp(x, weight, input_zero_point=ZERO_POINT))
+        return self.requantize(self.emit(AddOp(acc, bias)))
+
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """TFLite's int8 ADD: both inputs centred, scaled, rescaled."""
+
+        def scaled(v: SSAValue) -> SSAValue:
+            x = self.emit(CastOp(v, i32))
+            x = self.emit(AddOp(x, self.scalar(-ZERO_POINT)))
+            x = self.emit(MultiplyOp(x, self.scalar(1 << 20)))
+            return self.emit(FixedPointMultiplyOp(x, [1073741824], [-1]))
+
+        return self.requantize(self.emit(AddOp(scaled(a), scaled(b))))
+
+
+def _chain(b: _Builder, x: SSAValue) -> SSAValue:
+    return b.conv(x)
+
+
+def _diamond(b: _Builder, x: SSAValue) -> SSAValue:
+    return b.add(b.conv(x), b.conv(x))
+
+
+def _residual(b: _Builder, x: SSAValue) -> SSAValue:
+    return b.add(x, b.conv(b.conv(x)))
+
+
+def _fanout(b: _Builder, x: SSAValue) -> SSAValue:
+    branches = [b.conv(x) for _ in range(FANOUT)]
+    joined = b.emit(ConcatenateOp(branches, axis=3))
+    return b.conv(joined, CHANNELS * FANOUT)
+
+
+_BLOCKS: dict[str, Callable[[_Builder, SSAValue], SSAValue]] = {
+    "chain": _chain,
+    "diamond": _diamond,
+    "residual": _residual,
+    "fanout": _fanout,
+}
+
+
+def scale_graph(n_ops: int, blocks: tuple[str, ...] = BLOCKS) -> ModuleOp:
+    """A relay module of at least ``n_ops`` operators (at most one block
+    more), its blocks taken from ``blocks`` in rotation."""
+    b = _Builder()
+    x: SSAValue = b.block.args[0]
+    i = 0
+    while b.operators < n_ops:
+        x = _BLOCKS[blocks[i % len(blocks)]](b, x)
+        i += 1
+    b.block.add_op(ReturnOp(x))
+    main = FuncOp(
+        "main",
+        FunctionType.from_lists([b.block.args[0].type], [x.type]),
+        Region(b.block),
+    )
+    return ModuleOp([main])
+
+
+def operator_count(module: ModuleOp) -> int:
+    """Relay operators in ``module`` (every ``relay.*`` op but constants)."""
+    return sum(
+        1
+        for op in module.walk()
+        if op.name.startswith("relay.") and not isinstance(op, ConstantOp)
+    )
