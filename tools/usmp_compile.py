@@ -58,7 +58,6 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,6 +80,8 @@ from usmp.tools.pool_flags import (
     split_pool_flags,
     with_default_alignment,
 )
+from usmp.tools.progress import Progress
+from usmp.tools.timing import Timer, timed_run
 
 PIPELINE = (
     "import",
@@ -112,12 +113,15 @@ class Compilation:
     ctx: Context
     module: ModuleOp | None = None
     model_info: dict[str, Any] = field(default_factory=dict[str, Any])
-    timings: dict[str, float] = field(default_factory=dict[str, float])
+    timer: Timer = field(default_factory=lambda: Timer("Total"))
+    progress: Progress | None = None
     files: list[str] = field(default_factory=list[str])
     c_interface: dict[str, Any] | None = None
 
     def say(self, message: str) -> None:
-        if not self.args.quiet:
+        if self.progress is not None:
+            self.progress.line(message)
+        elif not self.args.quiet:
             print(f"usmp-compile: {message}", file=sys.stderr, flush=True)
 
     def write(self, relative: str, text: str) -> Path:
@@ -314,22 +318,40 @@ STEPS: dict[str, Callable[[Compilation], None]] = {
 
 
 def run(c: Compilation) -> None:
+    """The pipeline's steps up to ``--stop-after``, each timed in ``c.timer``
+    (the final verification as ``verify``) and reported to ``c.progress``."""
     last = c.args.stop_after
+    progress = c.progress or Progress(PIPELINE, sys.stderr, quiet=True, prefix="")
     for number, step in enumerate(PIPELINE):
-        start = time.perf_counter()
-        STEPS[step](c)
-        c.timings[step] = round(time.perf_counter() - start, 4)
-        c.say(f"{step:<17} {c.timings[step]:7.2f} s")
+        progress.begin(step)
+        with c.timer.step(step) as timer:
+            STEPS[step](c)
+        progress.end(step, timer.wall)
+        if step == "import":
+            progress.operators = _operator_count(c)
         if c.args.dump_ir and step != "emit-c":
             c.write(f"ir/{number:02d}-{step}.mlir", c.mlir())
         final = step == "convert-to-emitc" or (step == last and step != "emit-c")
         if final and step != "import" and not c.args.verify_each:
-            _verify_output(c)
+            with c.timer.step("verify"):
+                _verify_output(c)
         if step == last:
             if step != "emit-c":
                 c.write(f"{c.args.module_name}.{step}.mlir", c.mlir())
             break
     c.write("metadata.json", json.dumps(_metadata(c), indent=2) + "\n")
+
+
+def _operator_count(c: Compilation) -> int:
+    """Relay operators of the imported model (constants not counted)."""
+    from usmp.dialects.relay import ConstantOp
+
+    assert c.module is not None
+    return sum(
+        1
+        for op in c.module.walk()
+        if op.name.startswith("relay.") and not isinstance(op, ConstantOp)
+    )
 
 
 def _verify_output(c: Compilation) -> None:
@@ -448,6 +470,12 @@ def _parser() -> argparse.ArgumentParser:
         "the last step produces)",
     )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument(
+        "--time-passes",
+        action="store_true",
+        help="print every step's CPU and wall time as a tree on stderr when the "
+        "run ends (also with --quiet)",
+    )
     return p
 
 
@@ -486,15 +514,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise CompileError(f"-o {out}: exists and is not a directory")
         out.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
+        progress = Progress(
+            PIPELINE, sys.stderr, quiet=args.quiet, prefix="usmp-compile"
+        )
         try:
             compilation = Compilation(args, pools, staging, new_context())
-            start = time.perf_counter()
-            run(compilation)
-            _publish(staging, out, compilation.files)
+            compilation.progress = progress
+            with timed_run() as compilation.timer:
+                run(compilation)
+                _publish(staging, out, compilation.files)
         finally:
+            progress.close()
             shutil.rmtree(staging, ignore_errors=True)
         compilation.out = out
-        compilation.say(f"{'total':<17} {time.perf_counter() - start:7.2f} s -> {out}")
+        compilation.say(f"{'total':<17} {compilation.timer.wall:7.2f} s -> {out}")
+        if args.time_passes:
+            print(compilation.timer.report(), file=sys.stderr, end="")
         _print_memory(compilation)
     except (CompileError, PoolFlagError) as e:
         print(f"usmp-compile: error: {e}", file=sys.stderr)

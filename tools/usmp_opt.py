@@ -6,6 +6,11 @@ parse, verifier or pass error caused by the input is printed as a located
 diagnostic (``file:line:col: error: ...``) on stderr with exit status 1, never
 as a Python traceback. With ``--verify-diagnostics`` the diagnostic goes to
 stdout and the exit status is 0 (xDSL's convention, used by the lit tests).
+
+``--time-passes`` prints, when the run ends, a tree of CPU and wall times on
+stderr (``usmp.tools.timing``, like ``mlir-opt --mlir-timing``): ``Parser``,
+every pass by name, ``Verifier`` (after parsing and between passes) and
+``Output`` (printing), summed over ``--split-input-file`` chunks.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import argparse
 import dataclasses
 import os
 import sys
+import time
 from collections.abc import Sequence
 from typing import IO
 
@@ -31,6 +37,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from usmp.diagnostics import LocatedError, verify_located
 from usmp.output_files import AtomicFile
 from usmp.parsing import LocatingParser
+from usmp.tools.timing import Timer, timed_run
 
 # Upstream xDSL passes that are useful around ours.
 _UPSTREAM_PASSES = ("canonicalize", "cse", "dce")
@@ -40,6 +47,8 @@ class UsmpOptMain(xDSLOptMain):
     version_format = "usmp-opt (xDSL {xdsl_version})"
 
     def __init__(self, args: Sequence[str] | None = None):
+        self.timer = Timer("Total")
+        self.time_passes = False
         super().__init__(
             description="usmp-opt: static-memory AOT compiler for tiny neural networks",
             args=args,
@@ -91,16 +100,22 @@ class UsmpOptMain(xDSLOptMain):
     ) -> ModuleOp | None:
         frontend = self.available_frontends[file_extension]
         try:
-            if file_extension == "mlir":
-                module = frontend(chunk, start_offset)  # pyright: ignore[reportCallIssue]
-            else:
-                module = frontend(chunk)
+            with self.timer.step("Parser"):
+                if file_extension == "mlir":
+                    module = frontend(chunk, start_offset)  # pyright: ignore[reportCallIssue]
+                else:
+                    module = frontend(chunk)
         except ParseError as e:
             e.span = dataclasses.replace(e.span, line_offset=start_offset)
             raise parse_error_diagnostic(e) from None
         if not self.args.disable_verify:
-            verify_located(module)
+            with self.timer.step("Verifier"):
+                verify_located(module)
         return module
+
+    def output_resulting_program(self, prog: ModuleOp) -> str:
+        with self.timer.step("Output"):
+            return super().output_resulting_program(prog)
 
     def prepare_output(self) -> IO[str]:
         """``-o FILE`` is written under a temporary name and renamed when the
@@ -113,11 +128,15 @@ class UsmpOptMain(xDSLOptMain):
     def run(self) -> None:
         self.output: AtomicFile | None = None
         try:
-            super().run()
+            with timed_run() as self.timer:
+                super().run()
         except BaseException:
             if self.output is not None:
                 self.output.discard()
             raise
+        finally:
+            if self.time_passes:
+                print(self.timer.report(), file=sys.stderr, end="")
         if self.output is not None:
             self.output.commit()
 
@@ -133,23 +152,34 @@ class UsmpOptMain(xDSLOptMain):
                         f"{spec.name}: option '{key}' has no value; options are "
                         f"written {spec.name}{{{key}=VALUE}}"
                     )
+        # --time-passes is ours (a tree on stderr), not xDSL's lines on stdout
+        self.time_passes = bool(self.args.time_passes)
+        self.args.time_passes = False
         super().setup_pipeline()
         # Verify between passes with located diagnostics instead of xDSL's
         # whole-module dump.
         disable_verify = self.args.disable_verify
         callback = self.pipeline.callback
+        since = [time.process_time(), time.perf_counter()]
 
         def located_callback(
             previous: ModulePass | None, module: ModuleOp, next_: ModulePass | None
         ) -> None:
+            if previous is not None:  # it ran since the last callback
+                self.timer.child(previous.name).add(
+                    time.process_time() - since[0], time.perf_counter() - since[1]
+                )
             self.args.disable_verify = True
             try:
                 if callback is not None:
                     callback(previous, module, next_)
             finally:
                 self.args.disable_verify = disable_verify
-            if not disable_verify:
-                verify_located(module)
+            # before the first pass the module is the one parse_chunk verified
+            if not disable_verify and previous is not None:
+                with self.timer.step("Verifier"):
+                    verify_located(module)
+            since[:] = [time.process_time(), time.perf_counter()]
 
         self.pipeline = type(self.pipeline)(self.pipeline.passes, located_callback)
 
