@@ -4,9 +4,10 @@
   ``PlanningError`` (the interface with the IR side);
 - ``algorithms``: ``ALGORITHMS``, ``DEFAULT_ALGORITHM``, ``get_algorithm``;
   the algorithms live in ``greedy`` (TVM's greedy_by_size /
-  greedy_by_conflicts), ``hill_climb`` (TVM's, seeded) and ``best_fit``
+  greedy_by_conflicts), ``hill_climb`` (TVM's, seeded), ``best_fit``
   (the default: portfolio + ``branch_and_bound`` search), over the shared
-  order decoder of ``placement``;
+  order decoder of ``placement``, and ``exact`` (``optimal``: MiniMalloc's
+  search of ``minimalloc_solver`` under a time limit);
 - ``lower_bound``: liveness / clique lower bounds;
 - ``validate``: the independent plan validator (shares no code with the
   planners);
