@@ -20,10 +20,6 @@ attributes).
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.pattern_rewriter import (
@@ -53,6 +49,7 @@ from usmp.lowering.convert_to_emitc_module import (
     finish_module,
 )
 from usmp.lowering.convert_to_emitc_scf import scf_patterns
+from usmp.lowering.gc_pause import cyclic_gc_paused
 
 __all__ = [
     "ALIGNMENT_ATTR",
@@ -125,7 +122,7 @@ def convert_module(module: ModuleOp) -> None:
         conversion_patterns(state, info), dce_enabled=False
     )
     walker = PatternRewriteWalker(applier, apply_recursively=False)
-    with _cyclic_gc_paused():
+    with cyclic_gc_paused():
         try:
             walker.rewrite_module(module)
         except LocatedError as e:
@@ -140,19 +137,3 @@ def convert_module(module: ModuleOp) -> None:
         for f in state.functions:
             erase_dead_values(f.body.block)
     finish_module(module, info, state.includes)
-
-
-@contextmanager
-def _cyclic_gc_paused() -> Iterator[None]:
-    """Python's cyclic collector off while the module is rewritten: the IR is
-    one large cyclic graph, and the rewrite allocates enough objects to
-    trigger full collections that scan all of it (a quarter of the step's
-    time on the larger models); the garbage is collected afterwards."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()

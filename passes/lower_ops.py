@@ -73,6 +73,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriteWalker
 
+from usmp.lowering.gc_pause import cyclic_gc_paused
 from usmp.lowering.prim_func import LowerPrimitiveFunction
 
 
@@ -84,6 +85,7 @@ class LowerOpsPass(ModulePass):
     name = "lower-ops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            LowerPrimitiveFunction(), apply_recursively=False
-        ).rewrite_module(op)
+        with cyclic_gc_paused():
+            PatternRewriteWalker(
+                LowerPrimitiveFunction(), apply_recursively=False
+            ).rewrite_module(op)
