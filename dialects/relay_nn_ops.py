@@ -9,12 +9,12 @@ functions of ``relay_shapes`` (``conv2d_output_shape``, ``dense_output_shape``,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import StrEnum
 
 from xdsl.dialects.builtin import TensorType, f32, i8, i32
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import irdl_attr_definition, operand_def
+from xdsl.utils.str_enum import StrEnum
 
 from usmp.dialects.relay_base import (
     DATA_WEIGHT_FORMAT,

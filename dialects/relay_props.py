@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any, Generic, TypeVar, cast
 
 from xdsl.dialects.builtin import I64 as _I64
@@ -56,6 +55,7 @@ from xdsl.irdl.attributes import IRDLAttrConstraint
 # xDSL has no public hook to extend prop_def; a subclass of its field
 # definition is what ``OpDef.from_pyrdl`` recognises as a property.
 from xdsl.irdl.operations import PropertyDef, _PropertyFieldDef
+from xdsl.utils.str_enum import StrEnum
 
 _T = TypeVar("_T")
 _E = TypeVar("_E", bound=StrEnum)
