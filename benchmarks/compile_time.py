@@ -28,17 +28,9 @@ import tempfile
 from pathlib import Path
 
 from usmp.testing.shared_models import MODELS_DIR, SUPPORTED_MODELS
+from usmp.tools.usmp_compile import PIPELINE
 
-STEPS = (
-    "import",
-    "fuse-ops",
-    "lower-ops",
-    "aot-lower-main",
-    "usmp",
-    "convert-to-emitc",
-    "emit-c",
-    "verify",
-)
+STEPS = (*PIPELINE, "verify")
 _ROW = re.compile(r"^\s+([0-9.]+) \(\s*[0-9.]+%\)\s+[0-9.]+ \(\s*[0-9.]+%\)  (\S.*)$")
 
 

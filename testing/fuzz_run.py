@@ -35,19 +35,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 
 from usmp.testing.fuzz_graphs import Case, PoolDraw
+from usmp.testing.run_c import DEFAULT_CFLAGS, SANITIZE_FLAGS
 
-CFLAGS = (
-    "-std=c99",
-    "-O1",
-    "-Wall",
-    "-Wextra",
-    "-Werror",
-    "-pedantic",
-    "-Wvla",
-    "-fsanitize=address,undefined",
-    "-fno-sanitize-recover=all",
-    "-fno-omit-frame-pointer",
-)
+CFLAGS = (*DEFAULT_CFLAGS, *SANITIZE_FLAGS)
+"""Every fuzz case builds as the tests build C: warnings as errors, ASan/UBSan."""
 RTOL = 1e-4
 """Float outputs: |got - expected| <= RTOL * max(1, max |expected|)."""
 WORK = Path(tempfile.gettempdir()) / "usmp-fuzz"

@@ -20,20 +20,16 @@ import pytest
 
 from tests.c.models import float_mlp, int8_convnet
 from usmp.oracle.relay_interpreter import evaluate
-from usmp.testing.run_c import SANITIZE_FLAGS, harness, run_pipeline
+from usmp.testing.run_c import (
+    DEFAULT_CFLAGS,
+    SANITIZE_FLAGS,
+    harness,
+    run_pipeline,
+)
 from usmp.tools.c_library import CLibrary, build_library, load, write_library
 
 APPS = Path(__file__).parent / "c"
-FLAGS = [
-    "-std=c99",
-    "-O1",
-    "-Wall",
-    "-Wextra",
-    "-Werror",
-    "-pedantic",
-    "-Wvla",
-    *SANITIZE_FLAGS,
-]
+FLAGS = [*DEFAULT_CFLAGS, *SANITIZE_FLAGS]
 
 
 def compile_model(text: str, name: str, pools: str = "") -> object:
