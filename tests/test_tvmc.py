@@ -648,6 +648,11 @@ ERRORS = [
     (["--pass-config", "tir.usmp.enable=maybe"], "'maybe' is not a boolean"),
     (["--pass-config", "tir.usmp.enable"], "invalid format, use <config>=<value>"),
     (
+        ["--pass-config", "tir.usmp.enable=1", "tir.usmp.algorithm=hill_climb"],
+        "--pass-config takes one NAME=VALUE, as in tvmc; write --pass-config "
+        "tir.usmp.algorithm=hill_climb",
+    ),
+    (
         ["--tuning-records", "log.json"],
         "--tuning-records: this tvmc option is not supported by usmp-tvmc (usmp-opt has no tunable schedules)",
     ),

@@ -38,6 +38,8 @@ from typing import NoReturn
 
 from usmp.tools.pool_flags import PoolFlagError, parse_pool_flags
 from usmp.tools.tvmc_options import (
+    NO_EFFECT_CONFIGS,
+    USMP_CONFIGS,
     Executor,
     PassConfig,
     Target,
@@ -101,7 +103,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--executor", help="aot (tvmc's default graph is not supported)")
     p.add_argument("--runtime", help="crt (tvmc's default cpp is not supported)")
     p.add_argument(
-        "--pass-config", action="append", metavar="NAME=VALUE", help="repeatable"
+        "--pass-config",
+        action="append",
+        metavar="NAME=VALUE",
+        help=f"repeatable, one NAME=VALUE each; NAME one of {', '.join(USMP_CONFIGS)}"
+        f", or (accepted, no effect in usmp-opt) {', '.join(NO_EFFECT_CONFIGS)}",
     )
     p.add_argument("--module-name", default="default", help="C prefix tvmgen_<name>")
     p.add_argument("--model-format", help="tflite")
@@ -144,7 +150,16 @@ def _split_open_flags(
     return rest, found
 
 
-def _check_leftovers(leftovers: list[str]) -> None:
+_CONFIG_LIKE = re.compile(r"[a-z_]+(\.[A-Za-z_]+)+=.*")
+
+
+def _check_leftovers(model: str, leftovers: list[str]) -> None:
+    for arg in (model, *leftovers):
+        if _CONFIG_LIKE.fullmatch(arg):
+            raise TvmcError(
+                f"'{arg}' looks like a pass configuration: --pass-config takes one "
+                f"NAME=VALUE, as in tvmc; write --pass-config {arg}"
+            )
     for arg in leftovers:
         flag = arg.partition("=")[0]
         if flag in UNSUPPORTED:
@@ -168,7 +183,7 @@ class Request:
 
         rest, open_flags = _split_open_flags(argv)
         args, leftovers = _parser().parse_known_args(rest)
-        _check_leftovers(leftovers)
+        _check_leftovers(args.FILE, leftovers)
         self.args = args
         self.model = Path(args.FILE)
         if args.output_format not in (None, "mlf"):
