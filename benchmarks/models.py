@@ -110,7 +110,7 @@ def timing_harness(interface: dict[str, Any]) -> str:
         "#include <stdlib.h>",
         "#include <string.h>",
         "#include <time.h>",
-        '#include "metadata.h"',
+        f'#include "{interface["header"]}"',
         "",
     ]
     tensors = [*interface["inputs"], *interface["outputs"]]

@@ -21,7 +21,7 @@ and SSA names (parameters and locals). All of them go through this module:
   fields and arrays, the IR's symbols -- and the fields of the input and
   output structs, so that no two distinct things share a C name.
 
-The C printer, ``metadata.h``/``metadata.c`` and ``metadata.json`` all read
+The C printer, ``tvmgen_<m>.h``/``tvmgen_<m>.c`` and ``metadata.json`` all read
 the names from the :class:`CNames` this returns, so a renamed name is renamed
 at its definition and at every use alike.
 """
@@ -29,7 +29,7 @@ at its definition and at every use alike.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 C_KEYWORDS = frozenset(
@@ -148,6 +148,9 @@ class PoolNames:
     """The static array metadata.c defines when the library owns the pool."""
     macro: str
     """Stem of its macros: ``<macro>_WORKSPACE_BUFFER_SIZE``, ..."""
+    tvmgen: str = ""
+    """Stem of its TVM-style macro: ``<tvmgen>_WORKSPACE_POOL_SIZE`` /
+    ``<tvmgen>_CONSTANT_POOL_SIZE`` (``TVMGEN_<MODEL>_<POOL>``)."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +169,9 @@ class CNames:
     file_scope: frozenset[str]
     """Every file-scope identifier and macro: function parameters and locals
     must not take them."""
+    io_macros: tuple[str, ...] = ()
+    """TVM-style size macros of the inputs, then the outputs
+    (``TVMGEN_<MODEL>_<TENSOR>_SIZE``, bytes)."""
 
     def symbol(self, name: str) -> str:
         return self.symbols.get(name, name)
@@ -182,9 +188,42 @@ def interface_names(model: str) -> list[str]:
         ),
         *(f"TVM{what}_{model}" for what in ("Inputs", "Outputs")),
         *(f"TVM{what}_{model}" for what in ("Workspaces", "Parameters")),
-        f"TVMGEN_{upper}_METADATA_H_",
+        f"TVMGEN_{upper}_H_",
         f"TVMGEN_{upper}_PARAMETERS_H_",
+        f"TVMGEN_{upper}_WORKSPACE_SIZE",
     ]
+
+
+def library_files(model: str) -> dict[str, str]:
+    """The file names of model ``model``'s C library, by role: every name
+    starts with ``tvmgen_<model>`` so that two models' files can share one
+    folder (TVM's interface header is ``tvmgen_<model>.h`` too)."""
+    stem = f"tvmgen_{model}"
+    return {
+        "header": f"{stem}.h",
+        "source": f"{stem}.c",
+        "operators": f"{stem}_operators.c",
+        "aot_main": f"{stem}_aot_main.c",
+        "parameters": f"{stem}_parameters.h",
+    }
+
+
+def tvmgen_pool_macros(stem: str, workspace: bool) -> list[str]:
+    """TVM's interface macros of one pool (``src/target/source/interface_c.cc``)."""
+    if workspace:
+        return [f"{stem}_WORKSPACE_POOL_SIZE"]
+    return [f"{stem}_CONSTANT_POOL_SIZE", f"{stem}_CONSTANT_POOL_DATA"]
+
+
+def _unique_stem(base: str, macros: Callable[[str], list[str]], files: Namer) -> str:
+    """``base`` or ``base_N``: the first stem none of whose ``macros`` is taken;
+    its macros are claimed."""
+    stem, n = base, 0
+    while any(m in files.used for m in macros(stem)):
+        n += 1
+        stem = f"{base}_{n}"
+    files.claim(macros(stem))
+    return stem
 
 
 def pool_macros(stem: str, workspace: bool) -> list[str]:
@@ -235,12 +274,15 @@ def assign_c_names(
     macros: dict[str, str] = {}
     for pool, workspace in pools:
         base = f"TVM_{model.upper()}_{c_identifier(pool).upper()}"
-        stem, n = base, 0
-        while any(m in files.used for m in pool_macros(stem, workspace)):
-            n += 1
-            stem = f"{base}_{n}"
-        files.claim(pool_macros(stem, workspace))
-        macros[pool] = stem
+        macros[pool] = _unique_stem(
+            base, lambda s, w=workspace: pool_macros(s, w), files
+        )
+    tvmgen: dict[str, str] = {}
+    for pool, workspace in pools:
+        base = f"TVMGEN_{model.upper()}_{c_identifier(pool).upper()}"
+        tvmgen[pool] = _unique_stem(
+            base, lambda s, w=workspace: tvmgen_pool_macros(s, w), files
+        )
     for symbol in symbols:
         if symbol not in names:
             names[symbol] = files.fresh(symbol)
@@ -251,15 +293,25 @@ def assign_c_names(
     for pool, _ in pools:
         field = pool_fields.fresh(pool)
         named_pools[pool] = PoolNames(
-            field, files.fresh(f"tvmgen_{model}_{field}"), macros[pool]
+            field, files.fresh(f"tvmgen_{model}_{field}"), macros[pool], tvmgen[pool]
         )
     input_fields = Namer(macro_names)
     output_fields = Namer(macro_names)
+    in_names = [input_fields.fresh(n) for n in inputs]
+    out_names = [output_fields.fresh(n) for n in outputs]
+    io_macros = tuple(
+        _unique_stem(
+            f"TVMGEN_{model.upper()}_{n.upper()}", lambda s: [f"{s}_SIZE"], files
+        )
+        + "_SIZE"
+        for n in [*in_names, *out_names]
+    )
     return CNames(
         model,
         names,
         named_pools,
-        [input_fields.fresh(n) for n in inputs],
-        [output_fields.fresh(n) for n in outputs],
+        in_names,
+        out_names,
         frozenset(files.used),
+        io_macros,
     )

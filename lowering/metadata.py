@@ -1,8 +1,13 @@
-"""The C interface of a compiled model (the USMP RFC's metadata.h/metadata.c).
+"""The C interface of a compiled model: ``tvmgen_<m>.h`` and ``tvmgen_<m>.c``
+(TVM AOT's interface header and the USMP RFC's metadata).
 
 For model ``m`` (from the entry ``tvmgen_m___tvm_main__``) the header gives,
-following the RFC's names (typedefs) and TVM's (struct tags)::
+following the RFC's names (typedefs) and TVM's (struct tags, size macros)::
 
+    #define TVMGEN_M_<TENSOR>_SIZE               n    bytes, one per input/output
+    #define TVMGEN_M_WORKSPACE_SIZE              n    all workspace pools
+    #define TVMGEN_M_<POOL>_WORKSPACE_POOL_SIZE  n    one per workspace pool
+    #define TVMGEN_M_<POOL>_CONSTANT_POOL_SIZE   n    one per constant pool
     #define TVM_M_<POOL>_WORKSPACE_BUFFER_SIZE   n    one per workspace pool
     #define TVM_M_<POOL>_PARAMETER_BUFFER_SIZE   n    one per constant pool
     #define TVM_M_<POOL>_..._BUFFER_ALIGNMENT    a
@@ -16,14 +21,15 @@ following the RFC's names (typedefs) and TVM's (struct tags)::
 Which pools the application provides is a choice made when the library is
 written (``user_pools``):
 
-* U1 (none): metadata.c defines every pool as an aligned static array (the
+* U1 (none): tvmgen_m.c defines every pool as an aligned static array (the
   parameters as ``const`` data); ``run`` takes inputs and outputs only.
 * U2/U3 (some or all): those pools are members of ``TVMWorkspaces_m`` /
   ``TVMParameters_m`` and ``run`` takes the struct(s); the application sizes
   its arrays with the ``..._BUFFER_SIZE`` defines, may share one workspace
   between models (run one at a time) and pin each array to a memory. The data
   of an application-provided parameter pool is the initializer macro
-  ``TVM_M_<POOL>_PARAMETER_DATA`` in ``parameters.h``.
+  ``TVM_M_<POOL>_PARAMETER_DATA`` (and TVM's ``TVMGEN_M_<POOL>_CONSTANT_POOL_DATA``)
+  in ``tvmgen_m_parameters.h``.
 
 With I/O in the workspace (``usmp{use_workspace_io=true}``) the inputs and
 outputs live in a pool: ``tvmgen_m_map_inputs``/``_map_outputs`` return where
@@ -48,7 +54,12 @@ from xdsl.ir import Attribute
 
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc, tir
-from usmp.lowering.c_names import CNameError, CNames, assign_c_names
+from usmp.lowering.c_names import (
+    CNameError,
+    CNames,
+    assign_c_names,
+    library_files,
+)
 from usmp.lowering.c_printer import PURE_FUNCTIONS, print_prototype
 from usmp.lowering.c_printer_expr import c_type
 from usmp.lowering.convert_to_emitc import (
@@ -102,6 +113,8 @@ class Pool:
     """The array metadata.c defines for it when the library owns it."""
     macro: str = ""
     """Stem of its macros (``<macro>_WORKSPACE_BUFFER_SIZE``, ...)."""
+    tvmgen: str = ""
+    """Stem of its TVM-style macro (``<tvmgen>_WORKSPACE_POOL_SIZE``, ...)."""
 
     @property
     def is_workspace(self) -> bool:
@@ -151,7 +164,9 @@ class ModelInterface:
         lines = []
         for p in self.pools:
             kind = "workspace" if p.is_workspace else "parameters"
-            owner = "provided by the application" if p.user else "defined in metadata.c"
+            owner = (
+                "provided by the application" if p.user else "defined by the library"
+            )
             lines.append(
                 f"{p.name:<16} {kind:<10} {p.size:>9} bytes, aligned to {p.alignment}, "
                 f"{owner}"
@@ -266,6 +281,7 @@ def model_interface(
                 c_name=names.pools[p.name].field,
                 array=names.pools[p.name].array,
                 macro=names.pools[p.name].macro,
+                tvmgen=names.pools[p.name].tvmgen,
             )
             for p in pools
         ],
@@ -354,16 +370,97 @@ def _map_signature(m: ModelInterface, what: str) -> str:
     return f"{m.typedef(what.capitalize())} {m.symbol('map_' + what)}({arg})"
 
 
+def io_macros(m: ModelInterface) -> list[tuple[Tensor, str]]:
+    """Each input, then each output, with its TVM size macro
+    (``TVMGEN_<M>_<TENSOR>_SIZE``, bytes)."""
+    return list(zip([*m.inputs, *m.outputs], m.names.io_macros, strict=True))
+
+
+def c_text(text: str) -> str:
+    """``text`` (a tensor name) safe inside a C comment, a string literal and
+    a printf format: other characters than printable ASCII, quotes,
+    backslashes, ``?`` (trigraphs), ``*``, ``/`` and ``%`` become ``_``."""
+    return "".join(
+        ch if ch.isascii() and ch.isprintable() and ch not in '"\\?*/%' else "_"
+        for ch in text
+    )
+
+
+def header_name(m: ModelInterface) -> str:
+    """The interface header's file name, ``tvmgen_<model>.h``."""
+    return library_files(m.names.model)["header"]
+
+
+def _usage(m: ModelInterface) -> list[str]:
+    """How an application calls the model: the header's opening comment."""
+    run_args = []
+    lines = [" * Use:", f' *   #include "{header_name(m)}"']
+    for p in m.pools:
+        if p.user:
+            ctype = "uint8_t" if p.is_workspace else "const uint8_t"
+            init = "" if p.is_workspace else f" = {m.data_macro(p)}"
+            lines.append(
+                f" *   static {ctype} my_{p.c_name}[{m.define(p, 'SIZE')}]{init};"
+                f"  (aligned to {m.define(p, 'ALIGNMENT')})"
+            )
+    for workspace, what in ((True, "Workspaces"), (False, "Parameters")):
+        pools = m.user_pools(workspace)
+        if pools:
+            var = what.lower()
+            members = ", ".join(f"my_{p.c_name}" for p in pools)
+            lines.append(f" *   {m.typedef(what)} {var} = {{ {members} }};")
+            run_args.append(f"&{var}")
+    if m.io_in_workspace:
+        ws = "&workspaces" if m.user_pools(workspace=True) else ""
+        lines += [
+            f" *   {m.typedef('Inputs')} in = {m.symbol('map_inputs')}({ws});",
+            f" *   {m.typedef('Outputs')} out = {m.symbol('map_outputs')}({ws});",
+            " *   ... write the inputs through in.<input>, then",
+            f" *   {m.symbol('run')}({', '.join(run_args)});",
+            " *   ... and read the outputs through out.<output>.",
+        ]
+    else:
+        for t, macro in io_macros(m):
+            n = f"{macro} / sizeof({t.c_element})"
+            lines.append(f" *   static {t.c_element} {t.c_name}[{n}];")
+        ins = ", ".join(t.c_name for t in m.inputs) or "0"
+        outs = ", ".join(t.c_name for t in m.outputs) or "0"
+        lines += [
+            f" *   {m.typedef('Inputs')} in = {{ {ins} }};",
+            f" *   {m.typedef('Outputs')} out = {{ {outs} }};",
+            f" *   {m.symbol('run')}({', '.join(['&in', '&out', *run_args])});",
+        ]
+    lines += [
+        " * Build: the CMakeLists.txt or Makefile next to codegen/ builds the",
+        f" * static library libtvmgen_{m.names.model}.a (link it and libm);",
+        " * example/ is a host application that reads inputs from files and runs",
+        " * the model.",
+        " * Nothing here allocates memory: every buffer is at an offset in a pool.",
+    ]
+    return lines
+
+
+def _define(lines: list[str], name: str, value: int, doc: str) -> None:
+    lines += [f"/** {doc} */", f"#define {name} {value}"]
+
+
 def metadata_header(m: ModelInterface, banner: bool = True) -> str:
-    guard = f"TVMGEN_{m.upper}_METADATA_H_"
+    """``tvmgen_<model>.h``: the model's whole C interface -- TVM's size
+    macros (``TVMGEN_<MODEL>_<TENSOR>_SIZE``, ``..._WORKSPACE_SIZE``,
+    ``..._<POOL>_WORKSPACE_POOL_SIZE``, ``..._<POOL>_CONSTANT_POOL_SIZE``),
+    the RFC's pool macros, I/O and pool structs, and ``run``."""
+    guard = f"TVMGEN_{m.upper}_H_"
     lines = (
         [
             "/*",
-            f' * Interface of model "{m.model}", generated by usmp-opt '
-            "(USMP RFC, U1-U3).",
+            f' * {header_name(m)}: interface of model "{m.model}", generated by '
+            "usmp-opt",
+            " * (TVM AOT's tvmgen_<model>.h and the USMP RFC's U1-U3 interface).",
             " *",
             " * Pools, planned by usmp:",
             *(f" *   {line}" for line in m.pool_table()),
+            " *",
+            *_usage(m),
             " */",
         ]
         if banner
@@ -381,6 +478,25 @@ def metadata_header(m: ModelInterface, banner: bool = True) -> str:
         "#endif",
         "",
     ]
+    for k, (t, macro) in enumerate(io_macros(m)):
+        what = "Input" if k < len(m.inputs) else "Output"
+        _define(
+            lines, macro, t.nbytes, f'{what} "{c_text(t.name)}": {t.shape_comment}.'
+        )
+    workspace = sum(p.size for p in m.pools if p.is_workspace)
+    _define(
+        lines,
+        f"TVMGEN_{m.upper}_WORKSPACE_SIZE",
+        workspace,
+        "Workspace bytes, all workspace pools together.",
+    )
+    for p in m.pools:
+        kind = "WORKSPACE_POOL" if p.is_workspace else "CONSTANT_POOL"
+        doc = "workspace" if p.is_workspace else "constant (parameter)"
+        _define(
+            lines, f"{p.tvmgen}_{kind}_SIZE", p.size, f'Pool "{p.name}": {doc} bytes.'
+        )
+    lines += ["", "/* The same sizes and the pools' alignments (USMP RFC). */"]
     for p in m.pools:
         lines.append(f"#define {m.define(p, 'SIZE')} {p.size}")
         lines.append(f"#define {m.define(p, 'ALIGNMENT')} {p.alignment}")
@@ -417,7 +533,13 @@ def metadata_header(m: ModelInterface, banner: bool = True) -> str:
             _map_signature(m, "outputs") + ";",
             "",
         ]
-    lines.append("/* Runs the model once; returns 0. */")
+    lines += [
+        "/**",
+        " * Runs the model once: reads the inputs, writes the outputs; returns 0.",
+        " * Not reentrant: a run uses its workspace pools whole, so runs that share",
+        " * a workspace (or the library-defined one) must not overlap.",
+        " */",
+    ]
     lines.append(
         f"int32_t {m.symbol('run')}({', '.join(run_parameters(m)) or 'void'});"
     )
@@ -521,6 +643,6 @@ def parameters_header(m: ModelInterface) -> str | None:
         value = p.data.initial_value  # pyright: ignore[reportOptionalMemberAccess]
         lines.append(f"#define {m.data_macro(p)} {{ \\")
         lines += [f"  {line} \\" for line in initializer(value)]  # pyright: ignore
-        lines += ["}", ""]
+        lines += ["}", f"#define {p.tvmgen}_CONSTANT_POOL_DATA {m.data_macro(p)}", ""]
     lines += [f"#endif /* {guard} */", ""]
     return "\n".join(lines)

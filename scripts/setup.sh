@@ -1,12 +1,21 @@
 #!/usr/bin/env bash
-# Set up a fresh machine: MLIR 22 tools (for the composition tests), a venv
+# Set up a fresh machine: MLIR 22 tools (for the composition tests), the
+# Cortex-M cross compiler and make/cmake (for the firmware kit tests), a venv
 # with usmp-opt installed in editable mode with its dev extras.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+UPDATED=""
+apt_install() {
+  if [ -z "$UPDATED" ]; then $SUDO apt-get update -qq; UPDATED=1; fi
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "$@" >/dev/null
+}
 if ! command -v /usr/lib/llvm-22/bin/mlir-opt >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq mlir-22-tools gcc g++ >/dev/null
+  apt_install mlir-22-tools gcc g++
+fi
+if ! command -v arm-none-eabi-gcc >/dev/null 2>&1 || ! command -v cmake >/dev/null 2>&1 \
+    || ! command -v make >/dev/null 2>&1; then
+  apt_install gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi make cmake
 fi
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv

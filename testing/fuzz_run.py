@@ -34,6 +34,7 @@ import numpy.typing as npt
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 
+from usmp.lowering.metadata import header_name
 from usmp.testing.fuzz_graphs import Case, PoolDraw
 from usmp.testing.run_c import DEFAULT_CFLAGS, SANITIZE_FLAGS
 
@@ -222,7 +223,7 @@ def _program(compiled: Sequence[Compiled]) -> dict[str, str]:
             "int main(int argc, char** argv)",
             f"int fuzz_main_{k}(int argc, char** argv)",
         )
-        files[f"c{k}/harness.c"] = '#include "metadata.h"\n' + h
+        files[f"c{k}/harness.c"] = f'#include "{header_name(c.interface)}"\n' + h
         mains.append(f"fuzz_main_{k}")
     lines = ["#include <stdlib.h>", ""]
     lines += [f"int {m}(int argc, char** argv);" for m in mains]

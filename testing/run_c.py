@@ -166,7 +166,7 @@ def _sources(module: ModuleOp, emitter: str) -> tuple[ModelInterface, dict[str, 
     m = library.interface
     if emitter == "usmp":
         files = {k: v for k, v in library.files.items() if k.endswith((".c", ".h"))}
-        files["harness.c"] = '#include "metadata.h"\n' + harness(m)
+        files["harness.c"] = f'#include "{library.file("header")}"\n' + harness(m)
         return m, files
     if emitter != "mlir-translate":
         raise ValueError(f"emitter '{emitter}' is not one of usmp, mlir-translate")

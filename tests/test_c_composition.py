@@ -96,11 +96,11 @@ def test_library_files_compile_alone_and_link(
     )
     library = write_library(module, tmp_path / "lib", user_pools=["flash"])
     assert set(library.files) == {
-        "metadata.h",
-        "metadata.c",
-        "operators.c",
-        "aot_main.c",
-        "parameters.h",
+        "tvmgen_default.h",
+        "tvmgen_default.c",
+        "tvmgen_default_operators.c",
+        "tvmgen_default_aot_main.c",
+        "tvmgen_default_parameters.h",
     }
     objects = []
     for name in library.files:
@@ -117,7 +117,7 @@ def test_library_files_compile_alone_and_link(
     # a C application against the (possibly C++-compiled) library
     app = tmp_path / "app.c"
     app.write_text(
-        '#include "metadata.h"\n#include "parameters.h"\n'
+        '#include "tvmgen_default.h"\n#include "tvmgen_default_parameters.h"\n'
         "static const uint8_t flash[TVM_DEFAULT_FLASH_PARAMETER_BUFFER_SIZE] =\n"
         "    TVM_DEFAULT_FLASH_PARAMETER_DATA;\n"
         "int main(void) {\n  static int8_t image[108], output[5];\n"

@@ -5,7 +5,7 @@ Every model is compiled through the user's pipeline, built with gcc
 (``-std=c99 -Wall -Wextra -Werror -pedantic``, AddressSanitizer) and with g++
 (the C must be C++ too), run, and compared with the relay oracle. The names
 the C uses must agree between the definition and every use: the struct
-fields of ``metadata.h``, ``metadata.c``, the entry function and
+fields of ``tvmgen_<m>.h``, ``tvmgen_<m>.c``, the entry function and
 ``metadata.json`` (``c_interface``).
 """
 
@@ -123,7 +123,7 @@ def test_module_names(module_name: str) -> None:
 
 def test_names_agree_between_header_source_and_json(tmp_path: Path) -> None:
     """Application-provided pools (U2/U3): the renamed fields and macros in
-    metadata.h are the ones metadata.c uses and metadata.json reports."""
+    tvmgen_default.h are the ones tvmgen_default.c uses and metadata.json reports."""
     text = two_in_two_out(["default", "default_"], ["for", "o"])
     mlir = tmp_path / "model.mlir"
     mlir.write_text(text)
@@ -148,8 +148,8 @@ def test_names_agree_between_header_source_and_json(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     interface = json.loads((out / "metadata.json").read_text())["c_interface"]
-    header = (out / "codegen/host/include/metadata.h").read_text()
-    source = (out / "codegen/host/src/metadata.c").read_text()
+    header = (out / "codegen/host/include/tvmgen_default.h").read_text()
+    source = (out / "codegen/host/src/tvmgen_default.c").read_text()
     fields = [t["c_name"] for t in interface["inputs"] + interface["outputs"]]
     assert fields == ["default_", "default_1", "for_", "o"]
     for field in fields:

@@ -54,5 +54,5 @@ def test_library_is_u1() -> None:
     assert all(not p.user for p in library.interface.pools)
     assert (
         "int32_t tvmgen_default_run(TVMInputs_default* inputs, TVMOutputs_default* outputs);"  # noqa: E501
-        in (library.files["metadata.h"])
+        in (library.files["tvmgen_default.h"])
     )

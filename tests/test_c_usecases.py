@@ -108,7 +108,7 @@ def test_u1_library_defines_the_pools(tmp_path: Path) -> None:
         ("global_workspace", False),
         ("global_const", False),
     ]
-    assert "TVMWorkspaces_my_model" not in library.files["metadata.h"]
+    assert "TVMWorkspaces_my_model" not in library.files["tvmgen_my_model.h"]
     exe = build_app(tmp_path, "u1_app.c", {"my_model": library})
     result, (got,) = run_app(exe, tmp_path, inputs, [((1, 5), np.dtype(np.int8))])
     assert result.returncode == 0, result.stderr
@@ -172,7 +172,8 @@ def test_u3_pools_pinned_by_the_application(u3_library) -> None:
     )  # the fallback used every pool
     assert pools["dtcm"].size <= 64 and pools["itcm"].size <= 256
     assert (
-        "#define TVM_MY_MODEL_FLASH_PARAMETER_DATA {" in library.files["parameters.h"]
+        "#define TVM_MY_MODEL_FLASH_PARAMETER_DATA {"
+        in library.files["tvmgen_my_model_parameters.h"]
     )
     exe = build_app(tmp, "u3_app.c", {"my_model": library})
     result, (got,) = run_app(exe, tmp, inputs, [((1, 5), np.dtype(np.int8))])

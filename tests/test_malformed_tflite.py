@@ -347,7 +347,7 @@ def test_empty_tensor_names_get_generated_names(tmp_path: Path) -> None:
         "nameless.tflite: warning: model output tensor 2 has no name; it is called "
         "'tensor_2'",
     ]
-    header = (out / "codegen/host/include/metadata.h").read_text()
+    header = (out / "codegen/host/include/tvmgen_default.h").read_text()
     assert "tensor_0" in header and "tensor_2" in header
 
 

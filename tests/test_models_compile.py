@@ -55,10 +55,13 @@ def test_output_directory_progress_and_metadata(
     assert "pool global_workspace [workspace]: 32 B (lower bound 32 B)" in err
     meta = metadata(out)
     assert meta["files"] == [
-        "codegen/host/include/metadata.h",
-        "codegen/host/src/aot_main.c",
-        "codegen/host/src/metadata.c",
-        "codegen/host/src/operators.c",
+        "CMakeLists.txt",
+        "Makefile",
+        "codegen/host/include/tvmgen_default.h",
+        "codegen/host/src/tvmgen_default.c",
+        "codegen/host/src/tvmgen_default_aot_main.c",
+        "codegen/host/src/tvmgen_default_operators.c",
+        "example/main.c",
         "memory/plan.global_const.svg",
         "memory/plan.global_workspace.svg",
         "memory/plan.json",
@@ -126,10 +129,10 @@ def test_rfc_pool_flags_give_application_pools(
     pools = {p["name"]: p for p in meta["memory"]["pools"]}
     assert pools["dtcm"]["size"] == 32  # fits the 64-byte limit, sram unused
     assert pools["flash"]["alignment"] == 32
-    header = (out / "codegen/host/include/metadata.h").read_text()
+    header = (out / "codegen/host/include/tvmgen_hello.h").read_text()
     assert "TVMWorkspaces_hello" in header and "TVMParameters_hello" in header
     assert "#define TVM_HELLO_FLASH_PARAMETER_BUFFER_ALIGNMENT 32" in header
-    assert (out / "codegen/host/include/parameters.h").is_file()
+    assert (out / "codegen/host/include/tvmgen_hello_parameters.h").is_file()
     sources = sorted(str(p) for p in (out / "codegen/host/src").glob("*.c"))
     assert GCC is not None
     subprocess.run(
@@ -149,11 +152,11 @@ def test_library_pools_defines_every_pool(
         capsys,
     )
     assert status == 0, err
-    header = (out / "codegen/host/include/metadata.h").read_text()
+    header = (out / "codegen/host/include/tvmgen_default.h").read_text()
     assert "TVMWorkspaces_default" not in header
     assert (
         "static uint8_t tvmgen_default_sram["
-        in (out / "codegen/host/src/metadata.c").read_text()
+        in (out / "codegen/host/src/tvmgen_default.c").read_text()
     )
 
 

@@ -2,15 +2,17 @@
 
 ``build_library(module)`` takes a module after ``convert-to-emitc`` (or after
 ``usmp``: it converts it first) and returns the files a firmware project
-adds to its build:
+adds to its build, every name prefixed ``tvmgen_<model>`` (and every symbol
+``tvmgen_<model>_``), so several models share one image and one folder:
 
-* ``metadata.h``   the interface (RFC U1-U3, see ``usmp.lowering.metadata``);
-* ``metadata.c``   library-defined pools (aligned static arrays, parameters as
-  ``const`` data) and ``tvmgen_<model>_run``;
-* ``operators.c``  the operator functions;
-* ``aot_main.c``   the AOT entry ``tvmgen_<model>___tvm_main__``;
-* ``parameters.h`` only if the application provides parameter pools: their
-  data as initializer macros.
+* ``tvmgen_<m>.h``            the interface (TVM's size macros, RFC U1-U3,
+  see ``usmp.lowering.metadata``);
+* ``tvmgen_<m>.c``            library-defined pools (aligned static arrays,
+  parameters as ``const`` data) and ``tvmgen_<m>_run``;
+* ``tvmgen_<m>_operators.c``  the operator functions;
+* ``tvmgen_<m>_aot_main.c``   the AOT entry ``tvmgen_<m>___tvm_main__``;
+* ``tvmgen_<m>_parameters.h`` only if the application provides parameter
+  pools: their data as initializer macros.
 
 Every file opens with a comment listing each pool's size. ``single_source``
 is the same program as one translation unit (what ``usmp-opt -t c`` prints).
@@ -28,7 +30,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
 from usmp.dialects import emitc, tir
-from usmp.lowering.c_names import CNames
+from usmp.lowering.c_names import CNames, library_files
 from usmp.lowering.c_printer import (
     ALIGNED_MACRO,
     print_function,
@@ -55,6 +57,12 @@ class CLibrary:
     interface: ModelInterface
     files: dict[str, str]
     """File name -> content."""
+
+    def file(self, role: str) -> str:
+        """The name of the file with ``role`` (``header``, ``source``,
+        ``operators``, ``aot_main``, ``parameters``;
+        ``usmp.lowering.c_names.library_files``)."""
+        return library_files(self.interface.names.model)[role]
 
 
 def as_emitc(module: ModuleOp) -> ModuleOp:
@@ -141,14 +149,15 @@ def build_library(module: ModuleOp, *, user_pools: Collection[str] = ()) -> CLib
     module = as_emitc(module)
     m = model_interface(module, user_pools)
     operators, main = _split(module, m)
-    files = {"metadata.h": metadata_header(m)}
-    files["metadata.c"] = "\n".join(
+    names = library_files(m.names.model)
+    files = {names["header"]: metadata_header(m)}
+    files[names["source"]] = "\n".join(
         [
             *_banner(m, "Pools and entry point"),
             "#include <stddef.h>",
             "#include <stdint.h>",
             "",
-            '#include "metadata.h"',
+            f'#include "{names["header"]}"',
             "",
             ALIGNED_MACRO,
             *_CPP_OPEN,
@@ -157,8 +166,8 @@ def build_library(module: ModuleOp, *, user_pools: Collection[str] = ()) -> CLib
         ]
     )
     for name, funcs, globals_ in (
-        ("operators.c", operators, True),
-        ("aot_main.c", main, False),
+        (names["operators"], operators, True),
+        (names["aot_main"], main, False),
     ):
         files[name] = "\n".join(
             [
@@ -172,7 +181,7 @@ def build_library(module: ModuleOp, *, user_pools: Collection[str] = ()) -> CLib
             ]
         )
     if (params := parameters_header(m)) is not None:
-        files["parameters.h"] = params
+        files[names["parameters"]] = params
     return CLibrary(m, files)
 
 

@@ -29,11 +29,17 @@ align=BYTES``. They become the module's ``tir.pools`` before ``usmp`` runs.
 
 Output directory (in the spirit of TVM's Model Library Format)::
 
-    out/codegen/host/src/*.c           the C library (emit-c): metadata.c,
-                                       operators.c, aot_main.c
-    out/codegen/host/include/*.h       metadata.h (the RFC's interface), and
-                                       parameters.h for application-provided
-                                       parameter pools
+    out/codegen/host/src/*.c           the C library (emit-c): tvmgen_<m>.c
+                                       (pools, run), tvmgen_<m>_operators.c,
+                                       tvmgen_<m>_aot_main.c
+    out/codegen/host/include/*.h       tvmgen_<m>.h (TVM's size macros and the
+                                       RFC's interface), and
+                                       tvmgen_<m>_parameters.h for
+                                       application-provided parameter pools
+    out/CMakeLists.txt, out/Makefile   build libtvmgen_<m>.a and the example
+    out/example/main.c                 host application: inputs from files,
+                                       outputs and time per run printed
+                                       (usmp.tools.firmware_kit)
     out/src/<model>.relay.mlir         the imported relay module
     out/memory/plan.json               usmp's memory report, plan.<pool>.svg per pool
     out/metadata.json                  model I/O, options, pools, memory report, the
@@ -259,29 +265,41 @@ def _step_emit_c(c: Compilation) -> None:
     for name, text in sorted(library.files.items()):
         folder = "include" if name.endswith(".h") else "src"
         c.write(f"codegen/host/{folder}/{name}", text)
-    c.c_interface = _c_interface(library.interface)
+    from usmp.tools.firmware_kit import kit_files
+
+    for relative, text in kit_files(library).items():
+        c.write(relative, text)
+    c.c_interface = _c_interface(library)
 
 
-def _c_interface(m: Any) -> dict[str, Any]:
+def _c_interface(library: Any) -> dict[str, Any]:
     """The library's C interface (``usmp.lowering.metadata.ModelInterface``)
     as JSON: what an application (or a test harness) needs to call it."""
+    from usmp.lowering.metadata import io_macros
 
-    def tensor(t: Any) -> dict[str, Any]:
+    m = library.interface
+    tensors = io_macros(m)
+
+    def tensor(t: Any, macro: str) -> dict[str, Any]:
         return {
             "name": t.name,
             "c_name": t.c_name,
             "c_type": t.c_element,
             "shape": list(t.type.get_shape()),
             "bytes": t.nbytes,
+            "size_macro": macro,
         }
 
     interface: dict[str, Any] = {
         "model": m.model,
+        "header": library.file("header"),
+        "library": f"libtvmgen_{m.names.model}.a",
         "run": m.symbol("run"),
         "inputs_type": m.typedef("Inputs"),
         "outputs_type": m.typedef("Outputs"),
-        "inputs": [tensor(t) for t in m.inputs],
-        "outputs": [tensor(t) for t in m.outputs],
+        "inputs": [tensor(t, n) for t, n in tensors[: len(m.inputs)]],
+        "outputs": [tensor(t, n) for t, n in tensors[len(m.inputs) :]],
+        "workspace_size_macro": f"TVMGEN_{m.upper}_WORKSPACE_SIZE",
         "io_in_workspace": m.io_in_workspace,
         "pools": [
             {
@@ -292,6 +310,8 @@ def _c_interface(m: Any) -> dict[str, Any]:
                 "alignment": p.alignment,
                 "provided_by": "application" if p.user else "library",
                 "size_macro": m.define(p, "SIZE"),
+                "tvm_size_macro": f"{p.tvmgen}_"
+                + ("WORKSPACE_POOL_SIZE" if p.is_workspace else "CONSTANT_POOL_SIZE"),
             }
             for p in m.pools
         ],

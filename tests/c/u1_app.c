@@ -7,7 +7,7 @@
  * default pools. Usage: u1_app image.bin output.bin
  */
 #include "app_io.h"
-#include "my_model/metadata.h"
+#include "my_model/tvmgen_my_model.h"
 
 static int8_t image[1 * 6 * 6 * 3];
 static int8_t output[1 * 5];

@@ -12,8 +12,8 @@
  * "my_model_2". Usage: u2_app image.bin features.bin out1.bin out2.bin
  */
 #include "app_io.h"
-#include "my_model_1/metadata.h"
-#include "my_model_2/metadata.h"
+#include "my_model_1/tvmgen_my_model_1.h"
+#include "my_model_2/tvmgen_my_model_2.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>

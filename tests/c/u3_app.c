@@ -3,7 +3,7 @@
  * model's two workspace pools (dtcm, sram) and two parameter pools (itcm,
  * flash) are the application's arrays, each placed in its own section and
  * sized exactly to the planned size; the parameter data comes from the
- * library's parameters.h.
+ * library's tvmgen_my_model_parameters.h.
  *
  * WORKSPACE_SLACK (default 0) shrinks the sram buffer: the tests build this
  * file with a negative slack to check that an undersized pool is caught.
@@ -13,8 +13,8 @@
  * Usage: u3_app image.bin output.bin
  */
 #include "app_io.h"
-#include "my_model/metadata.h"
-#include "my_model/parameters.h"
+#include "my_model/tvmgen_my_model.h"
+#include "my_model/tvmgen_my_model_parameters.h"
 
 #ifndef WORKSPACE_SLACK
 #define WORKSPACE_SLACK 0

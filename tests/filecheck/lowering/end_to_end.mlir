@@ -8,8 +8,8 @@
 // and a constant, to C99.
 
 // CHECK:      * Pools (bytes), planned by usmp:
-// CHECK-NEXT: *   global_workspace workspace         64 bytes, aligned to 16, defined in metadata.c
-// CHECK-NEXT: *   global_const     parameters        32 bytes, aligned to 16, defined in metadata.c
+// CHECK-NEXT: *   global_workspace workspace         64 bytes, aligned to 16, defined by the library
+// CHECK-NEXT: *   global_const     parameters        32 bytes, aligned to 16, defined by the library
 // CHECK:      #define TVM_DEFAULT_GLOBAL_WORKSPACE_WORKSPACE_BUFFER_SIZE 64
 // CHECK:      #define TVM_DEFAULT_GLOBAL_CONST_PARAMETER_BUFFER_SIZE 32
 // CHECK:      typedef struct tvmgen_default_inputs {
