@@ -161,6 +161,11 @@ class AOTLowerMainPass(ModulePass):
                 f"{', '.join(tir.CALL_TYPES)}"
             )
 
+    @classmethod
+    def option_choices(cls) -> dict[str, tuple[str, ...]]:
+        """Accepted values of the options with a closed set (``--help``)."""
+        return {"call_type": tir.CALL_TYPES}
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = {f.sym_name.data: f for f in op.ops if isinstance(f, func.FuncOp)}
         main = functions.get("main")

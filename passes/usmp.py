@@ -34,7 +34,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from usmp.passes.usmp_convert_pool_allocations import UsmpConvertPoolAllocationsPass
-from usmp.passes.usmp_plan_memory import check_algorithm, plan_memory
+from usmp.passes.usmp_plan_memory import (
+    UsmpPlanMemoryPass,
+    check_algorithm,
+    plan_memory,
+)
 from usmp.passes.usmp_pools import parse_pools_option
 from usmp.passes.usmp_report import report_paths, write_report
 from usmp.passes.usmp_validate import read_plan
@@ -66,6 +70,11 @@ class UsmpPass(ModulePass):
         check_algorithm(self.algorithm, self.time_limit)
         if self.pools:
             parse_pools_option(self.pools)
+
+    @classmethod
+    def option_choices(cls) -> dict[str, tuple[str, ...]]:
+        """Accepted values of the options with a closed set (``--help``)."""
+        return UsmpPlanMemoryPass.option_choices()
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         planned = plan_memory(

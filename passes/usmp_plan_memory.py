@@ -105,6 +105,11 @@ class UsmpPlanMemoryPass(ModulePass):
         if self.pools:
             parse_pools_option(self.pools)
 
+    @classmethod
+    def option_choices(cls) -> dict[str, tuple[str, ...]]:
+        """Accepted values of the options with a closed set (``--help``)."""
+        return {"algorithm": tuple(ALGORITHMS)}
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         plan_memory(
             op, self.algorithm, self.use_workspace_io, self.pools, self.time_limit

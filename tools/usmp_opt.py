@@ -4,8 +4,10 @@ Built on xDSL's ``xDSLOptMain``; it only changes what is registered (the
 project's dialects, passes and targets) and how errors are reported: every
 parse, verifier or pass error caused by the input is printed as a located
 diagnostic (``file:line:col: error: ...``) on stderr with exit status 1, never
-as a Python traceback. With ``--verify-diagnostics`` the diagnostic goes to
-stdout and the exit status is 0 (xDSL's convention, used by the lit tests).
+as a Python traceback. With ``--verify-diagnostics`` the diagnostics are
+checked against the input's ``expected-error {{...}}`` annotations as in
+mlir-opt (``usmp.tools.verify_diagnostics``). No input file, or ``-``, reads
+standard input.
 
 ``--time-passes`` prints, when the run ends, a tree of CPU and wall times on
 stderr (``usmp.tools.timing``, like ``mlir-opt --mlir-timing``): ``Parser``,
@@ -21,6 +23,9 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from io import BytesIO
+from types import MappingProxyType
 from typing import IO
 
 from xdsl.dialects.builtin import ModuleOp
@@ -37,17 +42,41 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from usmp.diagnostics import LocatedError, verify_located
 from usmp.output_files import AtomicFile
 from usmp.parsing import LocatingParser
+from usmp.tools.pass_help import PASS_LIST, pass_list_formatter
 from usmp.tools.timing import Timer, timed_run
+from usmp.tools.verify_diagnostics import (
+    Diagnostic,
+    check,
+    expectations,
+    parse_diagnostic,
+)
 
-# Upstream xDSL passes that are useful around ours.
-_UPSTREAM_PASSES = ("canonicalize", "cse", "dce")
+# Upstream xDSL passes that are useful around ours, with a summary for
+# --help where the xDSL class has no docstring.
+_UPSTREAM_PASSES = MappingProxyType(
+    {
+        "canonicalize": "Apply every canonicalization pattern",
+        "cse": "Eliminate common subexpressions (identical side-effect-free ops)",
+        "dce": "Remove operations whose results are unused and that have no effects",
+    }
+)
+
+
+def _version_format() -> str:
+    """``--version``: the project's version from its package metadata."""
+    try:
+        ours = version("usmp-opt")
+    except PackageNotFoundError:  # run from a checkout that is not installed
+        ours = "unknown (not installed)"
+    return f"usmp-opt {ours}\n  built on xDSL {{xdsl_version}}"
 
 
 class UsmpOptMain(xDSLOptMain):
-    version_format = "usmp-opt (xDSL {xdsl_version})"
+    version_format = _version_format()
 
     def __init__(self, args: Sequence[str] | None = None):
         self.timer = Timer("Total")
+        self.verify_problems: list[str] = []
         self.time_passes = False
         super().__init__(
             description="usmp-opt: static-memory AOT compiler for tiny neural networks",
@@ -78,6 +107,17 @@ class UsmpOptMain(xDSLOptMain):
 
         self.available_targets["mlir"] = Universe.get_multiverse().all_targets["mlir"]
         self.available_targets.update(get_all_targets())
+
+    def get_input_stream(self) -> tuple[IO[bytes], str]:
+        """No file or ``-``: standard input, as MLIR source (as in mlir-opt)."""
+        if self.args.input_file in (None, "-"):
+            return sys.stdin.buffer, "mlir"
+        return super().get_input_stream()
+
+    def get_input_name(self) -> str:
+        if self.args.input_file in (None, "-"):
+            return "<stdin>"
+        return self.args.input_file
 
     def register_all_frontends(self) -> None:
         def parse_mlir(io: IO[bytes], line_offset: int = 0) -> ModuleOp:
@@ -129,7 +169,10 @@ class UsmpOptMain(xDSLOptMain):
         self.output: AtomicFile | None = None
         try:
             with timed_run() as self.timer:
-                super().run()
+                if self.args.verify_diagnostics:
+                    self.verify_problems = self._run_verifying()
+                else:
+                    super().run()
         except BaseException:
             if self.output is not None:
                 self.output.discard()
@@ -140,9 +183,52 @@ class UsmpOptMain(xDSLOptMain):
         if self.output is not None:
             self.output.commit()
 
+    def _run_verifying(self) -> list[str]:
+        """xDSL's chunk loop, but each chunk's diagnostics are checked against
+        its ``expected-*`` annotations (``usmp.tools.verify_diagnostics``)
+        instead of printed; returns mlir-opt's complaints (none: success)."""
+        chunks, extension = self.prepare_input()
+        out = self.prepare_output()
+        name = self.get_input_name()
+        problems: list[str] = []
+        for i, (chunk, offset) in enumerate(chunks):
+            data = chunk.read()
+            chunk.close()
+            if i > 0:
+                out.write("// -----\n")
+            text = data.decode("utf-8", errors="replace")
+            expected = expectations(text, name, offset + 1)
+            emitted: list[Diagnostic] = []
+            try:
+                module = self.parse_chunk(BytesIO(data), extension, offset)
+                if module is not None:
+                    self.apply_passes(module)
+                    out.write(self.output_resulting_program(module))
+            except ParseError as e:
+                e.span = dataclasses.replace(e.span, line_offset=offset)
+                emitted.append(parse_diagnostic(str(parse_error_diagnostic(e)), name))
+            except DiagnosticException as e:
+                emitted.append(parse_diagnostic(str(e), name))
+            problems += check(emitted, expected)
+        out.flush()
+        return problems
+
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         arg_parser.prog = "usmp-opt"  # argparse errors say "usmp-opt: error:"
         super().register_all_arguments(arg_parser)
+        for action in arg_parser._actions:  # pyright: ignore[reportPrivateUsage]
+            if "--verify-diagnostics" in action.option_strings:
+                action.help = (
+                    "check the diagnostics against the input's expected-* "
+                    "annotations (expected-error@+1 {{text}}; @-N, @above, "
+                    "@below, @unknown; -re for regexes) as mlir-opt does; exit 1 "
+                    "on a missing or unexpected diagnostic"
+                )
+        # --help ends with every pass, its summary and its options
+        arg_parser.epilog = PASS_LIST
+        arg_parser.formatter_class = pass_list_formatter(
+            self.available_passes, _UPSTREAM_PASSES
+        )
 
     def setup_pipeline(self) -> None:
         for spec in parse_pipeline(self.args.passes):
@@ -190,14 +276,6 @@ def parse_error_diagnostic(e: ParseError) -> LocatedError:
     return LocatedError(f"{where.file}:{where.line}:{where.col}", f"{e.msg}\n{context}")
 
 
-def _report(message: str, verify_diagnostics: bool) -> int:
-    if verify_diagnostics:
-        print(message)
-        return 0
-    print(message, file=sys.stderr)
-    return 1
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         driver = UsmpOptMain(args=argv)
@@ -209,15 +287,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (DiagnosticException, ValueError) as e:
         print(f"usmp-opt: error: {e}", file=sys.stderr)
         return 1
-    verify = bool(driver.args.verify_diagnostics)
     try:
-        # In --verify-diagnostics mode xDSL's run() prints each chunk's
-        # diagnostic and goes on with the next chunk.
         driver.run()
     except ParseError as e:
-        return _report(str(parse_error_diagnostic(e)), verify)
+        print(parse_error_diagnostic(e), file=sys.stderr)
+        return 1
     except DiagnosticException as e:
-        return _report(str(e), verify)
+        print(e, file=sys.stderr)
+        return 1
     except (OSError, ValueError) as e:
         print(f"usmp-opt: error: {e}", file=sys.stderr)
         return 1
@@ -230,7 +307,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
-    return 0
+    for problem in driver.verify_problems:
+        print(problem, file=sys.stderr)
+    return 1 if driver.verify_problems else 0
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
-// RUN: usmp-opt %s -p aot-lower-main --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: usmp-opt %s -p aot-lower-main --split-input-file --verify-diagnostics
 
 func.func private @neg(memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
 func.func @main(%x: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
-  // CHECK: aot_lower_main_invalid.mlir:6:3: error: 'scf.if' is control flow, which aot-lower-main does not support (relay 'if' is rejected as in TVM); main may only contain relay.call, relay.constant, relay.tuple, relay.tuple_get_item, relay.on_device, relay.device_copy, relay.reshape and func.return
+  // expected-error@+1 {{'scf.if' is control flow, which aot-lower-main does not support (relay 'if' is rejected as in TVM); main may only contain relay.call, relay.constant, relay.tuple, relay.tuple_get_item, relay.on_device, relay.device_copy, relay.reshape and func.return}}
   %0 = scf.if %c -> (tensor<4xf32>) {
     %1 = relay.call @neg(%x) : (tensor<4xf32>) -> tensor<4xf32>
     scf.yield %1 : tensor<4xf32>
@@ -15,7 +15,7 @@ func.func @main(%x: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
 // -----
 
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: aot_lower_main_invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.add' must first be fused into a primitive function and lowered to a tir prim func (fuse-ops, lower-ops); main may only contain relay.call,
+  // expected-error@+1 {{'relay.add' must first be fused into a primitive function and lowered to a tir prim func (fuse-ops, lower-ops); main may only contain relay.call,}}
   %0 = relay.add %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
@@ -24,7 +24,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 func.func private @f(memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: error: 'func.call' is not supported in main; main may only contain relay.call,
+  // expected-error@+1 {{'func.call' is not supported in main; main may only contain relay.call,}}
   %0 = func.call @f2(%x) : (tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
@@ -33,7 +33,7 @@ func.func private @f2(tensor<4xf32>) -> tensor<4xf32>
 // -----
 
 func.func private @f(memref<?xf32>, memref<4xf32>) attributes {tir.prim_func}
-// CHECK: aot_lower_main_invalid.mlir:[[# @LINE + 1]]:1: error: argument 0 (%x) of @main has dynamic shape tensor<?xf32>; aot-lower-main needs static shapes to size storage (dynamic shapes are not supported)
+// expected-error@+1 {{argument 0 (%x) of @main has dynamic shape tensor<?xf32>; aot-lower-main needs static shapes to size storage (dynamic shapes are not supported)}}
 func.func @main(%x: tensor<?xf32>) -> tensor<4xf32> {
   %0 = relay.call @f(%x) : (tensor<?xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
@@ -43,7 +43,7 @@ func.func @main(%x: tensor<?xf32>) -> tensor<4xf32> {
 
 func.func private @f(memref<4xf32>, memref<?xf32>) attributes {tir.prim_func}
 func.func @main(%x: tensor<4xf32>) -> tensor<?xf32> {
-  // CHECK: aot_lower_main_invalid.mlir:[[# @LINE + 1]]:3: error: result 0 of 'relay.call' has dynamic shape tensor<?xf32>; aot-lower-main needs static shapes to size storage (dynamic shapes are not supported)
+  // expected-error@+1 {{result 0 of 'relay.call' has dynamic shape tensor<?xf32>; aot-lower-main needs static shapes to size storage (dynamic shapes are not supported)}}
   %0 = relay.call @f(%x) : (tensor<4xf32>) -> tensor<?xf32>
   func.return %0 : tensor<?xf32>
 }
@@ -51,7 +51,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<?xf32> {
 // -----
 
 func.func private @f(memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
-// CHECK: error: argument 0 (%x) of @main has unranked type tensor<*xf32>; aot-lower-main needs static shapes to size storage (dynamic shapes are not supported)
+// expected-error@+1 {{argument 0 (%x) of @main has unranked type tensor<*xf32>; aot-lower-main needs static shapes to size storage (dynamic shapes are not supported)}}
 func.func @main(%x: tensor<*xf32>) -> tensor<4xf32> {
   %c = relay.constant dense<1.0> : tensor<4xf32>
   %0 = relay.call @f(%c) : (tensor<4xf32>) -> tensor<4xf32>
@@ -64,7 +64,7 @@ func.func @fused_neg(%a: tensor<4xf32>) -> tensor<4xf32> attributes {relay.primi
   func.return %a : tensor<4xf32>
 }
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: error: relay.call to @fused_neg, which is a relay primitive function (run lower-ops first); aot-lower-main calls tir prim funcs (func.func with 'tir.prim_func') or external declarations on memrefs
+  // expected-error@+1 {{relay.call to @fused_neg, which is a relay primitive function (run lower-ops first); aot-lower-main calls tir prim funcs (func.func with 'tir.prim_func') or external declarations on memrefs}}
   %0 = relay.call @fused_neg(%x) : (tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
@@ -72,7 +72,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func private @add(memref<4xf32>, memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
-// CHECK: aot_lower_main_invalid.mlir:[[# @LINE + 1]]:1: error: input name 'input-1' and input name 'input.1' both become 'input_1' once sanitised for C; model input and output names must be distinct C identifiers and are never renamed silently (rename one of them)
+// expected-error@+1 {{input name 'input-1' and input name 'input.1' both become 'input_1' once sanitised for C; model input and output names must be distinct C identifiers and are never renamed silently (rename one of them)}}
 func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> attributes {relay.input_tensor_names = ["input-1", "input.1"]} {
   %0 = relay.call @add(%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
@@ -81,7 +81,7 @@ func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> attribute
 // -----
 
 func.func private @neg(memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
-// CHECK: error: input name 'output' and output name 'output' are the same; model input and output names must be distinct C identifiers
+// expected-error@+1 {{input name 'output' and output name 'output' are the same; model input and output names must be distinct C identifiers}}
 func.func @main(%output: tensor<4xf32>) -> tensor<4xf32> {
   %0 = relay.call @neg(%output) : (tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
@@ -90,7 +90,7 @@ func.func @main(%output: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func private @neg(memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
-// CHECK: error: 'relay.output_tensor_names' names 1 output(s), but main has 2 output(s) (tuples count one per tensor)
+// expected-error@+1 {{'relay.output_tensor_names' names 1 output(s), but main has 2 output(s) (tuples count one per tensor)}}
 func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) attributes {relay.output_tensor_names = ["y"]} {
   %0 = relay.call @neg(%x) : (tensor<4xf32>) -> tensor<4xf32>
   func.return %0, %0 : tensor<4xf32>, tensor<4xf32>
@@ -99,7 +99,7 @@ func.func @main(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) attributes 
 // -----
 
 func.func private @neg(memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
-// CHECK: error: 'relay.input_tensor_names' names 2 input(s), but main has 1 input(s) (tuples count one per tensor)
+// expected-error@+1 {{'relay.input_tensor_names' names 2 input(s), but main has 1 input(s) (tuples count one per tensor)}}
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> attributes {relay.input_tensor_names = ["a", "b"]} {
   %0 = relay.call @neg(%x) : (tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
@@ -110,7 +110,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> attributes {relay.input_tens
 func.func private @neg(memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = relay.call @neg(%x) {relay.virtual_device = #device.virtual_device<"cpu", 0, target = "c">} : (tensor<4xf32>) -> tensor<4xf32>
-  // CHECK: aot_lower_main_invalid.mlir:[[# @LINE + 1]]:3: error: conflicting virtual devices for one value: #device.virtual_device<"npu", 0, target = "ethos-u"> here, but #device.virtual_device<"cpu", 0, target = "c"> at {{.*}}aot_lower_main_invalid.mlir:[[# @LINE - 1]]:3; plan-devices must insert a relay.device_copy between them
+  // expected-error-re@+1 {{conflicting virtual devices for one value: #device.virtual_device<"npu", 0, target = "ethos-u"> here, but #device.virtual_device<"cpu", 0, target = "c"> at {{.*}}aot_lower_main_invalid.mlir:112:3; plan-devices must insert a relay.device_copy between them}}
   %1 = relay.on_device %0 {virtual_device = #device.virtual_device<"npu", 0, target = "ethos-u">} : tensor<4xf32>
   func.return %1 : tensor<4xf32>
 }
@@ -118,7 +118,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func private @split(memref<4xf32>, memref<2xf32>, memref<2xf32>) attributes {tir.prim_func}
-// CHECK: error: argument 0 (%t) of @main has type tuple<tensor<4xf32>>; model inputs must be tensors (pass each tensor of a tuple as its own argument)
+// expected-error@+1 {{argument 0 (%t) of @main has type tuple<tensor<4xf32>>; model inputs must be tensors (pass each tensor of a tuple as its own argument)}}
 func.func @main(%t: tuple<tensor<4xf32>>) -> tensor<2xf32> {
   %x = relay.tuple_get_item %t[0] : tuple<tensor<4xf32>> -> tensor<4xf32>
   %0 = relay.call @split(%x) : (tensor<4xf32>) -> tuple<tensor<2xf32>, tensor<2xf32>>
@@ -128,25 +128,25 @@ func.func @main(%t: tuple<tensor<4xf32>>) -> tensor<2xf32> {
 
 // -----
 
-// CHECK: error: argument 0 (%x) of @main has type memref<4xf32>; expected a tensor or a tuple of tensors
+// expected-error@+1 {{argument 0 (%x) of @main has type memref<4xf32>; expected a tensor or a tuple of tensors}}
 func.func @main(%x: memref<4xf32>) {
   func.return
 }
 
 // -----
 
-// CHECK: error: @main is a declaration; expected a relay main with a body
+// expected-error@+1 {{@main is a declaration; expected a relay main with a body}}
 func.func private @main(tensor<4xf32>) -> tensor<4xf32>
 
 // -----
 
-// CHECK: error: no relay @main to lower: aot-lower-main expects func.func @main whose body is relay dataflow calling tir prim funcs
+// expected-error@+1 {{no relay @main to lower: aot-lower-main expects func.func @main whose body is relay dataflow calling tir prim funcs}}
 func.func private @neg(memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
 
 // -----
 
 func.func private @neg(memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
-// CHECK: aot_lower_main_invalid.mlir:[[# @LINE + 1]]:1: error: @tvmgen_default___tvm_main__ already exists, so the lowered main cannot take its name; remove it or pick another module_name
+// expected-error@+1 {{@tvmgen_default___tvm_main__ already exists, so the lowered main cannot take its name; remove it or pick another module_name}}
 func.func private @tvmgen_default___tvm_main__()
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = relay.call @neg(%x) : (tensor<4xf32>) -> tensor<4xf32>
@@ -157,7 +157,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 func.func private @neg(memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: aot_lower_main_invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.virtual_device' must be a #device.virtual_device, got "cpu"
+  // expected-error@+1 {{'relay.virtual_device' must be a #device.virtual_device, got "cpu"}}
   %0 = relay.call @neg(%x) {relay.virtual_device = "cpu"} : (tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
@@ -165,7 +165,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func private @neg(memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
-// CHECK: error: 'relay.output_tensor_names' must be an array of strings, got [1 : i64]
+// expected-error@+1 {{'relay.output_tensor_names' must be an array of strings, got [1 : i64]}}
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> attributes {relay.output_tensor_names = [1]} {
   %0 = relay.call @neg(%x) : (tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>

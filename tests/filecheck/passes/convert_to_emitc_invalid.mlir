@@ -1,7 +1,7 @@
-// RUN: usmp-opt %s -p convert-to-emitc --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: usmp-opt %s -p convert-to-emitc --split-input-file --verify-diagnostics
 
 func.func @f() attributes {tir.prim_func} {
-  // CHECK: convert_to_emitc_invalid.mlir:5:3: error: buffer 'sid_0' ('tir.allocate') is not in a pool: run usmp before convert-to-emitc
+  // expected-error@+1 {{buffer 'sid_0' ('tir.allocate') is not in a pool: run usmp before convert-to-emitc}}
   %0 = tir.allocate {name_hint = "sid_0"} : memref<4xi8>
   func.return
 }
@@ -9,7 +9,7 @@ func.func @f() attributes {tir.prim_func} {
 // -----
 
 func.func @f(%n: index) {
-  // CHECK: error: 'memref.alloc' of memref<?xf32> is dynamically sized: the generated C has no heap and no VLAs
+  // expected-error@+1 {{'memref.alloc' of memref<?xf32> is dynamically sized: the generated C has no heap and no VLAs}}
   %0 = memref.alloc(%n) : memref<?xf32>
   func.return
 }
@@ -18,14 +18,14 @@ func.func @f(%n: index) {
 
 func.func private @op(memref<4xi8>)
 func.func @f(%a: memref<4xi8>) {
-  // CHECK: error: tir.call with call_type 'packed' needs the TVM C runtime
+  // expected-error@+1 {{tir.call with call_type 'packed' needs the TVM C runtime}}
   tir.call packed @op(%a) : (memref<4xi8>) -> ()
   func.return
 }
 
 // -----
 
-// CHECK: error: type f16 has no C99 equivalent; supported: i1, i8, i16, i32, i64
+// expected-error@+1 {{type f16 has no C99 equivalent; supported: i1, i8, i16, i32, i64}}
 func.func @f(%a: f16) {
   func.return
 }
@@ -33,7 +33,7 @@ func.func @f(%a: f16) {
 // -----
 
 func.func @f(%c: i1) {
-  // CHECK: error: 'scf.while' cannot be emitted as C yet; lower it to scf.for / scf.if first
+  // expected-error@+1 {{'scf.while' cannot be emitted as C yet; lower it to scf.for / scf.if first}}
   scf.while () : () -> () {
     scf.condition(%c)
   } do {
@@ -44,7 +44,7 @@ func.func @f(%c: i1) {
 
 // -----
 
-// CHECK: error: pool argument 'sram' is not described in the module's tir.pools (known pools: none)
+// expected-error@+1 {{pool argument 'sram' is not described in the module's tir.pools (known pools: none)}}
 func.func @f(%p: memref<16xi8>) attributes {tir.pool_args = ["sram"]} {
   func.return
 }
@@ -52,7 +52,7 @@ func.func @f(%p: memref<16xi8>) attributes {tir.pool_args = ["sram"]} {
 // -----
 
 func.func @f(%a: memref<4xi32>) {
-  // CHECK: error: 'arith.bitcast' has no lowering to emitc
+  // expected-error@+3 {{'arith.bitcast' has no lowering to emitc}}
   %c0 = arith.constant 0 : index
   %x = memref.load %a[%c0] : memref<4xi32>
   %y = arith.bitcast %x : i32 to f32
@@ -61,5 +61,5 @@ func.func @f(%a: memref<4xi32>) {
 
 // -----
 
-// CHECK: error: 'relay.constant' at module level cannot be emitted as C
+// expected-error@+1 {{'relay.constant' at module level cannot be emitted as C}}
 "relay.constant"() {value = dense<1> : tensor<i8>} : () -> tensor<i8>

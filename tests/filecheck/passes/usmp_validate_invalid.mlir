@@ -1,9 +1,9 @@
-// RUN: usmp-opt %s -p usmp-validate --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: usmp-opt %s -p usmp-validate --split-input-file --verify-diagnostics
 
 // Two storage ids live at the same time share bytes.
 builtin.module attributes {tir.pools = [#tir.pool_info<"ws", workspace, size = 24, access = {c = "rw"}>]} {
   func.func private @op(memref<16xi8>, memref<16xi8>) attributes {tir.prim_func}
-  // CHECK: usmp_validate_invalid.mlir:[[# @LINE + 1]]:3: error: usmp: the placements recorded in the IR are invalid: buffer 'b' at offset 8 in 'ws' is not aligned to 16 B; conflicting buffers 'a' [0, 16) and 'b' [8, 24) overlap in pool 'ws'
+  // expected-error@+1 {{usmp: the placements recorded in the IR are invalid: buffer 'b' at offset 8 in 'ws' is not aligned to 16 B; conflicting buffers 'a' [0, 16) and 'b' [8, 24) overlap in pool 'ws'}}
   func.func @overlap_main(%x: memref<16xi8>, %y: memref<16xi8>, %ws: memref<24xi8>) attributes {tir.prim_func, tir.main, tir.pool_args = ["ws"]} {
     %c0 = arith.constant 0 : index
     %a = memref.view %ws[%c0][] : memref<24xi8> to memref<16xi8>
@@ -25,7 +25,7 @@ builtin.module attributes {tir.pools = [#tir.pool_info<"ws", workspace, size = 3
     %tmp = memref.view %ws[%c0][] : memref<32xi8> to memref<16xi8>
     func.return
   }
-  // CHECK: usmp_validate_invalid.mlir:[[# @LINE + 1]]:3: error: usmp: the placements recorded in the IR are invalid: conflicting buffers 'sid' [0, 16) and 'op/tmp' [0, 16) overlap in pool 'ws'
+  // expected-error@+1 {{usmp: the placements recorded in the IR are invalid: conflicting buffers 'sid' [0, 16) and 'op/tmp' [0, 16) overlap in pool 'ws'}}
   func.func @scratch_main(%x: memref<16xi8>, %y: memref<16xi8>, %ws: memref<32xi8>) attributes {tir.prim_func, tir.main, tir.pool_args = ["ws"]} {
     %c0 = arith.constant 0 : index
     %sid = memref.view %ws[%c0][] : memref<32xi8> to memref<16xi8>
@@ -41,7 +41,7 @@ builtin.module attributes {tir.pools = [#tir.pool_info<"ws", workspace, size = 3
 // written after it may not reuse its bytes.
 builtin.module attributes {tir.pools = [#tir.pool_info<"ws", workspace, size = 16, access = {c = "rw"}>]} {
   func.func private @op(memref<16xi8>, memref<16xi8>) attributes {tir.prim_func}
-  // CHECK: usmp_validate_invalid.mlir:[[# @LINE + 1]]:3: error: usmp: the placements recorded in the IR are invalid: conflicting buffers 'y' [0, 16) and 'sid' [0, 16) overlap in pool 'ws'
+  // expected-error@+1 {{usmp: the placements recorded in the IR are invalid: conflicting buffers 'y' [0, 16) and 'sid' [0, 16) overlap in pool 'ws'}}
   func.func @io_main(%x: memref<16xi8>, %ws: memref<16xi8>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["y"], tir.pool_args = ["ws"], tir.input_allocations = [], tir.output_allocations = [#tir.pool_allocation<"ws", 0>], tir.input_types = [], tir.output_types = [memref<16xi8>]} {
     %c0 = arith.constant 0 : index
     %y = memref.view %ws[%c0][] : memref<16xi8> to memref<16xi8>
@@ -58,7 +58,7 @@ builtin.module attributes {tir.pools = [#tir.pool_info<"ws", workspace, size = 1
 // A buffer in a pool its target cannot write, and past the pool's end.
 builtin.module attributes {tir.pools = [#tir.pool_info<"ws", workspace, size = 16, access = {c = "rw"}>, #tir.pool_info<"npu", workspace, size = 16, access = {npu = "rw"}>]} {
   func.func private @op(memref<16xi8>, memref<16xi8>) attributes {tir.prim_func}
-  // CHECK: usmp_validate_invalid.mlir:[[# @LINE + 1]]:3: error: usmp: the placements recorded in the IR are invalid: buffer 'b' placed in pool 'npu', not one of its candidates (ws); buffer 'b' [16, 32) exceeds pool 'npu' limit of 16 B
+  // expected-error@+1 {{usmp: the placements recorded in the IR are invalid: buffer 'b' placed in pool 'npu', not one of its candidates (ws); buffer 'b' [16, 32) exceeds pool 'npu' limit of 16 B}}
   func.func @bounds_main(%x: memref<16xi8>, %y: memref<16xi8>, %ws: memref<16xi8>, %npu: memref<16xi8>) attributes {tir.prim_func, tir.main, tir.pool_args = ["ws", "npu"]} {
     %c16 = arith.constant 16 : index
     %b = memref.view %npu[%c16][] : memref<16xi8> to memref<16xi8>
@@ -70,7 +70,7 @@ builtin.module attributes {tir.pools = [#tir.pool_info<"ws", workspace, size = 1
 
 builtin.module attributes {tir.pools = [#tir.pool_info<"ws", workspace, size = 16, access = {c = "rw"}>]} {
   func.func private @op(memref<16xi8>, memref<16xi8>) attributes {tir.prim_func}
-  // CHECK: usmp_validate_invalid.mlir:[[# @LINE + 1]]:3: error: usmp: the placements recorded in the IR are invalid: buffer 'a' [16, 32) exceeds pool 'ws' limit of 16 B
+  // expected-error@+1 {{usmp: the placements recorded in the IR are invalid: buffer 'a' [16, 32) exceeds pool 'ws' limit of 16 B}}
   func.func @past_main(%x: memref<16xi8>, %y: memref<16xi8>, %ws: memref<16xi8>) attributes {tir.prim_func, tir.main, tir.pool_args = ["ws"]} {
     %c16 = arith.constant 16 : index
     %a = memref.view %ws[%c16][] : memref<16xi8> to memref<16xi8>
@@ -82,7 +82,7 @@ builtin.module attributes {tir.pools = [#tir.pool_info<"ws", workspace, size = 1
 // -----
 
 func.func @dynamic_main(%i: index, %ws: memref<16xi8>) attributes {tir.prim_func, tir.main, tir.pool_args = ["global_workspace"]} {
-  // CHECK: usmp_validate_invalid.mlir:[[# @LINE + 1]]:3: error: a view into pool 'global_workspace' at a dynamic offset or with dynamic sizes cannot be checked; usmp writes constant offsets and static shapes
+  // expected-error@+1 {{a view into pool 'global_workspace' at a dynamic offset or with dynamic sizes cannot be checked; usmp writes constant offsets and static shapes}}
   %a = memref.view %ws[%i][] : memref<16xi8> to memref<4xi8>
   func.return
 }
@@ -90,14 +90,14 @@ func.func @dynamic_main(%i: index, %ws: memref<16xi8>) attributes {tir.prim_func
 // -----
 
 func.func @unplanned_main() attributes {tir.prim_func, tir.main} {
-  // CHECK: usmp_validate_invalid.mlir:[[# @LINE + 1]]:3: error: buffer 'sid_0' has no pool_allocation: the module is not planned (run usmp-plan-memory or usmp first)
+  // expected-error@+1 {{buffer 'sid_0' has no pool_allocation: the module is not planned (run usmp-plan-memory or usmp first)}}
   %0 = tir.allocate {name_hint = "sid_0"} : memref<4xi8>
   func.return
 }
 
 // -----
 
-// CHECK: usmp_validate_invalid.mlir:[[# @LINE + 1]]:1: error: usmp: the module has no buffers, there is no plan to check
+// expected-error@+1 {{usmp: the module has no buffers, there is no plan to check}}
 func.func @empty_main() attributes {tir.prim_func, tir.main} {
   func.return
 }

@@ -1,8 +1,8 @@
-// RUN: usmp-opt %s --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: usmp-opt %s --split-input-file --verify-diagnostics
 
 emitc.func @f(%a: i32, %b: f32) {
   %v = "emitc.variable"() <{value = #emitc.opaque<"">}> : () -> !emitc.lvalue<i32>
-  // CHECK: invalid.mlir:6:3: error: 'emitc.assign' op value of type f32 cannot be assigned to !emitc.lvalue<i32>
+  // expected-error@+1 {{'emitc.assign' op value of type f32 cannot be assigned to !emitc.lvalue<i32>}}
   emitc.assign %b : f32 to %v : !emitc.lvalue<i32>
   emitc.return
 }
@@ -10,7 +10,7 @@ emitc.func @f(%a: i32, %b: f32) {
 // -----
 
 emitc.func @f(%p: !emitc.ptr<f32>, %i: !emitc.ptrdiff_t) {
-  // CHECK: error: 'emitc.subscript' op pointer subscript takes exactly one index
+  // expected-error@+1 {{'emitc.subscript' op pointer subscript takes exactly one index}}
   %0 = emitc.subscript %p[%i, %i] : (!emitc.ptr<f32>, !emitc.ptrdiff_t, !emitc.ptrdiff_t) -> !emitc.lvalue<f32>
   emitc.return
 }
@@ -18,25 +18,25 @@ emitc.func @f(%p: !emitc.ptr<f32>, %i: !emitc.ptrdiff_t) {
 // -----
 
 emitc.func @f(%a: i32) {
-  // CHECK: error: 'emitc.cmp' op predicate 9 is not one of 0..6 (eq, ne, lt, le, gt, ge, three_way)
+  // expected-error@+1 {{'emitc.cmp' op predicate 9 is not one of 0..6 (eq, ne, lt, le, gt, ge, three_way)}}
   %0 = "emitc.cmp"(%a, %a) <{predicate = 9 : i64}> : (i32, i32) -> i1
   emitc.return
 }
 
 // -----
 
-// CHECK: error: 'emitc.global' op cannot have both static and extern specifiers
+// expected-error@+1 {{'emitc.global' op cannot have both static and extern specifiers}}
 emitc.global extern static @g : i32
 
 // -----
 
-// CHECK: error: 'emitc.func' op external function must be private
+// expected-error@+1 {{'emitc.func' op external function must be private}}
 emitc.func @declared(i32)
 
 // -----
 
 emitc.func @f(%a: i32, %b: i64) {
-  // CHECK: error: 'emitc.for' op lower bound, upper bound and step must have one type
+  // expected-error@+1 {{'emitc.for' op lower bound, upper bound and step must have one type}}
   "emitc.for"(%a, %a, %b) ({
   ^bb0(%i: i32):
     emitc.yield

@@ -1,7 +1,7 @@
-// RUN: usmp-opt %s --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: usmp-opt %s --split-input-file --verify-diagnostics
 
 func.func @f(%a: tensor<4xi64>) {
-  // CHECK: invalid.mlir:5:3: error: 'relay.add' op relay.add: lhs element type i64 is not supported (expected f32, i8, i16, i32 or ui8)
+  // expected-error@+1 {{'relay.add' op relay.add: lhs element type i64 is not supported (expected f32, i8, i16, i32 or ui8)}}
   %0 = relay.add %a, %a : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
   func.return
 }
@@ -9,7 +9,7 @@ func.func @f(%a: tensor<4xi64>) {
 // -----
 
 func.func @f(%a: tensor<4xi32>, %b: tensor<4xi8>) {
-  // CHECK: invalid.mlir:13:3: error: 'relay.add' op relay.add: operand element types differ (i32 vs i8); insert a relay.cast
+  // expected-error@+1 {{'relay.add' op relay.add: operand element types differ (i32 vs i8); insert a relay.cast}}
   %0 = relay.add %a, %b : (tensor<4xi32>, tensor<4xi8>) -> tensor<4xi32>
   func.return
 }
@@ -17,7 +17,7 @@ func.func @f(%a: tensor<4xi32>, %b: tensor<4xi8>) {
 // -----
 
 func.func @f(%a: tensor<4xf32>) {
-  // CHECK: invalid.mlir:21:3: error: 'relay.right_shift' op relay.right_shift: element type f32 is not an integer type
+  // expected-error@+1 {{'relay.right_shift' op relay.right_shift: element type f32 is not an integer type}}
   %0 = relay.right_shift %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   func.return
 }
@@ -25,7 +25,7 @@ func.func @f(%a: tensor<4xf32>) {
 // -----
 
 func.func @f(%a: tensor<4xi32>, %b: tensor<3xi32>) {
-  // CHECK: invalid.mlir:29:3: error: 'relay.multiply' op relay.multiply: shapes [4] and [3] do not broadcast
+  // expected-error@+1 {{'relay.multiply' op relay.multiply: shapes [4] and [3] do not broadcast}}
   %0 = relay.multiply %a, %b : (tensor<4xi32>, tensor<3xi32>) -> tensor<4xi32>
   func.return
 }
@@ -33,7 +33,7 @@ func.func @f(%a: tensor<4xi32>, %b: tensor<3xi32>) {
 // -----
 
 func.func @f(%a: tensor<4xi32>, %b: tensor<2x1xi32>) {
-  // CHECK: invalid.mlir:37:3: error: 'relay.subtract' op relay.subtract: result type tensor<4xi32> is wrong, expected tensor<2x4xi32>
+  // expected-error@+1 {{'relay.subtract' op relay.subtract: result type tensor<4xi32> is wrong, expected tensor<2x4xi32>}}
   %0 = relay.subtract %a, %b : (tensor<4xi32>, tensor<2x1xi32>) -> tensor<4xi32>
   func.return
 }
@@ -41,7 +41,7 @@ func.func @f(%a: tensor<4xi32>, %b: tensor<2x1xi32>) {
 // -----
 
 func.func @f(%a: tensor<4xi32>) {
-  // CHECK: invalid.mlir:45:3: error: 'relay.clip' op relay.clip: a_min 5.0 is greater than a_max 1.0
+  // expected-error@+1 {{'relay.clip' op relay.clip: a_min 5.0 is greater than a_max 1.0}}
   %0 = relay.clip %a {a_min = 5.0 : f64, a_max = 1.0 : f64} : tensor<4xi32> -> tensor<4xi32>
   func.return
 }
@@ -49,7 +49,7 @@ func.func @f(%a: tensor<4xi32>) {
 // -----
 
 func.func @f(%a: tensor<4xi32>) {
-  // CHECK: invalid.mlir:53:3: error: 'relay.relu' op relay.relu: result type tensor<4xi8> is wrong, expected tensor<4xi32>
+  // expected-error@+1 {{'relay.relu' op relay.relu: result type tensor<4xi8> is wrong, expected tensor<4xi32>}}
   %0 = relay.relu %a : tensor<4xi32> -> tensor<4xi8>
   func.return
 }
@@ -57,7 +57,7 @@ func.func @f(%a: tensor<4xi32>) {
 // -----
 
 func.func @f(%a: tensor<4xi8>) {
-  // CHECK: invalid.mlir:61:3: error: 'relay.softmax' op relay.softmax: element type i8 is not supported, expected f32
+  // expected-error@+1 {{'relay.softmax' op relay.softmax: element type i8 is not supported, expected f32}}
   %0 = relay.softmax %a : tensor<4xi8> -> tensor<4xi8>
   func.return
 }
@@ -65,7 +65,7 @@ func.func @f(%a: tensor<4xi8>) {
 // -----
 
 func.func @f(%a: tensor<1x4xf32>) {
-  // CHECK: invalid.mlir:69:3: error: 'relay.softmax' op relay.softmax: axis 2 is out of range for rank 2 (expected -2..1)
+  // expected-error@+1 {{'relay.softmax' op relay.softmax: axis 2 is out of range for rank 2 (expected -2..1)}}
   %0 = relay.softmax %a {axis = 2 : i64} : tensor<1x4xf32> -> tensor<1x4xf32>
   func.return
 }
@@ -73,7 +73,7 @@ func.func @f(%a: tensor<1x4xf32>) {
 // -----
 
 func.func @f(%a: tensor<1x4xf32>) {
-  // CHECK: invalid.mlir:77:3: error: 'relay.reshape' op relay.reshape: element type changes from f32 to i32; use relay.cast
+  // expected-error@+1 {{'relay.reshape' op relay.reshape: element type changes from f32 to i32; use relay.cast}}
   %0 = relay.reshape %a : tensor<1x4xf32> -> tensor<4xi32>
   func.return
 }
@@ -81,7 +81,7 @@ func.func @f(%a: tensor<1x4xf32>) {
 // -----
 
 func.func @f(%a: tensor<1x4xf32>) {
-  // CHECK: invalid.mlir:85:3: error: 'relay.reshape' op relay.reshape: tensor<1x4xf32> has 4 elements but tensor<2x4xf32> has 8
+  // expected-error@+1 {{'relay.reshape' op relay.reshape: tensor<1x4xf32> has 4 elements but tensor<2x4xf32> has 8}}
   %0 = relay.reshape %a : tensor<1x4xf32> -> tensor<2x4xf32>
   func.return
 }
@@ -89,7 +89,7 @@ func.func @f(%a: tensor<1x4xf32>) {
 // -----
 
 func.func @f(%a: tensor<1x4xf32>) {
-  // CHECK: invalid.mlir:93:3: error: 'relay.cast' op relay.cast: result type tensor<4xi8> is wrong, expected tensor<1x4xi8>
+  // expected-error@+1 {{'relay.cast' op relay.cast: result type tensor<4xi8> is wrong, expected tensor<1x4xi8>}}
   %0 = relay.cast %a : tensor<1x4xf32> -> tensor<4xi8>
   func.return
 }
@@ -97,7 +97,7 @@ func.func @f(%a: tensor<1x4xf32>) {
 // -----
 
 func.func @f(%a: tensor<1x4xf32>) {
-  // CHECK: invalid.mlir:101:3: error: 'relay.transpose' op relay.transpose: axes [0, 0] is not a permutation of 0..1
+  // expected-error@+1 {{'relay.transpose' op relay.transpose: axes [0, 0] is not a permutation of 0..1}}
   %0 = relay.transpose %a {axes = array<i64: 0, 0>} : tensor<1x4xf32> -> tensor<1x4xf32>
   func.return
 }
@@ -105,7 +105,7 @@ func.func @f(%a: tensor<1x4xf32>) {
 // -----
 
 func.func @f(%a: tensor<1x4xi8>) {
-  // CHECK: invalid.mlir:109:3: error: 'relay.pad' op relay.pad: pad_value 0.5 is not representable in i8 (expected an integer in -128..127)
+  // expected-error@+1 {{'relay.pad' op relay.pad: pad_value 0.5 is not representable in i8 (expected an integer in -128..127)}}
   %0 = relay.pad %a {pad_width = array<i64: 0, 0, 1, 1>, pad_value = 0.5 : f64} : tensor<1x4xi8> -> tensor<1x6xi8>
   func.return
 }
@@ -113,7 +113,7 @@ func.func @f(%a: tensor<1x4xi8>) {
 // -----
 
 func.func @f(%a: tensor<1x4xi8>) {
-  // CHECK: invalid.mlir:117:3: error: 'relay.pad' op relay.pad: pad_value 200.0 is not representable in i8 (expected an integer in -128..127)
+  // expected-error@+1 {{'relay.pad' op relay.pad: pad_value 200.0 is not representable in i8 (expected an integer in -128..127)}}
   %0 = relay.pad %a {pad_width = array<i64: 0, 0, 1, 1>, pad_value = 200.0 : f64} : tensor<1x4xi8> -> tensor<1x6xi8>
   func.return
 }
@@ -121,7 +121,7 @@ func.func @f(%a: tensor<1x4xi8>) {
 // -----
 
 func.func @f(%a: tensor<1x4xi8>) {
-  // CHECK: invalid.mlir:125:3: error: 'relay.pad' op relay.pad: pad_width (before, after per axis) must have 4 values, got 2
+  // expected-error@+1 {{'relay.pad' op relay.pad: pad_width (before, after per axis) must have 4 values, got 2}}
   %0 = relay.pad %a {pad_width = array<i64: 1, 1>} : tensor<1x4xi8> -> tensor<3x4xi8>
   func.return
 }
@@ -129,7 +129,7 @@ func.func @f(%a: tensor<1x4xi8>) {
 // -----
 
 func.func @f(%a: tensor<1x4xi8>) {
-  // CHECK: invalid.mlir:133:3: error: 'relay.pad' op relay.pad: pad_width must be >= 0, got [0, 0, -1, 1]
+  // expected-error@+1 {{'relay.pad' op relay.pad: pad_width must be >= 0, got [0, 0, -1, 1]}}
   %0 = relay.pad %a {pad_width = array<i64: 0, 0, -1, 1>} : tensor<1x4xi8> -> tensor<1x4xi8>
   func.return
 }
@@ -137,7 +137,7 @@ func.func @f(%a: tensor<1x4xi8>) {
 // -----
 
 func.func @f(%a: tensor<1x4xi8>) {
-  // CHECK: invalid.mlir:141:3: error: 'relay.pad' op relay.pad: result type tensor<1x5xi8> is wrong, expected tensor<1x6xi8>
+  // expected-error@+1 {{'relay.pad' op relay.pad: result type tensor<1x5xi8> is wrong, expected tensor<1x6xi8>}}
   %0 = relay.pad %a {pad_width = array<i64: 0, 0, 1, 1>} : tensor<1x4xi8> -> tensor<1x5xi8>
   func.return
 }
@@ -145,7 +145,7 @@ func.func @f(%a: tensor<1x4xi8>) {
 // -----
 
 func.func @f() {
-  // CHECK: invalid.mlir:149:3: error: 'relay.concatenate' op relay.concatenate: needs at least one input
+  // expected-error@+1 {{'relay.concatenate' op relay.concatenate: needs at least one input}}
   %0 = relay.concatenate {axis = 0 : i64} : () -> tensor<1xi8>
   func.return
 }
@@ -153,7 +153,7 @@ func.func @f() {
 // -----
 
 func.func @f(%a: tensor<1x4xi8>, %b: tensor<1x4xi32>) {
-  // CHECK: invalid.mlir:157:3: error: 'relay.concatenate' op relay.concatenate: input 1 has element type i32, expected i8 (all inputs must agree)
+  // expected-error@+1 {{'relay.concatenate' op relay.concatenate: input 1 has element type i32, expected i8 (all inputs must agree)}}
   %0 = relay.concatenate %a, %b {axis = 1 : i64} : (tensor<1x4xi8>, tensor<1x4xi32>) -> tensor<1x8xi8>
   func.return
 }
@@ -161,7 +161,7 @@ func.func @f(%a: tensor<1x4xi8>, %b: tensor<1x4xi32>) {
 // -----
 
 func.func @f(%a: tensor<1x4xi8>, %b: tensor<2x4xi8>) {
-  // CHECK: invalid.mlir:165:3: error: 'relay.concatenate' op relay.concatenate: input 1 has shape [2, 4], expected [1, 4] except along axis 1
+  // expected-error@+1 {{'relay.concatenate' op relay.concatenate: input 1 has shape [2, 4], expected [1, 4] except along axis 1}}
   %0 = relay.concatenate %a, %b {axis = 1 : i64} : (tensor<1x4xi8>, tensor<2x4xi8>) -> tensor<1x8xi8>
   func.return
 }
@@ -169,7 +169,7 @@ func.func @f(%a: tensor<1x4xi8>, %b: tensor<2x4xi8>) {
 // -----
 
 func.func @f(%a: tensor<1x4xi8>) {
-  // CHECK: invalid.mlir:173:3: error: 'relay.concatenate' op relay.concatenate: axis -3 is out of range for rank 2 (expected -2..1)
+  // expected-error@+1 {{'relay.concatenate' op relay.concatenate: axis -3 is out of range for rank 2 (expected -2..1)}}
   %0 = relay.concatenate %a, %a {axis = -3 : i64} : (tensor<1x4xi8>, tensor<1x4xi8>) -> tensor<1x8xi8>
   func.return
 }
@@ -177,7 +177,7 @@ func.func @f(%a: tensor<1x4xi8>) {
 // -----
 
 func.func @f(%a: tensor<1x4xi8>) {
-  // CHECK: invalid.mlir:181:3: error: 'relay.concatenate' op relay.concatenate: result type tensor<1x4xi8> is wrong, expected tensor<1x8xi8>
+  // expected-error@+1 {{'relay.concatenate' op relay.concatenate: result type tensor<1x4xi8> is wrong, expected tensor<1x8xi8>}}
   %0 = relay.concatenate %a, %a {axis = 1 : i64} : (tensor<1x4xi8>, tensor<1x4xi8>) -> tensor<1x4xi8>
   func.return
 }
@@ -185,7 +185,7 @@ func.func @f(%a: tensor<1x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xi8>) {
-  // CHECK: invalid.mlir:189:3: error: 'relay.conv2d' op relay.conv2d: result type tensor<1x8x8x4xi32> is wrong, expected tensor<1x3x3x4xi32>
+  // expected-error@+1 {{'relay.conv2d' op relay.conv2d: result type tensor<1x8x8x4xi32> is wrong, expected tensor<1x3x3x4xi32>}}
   %0 = relay.conv2d %x, %w {strides = array<i64: 2, 2>} : (tensor<1x8x8x4xi8>, tensor<3x3x4x4xi8>) -> tensor<1x8x8x4xi32>
   func.return
 }
@@ -193,7 +193,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xi8>) {
-  // CHECK: invalid.mlir:197:3: error: 'relay.conv2d' op relay.conv2d: layouts NCHW+HWIO are not supported (expected one of NHWC+HWIO, NHWC+OHWI, NCHW+OIHW)
+  // expected-error@+1 {{'relay.conv2d' op relay.conv2d: layouts NCHW+HWIO are not supported (expected one of NHWC+HWIO, NHWC+OHWI, NCHW+OIHW)}}
   %0 = relay.conv2d %x, %w {data_layout = #relay<data_layout NCHW>} : (tensor<1x8x8x4xi8>, tensor<3x3x4x4xi8>) -> tensor<1x6x6x4xi32>
   func.return
 }
@@ -201,7 +201,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<8x8x4xi8>, %w: tensor<3x3x4x4xi8>) {
-  // CHECK: invalid.mlir:205:3: error: 'relay.conv2d' op relay.conv2d: data must have rank 4, got shape [8, 8, 4]
+  // expected-error@+1 {{'relay.conv2d' op relay.conv2d: data must have rank 4, got shape [8, 8, 4]}}
   %0 = relay.conv2d %x, %w : (tensor<8x8x4xi8>, tensor<3x3x4x4xi8>) -> tensor<6x6x4xi32>
   func.return
 }
@@ -209,7 +209,7 @@ func.func @f(%x: tensor<8x8x4xi8>, %w: tensor<3x3x4x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xi8>) {
-  // CHECK: invalid.mlir:213:3: error: 'relay.conv2d' op relay.conv2d: strides must have 2 values, got 1
+  // expected-error@+1 {{'relay.conv2d' op relay.conv2d: strides must have 2 values, got 1}}
   %0 = relay.conv2d %x, %w {strides = array<i64: 2>} : (tensor<1x8x8x4xi8>, tensor<3x3x4x4xi8>) -> tensor<1x3x3x4xi32>
   func.return
 }
@@ -217,7 +217,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xi8>) {
-  // CHECK: invalid.mlir:221:3: error: 'relay.conv2d' op relay.conv2d: strides must be >= 1, got [0, 1]
+  // expected-error@+1 {{'relay.conv2d' op relay.conv2d: strides must be >= 1, got [0, 1]}}
   %0 = relay.conv2d %x, %w {strides = array<i64: 0, 1>} : (tensor<1x8x8x4xi8>, tensor<3x3x4x4xi8>) -> tensor<1x3x3x4xi32>
   func.return
 }
@@ -225,7 +225,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xi8>) {
-  // CHECK: invalid.mlir:229:3: error: 'relay.conv2d' op relay.conv2d: groups must be >= 1, got 0
+  // expected-error@+1 {{'relay.conv2d' op relay.conv2d: groups must be >= 1, got 0}}
   %0 = relay.conv2d %x, %w {groups = 0 : i64} : (tensor<1x8x8x4xi8>, tensor<3x3x4x4xi8>) -> tensor<1x6x6x4xi32>
   func.return
 }
@@ -233,7 +233,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x1x4xi8>) {
-  // CHECK: invalid.mlir:237:3: error: 'relay.conv2d' op relay.conv2d: input channels 4 are not divisible by groups 3
+  // expected-error@+1 {{'relay.conv2d' op relay.conv2d: input channels 4 are not divisible by groups 3}}
   %0 = relay.conv2d %x, %w {groups = 3 : i64} : (tensor<1x8x8x4xi8>, tensor<3x3x1x4xi8>) -> tensor<1x6x6x4xi32>
   func.return
 }
@@ -241,7 +241,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x1x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x2x3xi8>) {
-  // CHECK: invalid.mlir:245:3: error: 'relay.conv2d' op relay.conv2d: output channels 3 are not divisible by groups 2
+  // expected-error@+1 {{'relay.conv2d' op relay.conv2d: output channels 3 are not divisible by groups 2}}
   %0 = relay.conv2d %x, %w {groups = 2 : i64} : (tensor<1x8x8x4xi8>, tensor<3x3x2x3xi8>) -> tensor<1x6x6x3xi32>
   func.return
 }
@@ -249,7 +249,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x2x3xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x1x4xi8>) {
-  // CHECK: invalid.mlir:253:3: error: 'relay.conv2d' op relay.conv2d: weight [3, 3, 1, 4] (HWIO) has 1 input channels per group, expected 2 (input channels 4 / groups 2)
+  // expected-error@+1 {{'relay.conv2d' op relay.conv2d: weight [3, 3, 1, 4] (HWIO) has 1 input channels per group, expected 2 (input channels 4 / groups 2)}}
   %0 = relay.conv2d %x, %w {groups = 2 : i64} : (tensor<1x8x8x4xi8>, tensor<3x3x1x4xi8>) -> tensor<1x6x6x4xi32>
   func.return
 }
@@ -257,7 +257,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x1x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<9x9x4x4xi8>) {
-  // CHECK: invalid.mlir:261:3: error: 'relay.conv2d' op relay.conv2d: window of extent 9 does not fit in the padded input extent 8 (8 + 0 + 0)
+  // expected-error@+1 {{'relay.conv2d' op relay.conv2d: window of extent 9 does not fit in the padded input extent 8 (8 + 0 + 0)}}
   %0 = relay.conv2d %x, %w : (tensor<1x8x8x4xi8>, tensor<9x9x4x4xi8>) -> tensor<1x1x1x4xi32>
   func.return
 }
@@ -265,7 +265,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<9x9x4x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xf32>, %w: tensor<3x3x4x4xf32>) {
-  // CHECK: invalid.mlir:269:3: error: 'relay.conv2d' op relay.conv2d: zero points (1, 0) must be 0 for f32 operands
+  // expected-error@+1 {{'relay.conv2d' op relay.conv2d: zero points (1, 0) must be 0 for f32 operands}}
   %0 = relay.conv2d %x, %w {input_zero_point = 1 : i64} : (tensor<1x8x8x4xf32>, tensor<3x3x4x4xf32>) -> tensor<1x6x6x4xf32>
   func.return
 }
@@ -273,7 +273,7 @@ func.func @f(%x: tensor<1x8x8x4xf32>, %w: tensor<3x3x4x4xf32>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xi8>) {
-  // CHECK: invalid.mlir:277:3: error: 'relay.conv2d' op relay.conv2d: input_zero_point 128 is out of range for i8 (expected -128..127)
+  // expected-error@+1 {{'relay.conv2d' op relay.conv2d: input_zero_point 128 is out of range for i8 (expected -128..127)}}
   %0 = relay.conv2d %x, %w {input_zero_point = 128 : i64} : (tensor<1x8x8x4xi8>, tensor<3x3x4x4xi8>) -> tensor<1x6x6x4xi32>
   func.return
 }
@@ -281,7 +281,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xf32>) {
-  // CHECK: invalid.mlir:285:3: error: 'relay.conv2d' op relay.conv2d: operand element types (i8, f32) are not supported, expected (f32, f32) or (i8, i8)
+  // expected-error@+1 {{'relay.conv2d' op relay.conv2d: operand element types (i8, f32) are not supported, expected (f32, f32) or (i8, i8)}}
   %0 = relay.conv2d %x, %w : (tensor<1x8x8x4xi8>, tensor<3x3x4x4xf32>) -> tensor<1x6x6x4xf32>
   func.return
 }
@@ -289,7 +289,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xf32>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xi8>) {
-  // CHECK: invalid.mlir:293:3: error: 'relay.conv2d' op relay.conv2d: result type tensor<1x6x6x4xi8> is wrong, expected tensor<1x6x6x4xi32>
+  // expected-error@+1 {{'relay.conv2d' op relay.conv2d: result type tensor<1x6x6x4xi8> is wrong, expected tensor<1x6x6x4xi32>}}
   %0 = relay.conv2d %x, %w : (tensor<1x8x8x4xi8>, tensor<3x3x4x4xi8>) -> tensor<1x6x6x4xi8>
   func.return
 }
@@ -297,7 +297,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x16xi8>, %w: tensor<10x8xi8>) {
-  // CHECK: invalid.mlir:301:3: error: 'relay.dense' op relay.dense: data [1, 16] and weight [10, 8] disagree on the reduction dimension (expected weight [N, 16])
+  // expected-error@+1 {{'relay.dense' op relay.dense: data [1, 16] and weight [10, 8] disagree on the reduction dimension (expected weight [N, 16])}}
   %0 = relay.dense %x, %w : (tensor<1x16xi8>, tensor<10x8xi8>) -> tensor<1x10xi32>
   func.return
 }
@@ -305,7 +305,7 @@ func.func @f(%x: tensor<1x16xi8>, %w: tensor<10x8xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x1x16xi8>, %w: tensor<10x16xi8>) {
-  // CHECK: invalid.mlir:309:3: error: 'relay.dense' op relay.dense: data must have rank 2, got shape [1, 1, 16]
+  // expected-error@+1 {{'relay.dense' op relay.dense: data must have rank 2, got shape [1, 1, 16]}}
   %0 = relay.dense %x, %w : (tensor<1x1x16xi8>, tensor<10x16xi8>) -> tensor<1x10xi32>
   func.return
 }
@@ -313,7 +313,7 @@ func.func @f(%x: tensor<1x1x16xi8>, %w: tensor<10x16xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x16xf32>, %w: tensor<10x16xf32>) {
-  // CHECK: invalid.mlir:317:3: error: 'relay.dense' op relay.dense: result type tensor<10x1xf32> is wrong, expected tensor<1x10xf32>
+  // expected-error@+1 {{'relay.dense' op relay.dense: result type tensor<10x1xf32> is wrong, expected tensor<1x10xf32>}}
   %0 = relay.dense %x, %w : (tensor<1x16xf32>, tensor<10x16xf32>) -> tensor<10x1xf32>
   func.return
 }
@@ -321,7 +321,7 @@ func.func @f(%x: tensor<1x16xf32>, %w: tensor<10x16xf32>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>) {
-  // CHECK: invalid.mlir:325:87: error: Expected `NHWC`, or `NCHW`.
+  // expected-error@+1 {{Expected `NHWC`, or `NCHW`.}}
   %0 = relay.max_pool2d %x {pool_size = array<i64: 2, 2>, layout = #relay<data_layout HWC>} : tensor<1x8x8x4xi8> -> tensor<1x7x7x4xi8>
   func.return
 }
@@ -329,7 +329,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>) {
-  // CHECK: invalid.mlir:333:3: error: 'relay.max_pool2d' op relay.max_pool2d: pool_size must have 2 values, got 1
+  // expected-error@+1 {{'relay.max_pool2d' op relay.max_pool2d: pool_size must have 2 values, got 1}}
   %0 = relay.max_pool2d %x {pool_size = array<i64: 2>} : tensor<1x8x8x4xi8> -> tensor<1x7x7x4xi8>
   func.return
 }
@@ -337,7 +337,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>) {
-  // CHECK: invalid.mlir:341:3: error: 'relay.avg_pool2d' op relay.avg_pool2d: left padding 2 must be smaller than the pool size 2 (a window would see only padding)
+  // expected-error@+1 {{'relay.avg_pool2d' op relay.avg_pool2d: left padding 2 must be smaller than the pool size 2 (a window would see only padding)}}
   %0 = relay.avg_pool2d %x {pool_size = array<i64: 2, 2>, padding = array<i64: 0, 2, 0, 0>} : tensor<1x8x8x4xi8> -> tensor<1x7x9x4xi8>
   func.return
 }
@@ -345,7 +345,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>) {
-  // CHECK: invalid.mlir:349:3: error: 'relay.avg_pool2d' op relay.avg_pool2d: result type tensor<1x7x7x4xi8> is wrong, expected tensor<1x4x4x4xi8>
+  // expected-error@+1 {{'relay.avg_pool2d' op relay.avg_pool2d: result type tensor<1x7x7x4xi8> is wrong, expected tensor<1x4x4x4xi8>}}
   %0 = relay.avg_pool2d %x {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : tensor<1x8x8x4xi8> -> tensor<1x7x7x4xi8>
   func.return
 }
@@ -353,7 +353,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>) {
-  // CHECK: invalid.mlir:357:3: error: 'relay.max_pool2d' op property 'pool_size' expected in operation 'relay.max_pool2d'
+  // expected-error@+1 {{'relay.max_pool2d' op property 'pool_size' expected in operation 'relay.max_pool2d'}}
   %0 = relay.max_pool2d %x : tensor<1x8x8x4xi8> -> tensor<1x7x7x4xi8>
   func.return
 }
@@ -361,7 +361,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>) {
-  // CHECK: invalid.mlir:365:3: error: 'relay.global_avg_pool2d' op relay.global_avg_pool2d: result type tensor<1x4xi8> is wrong, expected tensor<1x1x1x4xi8>
+  // expected-error@+1 {{'relay.global_avg_pool2d' op relay.global_avg_pool2d: result type tensor<1x4xi8> is wrong, expected tensor<1x1x1x4xi8>}}
   %0 = relay.global_avg_pool2d %x : tensor<1x8x8x4xi8> -> tensor<1x4xi8>
   func.return
 }
@@ -369,7 +369,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>) {
-  // CHECK: invalid.mlir:373:3: error: 'relay.mean' op relay.mean: axis [1, -3] names an axis twice
+  // expected-error@+1 {{'relay.mean' op relay.mean: axis [1, -3] names an axis twice}}
   %0 = relay.mean %x {axis = array<i64: 1, -3>} : tensor<1x8x8x4xi8> -> tensor<1x4xi8>
   func.return
 }
@@ -377,7 +377,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>) {
-  // CHECK: invalid.mlir:381:3: error: 'relay.mean' op relay.mean: axis 4 is out of range for rank 4 (expected -4..3)
+  // expected-error@+1 {{'relay.mean' op relay.mean: axis 4 is out of range for rank 4 (expected -4..3)}}
   %0 = relay.mean %x {axis = array<i64: 4>} : tensor<1x8x8x4xi8> -> tensor<1x8x8xi8>
   func.return
 }
@@ -385,7 +385,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>) {
-  // CHECK: invalid.mlir:389:3: error: 'relay.mean' op relay.mean: result type tensor<1x1x1x4xi8> is wrong, expected tensor<1x4xi8>
+  // expected-error@+1 {{'relay.mean' op relay.mean: result type tensor<1x1x1x4xi8> is wrong, expected tensor<1x4xi8>}}
   %0 = relay.mean %x {axis = array<i64: 1, 2>} : tensor<1x8x8x4xi8> -> tensor<1x1x1x4xi8>
   func.return
 }
@@ -393,7 +393,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<4xi8>) {
-  // CHECK: invalid.mlir:397:3: error: 'relay.fixed_point_multiply' op relay.fixed_point_multiply: element type i8 is not supported, expected i32
+  // expected-error@+1 {{'relay.fixed_point_multiply' op relay.fixed_point_multiply: element type i8 is not supported, expected i32}}
   %0 = relay.fixed_point_multiply %x {multiplier = array<i32: 1>, shift = array<i32: 0>} : tensor<4xi8> -> tensor<4xi8>
   func.return
 }
@@ -401,7 +401,7 @@ func.func @f(%x: tensor<4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x4x4x2xi32>) {
-  // CHECK: invalid.mlir:405:3: error: 'relay.fixed_point_multiply' op relay.fixed_point_multiply: multiplier has 3 values, expected 1 (per tensor) or 2 (the size of axis 3)
+  // expected-error@+1 {{'relay.fixed_point_multiply' op relay.fixed_point_multiply: multiplier has 3 values, expected 1 (per tensor) or 2 (the size of axis 3)}}
   %0 = relay.fixed_point_multiply %x {multiplier = array<i32: 1, 2, 3>, shift = array<i32: 0>, axis = 3 : i64} : tensor<1x4x4x2xi32> -> tensor<1x4x4x2xi32>
   func.return
 }
@@ -409,7 +409,7 @@ func.func @f(%x: tensor<1x4x4x2xi32>) {
 // -----
 
 func.func @f(%x: tensor<1x4x4x2xi32>) {
-  // CHECK: invalid.mlir:413:3: error: 'relay.fixed_point_multiply' op relay.fixed_point_multiply: shift has 4 values, expected 1 (per tensor) or 2 (the size of axis -1)
+  // expected-error@+1 {{'relay.fixed_point_multiply' op relay.fixed_point_multiply: shift has 4 values, expected 1 (per tensor) or 2 (the size of axis -1)}}
   %0 = relay.fixed_point_multiply %x {multiplier = array<i32: 1, 2>, shift = array<i32: 0, 1, 2, 3>} : tensor<1x4x4x2xi32> -> tensor<1x4x4x2xi32>
   func.return
 }
@@ -417,7 +417,7 @@ func.func @f(%x: tensor<1x4x4x2xi32>) {
 // -----
 
 func.func @f(%x: tensor<1x4x4x2xi32>) {
-  // CHECK: invalid.mlir:421:3: error: 'relay.fixed_point_multiply' op relay.fixed_point_multiply: multiplier is empty, expected 1 value or one per channel
+  // expected-error@+1 {{'relay.fixed_point_multiply' op relay.fixed_point_multiply: multiplier is empty, expected 1 value or one per channel}}
   %0 = relay.fixed_point_multiply %x {multiplier = array<i32>, shift = array<i32: 0>} : tensor<1x4x4x2xi32> -> tensor<1x4x4x2xi32>
   func.return
 }
@@ -425,7 +425,7 @@ func.func @f(%x: tensor<1x4x4x2xi32>) {
 // -----
 
 func.func @f(%x: tensor<1x4x4x2xi32>) {
-  // CHECK: invalid.mlir:429:3: error: 'relay.fixed_point_multiply' op relay.fixed_point_multiply: axis 4 is out of range for rank 4 (expected -4..3)
+  // expected-error@+1 {{'relay.fixed_point_multiply' op relay.fixed_point_multiply: axis 4 is out of range for rank 4 (expected -4..3)}}
   %0 = relay.fixed_point_multiply %x {multiplier = array<i32: 1>, shift = array<i32: 0>, axis = 4 : i64} : tensor<1x4x4x2xi32> -> tensor<1x4x4x2xi32>
   func.return
 }
@@ -433,7 +433,7 @@ func.func @f(%x: tensor<1x4x4x2xi32>) {
 // -----
 
 func.func @f(%x: tensor<4xi32>) {
-  // CHECK: invalid.mlir:437:3: error: 'relay.quantize' op relay.quantize: operand element type i32 is not f32
+  // expected-error@+1 {{'relay.quantize' op relay.quantize: operand element type i32 is not f32}}
   %0 = relay.quantize %x {scale = 0.5 : f64, zero_point = 0 : i64} : tensor<4xi32> -> tensor<4xi8>
   func.return
 }
@@ -441,7 +441,7 @@ func.func @f(%x: tensor<4xi32>) {
 // -----
 
 func.func @f(%x: tensor<4xf32>) {
-  // CHECK: invalid.mlir:445:3: error: 'relay.quantize' op relay.quantize: result element type f32 is not an integer type (expected i8, i16, i32 or ui8)
+  // expected-error@+1 {{'relay.quantize' op relay.quantize: result element type f32 is not an integer type (expected i8, i16, i32 or ui8)}}
   %0 = relay.quantize %x {scale = 0.5 : f64, zero_point = 0 : i64} : tensor<4xf32> -> tensor<4xf32>
   func.return
 }
@@ -449,7 +449,7 @@ func.func @f(%x: tensor<4xf32>) {
 // -----
 
 func.func @f(%x: tensor<4xf32>) {
-  // CHECK: invalid.mlir:453:3: error: 'relay.quantize' op relay.quantize: result type tensor<2x2xi8> is wrong, expected tensor<4xi8>
+  // expected-error@+1 {{'relay.quantize' op relay.quantize: result type tensor<2x2xi8> is wrong, expected tensor<4xi8>}}
   %0 = relay.quantize %x {scale = 0.5 : f64, zero_point = 0 : i64} : tensor<4xf32> -> tensor<2x2xi8>
   func.return
 }
@@ -457,7 +457,7 @@ func.func @f(%x: tensor<4xf32>) {
 // -----
 
 func.func @f(%x: tensor<4xf32>) {
-  // CHECK: invalid.mlir:461:3: error: 'relay.quantize' op relay.quantize: scale 0.0 must be a positive finite number
+  // expected-error@+1 {{'relay.quantize' op relay.quantize: scale 0.0 must be a positive finite number}}
   %0 = relay.quantize %x {scale = 0.0 : f64, zero_point = 0 : i64} : tensor<4xf32> -> tensor<4xi8>
   func.return
 }
@@ -465,7 +465,7 @@ func.func @f(%x: tensor<4xf32>) {
 // -----
 
 func.func @f(%x: tensor<4xf32>) {
-  // CHECK: invalid.mlir:469:3: error: 'relay.quantize' op relay.quantize: zero_point -1 is out of range for ui8 (expected 0..255)
+  // expected-error@+1 {{'relay.quantize' op relay.quantize: zero_point -1 is out of range for ui8 (expected 0..255)}}
   %0 = relay.quantize %x {scale = 0.5 : f64, zero_point = -1 : i64} : tensor<4xf32> -> tensor<4xui8>
   func.return
 }
@@ -473,7 +473,7 @@ func.func @f(%x: tensor<4xf32>) {
 // -----
 
 func.func @f(%x: tensor<4xf32>) {
-  // CHECK: invalid.mlir:477:3: error: 'relay.quantize' op property 'zero_point' expected in operation 'relay.quantize'
+  // expected-error@+1 {{'relay.quantize' op property 'zero_point' expected in operation 'relay.quantize'}}
   %0 = relay.quantize %x {scale = 0.5 : f64} : tensor<4xf32> -> tensor<4xi8>
   func.return
 }
@@ -481,7 +481,7 @@ func.func @f(%x: tensor<4xf32>) {
 // -----
 
 func.func @f(%x: tensor<4xf32>) {
-  // CHECK: invalid.mlir:485:3: error: 'relay.dequantize' op relay.dequantize: operand element type f32 is not an integer type (expected i8, i16, i32 or ui8)
+  // expected-error@+1 {{'relay.dequantize' op relay.dequantize: operand element type f32 is not an integer type (expected i8, i16, i32 or ui8)}}
   %0 = relay.dequantize %x {scale = 0.5 : f64, zero_point = 0 : i64} : tensor<4xf32> -> tensor<4xf32>
   func.return
 }
@@ -489,7 +489,7 @@ func.func @f(%x: tensor<4xf32>) {
 // -----
 
 func.func @f(%x: tensor<4xi8>) {
-  // CHECK: invalid.mlir:493:3: error: 'relay.dequantize' op relay.dequantize: scale -0.5 must be a positive finite number
+  // expected-error@+1 {{'relay.dequantize' op relay.dequantize: scale -0.5 must be a positive finite number}}
   %0 = relay.dequantize %x {scale = -0.5 : f64, zero_point = 0 : i64} : tensor<4xi8> -> tensor<4xf32>
   func.return
 }
@@ -497,7 +497,7 @@ func.func @f(%x: tensor<4xi8>) {
 // -----
 
 func.func @f(%x: tensor<4xi8>) {
-  // CHECK: invalid.mlir:501:3: error: 'relay.dequantize' op relay.dequantize: result type tensor<4xi8> is wrong, expected tensor<4xf32>
+  // expected-error@+1 {{'relay.dequantize' op relay.dequantize: result type tensor<4xi8> is wrong, expected tensor<4xf32>}}
   %0 = relay.dequantize %x {scale = 0.5 : f64, zero_point = 0 : i64} : tensor<4xi8> -> tensor<4xi8>
   func.return
 }
@@ -505,7 +505,7 @@ func.func @f(%x: tensor<4xi8>) {
 // -----
 
 func.func @f() {
-  // CHECK: invalid.mlir:509:3: error: 'relay.constant' op relay.constant: result type tensor<2xi32> differs from the value's type tensor<2xi8>
+  // expected-error@+1 {{'relay.constant' op relay.constant: result type tensor<2xi32> differs from the value's type tensor<2xi8>}}
   %0 = "relay.constant"() <{value = dense<1> : tensor<2xi8>}> : () -> tensor<2xi32>
   func.return
 }
@@ -513,7 +513,7 @@ func.func @f() {
 // -----
 
 func.func @f(%x: tensor<4xi8>) {
-  // CHECK: invalid.mlir:517:3: error: 'relay.tuple' op relay.tuple: result tuple<tensor<4xi32>> does not match the field types (tensor<4xi8>)
+  // expected-error@+1 {{'relay.tuple' op relay.tuple: result tuple<tensor<4xi32>> does not match the field types (tensor<4xi8>)}}
   %0 = relay.tuple(%x) : (tensor<4xi8>) -> tuple<tensor<4xi32>>
   func.return
 }
@@ -521,7 +521,7 @@ func.func @f(%x: tensor<4xi8>) {
 // -----
 
 func.func @f(%t: tuple<tensor<4xi8>>) {
-  // CHECK: invalid.mlir:525:3: error: 'relay.tuple_get_item' op relay.tuple_get_item: index 1 is out of range for a tuple of 1 fields (expected 0..0)
+  // expected-error@+1 {{'relay.tuple_get_item' op relay.tuple_get_item: index 1 is out of range for a tuple of 1 fields (expected 0..0)}}
   %0 = relay.tuple_get_item %t[1] : tuple<tensor<4xi8>> -> tensor<4xi8>
   func.return
 }
@@ -529,7 +529,7 @@ func.func @f(%t: tuple<tensor<4xi8>>) {
 // -----
 
 func.func @f(%t: tuple<tensor<4xi8>>) {
-  // CHECK: invalid.mlir:533:3: error: 'relay.tuple_get_item' op relay.tuple_get_item: field 0 has type tensor<4xi8>, but the result is tensor<4xi32>
+  // expected-error@+1 {{'relay.tuple_get_item' op relay.tuple_get_item: field 0 has type tensor<4xi8>, but the result is tensor<4xi32>}}
   %0 = relay.tuple_get_item %t[0] : tuple<tensor<4xi8>> -> tensor<4xi32>
   func.return
 }
@@ -537,7 +537,7 @@ func.func @f(%t: tuple<tensor<4xi8>>) {
 // -----
 
 func.func @f(%x: tensor<4xi8>) {
-  // CHECK: invalid.mlir:541:45: error: virtual_device: device id must be >= 0
+  // expected-error@+1 {{virtual_device: device id must be >= 0}}
   %0 = relay.on_device %x {virtual_device = #device.virtual_device<"cpu", -1>} : tensor<4xi8>
   func.return
 }
@@ -545,7 +545,7 @@ func.func @f(%x: tensor<4xi8>) {
 // -----
 
 func.func @f(%x: tensor<4xi8>) {
-  // CHECK: invalid.mlir:{{[0-9]+}}:90: error: unknown virtual_device key 'memory' (expected target or scope)
+  // expected-error@+1 {{unknown virtual_device key 'memory' (expected target or scope)}}
   %0 = relay.on_device %x {virtual_device = #device.virtual_device<"cpu", 0, memory = "x">} : tensor<4xi8>
   func.return
 }
@@ -553,7 +553,7 @@ func.func @f(%x: tensor<4xi8>) {
 // -----
 
 func.func @f(%x: tensor<4xi8>) {
-  // CHECK: invalid.mlir:557:3: error: 'relay.device_copy' op result 'result' at position 0 does not verify:
+  // expected-error@+1 {{'relay.device_copy' op result 'result' at position 0 does not verify:}}
   %0 = "relay.device_copy"(%x) <{src = #device.virtual_device<"cpu", 0>, dst = #device.virtual_device<"npu", 0>}> : (tensor<4xi8>) -> tensor<4xi32>
   func.return
 }
@@ -561,7 +561,7 @@ func.func @f(%x: tensor<4xi8>) {
 // -----
 
 func.func @f() {
-  // CHECK: invalid.mlir:{{[0-9]+}}:23: error: relay.constant expects a dense<...> or dense_resource<...> attribute with a tensor type
+  // expected-error@+1 {{relay.constant expects a dense<...> or dense_resource<...> attribute with a tensor type}}
   %0 = relay.constant [1, 2] : tensor<2xi8>
   func.return
 }
@@ -569,7 +569,7 @@ func.func @f() {
 // -----
 
 func.func @f(%a: tensor<4xi32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.fixed_point_multiply' op relay.fixed_point_multiply: shift 31 is out of range, expected -31..30
+  // expected-error@+1 {{'relay.fixed_point_multiply' op relay.fixed_point_multiply: shift 31 is out of range, expected -31..30}}
   %0 = relay.fixed_point_multiply %a {multiplier = array<i32: 1073741824>, shift = array<i32: 31>} : tensor<4xi32> -> tensor<4xi32>
   func.return
 }
@@ -577,7 +577,7 @@ func.func @f(%a: tensor<4xi32>) {
 // -----
 
 func.func @f(%a: tensor<1x2xi32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.fixed_point_multiply' op relay.fixed_point_multiply: shift -40 is out of range, expected -31..30
+  // expected-error@+1 {{'relay.fixed_point_multiply' op relay.fixed_point_multiply: shift -40 is out of range, expected -31..30}}
   %0 = relay.fixed_point_multiply %a {multiplier = array<i32: 1073741824, 1073741824>, shift = array<i32: -1, -40>, axis = 1 : i64} : tensor<1x2xi32> -> tensor<1x2xi32>
   func.return
 }
@@ -586,7 +586,7 @@ func.func @f(%a: tensor<1x2xi32>) {
 
 func.func @f(%a: tensor<4xi32>) {
   %s = relay.constant dense<[1, 2, 32, 0]> : tensor<4xi32>
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.right_shift' op relay.right_shift: shift amount 32 is out of range for i32, expected 0..31
+  // expected-error@+1 {{'relay.right_shift' op relay.right_shift: shift amount 32 is out of range for i32, expected 0..31}}
   %0 = relay.right_shift %a, %s : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
   func.return
 }
@@ -595,7 +595,7 @@ func.func @f(%a: tensor<4xi32>) {
 
 func.func @f(%a: tensor<4xi8>) {
   %s = relay.constant dense<-1> : tensor<i8>
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.right_shift' op relay.right_shift: shift amount -1 is out of range for i8, expected 0..7
+  // expected-error@+1 {{'relay.right_shift' op relay.right_shift: shift amount -1 is out of range for i8, expected 0..7}}
   %0 = relay.right_shift %a, %s : (tensor<4xi8>, tensor<i8>) -> tensor<4xi8>
   func.return
 }
@@ -603,7 +603,7 @@ func.func @f(%a: tensor<4xi8>) {
 // -----
 
 func.func @f(%a: tensor<4xf32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.clip' op relay.clip: a_min is NaN, expected a number
+  // expected-error@+1 {{'relay.clip' op relay.clip: a_min is NaN, expected a number}}
   %0 = relay.clip %a {a_min = 0x7FF8000000000000 : f64, a_max = 1.0 : f64} : tensor<4xf32> -> tensor<4xf32>
   func.return
 }
@@ -611,7 +611,7 @@ func.func @f(%a: tensor<4xf32>) {
 // -----
 
 func.func @f(%a: tensor<4xi32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.clip' op relay.clip: a_max is NaN, expected a number
+  // expected-error@+1 {{'relay.clip' op relay.clip: a_max is NaN, expected a number}}
   %0 = relay.clip %a {a_min = 0.0 : f64, a_max = 0x7FF8000000000000 : f64} : tensor<4xi32> -> tensor<4xi32>
   func.return
 }
@@ -619,7 +619,7 @@ func.func @f(%a: tensor<4xi32>) {
 // -----
 
 func.func @f(%a: tensor<4xi8>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.clip' op relay.clip: a_min -inf is not finite; bounds of an integer clip must be finite numbers
+  // expected-error@+1 {{'relay.clip' op relay.clip: a_min -inf is not finite; bounds of an integer clip must be finite numbers}}
   %0 = relay.clip %a {a_min = 0xFFF0000000000000 : f64, a_max = 1.0 : f64} : tensor<4xi8> -> tensor<4xi8>
   func.return
 }
@@ -627,7 +627,7 @@ func.func @f(%a: tensor<4xi8>) {
 // -----
 
 func.func @f(%a: tensor<4x0xf32>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.relu' op relay.relu: operand: tensor<4x0xf32> has a zero dimension; every dimension must be >= 1 (C99 has no zero-sized arrays)
+  // expected-error@+1 {{'relay.relu' op relay.relu: operand: tensor<4x0xf32> has a zero dimension; every dimension must be >= 1 (C99 has no zero-sized arrays)}}
   %0 = relay.relu %a : tensor<4x0xf32> -> tensor<4x0xf32>
   func.return
 }
@@ -635,7 +635,7 @@ func.func @f(%a: tensor<4x0xf32>) {
 // -----
 
 func.func @f() {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.constant' op relay.constant: tensor<0xi8> has a zero dimension; every dimension must be >= 1 (C99 has no zero-sized arrays)
+  // expected-error@+1 {{'relay.constant' op relay.constant: tensor<0xi8> has a zero dimension; every dimension must be >= 1 (C99 has no zero-sized arrays)}}
   %0 = relay.constant dense<> : tensor<0xi8>
   func.return
 }
@@ -643,7 +643,7 @@ func.func @f() {
 // -----
 
 func.func @f() {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:34: error: tensor<100000000000xi8> holds 100000000000 bytes; the generated C indexes buffers with ptrdiff_t, so at most 2147483647 bytes (2^31-1) are accepted
+  // expected-error@+1 {{tensor<100000000000xi8> holds 100000000000 bytes; the generated C indexes buffers with ptrdiff_t, so at most 2147483647 bytes (2^31-1) are accepted}}
   %0 = relay.constant dense<0> : tensor<100000000000xi8>
   func.return
 }
@@ -651,7 +651,7 @@ func.func @f() {
 // -----
 
 // The product of the dimensions overflows 64 bits.
-// CHECK: invalid.mlir:[[# @LINE + 1]]:18: error: tensor<4294967296x4294967296x4294967296xf32> holds 316912650057057350374175801344 bytes; the generated C indexes buffers with ptrdiff_t, so at most 2147483647 bytes (2^31-1) are accepted
+// expected-error@+1 {{tensor<4294967296x4294967296x4294967296xf32> holds 316912650057057350374175801344 bytes; the generated C indexes buffers with ptrdiff_t, so at most 2147483647 bytes (2^31-1) are accepted}}
 func.func @f(%a: tensor<4294967296x4294967296x4294967296xf32>) {
   func.return
 }
@@ -659,7 +659,7 @@ func.func @f(%a: tensor<4294967296x4294967296x4294967296xf32>) {
 // -----
 
 func.func @f() {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:30: error: float literal 1.0e999 is out of range for f32 (largest finite value 3.40282347e+38); infinities are written as hexadecimal literals
+  // expected-error@+1 {{float literal 1.0e999 is out of range for f32 (largest finite value 3.40282347e+38); infinities are written as hexadecimal literals}}
   %0 = relay.constant dense<[1.0e999, 0.0]> : tensor<2xf32>
   func.return
 }
@@ -667,7 +667,7 @@ func.func @f() {
 // -----
 
 func.func @f() {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:23: error: float literal 1.0e39 is out of range for f32 (largest finite value 3.40282347e+38); infinities are written as hexadecimal literals
+  // expected-error@+1 {{float literal 1.0e39 is out of range for f32 (largest finite value 3.40282347e+38); infinities are written as hexadecimal literals}}
   %0 = arith.constant 1.0e39 : f32
   func.return
 }
@@ -675,7 +675,7 @@ func.func @f() {
 // -----
 
 func.func @f() {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:23: error: float literal -1.0e999 is out of range for f64 (largest finite value 1.79769313e+308); infinities are written as hexadecimal literals
+  // expected-error@+1 {{float literal -1.0e999 is out of range for f64 (largest finite value 1.79769313e+308); infinities are written as hexadecimal literals}}
   %0 = arith.constant -1.0e999 : f64
   func.return
 }
@@ -683,7 +683,7 @@ func.func @f() {
 // -----
 
 func.func @f() {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:23: error: Integer value 300 is out of range for type i8 which supports values in the range [-128, 256)
+  // expected-error@+1 {{Integer value 300 is out of range for type i8 which supports values in the range [-128, 256)}}
   %0 = relay.constant dense<[1, 300]> : tensor<2xi8>
   func.return
 }
@@ -691,14 +691,14 @@ func.func @f() {
 // -----
 
 func.func @f() {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:23: error: Integer value 300 is out of range for type i8 which supports values in the range [-128, 256)
+  // expected-error@+1 {{Integer value 300 is out of range for type i8 which supports values in the range [-128, 256)}}
   %0 = arith.constant 300 : i8
   func.return
 }
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 1]]:37: error: Integer value -129 is out of range for type i8 which supports values in the range [-128, 256)
+// expected-error@+1 {{Integer value -129 is out of range for type i8 which supports values in the range [-128, 256)}}
 func.func @f() attributes {x = [1 , -129 : i8]} {
   func.return
 }
@@ -709,7 +709,7 @@ func.func @f() -> tensor<4xi8> {
   %0 = relay.constant dense_resource<blob> : tensor<4xi8>
   func.return %0 : tensor<4xi8>
 }
-// CHECK: invalid.mlir:[[# @LINE + 1]]:37: error: resource blob 'blob' is not valid; expected "0x" followed by hex digit pairs: a 4-byte alignment, then the data
+// expected-error@+1 {{resource blob 'blob' is not valid; expected "0x" followed by hex digit pairs: a 4-byte alignment, then the data}}
 {-# dialect_resources: { builtin: { blob: "0xZZ" } } #-}
 
 // -----
@@ -717,7 +717,7 @@ func.func @f() -> tensor<4xi8> {
 func.func @main() {
   func.return
 }
-// CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: symbol "@main" is defined twice; every symbol of a 'builtin.module' must have a unique name
+// expected-error@+1 {{symbol "@main" is defined twice; every symbol of a 'builtin.module' must have a unique name}}
 func.func @main() {
   func.return
 }
@@ -725,7 +725,7 @@ func.func @main() {
 // -----
 
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.call' op relay.call to @missing, which is not a function of the module
+  // expected-error@+1 {{'relay.call' op relay.call to @missing, which is not a function of the module}}
   %0 = relay.call @missing(%x) : (tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
@@ -734,7 +734,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 "memref.global"() <{sym_name = "g", sym_visibility = "private", type = memref<4xf32>, initial_value = dense<1.0> : tensor<4xf32>, constant}> : () -> ()
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: error: 'relay.call' op relay.call to @g, which is a 'memref.global', not a func.func
+  // expected-error@+1 {{'relay.call' op relay.call to @g, which is a 'memref.global', not a func.func}}
   %0 = relay.call @g(%x) : (tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
@@ -745,7 +745,7 @@ func.func @fused_neg(%a: tensor<4xf32>) -> tensor<4xf32> attributes {relay.primi
   func.return %a : tensor<4xf32>
 }
 func.func @main(%x: tensor<4xi8>) -> tensor<4xf32> {
-  // CHECK: error: 'relay.call' op relay.call passes (tensor<4xi8>), but @fused_neg takes (tensor<4xf32>)
+  // expected-error@+1 {{'relay.call' op relay.call passes (tensor<4xi8>), but @fused_neg takes (tensor<4xf32>)}}
   %0 = relay.call @fused_neg(%x) : (tensor<4xi8>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
@@ -756,7 +756,7 @@ func.func @fused_neg(%a: tensor<4xf32>) -> tensor<4xf32> attributes {relay.primi
   func.return %a : tensor<4xf32>
 }
 func.func @main(%x: tensor<4xf32>) -> tensor<2x2xf32> {
-  // CHECK: error: 'relay.call' op relay.call returns tensor<2x2xf32>, but @fused_neg returns (tensor<4xf32>)
+  // expected-error@+1 {{'relay.call' op relay.call returns tensor<2x2xf32>, but @fused_neg returns (tensor<4xf32>)}}
   %0 = relay.call @fused_neg(%x) : (tensor<4xf32>) -> tensor<2x2xf32>
   func.return %0 : tensor<2x2xf32>
 }
@@ -767,7 +767,7 @@ func.func @helper(%a: memref<4xf32>, %b: memref<4xf32>) {
   func.return
 }
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: error: 'relay.call' op relay.call to @helper, which has a body but is neither a relay primitive function ('relay.primitive') nor a tir prim func ('tir.prim_func')
+  // expected-error@+1 {{'relay.call' op relay.call to @helper, which has a body but is neither a relay primitive function ('relay.primitive') nor a tir prim func ('tir.prim_func')}}
   %0 = relay.call @helper(%x) : (tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
@@ -776,7 +776,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 func.func private @add(memref<4xf32>, memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'relay.call' op relay.call @add passes 1 input and 1 output buffer(s) (2 in all), but @add takes 3 argument(s) (memref<4xf32>, memref<4xf32>, memref<4xf32>); expected (memref<4xf32>, memref<4xf32>)
+  // expected-error@+1 {{'relay.call' op relay.call @add passes 1 input and 1 output buffer(s) (2 in all), but @add takes 3 argument(s) (memref<4xf32>, memref<4xf32>, memref<4xf32>); expected (memref<4xf32>, memref<4xf32>)}}
   %0 = relay.call @add(%x) : (tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
@@ -785,7 +785,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 func.func private @neg(memref<4xf32>, memref<4xi8>) attributes {tir.prim_func}
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: error: 'relay.call' op relay.call @neg: argument 1 (output) of @neg is memref<4xi8>, but the call passes memref<4xf32>
+  // expected-error@+1 {{'relay.call' op relay.call @neg: argument 1 (output) of @neg is memref<4xi8>, but the call passes memref<4xf32>}}
   %0 = relay.call @neg(%x) : (tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
@@ -794,7 +794,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 func.func private @neg(memref<4xf32>) -> memref<4xf32> attributes {tir.prim_func}
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: error: 'relay.call' op relay.call to @neg, which returns 1 value(s); an operator function returns nothing and writes its outputs into its trailing memref arguments
+  // expected-error@+1 {{'relay.call' op relay.call to @neg, which returns 1 value(s); an operator function returns nothing and writes its outputs into its trailing memref arguments}}
   %0 = relay.call @neg(%x) : (tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }

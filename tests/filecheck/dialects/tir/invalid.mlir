@@ -1,7 +1,7 @@
-// RUN: usmp-opt %s --split-input-file --verify-diagnostics | FileCheck %s
+// RUN: usmp-opt %s --split-input-file --verify-diagnostics
 
 func.func @f() {
-  // CHECK: invalid.mlir:5:3: error: 'tir.allocate' op tir.allocate must have a static shape, got memref<?xi8>
+  // expected-error@+1 {{'tir.allocate' op tir.allocate must have a static shape, got memref<?xi8>}}
   %0 = tir.allocate {name_hint = "x"} : memref<?xi8>
   func.return
 }
@@ -9,7 +9,7 @@ func.func @f() {
 // -----
 
 func.func @f() {
-  // CHECK: error: 'tir.allocate_const' op tir.allocate_const: value of type tensor<4xi8> does not match the result memref<4xi32>
+  // expected-error@+1 {{'tir.allocate_const' op tir.allocate_const: value of type tensor<4xi8> does not match the result memref<4xi32>}}
   %0 = tir.allocate_const {name_hint = "c", value = dense<[1, 2, 3, 4]> : tensor<4xi8>} : memref<4xi32>
   func.return
 }
@@ -18,7 +18,7 @@ func.func @f() {
 
 func.func private @g(memref<4xi8>)
 func.func @f(%a: memref<4xi8>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:12: error: tir.call: call type 'fancy' is not one of unpacked, packed, cpacked
+  // expected-error@+1 {{tir.call: call type 'fancy' is not one of unpacked, packed, cpacked}}
   tir.call fancy @g(%a) : (memref<4xi8>) -> ()
   func.return
 }
@@ -27,7 +27,7 @@ func.func @f(%a: memref<4xi8>) {
 
 func.func private @g(memref<4xi8>)
 func.func @f(%a: memref<4xi8>) {
-  // CHECK: error: tir.call: the call type is a keyword before the callee (tir.call cpacked @f(...)), not an attribute
+  // expected-error@+1 {{tir.call: the call type is a keyword before the callee (tir.call cpacked @f(...)), not an attribute}}
   tir.call @g(%a) {call_type = "cpacked"} : (memref<4xi8>) -> ()
   func.return
 }
@@ -35,7 +35,7 @@ func.func @f(%a: memref<4xi8>) {
 // -----
 
 func.func @f(%a: memref<4xi8>) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'tir.call' op tir.call to @missing, which is not a function of the module
+  // expected-error@+1 {{'tir.call' op tir.call to @missing, which is not a function of the module}}
   tir.call @missing(%a) : (memref<4xi8>) -> ()
   func.return
 }
@@ -44,7 +44,7 @@ func.func @f(%a: memref<4xi8>) {
 
 "memref.global"() <{sym_name = "g", sym_visibility = "private", type = memref<4xi8>, initial_value = dense<1> : tensor<4xi8>, constant}> : () -> ()
 func.func @f(%a: memref<4xi8>) {
-  // CHECK: error: 'tir.call' op tir.call to @g, which is a 'memref.global', not a func.func
+  // expected-error@+1 {{'tir.call' op tir.call to @g, which is a 'memref.global', not a func.func}}
   tir.call @g(%a) : (memref<4xi8>) -> ()
   func.return
 }
@@ -55,7 +55,7 @@ func.func @g(%a: memref<4xi8>) {
   func.return
 }
 func.func @f(%a: memref<4xi8>) {
-  // CHECK: error: 'tir.call' op tir.call to @g, which has a body but no 'tir.prim_func' attribute; tir.call calls tir prim funcs or external declarations
+  // expected-error@+1 {{'tir.call' op tir.call to @g, which has a body but no 'tir.prim_func' attribute; tir.call calls tir prim funcs or external declarations}}
   tir.call @g(%a) : (memref<4xi8>) -> ()
   func.return
 }
@@ -64,7 +64,7 @@ func.func @f(%a: memref<4xi8>) {
 
 func.func private @g(memref<4xi8>) -> i32
 func.func @f(%a: memref<4xi8>) {
-  // CHECK: error: 'tir.call' op tir.call to @g, which returns 1 value(s); an operator function returns nothing
+  // expected-error@+1 {{'tir.call' op tir.call to @g, which returns 1 value(s); an operator function returns nothing}}
   tir.call @g(%a) : (memref<4xi8>) -> ()
   func.return
 }
@@ -73,7 +73,7 @@ func.func @f(%a: memref<4xi8>) {
 
 func.func private @g(memref<4xi8>, memref<4xi8>) attributes {tir.prim_func}
 func.func @f(%a: memref<4xi8>) {
-  // CHECK: error: 'tir.call' op tir.call passes 1 argument(s) (memref<4xi8>), but @g takes 2 (memref<4xi8>, memref<4xi8>)
+  // expected-error@+1 {{'tir.call' op tir.call passes 1 argument(s) (memref<4xi8>), but @g takes 2 (memref<4xi8>, memref<4xi8>)}}
   tir.call @g(%a) : (memref<4xi8>) -> ()
   func.return
 }
@@ -82,7 +82,7 @@ func.func @f(%a: memref<4xi8>) {
 
 func.func private @g(memref<4xi32>) attributes {tir.prim_func}
 func.func @f(%a: memref<4xi8>) {
-  // CHECK: error: 'tir.call' op tir.call: argument 0 is memref<4xi8>, but @g takes memref<4xi32>
+  // expected-error@+1 {{'tir.call' op tir.call: argument 0 is memref<4xi8>, but @g takes memref<4xi32>}}
   tir.call @g(%a) : (memref<4xi8>) -> ()
   func.return
 }
@@ -93,51 +93,51 @@ func.func @g(%a: memref<4xi8>, %pool: memref<16xi8>) attributes {tir.prim_func, 
   func.return
 }
 func.func @f(%a: memref<4xi8>) attributes {tir.prim_func} {
-  // CHECK: error: 'tir.call' op tir.call passes 1 argument(s) (memref<4xi8>), but @g takes 2 (memref<4xi8>, memref<16xi8>) (its last 1 are the pools ["ws"], which every call passes after usmp)
+  // expected-error@+1 {{'tir.call' op tir.call passes 1 argument(s) (memref<4xi8>), but @g takes 2 (memref<4xi8>, memref<16xi8>) (its last 1 are the pools ["ws"], which every call passes after usmp)}}
   tir.call @g(%a) : (memref<4xi8>) -> ()
   func.return
 }
 
 // -----
 
-// CHECK: error: pool 'p': kind 'scratch' is not one of workspace, constant
+// expected-error@+1 {{pool 'p': kind 'scratch' is not one of workspace, constant}}
 builtin.module attributes {tir.pools = [#tir.pool_info<"p", scratch>]} {
 }
 
 // -----
 
-// CHECK: error: pool 'p': alignment 12 is not accepted; expected a power of two from 1 to 4096
+// expected-error@+1 {{pool 'p': alignment 12 is not accepted; expected a power of two from 1 to 4096}}
 builtin.module attributes {tir.pools = [#tir.pool_info<"p", workspace, alignment = 12>]} {
 }
 
 // -----
 
-// CHECK: error: pool 'p': access 'rx' is not one of rw, ro
+// expected-error@+1 {{pool 'p': access 'rx' is not one of rw, ro}}
 builtin.module attributes {tir.pools = [#tir.pool_info<"p", workspace, access = {c = "rx"}>]} {
 }
 
 // -----
 
-// CHECK: error: unknown pool_info key 'limit' (expected size, alignment or access)
+// expected-error@+1 {{unknown pool_info key 'limit' (expected size, alignment or access)}}
 builtin.module attributes {tir.pools = [#tir.pool_info<"p", workspace, limit = 3>]} {
 }
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 1]]:41: error: pool 'p': alignment 8192 is not accepted; expected a power of two from 1 to 4096
+// expected-error@+1 {{pool 'p': alignment 8192 is not accepted; expected a power of two from 1 to 4096}}
 builtin.module attributes {tir.pools = [#tir.pool_info<"p", workspace, alignment = 8192>]} {
 }
 
 // -----
 
-// CHECK: invalid.mlir:[[# @LINE + 1]]:41: error: pool 'p': size 4294967296 is larger than the generated C can index; expected at most 2147483647 bytes (0 = unbounded)
+// expected-error@+1 {{pool 'p': size 4294967296 is larger than the generated C can index; expected at most 2147483647 bytes (0 = unbounded)}}
 builtin.module attributes {tir.pools = [#tir.pool_info<"p", workspace, size = 4294967296>]} {
 }
 
 // -----
 
 func.func @f() {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'tir.allocate' op tir.allocate: memref<4x0xi8> has a zero dimension; every dimension must be >= 1 (C99 has no zero-sized arrays)
+  // expected-error@+1 {{'tir.allocate' op tir.allocate: memref<4x0xi8> has a zero dimension; every dimension must be >= 1 (C99 has no zero-sized arrays)}}
   %0 = tir.allocate {name_hint = "x"} : memref<4x0xi8>
   func.return
 }
@@ -145,7 +145,7 @@ func.func @f() {
 // -----
 
 func.func @f() {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:41: error: memref<65536x32768xi8> holds 2147483648 bytes; the generated C indexes buffers with ptrdiff_t, so at most 2147483647 bytes (2^31-1) are accepted
+  // expected-error@+1 {{memref<65536x32768xi8> holds 2147483648 bytes; the generated C indexes buffers with ptrdiff_t, so at most 2147483647 bytes (2^31-1) are accepted}}
   %0 = tir.allocate {name_hint = "x"} : memref<65536x32768xi8>
   func.return
 }
@@ -153,7 +153,7 @@ func.func @f() {
 // -----
 
 func.func @f() {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'memref.alloca' op alignment 8192 is not accepted; expected a power of two from 1 to 4096
+  // expected-error@+1 {{'memref.alloca' op alignment 8192 is not accepted; expected a power of two from 1 to 4096}}
   %0 = memref.alloca() {alignment = 8192 : i64} : memref<4xi8>
   func.return
 }
