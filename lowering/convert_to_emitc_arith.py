@@ -53,6 +53,7 @@ from usmp.lowering.convert_to_emitc_common import (
     float_suffix,
     unsigned_type,
 )
+from usmp.lowering.create import create
 
 _CMPI = ("eq", "ne", "lt", "le", "gt", "ge", "lt", "le", "gt", "ge")
 """``arith.cmpi`` predicate value -> emitc.cmp predicate (6.. are unsigned)."""
@@ -62,7 +63,7 @@ def cast(lw: OpLowering, value: SSAValue, type_: Attribute) -> SSAValue:
     """``(type_) value``, or ``value`` itself when it has that type already."""
     if value.type == type_:
         return value
-    return lw.result(emitc.CastOp(value, type_))
+    return lw.result(create(emitc.CastOp, (value,), type_))
 
 
 def constant_of_type(lw: OpLowering, value: int | float, type_: Attribute) -> SSAValue:
@@ -118,10 +119,10 @@ class BinaryOpLowering(EmitcPattern):
         lhs, rhs = op.operands
         if unsigned:
             utype = unsigned_type(type_)
-            result = lw.result(cls(cast(lw, lhs, utype), cast(lw, rhs, utype), utype))
-            lw.replace(cast(lw, result, type_))
+            operands = (cast(lw, lhs, utype), cast(lw, rhs, utype))
+            lw.replace(cast(lw, lw.result(create(cls, operands, utype)), type_))
         else:
-            lw.replace(lw.result(cls(lhs, rhs, type_)))
+            lw.replace(lw.result(create(cls, (lhs, rhs), type_)))
 
 
 class ShLIOpLowering(EmitcPattern):

@@ -47,6 +47,7 @@ from xdsl.rewriter import InsertPoint
 
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc
+from usmp.lowering.create import create
 
 WORKSPACE_POOL_TYPE = emitc.PointerType(IntegerType(8, Signedness.UNSIGNED))
 CONSTANT_POOL_TYPE = emitc.PointerType(emitc.OpaqueType(StringAttr("const uint8_t")))
@@ -180,6 +181,9 @@ class ConversionState:
     _constants: dict[tuple[Attribute, Attribute], SSAValue] = field(
         default_factory=lambda: dict[tuple[Attribute, Attribute], SSAValue]()
     )
+    _indices: dict[int, SSAValue] = field(default_factory=lambda: dict[int, SSAValue]())
+    """``_constants``' index constants by value (most constants are indices;
+    this spares building an ``IntegerAttr`` to look one up)."""
     _body: Block | None = None
     _last_constant: Operation | None = None
 
@@ -187,8 +191,16 @@ class ConversionState:
         self.functions.append(f)
         self.function = f
         self._constants = {}
+        self._indices = {}
         self._body = f.body.block if f.body.blocks else None
         self._last_constant = None
+
+    def index(self, n: int, rewriter: PatternRewriter, at: Operation) -> SSAValue:
+        """``constant`` of the index ``n``."""
+        if (known := self._indices.get(n)) is None:
+            attr = IntegerAttr(n, IndexType())
+            known = self._indices[n] = self.constant(attr, INDEX_TYPE, rewriter, at)
+        return known
 
     def constant(
         self,
@@ -203,7 +215,7 @@ class ConversionState:
         if (known := self._constants.get(key)) is not None:
             return known
         assert self._body is not None, "a constant outside a converted function"
-        op = emitc.ConstantOp(value, type_)
+        op = create(emitc.ConstantOp, (), type_, value=value)
         op.location = at.location
         if self._last_constant is None:
             rewriter.insert(op, InsertPoint.at_start(self._body))
@@ -250,7 +262,7 @@ class OpLowering:
         return self.state.constant(value, type_, self.rewriter, self.op)
 
     def index(self, n: int) -> SSAValue:
-        return self.constant(IntegerAttr(n, IndexType()), INDEX_TYPE)
+        return self.state.index(n, self.rewriter, self.op)
 
     def include(self, header: str) -> None:
         self.state.includes.add(header)

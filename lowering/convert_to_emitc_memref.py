@@ -43,6 +43,7 @@ from usmp.lowering.convert_to_emitc_common import (
     convert_type,
     static_layout,
 )
+from usmp.lowering.create import create
 
 
 def address_of(lw: OpLowering, lvalue: SSAValue) -> SSAValue:
@@ -63,7 +64,7 @@ def element_pointer(lw: OpLowering, memref_value: SSAValue, op: Operation) -> SS
     pointer = lw.value(memref_value)
     wanted = emitc.PointerType(convert_scalar_type(type_.get_element_type(), op))
     if pointer.type != wanted:
-        pointer = lw.result(emitc.CastOp(pointer, wanted))
+        pointer = lw.result(create(emitc.CastOp, (pointer,), wanted))
     return pointer
 
 
@@ -80,16 +81,19 @@ def linear_index(
         elif stride == 1:
             terms.append(index)
         else:
-            terms.append(lw.result(emitc.MulOp(index, lw.index(stride), INDEX_TYPE)))
+            product = create(emitc.MulOp, (index, lw.index(stride)), INDEX_TYPE)
+            terms.append(lw.result(product))
     if not terms:
         return lw.index(constant)
     total = terms[0]
     for term in terms[1:]:
-        total = lw.result(emitc.AddOp(total, term, INDEX_TYPE))
+        total = lw.result(create(emitc.AddOp, (total, term), INDEX_TYPE))
     if constant > 0:
-        total = lw.result(emitc.AddOp(total, lw.index(constant), INDEX_TYPE))
+        operands = (total, lw.index(constant))
+        total = lw.result(create(emitc.AddOp, operands, INDEX_TYPE))
     elif constant < 0:
-        total = lw.result(emitc.SubOp(total, lw.index(-constant), INDEX_TYPE))
+        operands = (total, lw.index(-constant))
+        total = lw.result(create(emitc.SubOp, operands, INDEX_TYPE))
     return total
 
 
@@ -100,8 +104,10 @@ def element(
     type_ = memref_value.type
     assert isinstance(type_, MemRefType)
     pointer = element_pointer(lw, memref_value, op)
+    assert isinstance(pointer.type, emitc.PointerType)
     index = linear_index(lw, type_, indices, op)
-    return lw.result(emitc.SubscriptOp(pointer, [index]))
+    lvalue = emitc.LValueType(pointer.type.pointee_type)
+    return lw.result(create(emitc.SubscriptOp, (pointer, index), lvalue))
 
 
 class LoadOpLowering(EmitcPattern):
@@ -109,7 +115,8 @@ class LoadOpLowering(EmitcPattern):
     def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter) -> None:
         lw = self.lowering(op, rewriter)
         lvalue = element(lw, op.memref, op.indices, op)
-        lw.replace(lw.result(emitc.LoadOp(lvalue)))
+        assert isinstance(lvalue.type, emitc.LValueType)
+        lw.replace(lw.result(create(emitc.LoadOp, (lvalue,), lvalue.type.value_type)))
 
 
 class StoreOpLowering(EmitcPattern):
@@ -117,7 +124,7 @@ class StoreOpLowering(EmitcPattern):
     def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter) -> None:
         lw = self.lowering(op, rewriter)
         lvalue = element(lw, op.memref, op.indices, op)
-        lw.emit(emitc.AssignOp(lvalue, lw.value(op.value)))
+        lw.emit(create(emitc.AssignOp, (lvalue, lw.value(op.value))))
         lw.replace()
 
 

@@ -56,9 +56,11 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     LocationAttr,
+    MemRefType,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
+from usmp.lowering.create import create
 from usmp.lowering.scalar import Ix, ScalarArithmetic, is_float, is_unsigned
 
 INDEX = IndexType()
@@ -263,14 +265,14 @@ class KernelBuilder(ScalarArithmetic):
             return a
         if isinstance(a, int) and a == 0:
             return b
-        return self.emit(arith.AddiOp(self.index(a), self.index(b)))
+        return self.emit(create(arith.AddiOp, (self.index(a), self.index(b)), INDEX))
 
     def isub(self, a: Ix, b: Ix) -> Ix:
         if isinstance(a, int) and isinstance(b, int):
             return a - b
         if isinstance(b, int) and b == 0:
             return a
-        return self.emit(arith.SubiOp(self.index(a), self.index(b)))
+        return self.emit(create(arith.SubiOp, (self.index(a), self.index(b)), INDEX))
 
     def imul(self, a: Ix, b: Ix) -> Ix:
         if isinstance(a, int) and isinstance(b, int):
@@ -279,7 +281,7 @@ class KernelBuilder(ScalarArithmetic):
             return a if b == 1 else 0
         if isinstance(a, int) and a in (0, 1):
             return b if a == 1 else 0
-        return self.emit(arith.MuliOp(self.index(a), self.index(b)))
+        return self.emit(create(arith.MuliOp, (self.index(a), self.index(b)), INDEX))
 
     def idiv(self, a: Ix, b: int) -> Ix:
         """``a / b`` for ``a >= 0`` (truncating = floor)."""
@@ -287,7 +289,7 @@ class KernelBuilder(ScalarArithmetic):
             return a // b
         if b == 1:
             return a
-        return self.emit(arith.DivSIOp(a, self.index(b)))
+        return self.emit(create(arith.DivSIOp, (a, self.index(b)), INDEX))
 
     def irem(self, a: Ix, b: int) -> Ix:
         """``a % b`` for ``a >= 0``."""
@@ -295,17 +297,17 @@ class KernelBuilder(ScalarArithmetic):
             return a % b
         if b == 1:
             return 0
-        return self.emit(arith.RemSIOp(a, self.index(b)))
+        return self.emit(create(arith.RemSIOp, (a, self.index(b)), INDEX))
 
     def imax(self, a: Ix, b: Ix) -> Ix:
         if isinstance(a, int) and isinstance(b, int):
             return max(a, b)
-        return self.emit(arith.MaxSIOp(self.index(a), self.index(b)))
+        return self.emit(create(arith.MaxSIOp, (self.index(a), self.index(b)), INDEX))
 
     def imin(self, a: Ix, b: Ix) -> Ix:
         if isinstance(a, int) and isinstance(b, int):
             return min(a, b)
-        return self.emit(arith.MinSIOp(self.index(a), self.index(b)))
+        return self.emit(create(arith.MinSIOp, (self.index(a), self.index(b)), INDEX))
 
     def icmp(self, predicate: str, a: Ix, b: Ix) -> SSAValue:
         return self.emit(arith.CmpiOp(self.index(a), self.index(b), predicate))
@@ -319,10 +321,14 @@ class KernelBuilder(ScalarArithmetic):
     # -- memory ------------------------------------------------------------
 
     def load(self, buffer: SSAValue, indices: Sequence[Ix]) -> SSAValue:
-        return self.emit(memref.LoadOp.get(buffer, [self.index(i) for i in indices]))
+        type_ = buffer.type
+        assert isinstance(type_, MemRefType)
+        operands = (buffer, *(self.index(i) for i in indices))
+        return self.emit(create(memref.LoadOp, operands, type_.element_type))
 
     def store(self, value: SSAValue, buffer: SSAValue, indices: Sequence[Ix]) -> None:
-        self.emit(memref.StoreOp.get(value, buffer, [self.index(i) for i in indices]))
+        operands = (value, buffer, *(self.index(i) for i in indices))
+        self.emit(create(memref.StoreOp, operands))
 
     # -- control flow ------------------------------------------------------
 

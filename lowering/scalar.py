@@ -20,6 +20,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from usmp.lowering.create import create
+
 Ix: TypeAlias = "int | SSAValue"
 """An index: a compile-time integer or an SSA value of type ``index``."""
 
@@ -51,15 +53,15 @@ class ScalarArithmetic(ABC):
 
     def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
         op = arith.AddfOp if is_float(a.type) else arith.AddiOp
-        return self.emit(op(a, b))
+        return self.emit(create(op, (a, b), a.type))
 
     def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
         op = arith.SubfOp if is_float(a.type) else arith.SubiOp
-        return self.emit(op(a, b))
+        return self.emit(create(op, (a, b), a.type))
 
     def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
         op = arith.MulfOp if is_float(a.type) else arith.MuliOp
-        return self.emit(op(a, b))
+        return self.emit(create(op, (a, b), a.type))
 
     def max(self, a: SSAValue, b: SSAValue) -> SSAValue:
         if is_float(a.type):
@@ -67,7 +69,7 @@ class ScalarArithmetic(ABC):
         if (same := _int_identity(a, b, lowest=True)) is not None:
             return same
         op = arith.MaxUIOp if is_unsigned(a.type) else arith.MaxSIOp
-        return self.emit(op(a, b))
+        return self.emit(create(op, (a, b), a.type))
 
     def min(self, a: SSAValue, b: SSAValue) -> SSAValue:
         if is_float(a.type):
@@ -75,7 +77,7 @@ class ScalarArithmetic(ABC):
         if (same := _int_identity(a, b, lowest=False)) is not None:
             return same
         op = arith.MinUIOp if is_unsigned(a.type) else arith.MinSIOp
-        return self.emit(op(a, b))
+        return self.emit(create(op, (a, b), a.type))
 
     def shl(self, a: SSAValue, amount: int | SSAValue) -> SSAValue:
         """``a << amount`` (wrapping)."""
@@ -83,10 +85,10 @@ class ScalarArithmetic(ABC):
             if amount == 0:
                 return a
             amount = self.const(amount, a.type)
-        return self.emit(arith.ShLIOp(a, amount))
+        return self.emit(create(arith.ShLIOp, (a, amount), a.type))
 
     def shrsi(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.emit(arith.ShRSIOp(a, b))
+        return self.emit(create(arith.ShRSIOp, (a, b), a.type))
 
     def exp(self, a: SSAValue) -> SSAValue:
         return self.emit(math.ExpOp(a))
@@ -108,10 +110,10 @@ class ScalarArithmetic(ABC):
             return self.emit(op(value, target))
         assert isinstance(source, IntegerType) and isinstance(target, IntegerType)
         if source.width.data > target.width.data:
-            return self.emit(arith.TruncIOp(value, target))
+            return self.emit(create(arith.TruncIOp, (value,), target))
         if source.width.data < target.width.data:
             op = arith.ExtUIOp if is_unsigned(source) else arith.ExtSIOp
-            return self.emit(op(value, target))
+            return self.emit(create(op, (value,), target))
         return value
 
     def index_to(self, value: Ix, target: Attribute) -> SSAValue:

@@ -59,14 +59,12 @@ located diagnostic) print one message on stderr and exit with status 1.
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -78,6 +76,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from usmp.dialects import new_context
 from usmp.dialects.limits import alignment_error
+from usmp.lowering.gc_pause import cyclic_gc_paused
 from usmp.tools.pool_flags import (
     C_IDENTIFIER,
     DEFAULT_ALIGNMENT,
@@ -341,24 +340,17 @@ STEPS: dict[str, Callable[[Compilation], None]] = {
 
 def run(c: Compilation) -> None:
     """The pipeline's steps up to ``--stop-after``, each timed in ``c.timer``
-    (the final verification as ``verify``) and reported to ``c.progress``."""
-    with _old_objects_frozen():
+    (the final verification as ``verify``) and reported to ``c.progress``.
+
+    Python's cyclic collector is off for the run (``cyclic_gc_paused``): the
+    IR is one large cyclic graph, so a full collection scans every op alive
+    (millions of objects on a 10,000-operator graph; full collections took
+    11 of 62 CPU s there, and 6% of a 1,000-operator compile even with the
+    objects of earlier steps frozen). Reference counting still frees what is
+    not cyclic; cyclic garbage (the IR a step replaces) waits for the end of
+    the run."""
+    with cyclic_gc_paused():
         _run(c)
-
-
-@contextmanager
-def _old_objects_frozen() -> Iterator[None]:
-    """Python's cyclic collector scans, in a full collection, every object
-    alive; with a 10,000-operator module that is millions of IR objects, and
-    full collections took 11 of 62 CPU s (one in emit-c alone 3.5 s). Before
-    each step the objects alive are moved out of the collector's sight
-    (``gc.freeze``), so a step's collections scan what it created. Cyclic
-    garbage among frozen objects (IR a later step erases) waits until the run
-    ends: everything is unfrozen then."""
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 def _run(c: Compilation) -> None:
@@ -366,7 +358,6 @@ def _run(c: Compilation) -> None:
     progress = c.progress or Progress(PIPELINE, sys.stderr, quiet=True, prefix="")
     for number, step in enumerate(PIPELINE):
         progress.begin(step)
-        gc.freeze()
         with c.timer.step(step) as timer:
             STEPS[step](c)
         progress.end(step, timer.wall)
