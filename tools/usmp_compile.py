@@ -59,6 +59,7 @@ located diagnostic) print one message on stderr and exit with status 1.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import shutil
@@ -614,5 +615,14 @@ def _print_memory(c: Compilation) -> None:
         c.say(f"pool {pool['name']} [{pool['kind']}]: {pool['size']:,} B{extra}")
 
 
+def cli() -> int:
+    """The ``usmp-compile`` command: ``main`` in a process of its own. The
+    cyclic collector stays off to the end: ``run`` would collect the whole
+    IR when it ends (a quarter of a CPU second on a 1,000-operator graph)
+    just before the process exits and frees it anyway."""
+    gc.disable()
+    return main()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli())
