@@ -68,7 +68,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -615,13 +615,19 @@ def _print_memory(c: Compilation) -> None:
         c.say(f"pool {pool['name']} [{pool['kind']}]: {pool['size']:,} B{extra}")
 
 
-def cli() -> int:
-    """The ``usmp-compile`` command: ``main`` in a process of its own. The
-    cyclic collector stays off to the end: ``run`` would collect the whole
-    IR when it ends (a quarter of a CPU second on a 1,000-operator graph)
-    just before the process exits and frees it anyway."""
+def cli() -> NoReturn:
+    """The ``usmp-compile`` command: ``main`` in a process of its own, which
+    ends without tearing the interpreter down (as mypy's ``hard_exit``): the
+    cyclic collector stays off, and at exit neither a full collection of the
+    IR nor freeing it object by object is of any use (0.3 CPU s on a
+    1,000-operator graph, about 5 s on 10,000). Every output file is closed
+    and the staging folder removed when ``main`` returns; an internal error
+    still raises and exits the normal way, with its traceback."""
     gc.disable()
-    return main()
+    status = main()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
 
 
 if __name__ == "__main__":
