@@ -150,7 +150,12 @@ class Compilation:
 
 def _step_import(c: Compilation) -> None:
     path = Path(c.args.model)
-    if path.suffix == ".mlir":
+    if c.module is not None:  # given by the caller (usmp.compile)
+        from usmp.diagnostics import verify_located
+
+        verify_located(c.module)
+        c.model_info = {"file": None, "format": "mlir"}
+    elif path.suffix == ".mlir":
         from usmp.diagnostics import verify_located
         from usmp.parsing import LocatingParser
 
@@ -514,71 +519,104 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def parse_arguments(
+    argv: Sequence[str], *, exit_on_error: bool = True
+) -> tuple[argparse.Namespace, list[PoolFlag]]:
+    """The command line as options and pools, every option checked; input
+    errors raise ``CompileError`` / ``PoolFlagError`` (and, with
+    ``exit_on_error=False``, a bad option value ``argparse.ArgumentError``
+    instead of exiting)."""
+    rest, specs = split_pool_flags(argv)
+    parser = _parser()
+    parser.exit_on_error = exit_on_error
+    args = parser.parse_args(rest)
+    if not C_IDENTIFIER.fullmatch(args.module_name):
+        raise CompileError(f"--module-name '{args.module_name}' is not a C identifier")
+    if args.plan_time_limit:
+        from usmp.planning.algorithms import get_algorithm
+
+        try:
+            get_algorithm(args.algorithm, time_limit=args.plan_time_limit)
+        except ValueError as e:
+            raise CompileError(f"--plan-time-limit: {e}") from None
+    for flag in ("workspace_byte_alignment", "constant_byte_alignment"):
+        value = getattr(args, flag)
+        if (error := alignment_error(value)) is not None:
+            raise CompileError(f"--{flag.replace('_', '-')}: {error}")
+    pools = parse_pool_flags(
+        args.usmp_workspace_pools,
+        args.usmp_parameter_pools,
+        specs,
+        args.workspace_byte_alignment,
+        args.constant_byte_alignment,
+    )
+    pools = with_default_alignment(
+        pools, args.workspace_byte_alignment, args.constant_byte_alignment
+    )
+    return args, pools
+
+
+def compile_into(
+    args: argparse.Namespace, pools: list[PoolFlag], module: ModuleOp | None = None
+) -> Compilation:
+    """Run the pipeline and publish its files into ``args.output`` (see the
+    module note); ``module``, if given, is the relay module to compile (it
+    is compiled in place) instead of reading ``args.model``. What the CLI
+    and ``usmp.compile`` both run."""
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise CompileError(f"-o {out}: exists and is not a directory")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
+    progress = Progress(PIPELINE, sys.stderr, quiet=args.quiet, prefix="usmp-compile")
+    try:
+        compilation = Compilation(args, pools, staging, new_context(), module)
+        compilation.progress = progress
+        with timed_run() as compilation.timer:
+            run(compilation)
+            _publish(staging, out, compilation.files)
+    finally:
+        progress.close()
+        shutil.rmtree(staging, ignore_errors=True)
+    compilation.out = out
+    return compilation
+
+
+INPUT_ERRORS = (
+    CompileError,
+    PoolFlagError,
+    ParseError,
+    DiagnosticException,
+    ValueError,
+    OSError,
+)
+"""What a bad input or command line raises (``error_message`` says it)."""
+
+
+def error_message(e: BaseException) -> str:
+    """The one message ``usmp-compile`` prints for an input error."""
+    if isinstance(e, CompileError | PoolFlagError | OSError):
+        return f"usmp-compile: error: {e}"
+    if isinstance(e, ParseError):
+        from usmp.tools.usmp_opt import parse_error_diagnostic
+
+        return str(parse_error_diagnostic(e))
+    return str(e)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     raw = list(sys.argv[1:] if argv is None else argv)
     try:
-        rest, specs = split_pool_flags(raw)
-        args = _parser().parse_args(rest)
-        if not C_IDENTIFIER.fullmatch(args.module_name):
-            raise CompileError(
-                f"--module-name '{args.module_name}' is not a C identifier"
-            )
-        if args.plan_time_limit:
-            from usmp.planning.algorithms import get_algorithm
-
-            try:
-                get_algorithm(args.algorithm, time_limit=args.plan_time_limit)
-            except ValueError as e:
-                raise CompileError(f"--plan-time-limit: {e}") from None
-        for flag in ("workspace_byte_alignment", "constant_byte_alignment"):
-            value = getattr(args, flag)
-            if (error := alignment_error(value)) is not None:
-                raise CompileError(f"--{flag.replace('_', '-')}: {error}")
-        pools = parse_pool_flags(
-            args.usmp_workspace_pools,
-            args.usmp_parameter_pools,
-            specs,
-            args.workspace_byte_alignment,
-            args.constant_byte_alignment,
+        args, pools = parse_arguments(raw)
+        compilation = compile_into(args, pools)
+        compilation.say(
+            f"{'total':<17} {compilation.timer.wall:7.2f} s -> {compilation.out}"
         )
-        pools = with_default_alignment(
-            pools, args.workspace_byte_alignment, args.constant_byte_alignment
-        )
-        out = Path(args.output)
-        if out.exists() and not out.is_dir():
-            raise CompileError(f"-o {out}: exists and is not a directory")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
-        progress = Progress(
-            PIPELINE, sys.stderr, quiet=args.quiet, prefix="usmp-compile"
-        )
-        try:
-            compilation = Compilation(args, pools, staging, new_context())
-            compilation.progress = progress
-            with timed_run() as compilation.timer:
-                run(compilation)
-                _publish(staging, out, compilation.files)
-        finally:
-            progress.close()
-            shutil.rmtree(staging, ignore_errors=True)
-        compilation.out = out
-        compilation.say(f"{'total':<17} {compilation.timer.wall:7.2f} s -> {out}")
         if args.time_passes:
             print(compilation.timer.report(), file=sys.stderr, end="")
         _print_memory(compilation)
-    except (CompileError, PoolFlagError) as e:
-        print(f"usmp-compile: error: {e}", file=sys.stderr)
-        return 1
-    except ParseError as e:
-        from usmp.tools.usmp_opt import parse_error_diagnostic
-
-        print(str(parse_error_diagnostic(e)), file=sys.stderr)
-        return 1
-    except (DiagnosticException, ValueError) as e:
-        print(str(e), file=sys.stderr)
-        return 1
-    except OSError as e:
-        print(f"usmp-compile: error: {e}", file=sys.stderr)
+    except INPUT_ERRORS as e:
+        print(error_message(e), file=sys.stderr)
         return 1
     return 0
 
