@@ -73,6 +73,7 @@ def test_run_matches_tflite_micro(kws: usmp.Library) -> None:
     # by name, and from Python integers that fit int8
     (again,) = kws.run({"input_1": inputs[0].astype(np.int64)}, runs=2)
     assert np.array_equal(again, got)
+    assert 0 < kws.time(inputs, runs=3) < 1e6
 
 
 def test_relay_module_input_is_left_unchanged(tmp_path: Path) -> None:

@@ -173,15 +173,37 @@ class Library:
         from usmp.testing.run_c import build
 
         arrays = self._inputs(inputs)
+        exe = build(self._example_sources(), ["-std=c99", *HOST_CFLAGS], compiler)
+        outputs, _ = run_example(exe, self.directory, arrays, runs=runs)
+        return outputs
+
+    def time(
+        self,
+        inputs: Sequence[Any] | Mapping[str, Any],
+        *,
+        runs: int = 100,
+        compiler: str = "gcc",
+        cflags: Sequence[str] = ("-O2",),
+    ) -> float:
+        """Mean CPU microseconds of one ``run`` over ``runs`` runs of the
+        example built with ``cflags`` (as it prints them)."""
+        from usmp.testing.firmware import run_example
+        from usmp.testing.run_c import build
+
+        exe = build(self._example_sources(), ["-std=c99", *cflags], compiler)
+        _, printed = run_example(exe, self.directory, self._inputs(inputs), runs=runs)
+        line = next(x for x in printed.splitlines() if x.startswith("time: "))
+        return float(line.split()[1])
+
+    def _example_sources(self) -> dict[str, str]:
+        """The library's C files and the example's main, by file name."""
         sources = {
             path.name: path.read_text()
             for relative, path in self.files.items()
             if relative.startswith("codegen/host/")
         }
         sources["example_main.c"] = self.source("example/main.c")
-        exe = build(sources, ["-std=c99", *HOST_CFLAGS], compiler)
-        outputs, _ = run_example(exe, self.directory, arrays, runs=runs)
-        return outputs
+        return sources
 
     def _inputs(self, inputs: Sequence[Any] | Mapping[str, Any]) -> list[np.ndarray]:
         from usmp.testing.firmware import C_TYPES
