@@ -20,10 +20,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from usmp.diagnostics import LocatedError
 from usmp.output_files import AtomicFile
+from usmp.tools.process_exit import exit_process
 
 if TYPE_CHECKING:  # the frontend loads on use: --help stays fast
     from usmp.frontend.tflite_reader import Model
@@ -143,5 +144,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def cli() -> NoReturn:
+    """The ``usmp-import-tflite`` command: ``main`` as the whole process
+    (``exit_process``: no interpreter teardown)."""
+    exit_process(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    cli()

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from usmp.tools.pool_flags import PoolFlagError, parse_pool_flags
+from usmp.tools.process_exit import exit_process
 from usmp.tools.tvmc_options import (
     NO_EFFECT_CONFIGS,
     USMP_CONFIGS,
@@ -376,5 +377,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def cli() -> NoReturn:
+    """The ``usmp-tvmc`` command: ``main`` as the whole process
+    (``exit_process``: no interpreter teardown)."""
+    exit_process(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    cli()

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 from io import BytesIO
 from types import MappingProxyType
-from typing import IO
+from typing import IO, NoReturn
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
@@ -43,6 +43,7 @@ from usmp.diagnostics import LocatedError, verify_located
 from usmp.output_files import AtomicFile
 from usmp.parsing import LocatingParser
 from usmp.tools.pass_help import PASS_LIST, pass_list_formatter
+from usmp.tools.process_exit import exit_process
 from usmp.tools.timing import Timer, timed_run
 from usmp.tools.verify_diagnostics import (
     Diagnostic,
@@ -312,5 +313,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 1 if driver.verify_problems else 0
 
 
+def cli() -> NoReturn:
+    """The ``usmp-opt`` command: ``main`` as the whole process
+    (``exit_process``: no interpreter teardown)."""
+    exit_process(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    cli()
