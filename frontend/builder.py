@@ -11,7 +11,13 @@ Locations: an op emitted for TFLite operator ``k`` (say a CONV_2D) of
 ``model.tflite`` gets ``loc("CONV_2D"("model.tflite":k:0))`` (a ``NameLoc``
 around a ``FileLineColLoc``): the "line" is the TFLite operator index
 (0-based) and column 0 means "no column", so later passes' diagnostics read
-``model.tflite:12 (CONV_2D): error: ...`` for operator 12.
+``model.tflite:12 (CONV_2D): error: ...`` for operator 12. The op that
+computes a TFLite tensor (the value ``bind`` receives) is also named after
+that tensor (a weight's constant too), as MLIR's own TFLite importer does:
+``loc("conv1/Relu"("CONV_2D"("model.tflite":12:0)))``; the passes carry the
+location to the tensor's allocation, so the memory report and the TFLite
+Micro plan know which TFLite tensor each buffer holds
+(``usmp.diagnostics.tensor_location``).
 """
 
 from __future__ import annotations
@@ -202,7 +208,23 @@ class RelayBuilder:
         )
 
     def bind(self, t: Tensor, value: SSAValue) -> None:
+        """``value`` holds tensor ``t``; an op this operator emitted for it is
+        named after the tensor (see the module doc)."""
         self.values[t.index] = value
+        self._name_after(value, t)
+
+    def _name_after(self, value: SSAValue, t: Tensor) -> None:
+        """Name the op computing ``value`` after tensor ``t`` if this operator
+        emitted it (an alias of an earlier tensor keeps that one's name)."""
+        owner = value.owner
+        if (
+            self._operator is not None
+            and isinstance(owner, Operation)
+            and isinstance(owner.location, NameLoc)
+            and isinstance(owner.location.location, FileLineColLoc)
+            and owner.location.location.line.data == self._operator.index
+        ):
+            owner.location = NameLoc(StringAttr(t.name), owner.location)
 
     # -- constants -------------------------------------------------------------
 
@@ -238,6 +260,7 @@ class RelayBuilder:
         value = self.constant(
             np.ascontiguousarray(array), sanitize_name(t.name, f"cst{t.index}")
         )
+        self._name_after(value, t)
         self._constants[key] = value
         return value
 

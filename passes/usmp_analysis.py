@@ -123,6 +123,8 @@ class BufferInfo:
     """Candidate pools in order of preference (already access-filtered)."""
     placement: PoolAllocationAttr | None = None
     """The placement already recorded in the IR (after ``usmp-plan-memory``)."""
+    read_at: tuple[int, ...] = ()
+    """Constants: the steps of main that read it (for the memory report)."""
 
     def describe(self) -> str:
         """How diagnostics name it: ``buffer 'acc' of 'op'``, ``input 'x'``..."""
@@ -152,6 +154,8 @@ class BufferInfoAnalysis:
     constants: tuple[BufferInfo, ...]
     conflicts: dict[str, tuple[str, ...]]
     """Workspace buffer name -> sorted names of the buffers it conflicts with."""
+    step_ops: tuple[Operation, ...] = ()
+    """main's top-level op at each step (its location names the operator)."""
 
     def pool(self, name: str) -> PoolInfoAttr:
         for p in self.pools:
@@ -251,16 +255,17 @@ class _Analyzer:
                 used = timeline.uses.get(value, set())
                 live = ((min(used), max(used) + 1),) if used else ()
                 targets = main_targets | timeline.value_targets.get(value, set())
-                self.add_allocation(op, main_name, live, targets)
+                self.add_allocation(op, main_name, live, targets, tuple(sorted(used)))
         running = function_steps(timeline, call_graph(self.functions))
         for name, f in self.functions.items():
             if f is main:
                 continue
             live = intervals(running.get(name, ()))
             targets = timeline.call_targets.get(name, {function_target(f)})
+            steps = tuple(sorted(running.get(name, ())))
             for op in f.walk():
                 if defines_buffer(op, self.pool_args[name]):
-                    self.add_allocation(op, name, live, targets)
+                    self.add_allocation(op, name, live, targets, steps)
         return BufferInfoAnalysis(
             main,
             tuple(timeline.steps),
@@ -268,6 +273,7 @@ class _Analyzer:
             tuple(self.buffers),
             tuple(self.constants),
             compute_conflicts((b.name, b.size, b.live) for b in self.buffers),
+            tuple(timeline.step_ops),
         )
 
     def candidates(
@@ -337,9 +343,11 @@ class _Analyzer:
         function: str,
         live: tuple[Interval, ...],
         targets: set[str],
+        used: tuple[int, ...] = (),
     ) -> None:
         """Add the buffer ``op`` defines: a ``tir.allocate``/``allocate_const``,
-        or a view into a pool argument (then already placed)."""
+        or a view into a pool argument (then already placed); ``used``: the
+        steps that touch it."""
         if (own := device_target(op)) is not None:
             targets = targets | {own}
         if isinstance(op, memref.ViewOp):
@@ -380,6 +388,7 @@ class _Analyzer:
             targets=ordered,
             pools=pools,
             placement=placement,
+            read_at=used if is_const else (),
         )
         (self.constants if is_const else self.buffers).append(info)
 

@@ -19,7 +19,7 @@ derives, in one walk:
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType
@@ -94,6 +94,8 @@ class MainTimeline:
     """Function name -> steps during which main calls it directly."""
     call_targets: dict[str, set[str]]
     """Function name -> targets main calls it on."""
+    step_ops: list[Operation] = field(default_factory=list[Operation])
+    """The top-level op of main at each step (its location names the step)."""
 
 
 def defines_buffer(op: Operation, pool_args: Collection[SSAValue]) -> bool:
@@ -147,6 +149,7 @@ def main_timeline(
             continue
         step = len(timeline.steps)
         timeline.steps.append(callees[0][0] if len(callees) == 1 else top.name)
+        timeline.step_ops.append(top)
         for r in touched:
             timeline.uses.setdefault(r, set()).add(step)
         for callee, target, args in callees:

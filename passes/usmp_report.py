@@ -13,11 +13,19 @@ checks it like ``usmp-validate`` does, and writes (the composite
   of its buffers live at once (no plan can do better with the same pool
   assignment); of a constant pool, the sum of its constants; ``ratio`` is
   ``size / lower_bound``. ``total`` does the same over all workspace pools.
-* ``svg``: per pool, buffers as rectangles in time (main's steps, x) x address
-  (bytes, y), labelled with their names and sizes, with both axes, the pool's
-  size, its lower bound, and the live-bytes profile. ``svg`` is a path in
-  which ``{pool}`` is replaced by the pool name; without ``{pool}`` the pool
-  name is inserted before the extension (``plan.svg`` -> ``plan.sram.svg``).
+  The JSON also names each step's TFLite operators (``step_operators``) and
+  each buffer's TFLite tensor (``tensor``: name, opcode and index of the
+  operator computing it, or null) and, for constants, the steps reading them
+  (``read_at``). Beside it, ``summary.txt`` and ``summary.csv`` (for
+  ``plan.json``; else ``<stem>.summary.*``): per pool size, lower bound and
+  ratio, per step operator, live bytes and buffers live
+  (``usmp_report_summary``).
+* ``svg``: per pool, a picture (``usmp_report_svg``): a workspace pool as
+  time (steps named by operator) x address with a rectangle per buffer named
+  by its tensor; a constant pool as the constant bytes each step reads.
+  ``svg`` is a path in which ``{pool}`` is replaced by the pool name; without
+  ``{pool}`` the pool name is inserted before the extension (``plan.svg`` ->
+  ``plan.sram.svg``).
 
 Both files are written deterministically (sorted, fixed formatting). The pass
 changes no IR; running it twice writes the same files.
@@ -28,12 +36,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import zlib
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from xml.sax.saxutils import escape
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -42,12 +47,31 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from usmp.dialects.tir import PoolKind
 from usmp.output_files import write_text_atomic
-from usmp.passes.usmp_analysis import BufferInfo
 from usmp.passes.usmp_plan_memory import PlannedModule
+from usmp.passes.usmp_report_summary import (
+    PoolReport,
+    buffer_tensor,
+    peak_bytes,
+    pool_reports,
+    step_operators,
+    summary_csv,
+    summary_text,
+)
+from usmp.passes.usmp_report_svg import pool_svg
 from usmp.passes.usmp_validate import read_plan
-from usmp.planning.lower_bound import interval_peak
-from usmp.planning.model import Buffer
 from usmp.planning.problem_json import problem_to_json
+
+__all__ = [
+    "PoolReport",
+    "UsmpReportPass",
+    "benchmark_case",
+    "dump_benchmark_case",
+    "pool_reports",
+    "report_json",
+    "report_paths",
+    "summary_paths",
+    "write_report",
+]
 
 
 @dataclass(frozen=True)
@@ -80,78 +104,17 @@ def report_paths(report: str) -> tuple[str, str]:
     return str(stem.with_suffix(".json")), f"{stem}.{{pool}}.svg"
 
 
-# -- the report's data --------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PoolReport:
-    name: str
-    kind: PoolKind
-    size: int
-    limit: int | None
-    """The size limit the plan was made under (None: unbounded)."""
-    alignment: int
-    lower_bound: int
-    buffers: tuple[BufferInfo, ...]
-
-    @property
-    def ratio(self) -> float | None:
-        return round(self.size / self.lower_bound, 4) if self.lower_bound else None
-
-
-def _peak(buffers: Sequence[BufferInfo]) -> int:
-    """Peak of the live bytes of ``buffers`` over main's steps (every live
-    interval counted: exact for scratch of operators called several times)."""
-    return interval_peak(
-        Buffer(f"{b.name}@{s}", b.size, s, e) for b in buffers for s, e in b.live
-    )
-
-
-def pool_reports(planned: PlannedModule) -> list[PoolReport]:
-    reports: list[PoolReport] = []
-    for pool in planned.analysis.pools:
-        name = pool.pool_name.data
-        kind = pool.kind.data
-        members = tuple(
-            b
-            for b in (
-                planned.analysis.buffers
-                if kind == PoolKind.WORKSPACE
-                else planned.analysis.constants
-            )
-            if planned.placements[b.name].pool == name
-        )
-        if not members:
-            continue
-        bound = (
-            _peak(members)
-            if kind == PoolKind.WORKSPACE
-            else sum(b.size for b in members)
-        )
-        reports.append(
-            PoolReport(
-                name,
-                kind,
-                planned.sizes.get(name, 0),
-                pool.size_limit,
-                pool.alignment.data,
-                bound,
-                members,
-            )
-        )
-    return reports
-
-
 def report_json(planned: PlannedModule) -> dict[str, object]:
     analysis = planned.analysis
     pools = pool_reports(planned)
     workspace = [p for p in pools if p.kind == PoolKind.WORKSPACE]
     total_size = sum(p.size for p in workspace)
-    total_bound = _peak(analysis.buffers)
+    total_bound = peak_bytes(analysis.buffers)
     return {
         "model": analysis.main.sym_name.data,
         "algorithm": planned.algorithm or None,
         "steps": list(analysis.steps),
+        "step_operators": step_operators(planned),
         "pools": [
             {
                 "name": p.name,
@@ -182,10 +145,29 @@ def report_json(planned: PlannedModule) -> dict[str, object]:
                 "size": b.size,
                 "alignment": b.alignment,
                 "live": [list(i) for i in b.live],
+                "read_at": list(b.read_at),
+                "tensor": _tensor_json(b),
             }
             for b in (*analysis.buffers, *analysis.constants)
         ],
     }
+
+
+def _tensor_json(b: Any) -> dict[str, object] | None:
+    tensor = buffer_tensor(b)
+    if tensor is None:
+        return None
+    return {"name": tensor.name, "opcode": tensor.opcode, "operator": tensor.operator}
+
+
+def summary_paths(json_path: str) -> tuple[str, str]:
+    """The text and CSV summaries beside the JSON report: ``DIR/summary.txt``
+    and ``.csv`` for ``DIR/plan.json``, else ``<stem>.summary.txt``/``.csv``."""
+    path = Path(json_path)
+    stem = path.parent / "summary" if path.stem == "plan" else path.with_suffix("")
+    if stem.name != "summary":
+        stem = stem.with_name(f"{stem.name}.summary")
+    return f"{stem}.txt", f"{stem}.csv"
 
 
 def write_report(
@@ -193,6 +175,9 @@ def write_report(
 ) -> None:
     if json_path:
         _write(json_path, json.dumps(report_json(planned), indent=2) + "\n")
+        text_path, csv_path = summary_paths(json_path)
+        _write(text_path, summary_text(planned))
+        _write(csv_path, summary_csv(planned))
     if svg_path:
         steps = len(planned.analysis.steps)
         for pool in pool_reports(planned):
@@ -216,179 +201,6 @@ def _write(path: str, text: str) -> None:
         raise DiagnosticException(
             f"usmp: cannot write the report '{path}': {e}"
         ) from None
-
-
-# -- SVG ------------------------------------------------------------------------
-
-_PALETTE = (
-    "#4e79a7",
-    "#f28e2b",
-    "#e15759",
-    "#76b7b2",
-    "#59a14f",
-    "#edc948",
-    "#b07aa1",
-    "#ff9da7",
-    "#9c755f",
-    "#bab0ac",
-)
-_W, _H = 960, 540
-_LEFT, _RIGHT, _TOP, _BOTTOM = 90, 30, 50, 70
-
-
-def _bytes_label(n: int) -> str:
-    if n >= 1 << 20 and n % (1 << 10) == 0:
-        return f"{n / (1 << 20):.4g} MiB"
-    if n >= 1 << 10:
-        return f"{n / (1 << 10):.4g} KiB"
-    return f"{n} B"
-
-
-def _nice_step(span: float, ticks: int) -> int:
-    raw = max(span / ticks, 1)
-    magnitude = 10 ** (len(str(int(raw))) - 1)
-    for m in (1, 2, 5, 10):
-        if m * magnitude >= raw:
-            return m * magnitude
-    return 10 * magnitude
-
-
-def _live_profile(buffers: Sequence[BufferInfo], steps: int) -> list[int]:
-    live = [0] * max(steps, 1)
-    for b in buffers:
-        for s, e in b.live:
-            for t in range(s, min(e, len(live))):
-                live[t] += b.size
-    return live
-
-
-def pool_svg(pool: PoolReport, planned: PlannedModule, steps: int) -> str:
-    """The pool drawn as time x address, a rectangle per buffer live interval."""
-    t_max = max(steps, 1)
-    top = max(pool.size, pool.lower_bound, 1)
-    plot_w, plot_h = _W - _LEFT - _RIGHT, _H - _TOP - _BOTTOM
-
-    def x(t: float) -> float:
-        return _LEFT + plot_w * t / t_max
-
-    def y(address: float) -> float:
-        return _TOP + plot_h * (1 - address / top)
-
-    out: list[str] = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" '
-        f'viewBox="0 0 {_W} {_H}" font-family="sans-serif" font-size="11">',
-        f"<title>usmp plan: pool {escape(pool.name)}</title>",
-        f'<rect x="0" y="0" width="{_W}" height="{_H}" fill="white"/>',
-        f'<text x="{_W / 2:.1f}" y="22" text-anchor="middle" font-size="15" '
-        f'font-weight="bold">pool {escape(pool.name)} ({pool.kind}): '
-        f"{_bytes_label(pool.size)} = {pool.size} B, lower bound "
-        f"{pool.lower_bound} B"
-        + (f", ratio {pool.ratio:.3f}" if pool.ratio else "")
-        + (f", {escape(planned.algorithm)}" if planned.algorithm else "")
-        + "</text>",
-    ]
-    # live bytes at each step, behind the buffers (its peak is the bound)
-    if pool.kind == PoolKind.WORKSPACE:
-        profile = _live_profile(pool.buffers, steps)
-        points = [f"{x(0):.1f},{y(0):.1f}"]
-        for t, live in enumerate(profile):
-            points += [f"{x(t):.1f},{y(live):.1f}", f"{x(t + 1):.1f},{y(live):.1f}"]
-        points.append(f"{x(len(profile)):.1f},{y(0):.1f}")
-        out.append(
-            f'<polygon points="{" ".join(points)}" fill="#d9d9d9" '
-            'fill-opacity="0.6" stroke="none"><title>bytes live at each step'
-            "</title></polygon>"
-        )
-    # buffers
-    for b in sorted(pool.buffers, key=lambda b: b.name):
-        where = planned.placements[b.name]
-        color = _PALETTE[zlib.crc32(b.name.encode()) % len(_PALETTE)]
-        spans = b.live if pool.kind == PoolKind.WORKSPACE else ((0, t_max),)
-        for s, e in spans:
-            x0, x1 = x(s), x(e)
-            y0, y1 = y(where.offset + b.size), y(where.offset)
-            tooltip = (
-                f"{b.name} ({b.function}): {b.size} B at offset {where.offset}, "
-                f"live [{s}, {e})"
-            )
-            out.append(
-                f'<g><title>{escape(tooltip)}</title><rect x="{x0:.1f}" y="{y0:.1f}" '
-                f'width="{max(x1 - x0, 0.5):.1f}" height="{max(y1 - y0, 0.5):.1f}" '
-                f'fill="{color}" fill-opacity="0.75" stroke="#333" stroke-width="0.6"/>'
-            )
-            label = f"{b.name_hint} {b.size} B"
-            if (x1 - x0) > 6 * len(label) * 0.6 and (y1 - y0) > 12:
-                out.append(
-                    f'<text x="{(x0 + x1) / 2:.1f}" y="{(y0 + y1) / 2 + 4:.1f}" '
-                    f'text-anchor="middle" fill="black">{escape(label)}</text>'
-                )
-            elif (y1 - y0) > 9 and (x1 - x0) > 24:
-                out.append(
-                    f'<text x="{x0 + 2:.1f}" y="{(y0 + y1) / 2 + 3:.1f}" font-size="8" '
-                    f'fill="black">{escape(b.name_hint)}</text>'
-                )
-            out.append("</g>")
-    out.append(
-        f'<line x1="{_LEFT}" x2="{_LEFT + plot_w}" y1="{y(pool.lower_bound):.1f}" '
-        f'y2="{y(pool.lower_bound):.1f}" stroke="#d62728" stroke-dasharray="6,3"/>'
-        f'<text x="{_LEFT + plot_w - 2}" y="{y(pool.lower_bound) - 3:.1f}" '
-        f'text-anchor="end" fill="#d62728">lower bound {pool.lower_bound} B</text>'
-    )
-    out.append(
-        f'<line x1="{_LEFT}" x2="{_LEFT + plot_w}" y1="{y(pool.size):.1f}" '
-        f'y2="{y(pool.size):.1f}" stroke="black"/>'
-        f'<text x="{_LEFT + 2}" y="{y(pool.size) - 3:.1f}">'
-        f"pool size {pool.size} B</text>"
-    )
-    # axes
-    out.append(
-        f'<line x1="{_LEFT}" y1="{_TOP}" x2="{_LEFT}" y2="{_TOP + plot_h}" '
-        'stroke="black"/>'
-        f'<line x1="{_LEFT}" y1="{_TOP + plot_h}" x2="{_LEFT + plot_w}" '
-        f'y2="{_TOP + plot_h}" stroke="black"/>'
-    )
-    step = _nice_step(top, 8)
-    address = 0
-    while address <= top:
-        out.append(
-            f'<line x1="{_LEFT - 4}" x2="{_LEFT}" y1="{y(address):.1f}" '
-            f'y2="{y(address):.1f}" stroke="black"/>'
-            f'<text x="{_LEFT - 6}" y="{y(address) + 4:.1f}" text-anchor="end">'
-            f"{address}</text>"
-        )
-        address += step
-    t_step = _nice_step(t_max, 20)
-    for t in range(0, t_max + 1, t_step):
-        label = planned.analysis.steps[t] if t < steps else "end"
-        out.append(
-            f'<g><title>step {t}: {escape(label)}</title><line x1="{x(t):.1f}" '
-            f'x2="{x(t):.1f}" y1="{_TOP + plot_h}" y2="{_TOP + plot_h + 4}" '
-            f'stroke="black"/><text x="{x(t):.1f}" y="{_TOP + plot_h + 16}" '
-            f'text-anchor="middle">{t}</text></g>'
-        )
-    out.append(
-        f'<text x="{_LEFT + plot_w / 2:.1f}" y="{_H - 22}" text-anchor="middle">'
-        "time (step of main: operator call)</text>"
-        f'<text transform="translate(18,{_TOP + plot_h / 2:.1f}) rotate(-90)" '
-        'text-anchor="middle">address (bytes from the pool start)</text>'
-    )
-    legend_y = _H - 8
-    if pool.kind == PoolKind.WORKSPACE:
-        out.append(
-            f'<rect x="{_LEFT}" y="{legend_y - 9}" width="12" height="9" '
-            'fill="#d9d9d9"/>'
-            f'<text x="{_LEFT + 16}" y="{legend_y}">bytes live at each step</text>'
-            f'<line x1="{_LEFT + 170}" x2="{_LEFT + 194}" y1="{legend_y - 4}" '
-            f'y2="{legend_y - 4}" stroke="#d62728" stroke-dasharray="6,3"/>'
-            f'<text x="{_LEFT + 198}" y="{legend_y}">'
-            "lower bound (peak live bytes)</text>"
-        )
-    out.append(
-        f'<text x="{_LEFT + plot_w}" y="{legend_y}" text-anchor="end">'
-        "hover a rectangle or a step for details</text>"
-    )
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
 
 
 def benchmark_case(planned: PlannedModule) -> dict[str, Any]:

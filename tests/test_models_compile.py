@@ -65,6 +65,8 @@ def test_output_directory_progress_and_metadata(
         "memory/plan.global_const.svg",
         "memory/plan.global_workspace.svg",
         "memory/plan.json",
+        "memory/summary.csv",
+        "memory/summary.txt",
         "metadata.json",
         "src/hello_world_int8.relay.mlir",
     ]

@@ -134,5 +134,7 @@ def test_usmp_report_into_an_existing_directory(tmp_path: Path) -> None:
         "plan.global_const.svg",
         "plan.global_workspace.svg",
         "plan.json",
+        "summary.csv",
+        "summary.txt",
     ]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]

@@ -313,17 +313,20 @@ def test_report_files(tmp_path: Path) -> None:
     for pool in pools:
         svg = ET.parse(tmp_path / f"plan.{pool}.svg").getroot()
         assert svg.tag == "{http://www.w3.org/2000/svg}svg"
+        workspace = pools[pool]["kind"] == "workspace"
         rects = [
             r
             for r in svg.iter("{http://www.w3.org/2000/svg}rect")
-            if r.get("fill-opacity") == "0.75"
+            if r.get("fill-opacity") == ("0.75" if workspace else "0.8")
         ]
         titles = [t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}title")]
         members = [b for b in report["buffers"] if b["pool"] == pool]
-        intervals = sum(
-            len(b["live"]) if pools[pool]["kind"] == "workspace" else 1 for b in members
-        )
-        assert len(rects) == intervals  # one per buffer and live interval
+        # a workspace buffer per live interval, a constant per step reading it
+        drawn = sum(len(b["live"] if workspace else b["read_at"]) for b in members)
+        assert len(rects) == drawn
+        # every step is a hover target naming its operator
+        for step, callee in enumerate(report["steps"]):
+            assert any(t.startswith(f"step {step}: ") and callee in t for t in titles)
         for b in members:
             assert any(t.startswith(f"{b['name']} (") for t in titles)
 

@@ -30,13 +30,39 @@ def location_of(op: Operation | None) -> str:
 def format_location(loc: Attribute) -> str | None:
     """``file:line:col``; ``file:line`` for column 0 (no column: the TFLite
     importer's ``model.tflite:<operator index>``); a ``NameLoc`` adds its
-    name, ``model.tflite:12 (CONV_2D)``. ``None`` for other locations."""
+    name, ``model.tflite:12 (CONV_2D)``; a name around a name (the tensor an
+    op computes, ``usmp.frontend.builder``) is left out. ``None`` for other
+    locations."""
+    if isinstance(loc, NameLoc) and isinstance(loc.location, NameLoc):
+        return format_location(loc.location)
     if isinstance(loc, NameLoc):
         inner = format_location(loc.location)
         return None if inner is None else f"{inner} ({loc.desc.data})"
     if isinstance(loc, FileLineColLoc):
         where = f"{loc.filename.data}:{loc.line.data}"
         return f"{where}:{loc.column.data}" if loc.column.data else where
+    return None
+
+
+def tensor_location(loc: Attribute) -> tuple[str, str | None, int | None] | None:
+    """The TFLite tensor an op computes, from the importer's
+    ``loc("tensor"("OPCODE"("model.tflite":k:0)))``: ``(tensor, "OPCODE",
+    k)``; ``None`` for any other location."""
+    if not isinstance(loc, NameLoc) or not isinstance(loc.location, NameLoc):
+        return None
+    inner = loc.location
+    if isinstance(inner.location, FileLineColLoc):
+        return loc.desc.data, inner.desc.data, inner.location.line.data
+    return loc.desc.data, inner.desc.data, None
+
+
+def operator_location(loc: Attribute) -> tuple[str, int] | None:
+    """``("OPCODE", k)`` of an op the TFLite importer emitted for operator
+    ``k`` (named or not after its tensor); ``None`` otherwise."""
+    if isinstance(loc, NameLoc) and isinstance(loc.location, NameLoc):
+        loc = loc.location
+    if isinstance(loc, NameLoc) and isinstance(loc.location, FileLineColLoc):
+        return loc.desc.data, loc.location.line.data
     return None
 
 

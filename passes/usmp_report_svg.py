@@ -1,0 +1,417 @@
+"""The memory report's pictures: one SVG per pool (plain SVG text, no library).
+
+* A workspace pool is drawn as time x address: main's steps on x, each named
+  by the TFLite operator(s) it runs (rotated labels, thinned out when the
+  steps are too narrow; hovering a column gives the step's operator, callee
+  and live bytes), addresses on y, a rectangle per buffer live interval
+  labelled with its tensor name and size where the label fits *inside* the
+  rectangle (cut short with ``…`` otherwise, left out when even that does not
+  fit), so labels never overlap: the rectangles of a valid plan do not. The
+  bytes live at each step are shaded behind; the pool size and the lower
+  bound are lines labelled in the right margin.
+* A constant pool is drawn per layer: for each step a bar of the constant
+  bytes it reads, stacked per constant (weights, bias, requantisation
+  tables; hover for name, size and offset), with the bar's total above it.
+  A constant read by several steps appears in each of their bars.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from xml.sax.saxutils import escape
+
+from usmp.dialects.tir import PoolKind
+from usmp.passes.usmp_analysis import BufferInfo
+from usmp.passes.usmp_plan_memory import PlannedModule
+from usmp.passes.usmp_report_summary import (
+    PoolReport,
+    buffer_label,
+    buffer_tensor,
+    name_prefix,
+    step_operators,
+)
+
+_PALETTE = (
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+)
+_LEFT, _RIGHT, _TOP = 90, 130, 50
+_PLOT_H = 420
+_STEP_LABELS = 150
+"""Height below the plot for the rotated step labels."""
+_CHAR = 0.58
+"""Width of a character in em (sans-serif, an upper estimate)."""
+
+
+def _bytes_label(n: int) -> str:
+    if n >= 1 << 20 and n % (1 << 10) == 0:
+        return f"{n / (1 << 20):.4g} MiB"
+    if n >= 1 << 10:
+        return f"{n / (1 << 10):.4g} KiB"
+    return f"{n} B"
+
+
+def _compact(n: int) -> str:
+    """``n`` bytes in at most 5 characters: ``816``, ``4.6K``, ``66K``, ``1.2M``."""
+    for unit, scale in (("M", 1 << 20), ("K", 1 << 10)):
+        if n >= scale:
+            value = n / scale
+            return f"{value:.1f}{unit}" if value < 10 else f"{value:.0f}{unit}"
+    return str(n)
+
+
+def _nice_step(span: float, ticks: int) -> int:
+    raw = max(span / ticks, 1)
+    magnitude = 10 ** (len(str(int(raw))) - 1)
+    for m in (1, 2, 5, 10):
+        if m * magnitude >= raw:
+            return m * magnitude
+    return 10 * magnitude
+
+
+def _fit(text: str, width: float, font: float) -> str | None:
+    """``text`` cut (from the left, keeping its distinctive end) to fit in
+    ``width`` pixels at ``font`` px; None if not even 4 characters fit."""
+    room = int(width / (font * _CHAR))
+    if len(text) <= room:
+        return text
+    if room < 4:
+        return None
+    return "…" + text[len(text) - room + 1 :]
+
+
+def _live_profile(buffers: Sequence[BufferInfo], steps: int) -> list[int]:
+    live = [0] * max(steps, 1)
+    for b in buffers:
+        for s, e in b.live:
+            for t in range(s, min(e, len(live))):
+                live[t] += b.size
+    return live
+
+
+class _Canvas:
+    """Coordinates and the parts both pictures share (axes, step labels)."""
+
+    def __init__(self, steps: int, top: int, title: str):
+        self.steps = max(steps, 1)
+        self.top = max(top, 1)
+        self.plot_w = min(max(840 - _LEFT - _RIGHT, 16 * self.steps), 4000)
+        self.width = _LEFT + self.plot_w + _RIGHT
+        self.height = _TOP + _PLOT_H + _STEP_LABELS + 56
+        self.out: list[str] = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" '
+            f'height="{self.height}" viewBox="0 0 {self.width} {self.height}" '
+            'font-family="sans-serif" font-size="11">',
+            f"<title>{escape(title)}</title>",
+            f'<rect x="0" y="0" width="{self.width}" height="{self.height}" '
+            'fill="white"/>',
+        ]
+
+    def x(self, t: float) -> float:
+        return _LEFT + self.plot_w * t / self.steps
+
+    def y(self, address: float) -> float:
+        return _TOP + _PLOT_H * (1 - address / self.top)
+
+    def heading(self, text: str, sub: str) -> None:
+        self.out.append(
+            f'<text x="{_LEFT}" y="20" font-size="15" font-weight="bold">'
+            f"{escape(text)}</text>"
+            f'<text x="{_LEFT}" y="38" fill="#444">{escape(sub)}</text>'
+        )
+
+    def columns(self, tooltips: Sequence[str]) -> None:
+        """An invisible hover target per step, behind everything else."""
+        for t, tip in enumerate(tooltips):
+            self.out.append(
+                f'<rect x="{self.x(t):.1f}" y="{_TOP}" '
+                f'width="{self.x(t + 1) - self.x(t):.1f}" height="{_PLOT_H}" '
+                f'fill="white" fill-opacity="0"><title>{escape(tip)}</title></rect>'
+            )
+
+    def margin_label(self, address: int, lines: Sequence[str], color: str) -> None:
+        y = self.y(address)
+        x = _LEFT + self.plot_w + 6
+        for i, line in enumerate(lines):
+            self.out.append(
+                f'<text x="{x}" y="{y + 4 + 13 * i:.1f}" fill="{color}">'
+                f"{escape(line)}</text>"
+            )
+
+    def axes(self, operators: Sequence[str], y_title: str, x_title: str) -> None:
+        bottom = _TOP + _PLOT_H
+        self.out.append(
+            f'<line x1="{_LEFT}" y1="{_TOP}" x2="{_LEFT}" y2="{bottom}" '
+            'stroke="black"/>'
+            f'<line x1="{_LEFT}" y1="{bottom}" x2="{_LEFT + self.plot_w}" '
+            f'y2="{bottom}" stroke="black"/>'
+        )
+        step = _nice_step(self.top, 8)
+        for address in range(0, self.top + 1, step):
+            self.out.append(
+                f'<line x1="{_LEFT - 4}" x2="{_LEFT}" y1="{self.y(address):.1f}" '
+                f'y2="{self.y(address):.1f}" stroke="black"/>'
+                f'<text x="{_LEFT - 6}" y="{self.y(address) + 4:.1f}" '
+                f'text-anchor="end">{address:,}</text>'
+            )
+        # one label per step if they fit side by side (12 px), else every k-th
+        every = max(1, -(-12 * self.steps // self.plot_w))
+        for t in range(0, len(operators), every):
+            cx = (self.x(t) + self.x(t + 1)) / 2
+            label = _fit(f"{t} {operators[t]}", _STEP_LABELS - 10, 9) or str(t)
+            self.out.append(
+                f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{bottom}" y2="{bottom + 4}" '
+                f'stroke="black"/><text x="{cx + 3:.1f}" y="{bottom + 8}" '
+                f'font-size="9" transform="rotate(60 {cx + 3:.1f} {bottom + 8})">'
+                f"{escape(label)}</text>"
+            )
+        self.out.append(
+            f'<text x="{_LEFT + self.plot_w / 2:.1f}" '
+            f'y="{bottom + _STEP_LABELS + 4}" text-anchor="middle">'
+            f"{escape(x_title)}</text>"
+            f'<text transform="translate(16,{_TOP + _PLOT_H / 2:.1f}) rotate(-90)" '
+            f'text-anchor="middle">{escape(y_title)}</text>'
+        )
+
+    def legend(self, items: str, prefix: str) -> None:
+        """``items`` at ``legend_y``; below them the hover hint and the name
+        prefix the labels leave out."""
+        self.out.append(items)
+        cut = (
+            f"; labels leave out the tensor names' prefix '{prefix}'" if prefix else ""
+        )
+        self.out.append(
+            f'<text x="{_LEFT}" y="{self.height - 8}" fill="#444">hover a '
+            f"rectangle or a step for details{escape(cut)}</text>"
+        )
+
+    @property
+    def legend_y(self) -> int:
+        return self.height - 26
+
+    def text(self) -> str:
+        return "\n".join([*self.out, "</svg>"]) + "\n"
+
+
+def _color(name: str) -> str:
+    return _PALETTE[zlib.crc32(name.encode()) % len(_PALETTE)]
+
+
+def _box_label(
+    out: list[str], x0: float, x1: float, y0: float, y1: float, name: str, size: int
+) -> None:
+    """The label of a rectangle, inside it or not at all."""
+    w, h = x1 - x0 - 4, y1 - y0
+    font = 11 if h >= 14 else 9 if h >= 10 else 0
+    if not font:
+        return
+    cx = (x0 + x1) / 2
+    if h >= 2 * font + 6:
+        first, size_text = _fit(name, w, font), _bytes_label(size)
+        second = size_text if _fit(size_text, w, font) == size_text else None
+        if first is None:
+            return
+        if second is None:  # a size is shown whole or not at all
+            out.append(
+                f'<text x="{cx:.1f}" y="{(y0 + y1) / 2 + font / 2 - 1:.1f}" '
+                f'text-anchor="middle" font-size="{font}">{escape(first)}</text>'
+            )
+            return
+        mid = (y0 + y1) / 2
+        out.append(
+            f'<text x="{cx:.1f}" y="{mid - 1:.1f}" text-anchor="middle" '
+            f'font-size="{font}">{escape(first)}</text>'
+            f'<text x="{cx:.1f}" y="{mid + font:.1f}" text-anchor="middle" '
+            f'font-size="{font}">{escape(second)}</text>'
+        )
+        return
+    both = f"{name} {_bytes_label(size)}"
+    label = both if _fit(both, w, font) == both else _fit(name, w, font)
+    if label is not None:
+        out.append(
+            f'<text x="{cx:.1f}" y="{(y0 + y1) / 2 + font / 2 - 1:.1f}" '
+            f'text-anchor="middle" font-size="{font}">{escape(label)}</text>'
+        )
+
+
+def _tensor_line(b: BufferInfo) -> str:
+    tensor = buffer_tensor(b)
+    if tensor is None:
+        return ""
+    where = f" ({tensor.opcode} #{tensor.operator})" if tensor.opcode else ""
+    return f"\ntensor {tensor.name}{where}"
+
+
+def pool_svg(pool: PoolReport, planned: PlannedModule, steps: int) -> str:
+    if pool.kind == PoolKind.WORKSPACE:
+        return workspace_svg(pool, planned, steps)
+    return constant_svg(pool, planned, steps)
+
+
+def workspace_svg(pool: PoolReport, planned: PlannedModule, steps: int) -> str:
+    """The pool drawn as time x address, a rectangle per buffer live interval."""
+    operators = step_operators(planned)
+    profile = _live_profile(pool.buffers, steps)
+    c = _Canvas(steps, max(pool.size, pool.lower_bound), f"usmp plan: pool {pool.name}")
+    ratio = f", ratio {pool.ratio:.3f}" if pool.ratio else ""
+    algorithm = f" by {planned.algorithm}" if planned.algorithm else ""
+    c.heading(
+        f"pool {pool.name} (workspace): {pool.size:,} B = {_bytes_label(pool.size)}",
+        f"lower bound {pool.lower_bound:,} B (peak live bytes){ratio}; "
+        f"{len(pool.buffers)} buffers over {steps} steps{algorithm}",
+    )
+    c.columns(
+        [
+            f"step {t}: {operators[t]}\n{planned.analysis.steps[t]}\n"
+            f"{profile[t]:,} B live in this pool"
+            for t in range(steps)
+        ]
+    )
+    points = [f"{c.x(0):.1f},{c.y(0):.1f}"]
+    for t, live in enumerate(profile):
+        points += [f"{c.x(t):.1f},{c.y(live):.1f}", f"{c.x(t + 1):.1f},{c.y(live):.1f}"]
+    points.append(f"{c.x(len(profile)):.1f},{c.y(0):.1f}")
+    c.out.append(
+        f'<polygon points="{" ".join(points)}" fill="#d9d9d9" fill-opacity="0.6" '
+        'stroke="none"><title>bytes live at each step</title></polygon>'
+    )
+    prefix = name_prefix([buffer_label(b) for b in pool.buffers])
+    for b in sorted(pool.buffers, key=lambda b: b.name):
+        offset = planned.placements[b.name].offset
+        label = buffer_label(b).removeprefix(prefix)
+        for s, e in b.live:
+            x0, x1 = c.x(s), c.x(e)
+            y0, y1 = c.y(offset + b.size), c.y(offset)
+            ops = f"{operators[s]} .. {operators[e - 1]}" if e - 1 > s else operators[s]
+            tip = (
+                f"{b.name} ({b.role}, {b.function}): {b.size:,} B at offset "
+                f"{offset:,}{_tensor_line(b)}\nlive steps [{s}, {e}): {ops}"
+            )
+            c.out.append(
+                f'<g><title>{escape(tip)}</title><rect x="{x0:.1f}" y="{y0:.1f}" '
+                f'width="{max(x1 - x0, 0.5):.1f}" height="{max(y1 - y0, 0.5):.1f}" '
+                f'fill="{_color(b.name)}" fill-opacity="0.75" stroke="#333" '
+                'stroke-width="0.6"/>'
+            )
+            _box_label(c.out, x0, x1, y0, y1, label, b.size)
+            c.out.append("</g>")
+    _size_lines(c, pool)
+    c.axes(
+        operators,
+        "address (bytes from the pool start)",
+        "time: step of main (the TFLite operators it runs)",
+    )
+    legend_y = c.legend_y
+    c.legend(
+        f'<rect x="{_LEFT}" y="{legend_y - 9}" width="12" height="9" fill="#d9d9d9"/>'
+        f'<text x="{_LEFT + 16}" y="{legend_y}">bytes live at each step</text>'
+        f'<line x1="{_LEFT + 170}" x2="{_LEFT + 194}" y1="{legend_y - 4}" '
+        f'y2="{legend_y - 4}" stroke="#d62728" stroke-dasharray="6,3"/>'
+        f'<text x="{_LEFT + 198}" y="{legend_y}">lower bound (peak live bytes)</text>',
+        prefix,
+    )
+    return c.text()
+
+
+def _size_lines(c: _Canvas, pool: PoolReport) -> None:
+    x0, x1 = _LEFT, _LEFT + c.plot_w
+    for value, color, dash in (
+        (pool.lower_bound, "#d62728", ' stroke-dasharray="6,3"'),
+        (pool.size, "black", ""),
+    ):
+        c.out.append(
+            f'<line x1="{x0}" x2="{x1}" y1="{c.y(value):.1f}" y2="{c.y(value):.1f}" '
+            f'stroke="{color}"{dash}/>'
+        )
+    if abs(c.y(pool.lower_bound) - c.y(pool.size)) < 30:
+        same = "= lower bound" if pool.size == pool.lower_bound else ""
+        lines = (
+            ["pool size", f"{pool.size:,} B", same]
+            if same
+            else [
+                f"size {pool.size:,} B",
+                f"bound {pool.lower_bound:,} B",
+            ]
+        )
+        c.margin_label(pool.size, [line for line in lines if line], "black")
+    else:
+        c.margin_label(pool.size, ["pool size", f"{pool.size:,} B"], "black")
+        c.margin_label(
+            pool.lower_bound, ["lower bound", f"{pool.lower_bound:,} B"], "#d62728"
+        )
+
+
+def constant_svg(pool: PoolReport, planned: PlannedModule, steps: int) -> str:
+    """Per step (layer), the constant bytes it reads, stacked per constant."""
+    operators = step_operators(planned)
+    per_step: list[list[BufferInfo]] = [[] for _ in range(max(steps, 1))]
+    unread: list[BufferInfo] = []
+    for b in sorted(pool.buffers, key=lambda b: (-b.size, b.name)):
+        read = [t for t in b.read_at if t < len(per_step)]
+        for t in read:
+            per_step[t].append(b)
+        if not read:
+            unread.append(b)
+    totals = [sum(b.size for b in bs) for bs in per_step]
+    prefix = name_prefix([buffer_label(b) for b in pool.buffers])
+    top = max(totals, default=0)
+    c = _Canvas(steps, top, f"usmp plan: pool {pool.name}")
+    heaviest = max(range(len(totals)), key=lambda t: totals[t], default=0)
+    c.heading(
+        f"pool {pool.name} (constant): {pool.size:,} B = {_bytes_label(pool.size)}, "
+        f"{len(pool.buffers)} constants",
+        f"constant bytes each step reads; largest: step {heaviest} "
+        f"({operators[heaviest] if operators else '-'}) {top:,} B"
+        + (f"; {len(unread)} constants read by no step" if unread else ""),
+    )
+    c.columns(
+        [
+            f"step {t}: {operators[t]}\n{planned.analysis.steps[t]}\n"
+            f"reads {totals[t]:,} B of constants ({len(per_step[t])})"
+            for t in range(steps)
+        ]
+    )
+    for t, bs in enumerate(per_step[:steps]):
+        base = 0
+        x0, x1 = c.x(t + 0.1), c.x(t + 0.9)
+        for b in bs:
+            y0, y1 = c.y(base + b.size), c.y(base)
+            offset = planned.placements[b.name].offset
+            tip = (
+                f"{b.name} ({b.function}): {b.size:,} B at offset {offset:,}"
+                f"{_tensor_line(b)}\nread by step(s) {', '.join(map(str, b.read_at))}"
+            )
+            c.out.append(
+                f'<g><title>{escape(tip)}</title><rect x="{x0:.1f}" y="{y0:.1f}" '
+                f'width="{x1 - x0:.1f}" height="{max(y1 - y0, 0.5):.1f}" '
+                f'fill="{_color(b.name)}" fill-opacity="0.8" stroke="#333" '
+                'stroke-width="0.4"/>'
+            )
+            label = buffer_label(b).removeprefix(prefix)
+            _box_label(c.out, x0, x1, y0, y1, label, b.size)
+            c.out.append("</g>")
+            base += b.size
+        total = _compact(totals[t])
+        if totals[t] and _fit(total, x1 - x0 + 8, 9) == total:
+            c.out.append(
+                f'<text x="{(x0 + x1) / 2:.1f}" y="{c.y(totals[t]) - 3:.1f}" '
+                f'text-anchor="middle" font-size="9">{escape(total)}</text>'
+            )
+    c.axes(
+        operators, "constant bytes read", "step of main (the TFLite operators it runs)"
+    )
+    c.legend(
+        f'<text x="{_LEFT}" y="{c.legend_y}">one colour per constant; a constant '
+        "read by several steps is counted in each</text>",
+        prefix,
+    )
+    return c.text()
