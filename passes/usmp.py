@@ -62,9 +62,11 @@ class UsmpPass(ModulePass):
     time_limit: int | float = 0
     """CPU seconds for ``algorithm=optimal`` (0: its default)."""
     report: str = ""
-    """If set, a path: the JSON report goes there (``.json``) and one SVG per
-    pool next to it (``<stem>.<pool>.svg``); an existing directory (or a path
-    ending in ``/``): ``DIR/plan.json`` and ``DIR/plan.<pool>.svg``."""
+    """If set, a path: the JSON report goes there (``.json``), one SVG per
+    pool next to it (``<stem>.<pool>.svg``) and the text and CSV summaries
+    (``summary.txt``/``.csv`` beside ``plan.json``, else
+    ``<stem>.summary.*``); an existing directory (or a path ending in ``/``):
+    ``DIR/plan.json``, ``DIR/plan.<pool>.svg``, ``DIR/summary.*``."""
 
     def __post_init__(self) -> None:
         check_algorithm(self.algorithm, self.time_limit)
@@ -83,5 +85,5 @@ class UsmpPass(ModulePass):
         if self.report:
             # already rewritten: report the plan the pool views record
             json_path, svg_path = report_paths(self.report)
-            write_report(planned or read_plan(op), json_path, svg_path)
+            write_report(planned or read_plan(op), json_path, svg_path, summary=True)
         UsmpConvertPoolAllocationsPass().apply(ctx, op)

@@ -16,10 +16,10 @@ checks it like ``usmp-validate`` does, and writes (the composite
   The JSON also names each step's TFLite operators (``step_operators``) and
   each buffer's TFLite tensor (``tensor``: name, opcode and index of the
   operator computing it, or null) and, for constants, the steps reading them
-  (``read_at``). Beside it, ``summary.txt`` and ``summary.csv`` (for
-  ``plan.json``; else ``<stem>.summary.*``): per pool size, lower bound and
-  ratio, per step operator, live bytes and buffers live
-  (``usmp_report_summary``).
+  (``read_at``). Beside it, with ``usmp{report=...}``, ``summary.txt`` and
+  ``summary.csv`` (for ``plan.json``; else ``<stem>.summary.*``): per pool
+  size, lower bound and ratio, per step operator, live bytes and buffers
+  live (``usmp_report_summary``).
 * ``svg``: per pool, a picture (``usmp_report_svg``): a workspace pool as
   time (steps named by operator) x address with a rectangle per buffer named
   by its tensor; a constant pool as the constant bytes each step reads.
@@ -171,10 +171,16 @@ def summary_paths(json_path: str) -> tuple[str, str]:
 
 
 def write_report(
-    planned: PlannedModule, json_path: str | None, svg_path: str | None
+    planned: PlannedModule,
+    json_path: str | None,
+    svg_path: str | None,
+    summary: bool = False,
 ) -> None:
+    """The JSON, the SVGs, and with ``summary`` the text and CSV summaries
+    beside the JSON (``summary_paths``)."""
     if json_path:
         _write(json_path, json.dumps(report_json(planned), indent=2) + "\n")
+    if json_path and summary:
         text_path, csv_path = summary_paths(json_path)
         _write(text_path, summary_text(planned))
         _write(csv_path, summary_csv(planned))

@@ -6,8 +6,8 @@ the SVGs and the text summary.
 * ``step_operators``: per step of main, the TFLite operators it runs
   (``CONV_2D #3``; several when ``fuse-ops`` merged operators), read from the
   locations the TFLite importer stamps (``usmp.diagnostics.operator_location``)
-  on the call and on the ops of its callee; for MLIR input the call's
-  ``file:line``; else the callee's name.
+  on the call and on the ops of its callee; else (MLIR input) the callee's
+  name.
 * ``buffer_tensor``: the TFLite tensor a buffer holds (the importer names the
   op computing each tensor after it and the passes carry that location to the
   tensor's allocation); main's inputs and outputs are named by the model.
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 from xdsl.ir import Operation
 
-from usmp.diagnostics import format_location, operator_location, tensor_location
+from usmp.diagnostics import operator_location, tensor_location
 from usmp.dialects.tir import PoolKind
 from usmp.passes.usmp_analysis import BufferInfo
 from usmp.passes.usmp_liveness import callee_of
@@ -164,7 +164,7 @@ def step_operators(planned: PlannedModule) -> list[str]:
         if found:
             labels.append(" + ".join(f"{found[k]} #{k}" for k in sorted(found)))
         else:
-            labels.append(format_location(top.location) or step)
+            labels.append(step)
     return labels
 
 

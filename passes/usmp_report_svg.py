@@ -368,7 +368,7 @@ def constant_svg(pool: PoolReport, planned: PlannedModule, steps: int) -> str:
     heaviest = max(range(len(totals)), key=lambda t: totals[t], default=0)
     c.heading(
         f"pool {pool.name} (constant): {pool.size:,} B = {_bytes_label(pool.size)}, "
-        f"{len(pool.buffers)} constants",
+        f"{len(pool.buffers)} constant{'' if len(pool.buffers) == 1 else 's'}",
         f"constant bytes each step reads; largest: step {heaviest} "
         f"({operators[heaviest] if operators else '-'}) {top:,} B"
         + (f"; {len(unread)} constants read by no step" if unread else ""),

@@ -60,6 +60,44 @@ def run_tflm(
         raise TFLMError(f"TFLite Micro cannot run the model: {e}") from None
 
 
+def tflm_arena_bytes(model_data: bytes) -> dict[str, int]:
+    """What TFLite Micro's recording allocator reports for the model: the
+    arena's planned tensor part (``head``), its persistent part (``tail``)
+    and their ``total``, in bytes. The interpreter prints them from C in
+    its output, so it runs in a child process whose output is read whole."""
+    import re
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".tflite") as model:
+        model.write(model_data)
+        model.flush()
+        script = (
+            "import sys\n"
+            "from tflite_micro.python.tflite_micro import runtime\n"
+            "data = open(sys.argv[1], 'rb').read()\n"
+            "runtime.Interpreter.from_bytes(data, arena_size=max(1 << 20, "
+            "10 * len(data))).print_allocations()\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", script, model.name],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    found = dict(
+        re.findall(
+            r"Arena allocation (head|tail|total) (\d+) bytes", done.stdout + done.stderr
+        )
+    )
+    if done.returncode != 0 or len(found) != 3:
+        raise TFLMError(
+            f"TFLite Micro cannot allocate the model: {done.stderr.strip()[-500:]}"
+        )
+    return {k: int(v) for k, v in found.items()}
+
+
 def difference(
     got: np.ndarray, want: np.ndarray, rtol: float = FLOAT_OUTPUT_RTOL
 ) -> str | None:

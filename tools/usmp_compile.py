@@ -41,7 +41,8 @@ Output directory (in the spirit of TVM's Model Library Format)::
                                        outputs and time per run printed
                                        (usmp.tools.firmware_kit)
     out/src/<model>.relay.mlir         the imported relay module
-    out/memory/plan.json               usmp's memory report, plan.<pool>.svg per pool
+    out/memory/plan.json               usmp's memory report, plan.<pool>.svg per pool,
+                                       summary.txt/.csv (also printed unless -q)
     out/metadata.json                  model I/O, options, pools, memory report, the
                                        C interface (types, run symbol, C names of
                                        every field, pool and macro), the files
@@ -122,6 +123,8 @@ class Compilation:
     ctx: Context
     module: ModuleOp | None = None
     model_info: dict[str, Any] = field(default_factory=dict[str, Any])
+    tflite_model: Any = None
+    """The ``.tflite`` model read (``usmp.frontend.tflite_reader.Model``)."""
     timer: Timer = field(default_factory=lambda: Timer("Total"))
     progress: Progress | None = None
     files: list[str] = field(default_factory=list[str])
@@ -178,6 +181,7 @@ def _step_import(c: Compilation) -> None:
         for warning in model.warnings:
             print(warning, file=sys.stderr)
         c.model_info = _tflite_info(model)
+        c.tflite_model = model
         verify_located(c.module)
     c.write(f"src/{path.stem}.relay.mlir", c.mlir())
 
@@ -502,6 +506,13 @@ def _parser() -> argparse.ArgumentParser:
         "(RFC U1); by default pools named on the command line are provided by the "
         "application (U2/U3)",
     )
+    p.add_argument(
+        "--emit-tflm-plan",
+        metavar="OUT.tflite",
+        help="also write a copy of the model holding the workspace plan as TFLite "
+        "Micro's offline memory plan (OfflineMemoryAllocation metadata); plan "
+        "with --use-workspace-io so the model's inputs and outputs are in it too",
+    )
     p.add_argument("--stop-after", choices=PIPELINE, help="end after this step")
     p.add_argument("--dump-ir", action="store_true", help="write every step's MLIR")
     p.add_argument(
@@ -575,6 +586,8 @@ def compile_into(
         compilation.progress = progress
         with timed_run() as compilation.timer:
             run(compilation)
+            if getattr(args, "emit_tflm_plan", None):
+                _emit_tflm_plan(compilation)
             _publish(staging, out, compilation.files)
     finally:
         progress.close()
@@ -622,6 +635,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def _emit_tflm_plan(c: Compilation) -> None:
+    """``--emit-tflm-plan``: the model with our plan for TFLite Micro
+    (``usmp.tools.tflm_plan``)."""
+    from usmp.tools.tflm_plan import TFLMPlanError, write_tflm_plan
+
+    report = _memory_report(c)
+    if c.tflite_model is None or report is None:
+        raise CompileError(
+            "--emit-tflm-plan needs a .tflite input compiled through the usmp step"
+        )
+    try:
+        data = Path(c.args.model).read_bytes()
+        plan = write_tflm_plan(
+            c.tflite_model, data, report, c.args.emit_tflm_plan, c.args.algorithm
+        )
+    except TFLMPlanError as e:
+        raise DiagnosticException(str(e)) from None
+    planned = sum(1 for o in plan.offsets if o >= 0)
+    how = (
+        "the library's workspace offsets"
+        if plan.source == "compiled"
+        else "planned on TFLite Micro's operator order"
+    )
+    c.say(
+        f"TFLite Micro plan: {planned} of {len(plan.offsets)} tensors offline "
+        f"({how}), {plan.arena_bytes:,} B of tensors -> {c.args.emit_tflm_plan}"
+    )
+
+
 def _publish(staging: Path, out: Path, files: Sequence[str]) -> None:
     """Move the files of a successful run from ``staging`` into ``out``, each
     renamed into place whole; files an earlier run listed in its
@@ -644,7 +686,13 @@ def _publish(staging: Path, out: Path, files: Sequence[str]) -> None:
             path.unlink()
 
 
+SUMMARY_LINES = 60
+"""At most this many lines of ``memory/summary.txt`` go to stderr."""
+
+
 def _print_memory(c: Compilation) -> None:
+    """One line per pool, then the memory summary (``memory/summary.txt``,
+    cut after ``SUMMARY_LINES`` lines: the file has every step)."""
     report = _memory_report(c)
     if c.args.quiet or report is None:
         return
@@ -652,6 +700,14 @@ def _print_memory(c: Compilation) -> None:
         bound = pool.get("lower_bound")
         extra = f" (lower bound {bound:,} B)" if bound is not None else ""
         c.say(f"pool {pool['name']} [{pool['kind']}]: {pool['size']:,} B{extra}")
+    path = c.out / "memory" / "summary.txt"
+    if not path.is_file():
+        return
+    lines = path.read_text().splitlines()
+    shown = lines if len(lines) <= SUMMARY_LINES else lines[: SUMMARY_LINES - 1]
+    print("\n" + "\n".join(shown), file=sys.stderr)
+    if len(shown) < len(lines):
+        print(f"... {len(lines) - len(shown)} more lines in {path}", file=sys.stderr)
 
 
 def cli() -> NoReturn:

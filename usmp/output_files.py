@@ -61,3 +61,19 @@ def atomic_output(path: str | os.PathLike[str]) -> Iterator[IO[str]]:
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     with atomic_output(path) as out:
         out.write(text)
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """``data`` to ``path``, renamed into place whole (as ``AtomicFile``)."""
+    target = Path(path)
+    fd, name = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+    )
+    try:
+        os.chmod(fd, 0o666 & ~_umask())
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(name, target)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise

@@ -85,17 +85,22 @@
 // AFTER-NEXT: "pool": "flash",
 
 // SVG: <svg xmlns="http://www.w3.org/2000/svg"
-// SVG: pool sram (workspace): 96 B = 96 B, lower bound 96 B, ratio 1.000
+// SVG: pool sram (workspace): 96 B = 96 B
+// SVG: lower bound 96 B (peak live bytes), ratio 1.000; 3 buffers over 3 steps
+// SVG: <title>step 0: pad
 // SVG: <title>bytes live at each step</title>
-// SVG: <title>pad/padded (pad): 64 B at offset 0, live [0, 3)</title>
+// SVG: <title>pad/padded (allocate, pad): 64 B at offset 0
+// SVG-NEXT: live steps [0, 3): pad .. pad</title>
 // SVG: padded 64 B
-// SVG: <title>sid_0 (report_main): 16 B at offset 80, live [0, 2)</title>
-// SVG: lower bound 96 B
-// SVG: time (step of main: operator call)
+// SVG: <title>sid_0 (allocate, report_main): 16 B at offset 80
+// SVG-NEXT: live steps [0, 2): pad .. pad</title>
+// SVG: pool size
+// SVG: time: step of main
 // SVG: address (bytes from the pool start)
 // SVG: </svg>
-// FLASH: pool flash (constant): 4 B = 4 B, lower bound 4 B, ratio 1.000
-// FLASH: <title>constant_0 (report_main): 4 B at offset 0, live [0, 3)</title>
+// FLASH: pool flash (constant): 4 B = 4 B, 1 constant<
+// FLASH: <title>constant_0 (report_main): 4 B at offset 0
+// FLASH-NEXT: read by step(s) 0, 1, 2</title>
 
 builtin.module attributes {tir.pools = [
     #tir.pool_info<"sram", workspace, access = {c = "rw"}>,
