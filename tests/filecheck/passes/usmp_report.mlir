@@ -91,7 +91,7 @@
 // SVG: <title>bytes live at each step</title>
 // SVG: <title>pad/padded (allocate, pad): 64 B at offset 0
 // SVG-NEXT: live steps [0, 3): pad .. pad</title>
-// SVG: padded 64 B
+// SVG: >pad/padded</text>{{.*}}>64 B</text>
 // SVG: <title>sid_0 (allocate, report_main): 16 B at offset 80
 // SVG-NEXT: live steps [0, 2): pad .. pad</title>
 // SVG: pool size
