@@ -43,15 +43,19 @@ HELLO = MODELS_DIR / "tflite_micro/hello_world_int8.tflite"
 
 
 def offline_metadata(data: bytes) -> list[int]:
+    """The int32 values of the model's one OfflineMemoryAllocation buffer."""
     model = tflite.Model.GetRootAs(data, 0)
-    entries = [
-        model.Metadata(i)
-        for i in range(model.MetadataLength())
-        if model.Metadata(i).Name() == METADATA_NAME.encode()
-    ]
-    assert len(entries) == 1
-    raw = model.Buffers(entries[0].Buffer()).DataAsNumpy().tobytes()
-    return np.frombuffer(raw, dtype="<i4").tolist()
+    found: list[list[int]] = []
+    for i in range(model.MetadataLength()):
+        entry = model.Metadata(i)
+        if entry is None or entry.Name() != METADATA_NAME.encode():
+            continue
+        buffer = model.Buffers(entry.Buffer())
+        assert buffer is not None
+        raw = np.asarray(buffer.DataAsNumpy(), dtype=np.uint8).tobytes()
+        found.append(np.frombuffer(raw, dtype="<i4").tolist())
+    assert len(found) == 1
+    return found[0]
 
 
 def outputs(data: bytes, inputs: list[np.ndarray], count: int) -> list[np.ndarray]:
