@@ -60,11 +60,13 @@ def run_tflm(
         raise TFLMError(f"TFLite Micro cannot run the model: {e}") from None
 
 
-def tflm_arena_bytes(model_data: bytes) -> dict[str, int]:
+def tflm_arena_bytes(model_data: bytes, arena_size: int = 0) -> dict[str, int]:
     """What TFLite Micro's recording allocator reports for the model: the
     arena's planned tensor part (``head``), its persistent part (``tail``)
     and their ``total``, in bytes. The interpreter prints them from C in
-    its output, so it runs in a child process whose output is read whole."""
+    its output, so it runs in a child process whose output is read whole. The tail's
+    alignment padding depends on where the arena ends: compare two models
+    with the same ``arena_size`` (default: 10 x the model, at least 1 MiB)."""
     import re
     import subprocess
     import sys
@@ -77,11 +79,12 @@ def tflm_arena_bytes(model_data: bytes) -> dict[str, int]:
             "import sys\n"
             "from tflite_micro.python.tflite_micro import runtime\n"
             "data = open(sys.argv[1], 'rb').read()\n"
-            "runtime.Interpreter.from_bytes(data, arena_size=max(1 << 20, "
-            "10 * len(data))).print_allocations()\n"
+            "runtime.Interpreter.from_bytes(data, arena_size=int(sys.argv[2]))"
+            ".print_allocations()\n"
         )
+        size = arena_size or max(1 << 20, 10 * len(model_data))
         done = subprocess.run(
-            [sys.executable, "-c", script, model.name],
+            [sys.executable, "-c", script, model.name, str(size)],
             capture_output=True,
             text=True,
             check=False,

@@ -1,0 +1,105 @@
+"""TFLite Micro with our plan: its arena before and after ``--emit-tflm-plan``.
+
+    python benchmarks/tflm_plan.py [--models NAME ...] [--seeds N]
+
+Each supported model in ``shared/models`` is compiled with ``usmp-compile
+--use-workspace-io --emit-tflm-plan`` and both the original and the planned
+model are loaded by TFLite Micro's own interpreter (the ``tflite-micro``
+package):
+
+* ``tflm head``/``ours head``: the planned (tensor) part of the arena TFLM's
+  recording allocator reports ("Arena allocation head"), with TFLM's own
+  planner and with our offline plan; ``tail``: the persistent part (the same
+  for both);
+* ``source``: ``compiled`` when the offsets are the C library's workspace
+  offsets, ``replanned`` when our planner ran on TFLM's own lifetimes;
+* ``outputs``: the planned model's outputs against the original's on
+  ``--seeds`` seeded inputs (``bit-exact`` or how many values differ).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from usmp.frontend.tflite_reader import read_model_file
+from usmp.testing.shared_models import MODELS_DIR, SUPPORTED_MODELS
+from usmp.testing.tflm_reference import random_inputs, tflm_arena_bytes
+from usmp.tools.tflm_plan import tflm_plan
+from usmp.tools.usmp_compile import main as usmp_compile
+
+COLUMNS = ("model", "tflm head", "ours head", "saved", "tail", "source", "outputs")
+
+
+def _outputs(data: bytes, inputs: list[np.ndarray], count: int) -> list[np.ndarray]:
+    from tflite_micro.python.tflite_micro import runtime
+
+    interpreter = runtime.Interpreter.from_bytes(
+        data, arena_size=max(1 << 20, 10 * len(data))
+    )
+    for i, x in enumerate(inputs):
+        interpreter.set_input(x, i)
+    interpreter.invoke()
+    return [interpreter.get_output(i) for i in range(count)]
+
+
+def measure(model: Path, seeds: int, work: Path) -> list[str]:
+    planned = work / "planned.tflite"
+    status = usmp_compile(
+        [str(model), "-o", str(work / "out"), "-q", "--use-workspace-io",
+         "--emit-tflm-plan", str(planned)]
+    )  # fmt: skip
+    if status != 0:
+        return [model.stem, "-", "-", "-", "-", "refused", "-"]
+    reader = read_model_file(model)
+    report = json.loads((work / "out/memory/plan.json").read_text())
+    original, ours = model.read_bytes(), planned.read_bytes()
+    size = max(1 << 20, 10 * len(ours))  # one arena size: the same tail padding
+    before, after = tflm_arena_bytes(original, size), tflm_arena_bytes(ours, size)
+    differ = 0
+    for seed in range(seeds):
+        x = random_inputs(reader, seed)
+        want = _outputs(original, x, len(reader.outputs))
+        got = _outputs(ours, x, len(reader.outputs))
+        differ += sum(
+            int(np.count_nonzero(g != w)) for g, w in zip(got, want, strict=True)
+        )
+    saved = 1 - after["head"] / before["head"] if before["head"] else 0.0
+    return [
+        model.stem,
+        f"{before['head']:,}",
+        f"{after['head']:,}",
+        f"{100 * saved:.0f}%",
+        f"{after['tail']:,}" + ("" if after["tail"] == before["tail"] else " (!)"),
+        tflm_plan(reader, report).source,
+        "bit-exact" if not differ else f"{differ} values differ",
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--models", nargs="*", help="model file stems (default: all)")
+    parser.add_argument("--seeds", type=int, default=3)
+    args = parser.parse_args(argv)
+    rows = []
+    for name in SUPPORTED_MODELS:
+        model = MODELS_DIR / name
+        if args.models and model.stem not in args.models:
+            continue
+        with tempfile.TemporaryDirectory() as work:
+            rows.append(measure(model, args.seeds, Path(work)))
+        print(" | ".join(rows[-1]), file=sys.stderr)
+    print("| " + " | ".join(COLUMNS) + " |")
+    print("|---|" + "--:|" * 4 + "---|---|")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
