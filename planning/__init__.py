@@ -5,7 +5,7 @@
 - ``algorithms``: ``ALGORITHMS``, ``DEFAULT_ALGORITHM``, ``get_algorithm``;
   the algorithms live in ``greedy`` (TVM's greedy_by_size /
   greedy_by_conflicts), ``hill_climb`` (TVM's, seeded), ``best_fit``
-  (the default: portfolio + ``branch_and_bound`` search), over the shared
+  (the default: portfolio + ``minimize`` search), over the shared
   order decoder of ``placement``, and ``exact`` (``optimal``: MiniMalloc's
   search of ``minimalloc_solver`` under a time limit);
 - ``lower_bound``: liveness / clique lower bounds;

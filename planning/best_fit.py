@@ -10,14 +10,15 @@
    the size limits.
    Above ``large`` buffers (2,000) only the size order's first-fit and
    best-fit decodes run (no hill climb, no search): O(n log n + conflicts).
-2. *Search.* While a pool of that plan is above its liveness lower bound, its
-   buffers are re-laid out (pool assignment kept) by the MiniMalloc-style
-   branch and bound of ``branch_and_bound.py``: an exact search at the lower
-   bound, then capacity squeezing. The budget counts work, not seconds, so
-   the plan is the same on every machine.
+2. *Search.* While a pool of that plan is above its lower bound, its buffers
+   are re-laid out (pool assignment kept) by MiniMalloc's search
+   (``minimize.minimize_pool`` over ``minimalloc_solver``, in C when a
+   compiler is there): probes at capacities between the bound and the best
+   top. The budget counts search nodes, not seconds, so the plan is the
+   same on every machine (that has a C compiler: see ``PYTHON_SLOWDOWN``).
 
 ``stats`` of the plan: ``lower_bound`` (of the whole problem),
-``portfolio_bytes`` (before the search), ``search_work``, and
+``portfolio_bytes`` (before the search), ``search_nodes``, and
 ``pools_optimal``: 1.0 when the layout of every pool is optimal for the
 buffers assigned to it (it reached their lower bound, or the search proved
 that nothing lower fits).
@@ -28,11 +29,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from usmp.planning.branch_and_bound import PoolProblem, minimize
 from usmp.planning.hill_climb import HillClimb
 from usmp.planning.lower_bound import lower_bound
+from usmp.planning.minimalloc_native import load
+from usmp.planning.minimize import minimize_pool, pool_problem
 from usmp.planning.model import Plan, PlanningError, Problem
 from usmp.planning.placement import OFFSET_RULES, Indexed, OffsetRule, cost, decode
+
+# How much slower the Python search is than the C one (both run the same
+# nodes): the budget is divided by it when the C search cannot be built.
+PYTHON_SLOWDOWN = 30
 
 _OrderKey = Callable[[int], tuple[object, ...]]
 
@@ -60,15 +66,12 @@ def _orders(ix: Indexed) -> list[tuple[list[int], tuple[OffsetRule, ...]]]:
 
 @dataclass(frozen=True)
 class BestFit:
-    """``Problem -> Plan``. ``search_budget``: work units for the search phase
-    (about 3 million per second of CPython), at most ``search_per_buffer2``
-    times the square of the number of buffers, so small problems stay fast;
-    ``seed``: for the search's randomness; ``hill_climb``: the hill climb run
-    in the portfolio (by default the one registered as ``hill_climb``)."""
+    """``Problem -> Plan``. ``search_work``: the search phase's budget per
+    pool, in nodes times buffers (4 million: about 0.1-0.5 s of the C
+    search on a few hundred buffers); ``hill_climb``: the hill climb run in
+    the portfolio (by default the one registered as ``hill_climb``)."""
 
-    search_budget: int = 3_000_000
-    search_per_buffer2: int = 100
-    seed: int = 0
+    search_work: int = 4_000_000
     hill_climb: HillClimb = field(default_factory=HillClimb)
     large: int = 2_000
 
@@ -109,38 +112,31 @@ class BestFit:
             raise first_error
         portfolio_bytes, pools, offsets = best[0][0], best[1], list(best[2])
 
-        work = 0
-        budget = min(self.search_budget, self.search_per_buffer2 * len(ix.names) ** 2)
-        if large:
-            budget = 0
+        nodes = 0
         optimal = True
+        native = load() is not None
         for k in range(len(problem.pools)):
-            members = [i for i in range(len(ix.names)) if pools[i] == k and ix.sizes[i]]
+            members, pp = pool_problem(ix, pools, k)
             if not members:
                 continue
-            local = {i: x for x, i in enumerate(members)}
             subset = tuple(ix.buffers[i] for i in members)
-            bound = lower_bound(Problem(subset, problem.pools))
-            pp = PoolProblem(
-                sizes=[ix.sizes[i] for i in members],
-                starts=[ix.buffers[i].start for i in members],
-                ends=[ix.buffers[i].end for i in members],
-                alignments=[
-                    ix.alignments[i][ix.candidates[i].index(k)] for i in members
-                ],
-                neighbours=[
-                    [local[j] for j in ix.neighbours[i] if j in local] for i in members
-                ],
-            )
-            result = minimize(
+            # A work budget (nodes x buffers: the cost of a node grows with
+            # the buffers); the Python search is far slower, so without the
+            # C one the budget shrinks (the plan then differs).
+            budget = self.search_work // len(members)
+            if not native:
+                budget //= PYTHON_SLOWDOWN
+            if large:
+                budget = 0
+            result = minimize_pool(
                 pp,
                 [offsets[i] for i in members],
-                bound,
-                max(budget - work, 0),
-                seed=self.seed,
+                lower_bound(Problem(subset, problem.pools)),
+                None,
+                max_nodes=budget,
             )
-            work += result.work
-            optimal = optimal and result.optimal
+            nodes += result.nodes
+            optimal = optimal and result.top <= result.proven_lower
             for x, i in enumerate(members):
                 offsets[i] = result.offsets[x]
         return Plan(
@@ -149,7 +145,7 @@ class BestFit:
             stats={
                 "lower_bound": float(lower_bound(problem)),
                 "portfolio_bytes": float(portfolio_bytes),
-                "search_work": float(work),
+                "search_nodes": float(nodes),
                 "pools_optimal": float(optimal),
             },
         )

@@ -39,8 +39,24 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
+from itertools import compress
 
-from usmp.planning.branch_and_bound import PoolProblem
+from usmp.planning.minimalloc_native import LIMIT, Prepared, fits, load, run
+
+
+@dataclass(frozen=True)
+class PoolProblem:
+    """One pool's buffers, indexed ``0..n-1``.
+
+    ``neighbours`` must hold every conflict (interval and explicit);
+    ``starts``/``ends`` give the sections used for inference (buffers with
+    ``start == end`` take part only through ``neighbours``)."""
+
+    sizes: Sequence[int]
+    starts: Sequence[int]
+    ends: Sequence[int]
+    alignments: Sequence[int]
+    neighbours: Sequence[Sequence[int]]
 
 
 class Status(Enum):
@@ -100,20 +116,21 @@ class Sweep:
 
 
 class _Solver:
-    def __init__(self, pp: PoolProblem, capacity: int, deadline: float | None):
+    def __init__(
+        self, pp: PoolProblem, sweep: Sweep, capacity: int, deadline: float | None
+    ):
         self.pp = pp
         self.capacity = capacity
         self.deadline = deadline
         n = len(pp.sizes)
         self.n = n
-        sweep = Sweep.of(pp)
         self.sections = sweep.sections
         self.lo, self.hi = sweep.lo, sweep.hi
         self.decompose = sweep.independent
         n_sec = len(self.sections)
         self.low = [0] * n_sec  # lowest minimum offset of a section's unplaced
         self.hatless = False  # of the last placement: no unplaced conflict
-        self.logs: list[tuple[list[tuple[int, int]], list[tuple[int, int]]]] = []
+        self.logs: list[tuple[list[tuple[int, int]], list[tuple[int, int]]] | None] = []
         self.total = [0] * n_sec
         for s, members in enumerate(self.sections):
             self.total[s] = sum(pp.sizes[i] for i in members)
@@ -239,12 +256,32 @@ class _Solver:
         size = pp.sizes[i]
         height = offset + size
         off[i] = offset
+        total, capacity = self.total, self.capacity
+        a, b = part[1], part[2]
+        lo_i, hi_i = lo[i], hi[i]
+        # The monotonic floor check first, before anything is updated: the
+        # bytes still to place in any section of the partition, once ``i`` is
+        # placed, sit at ``offset`` or above (same outcome as checking after
+        # the update, far cheaper when it fails).
+        if height > capacity or (
+            a < b
+            and offset
+            + max(
+                max(total[a:lo_i], default=0),
+                max(total[hi_i:b], default=0),
+                max(total[lo_i:hi_i], default=size) - size,
+            )
+            > capacity
+        ):
+            self.logs.append(None)
+            self.hatless = all(off[j] >= 0 for j in pp.neighbours[i])
+            return False
         offset_log: list[tuple[int, int]] = [(i, min_off[i])]
         min_off[i] = _PLACED
-        total, low, members = self.total, self.low, self.sections
+        low, members = self.low, self.sections
         # Sections whose floor may rise: those of ``i`` and those where a
         # raised buffer was the lowest.
-        affected: set[int] = set(range(lo[i], hi[i]))
+        affected: set[int] = set(range(lo_i, hi_i))
         aligns = pp.alignments
         hatless = True
         for j in pp.neighbours[i]:
@@ -254,20 +291,17 @@ class _Solver:
             old = min_off[j]
             if old < height:
                 offset_log.append((j, old))
-                a = aligns[j]
-                min_off[j] = -(-height // a) * a if a > 1 else height
-                for s in range(lo[j], hi[j]):
-                    if low[s] == old:
-                        affected.add(s)
-        for s in range(lo[i], hi[i]):
+                al = aligns[j]
+                min_off[j] = -(-height // al) * al if al > 1 else height
+                lo_j = lo[j]
+                affected.update(
+                    compress(range(lo_j, hi[j]), map(old.__eq__, low[lo_j : hi[j]]))
+                )
+        for s in range(lo_i, hi_i):
             total[s] -= size
         section_log: list[tuple[int, int]] = []
         self.logs.append((offset_log, section_log))
         self.hatless = hatless
-        capacity = self.capacity
-        a, b = part[1], part[2]
-        if height > capacity or (a < b and offset + max(total[a:b]) > capacity):
-            return False
         for s in affected:
             lowest = min(map(min_off.__getitem__, members[s]))
             if lowest != low[s]:
@@ -278,7 +312,11 @@ class _Solver:
         return True
 
     def unplace(self, i: int) -> None:
-        offset_log, section_log = self.logs.pop()
+        self.off[i] = -1
+        log = self.logs.pop()
+        if log is None:  # rejected before any update
+            return
+        offset_log, section_log = log
         low, total, min_off = self.low, self.total, self.min_off
         for s, old in reversed(section_log):
             low[s] = old
@@ -287,7 +325,6 @@ class _Solver:
             total[s] += size
         for j, old in reversed(offset_log):
             min_off[j] = old
-        self.off[i] = -1
 
     def decomposed(
         self,
@@ -331,45 +368,115 @@ class SearchResult:
     backtracks: int
 
 
+class Search:
+    """MiniMalloc's search on one pool problem, prepared once (sections, the
+    C side's arrays) for probes at many capacities."""
+
+    def __init__(self, pp: PoolProblem, native: bool = True):
+        self.pp = pp
+        self.sweep = Sweep.of(pp)
+        n = len(pp.sizes)
+        self.width = [pp.ends[i] - pp.starts[i] for i in range(n)]
+        self.area = [pp.sizes[i] * self.width[i] for i in range(n)]
+        self.lib = load() if native else None
+        self.prepared: Prepared | None = None
+        if self.lib is not None and fits(pp.sizes, self.area):
+            self.prepared = Prepared(
+                pp.sizes,
+                pp.alignments,
+                self.width,
+                self.area,
+                self.sweep.lo,
+                self.sweep.hi,
+                pp.neighbours,
+                self.sweep.sections,
+                self.sweep.independent,
+            )
+
+    def solve(
+        self,
+        capacity: int,
+        deadline: float | None = None,
+        max_nodes: int | None = None,
+    ) -> SearchResult:
+        """Place every buffer below ``capacity``; see :func:`solve`."""
+        pp = self.pp
+        if any(s > capacity for s in pp.sizes):
+            return SearchResult(Status.INFEASIBLE, [], 0, 0)
+        if self.lib is not None and self.prepared is not None and capacity < LIMIT:
+            code, offsets, nodes, backtracks = run(
+                self.lib, self.prepared, capacity, deadline, max_nodes
+            )
+            status = {0: Status.FOUND, 1: Status.INFEASIBLE}.get(code, Status.TIMEOUT)
+            return SearchResult(
+                status, offsets if status is Status.FOUND else [], nodes, backtracks
+            )
+        return self._python(capacity, deadline, max_nodes)
+
+    def _python(
+        self, capacity: int, deadline: float | None, max_nodes: int | None
+    ) -> SearchResult:
+        n = len(self.pp.sizes)
+        solver = _Solver(self.pp, self.sweep, capacity, deadline)
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 4 * n + 1000))
+        try:
+            parts = solver.top_partitions()
+            if not parts:  # nothing with a size to place
+                return SearchResult(Status.FOUND, list(solver.solution), 0, 0)
+            node_limit = max(n, 1)
+            while True:
+                node_limit *= 2
+                status = _ABORTED
+                for heuristic in HEURISTICS:
+                    solver.nodes_left = node_limit
+                    if max_nodes is not None:
+                        if solver.nodes >= max_nodes:
+                            return SearchResult(
+                                Status.TIMEOUT, [], solver.nodes, solver.backtracks
+                            )
+                        solver.nodes_left = min(node_limit, max_nodes - solver.nodes)
+                    for part in parts:
+                        status = solver.sub_solve(part, heuristic)
+                        if status != _OK:
+                            break
+                    if status != _ABORTED:
+                        break
+                if status == _OK:
+                    return SearchResult(
+                        Status.FOUND,
+                        list(solver.solution),
+                        solver.nodes,
+                        solver.backtracks,
+                    )
+                if status == _NOT_FOUND:
+                    return SearchResult(
+                        Status.INFEASIBLE, [], solver.nodes, solver.backtracks
+                    )
+                if status == _TIMEOUT:
+                    return SearchResult(
+                        Status.TIMEOUT, [], solver.nodes, solver.backtracks
+                    )
+        finally:
+            sys.setrecursionlimit(limit)
+
+
 def solve(
-    pp: PoolProblem, capacity: int, deadline: float | None = None
+    pp: PoolProblem,
+    capacity: int,
+    deadline: float | None = None,
+    max_nodes: int | None = None,
+    native: bool = True,
 ) -> SearchResult:
     """Place every buffer of ``pp`` below ``capacity`` (MiniMalloc's search).
 
     ``deadline``: a ``time.process_time()`` value after which the search stops
-    with ``Status.TIMEOUT``."""
-    n = len(pp.sizes)
-    if any(s > capacity for s in pp.sizes):
-        return SearchResult(Status.INFEASIBLE, [], 0, 0)
-    solver = _Solver(pp, capacity, deadline)
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 4 * n + 1000))
-    try:
-        parts = solver.top_partitions()
-        node_limit = max(n, 1)
-        while True:
-            node_limit *= 2
-            status = _ABORTED
-            for heuristic in HEURISTICS:
-                solver.nodes_left = node_limit
-                for part in parts:
-                    status = solver.sub_solve(part, heuristic)
-                    if status != _OK:
-                        break
-                if status != _ABORTED:
-                    break
-            if status == _OK:
-                return SearchResult(
-                    Status.FOUND, list(solver.solution), solver.nodes, solver.backtracks
-                )
-            if status == _NOT_FOUND:
-                return SearchResult(
-                    Status.INFEASIBLE, [], solver.nodes, solver.backtracks
-                )
-            if status == _TIMEOUT:
-                return SearchResult(Status.TIMEOUT, [], solver.nodes, solver.backtracks)
-    finally:
-        sys.setrecursionlimit(limit)
+    with ``Status.TIMEOUT``; ``max_nodes``: a budget of search nodes (over the
+    whole round robin) after which it stops the same way (deterministic);
+    ``native``: run the C version of the search when it is available
+    (``minimalloc_native``: the same nodes, offsets and outcome). Probing
+    many capacities: :class:`Search` prepares the problem once."""
+    return Search(pp, native).solve(capacity, deadline, max_nodes)
 
 
 def pool_problem_offsets_valid(pp: PoolProblem, offsets: Sequence[int]) -> bool:

@@ -15,10 +15,10 @@ from functools import cache
 import pytest
 
 from usmp.planning.algorithms import get_algorithm
-from usmp.planning.branch_and_bound import PoolProblem
 from usmp.planning.exact import Optimal
 from usmp.planning.lower_bound import lower_bound
-from usmp.planning.minimalloc_solver import Status, solve
+from usmp.planning.minimalloc_native import load
+from usmp.planning.minimalloc_solver import PoolProblem, Search, Status, solve
 from usmp.planning.model import Buffer, PlanningError, Pool, Problem
 from usmp.planning.placement import Indexed
 from usmp.planning.validate import validate_plan
@@ -90,14 +90,71 @@ def brute_optimum(seed: int) -> int:
     return capacity
 
 
+@pytest.mark.parametrize("native", [True, False], ids=["c", "python"])
 @pytest.mark.parametrize("seed", SEEDS)
-def test_search_decides_like_brute_force(seed: int) -> None:
+def test_search_decides_like_brute_force(seed: int, native: bool) -> None:
     pp = pool_problem(random_problem(seed))
     best = brute_optimum(seed)
-    found = solve(pp, best)
+    found = solve(pp, best, native=native)
     assert found.status is Status.FOUND
     assert max(o + s for o, s in zip(found.offsets, pp.sizes, strict=True)) <= best
-    assert solve(pp, best - 1).status is Status.INFEASIBLE
+    assert solve(pp, best - 1, native=native).status is Status.INFEASIBLE
+
+
+def test_c_search_is_built() -> None:
+    """The C search compiles here (CI has gcc): the fast path is tested."""
+    assert load() is not None
+
+
+def larger_problem(seed: int) -> Problem:
+    """30-60 buffers, sizes in 1 KiB steps, some aligned, some explicit
+    conflicts (every other seed): enough for backtracking and decomposition."""
+    rng = random.Random(seed)
+    n = rng.randint(30, 60)
+    buffers = []
+    for i in range(n):
+        start = rng.randint(0, 30)
+        conflicts = {f"b{rng.randrange(n)}"} - {f"b{i}"} if seed % 2 and i < 3 else ()
+        buffers.append(
+            Buffer(
+                f"b{i}",
+                size=rng.randint(1, 16) * 1024,
+                start=start,
+                end=start + rng.choice((1, 2, 3, 5, 8)),
+                alignment=rng.choice((1, 1, 4096)),
+                conflicts=frozenset(conflicts),
+            )
+        )
+    return Problem(tuple(buffers), (Pool("p", alignment=1),))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_c_search_is_the_python_search(seed: int) -> None:
+    """Node for node: same outcome, offsets, nodes and backtracks at every
+    capacity around the bound, with and without a node budget."""
+    problem = larger_problem(seed)
+    pp = pool_problem(problem)
+    bound = lower_bound(problem)
+    c, py = Search(pp), Search(pp, native=False)
+    for capacity in (bound, bound + 1024, int(bound * 1.05), int(bound * 1.2)):
+        for max_nodes in (3000, 50):
+            a = c.solve(capacity, max_nodes=max_nodes)
+            b = py.solve(capacity, max_nodes=max_nodes)
+            assert (a.status, a.offsets, a.nodes, a.backtracks) == (
+                b.status,
+                b.offsets,
+                b.nodes,
+                b.backtracks,
+            )
+
+
+def test_nothing_to_place_is_found() -> None:
+    """Only zero-length lifetimes: no section, nothing to search."""
+    pp = PoolProblem([4, 8], [3, 5], [3, 5], [1, 1], [[], []])
+    for native in (True, False):
+        r = solve(pp, 8, native=native)
+        assert r.status is Status.FOUND
+        assert r.offsets == [0, 0]
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -1,0 +1,187 @@
+"""MiniMalloc's search in C (``minimalloc_search.c``), built on first use.
+
+The C file is the Python search of ``minimalloc_solver`` node for node (same
+nodes, same order, same offsets; tests compare them), about a hundred times
+faster. It is compiled once per source version with the system's C compiler
+(``$CC``, else ``cc``/``gcc``: the project needs one for its output anyway)
+into ``$XDG_CACHE_HOME/usmp-opt`` (default ``~/.cache/usmp-opt``; the temp
+directory when that is not writable) and loaded with ``ctypes``. Without a
+compiler, or with ``USMP_NATIVE_PLANNER=0`` in the environment, :func:`load`
+returns ``None`` and the Python search runs instead: same plans, slower.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+
+SOURCE = Path(__file__).with_name("minimalloc_search.c")
+# Values beyond this would overflow the C side's 64-bit arithmetic (the
+# Python side has no limit): such problems stay in Python.
+LIMIT = 1 << 60
+
+_i64p = ctypes.POINTER(ctypes.c_int64)
+_intp = ctypes.POINTER(ctypes.c_int)
+
+
+def _cache_dirs() -> list[Path]:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return [Path(base) / "usmp-opt", Path(tempfile.gettempdir()) / "usmp-opt"]
+
+
+def _compiler() -> str | None:
+    cc = os.environ.get("CC")
+    if cc and shutil.which(cc):
+        return cc
+    return shutil.which("cc") or shutil.which("gcc")
+
+
+def _build(source: Path, target: Path, cc: str) -> bool:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)
+    os.close(fd)
+    try:
+        proc = subprocess.run(
+            [cc, "-O2", "-std=c99", "-shared", "-fPIC", str(source), "-o", tmp],
+            capture_output=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            return False
+        os.replace(tmp, target)  # atomic: concurrent builders agree
+        return True
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+@cache
+def load() -> ctypes.CDLL | None:
+    """The compiled search (built if needed), or ``None`` (see module doc)."""
+    if os.environ.get("USMP_NATIVE_PLANNER", "1") == "0":
+        return None
+    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+    name = f"minimalloc_search-{digest}.so"
+    cc = _compiler()
+    for directory in _cache_dirs():
+        target = directory / name
+        try:
+            if not target.exists():
+                if cc is None or not _build(SOURCE, target, cc):
+                    continue
+            lib = ctypes.CDLL(str(target))
+        except OSError:
+            continue
+        lib.mm_solve.restype = ctypes.c_int
+        lib.mm_solve.argtypes = [
+            ctypes.c_int,
+            ctypes.c_int,
+            _i64p,
+            _i64p,
+            _i64p,
+            _i64p,
+            _intp,
+            _intp,
+            _intp,
+            _intp,
+            _intp,
+            _intp,
+            ctypes.c_int,
+            ctypes.c_int64,
+            ctypes.c_double,
+            ctypes.c_int64,
+            _i64p,
+            _i64p,
+        ]
+        return lib
+    return None
+
+
+def _i64(values: Sequence[int]) -> ctypes.Array[ctypes.c_int64]:
+    return (ctypes.c_int64 * max(len(values), 1))(*values)
+
+
+def _int(values: Sequence[int]) -> ctypes.Array[ctypes.c_int]:
+    return (ctypes.c_int * max(len(values), 1))(*values)
+
+
+def _csr(rows: Sequence[Sequence[int]]) -> tuple[list[int], list[int]]:
+    start = [0]
+    flat: list[int] = []
+    for row in rows:
+        flat.extend(row)
+        start.append(len(flat))
+    return start, flat
+
+
+class Prepared:
+    """A pool problem's arrays for :func:`run`, built once for many probes."""
+
+    def __init__(
+        self,
+        sizes: Sequence[int],
+        alignments: Sequence[int],
+        width: Sequence[int],
+        area: Sequence[int],
+        lo: Sequence[int],
+        hi: Sequence[int],
+        neighbours: Sequence[Sequence[int]],
+        sections: Sequence[Sequence[int]],
+        decompose: bool,
+    ):
+        nbr_start, nbr = _csr(neighbours)
+        sec_start, sec = _csr(sections)
+        self.n = len(sizes)
+        self.n_sec = len(sections)
+        self.arrays = (
+            _i64(sizes),
+            _i64(alignments),
+            _i64(width),
+            _i64(area),
+            _int(lo),
+            _int(hi),
+            _int(nbr_start),
+            _int(nbr),
+            _int(sec_start),
+            _int(sec),
+        )
+        self.decompose = int(decompose)
+
+
+def run(
+    lib: ctypes.CDLL,
+    prepared: Prepared,
+    capacity: int,
+    deadline: float | None,
+    max_nodes: int | None,
+) -> tuple[int, list[int], int, int]:
+    """(status 0 found / 1 infeasible / 3 stopped, offsets, nodes, backtracks).
+
+    ``capacity`` must be below ``LIMIT``."""
+    n = prepared.n
+    solution = (ctypes.c_int64 * max(n, 1))()
+    stats = (ctypes.c_int64 * 2)()
+    status = lib.mm_solve(
+        n,
+        prepared.n_sec,
+        *prepared.arrays,
+        prepared.decompose,
+        capacity,
+        -1.0 if deadline is None else deadline,
+        -1 if max_nodes is None else max_nodes,
+        solution,
+        stats,
+    )
+    return status, list(solution[:n]), stats[0], stats[1]
+
+
+def fits(sizes: Sequence[int], area: Sequence[int]) -> bool:
+    """Whether the C side's 64-bit arithmetic holds this problem."""
+    return sum(sizes) < LIMIT and max(area, default=0) < LIMIT

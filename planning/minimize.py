@@ -1,0 +1,169 @@
+"""Lowering the top of one pool's layout with MiniMalloc's search.
+
+:func:`minimize_pool` turns the decision procedure of ``minimalloc_solver``
+(place every buffer below a capacity) into an optimiser: rounds of probes at
+capacities between the proven lower bound and the best top so far, each with
+a node budget; a probe that finds a layout lowers the top to that layout's, a
+probe that finishes without one proves a higher bound. The default planner
+(``best_fit``) runs it with a node budget, the exact planner (``optimal``)
+with a time limit. No xDSL.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from math import gcd
+
+from usmp.planning.minimalloc_solver import PoolProblem, Search, Status
+from usmp.planning.placement import Indexed
+
+
+def pool_problem(
+    ix: Indexed, pools: list[int], k: int
+) -> tuple[list[int], PoolProblem]:
+    """The buffers ``pools`` puts in pool ``k`` (with a size) as a one-pool
+    problem, with their indices in ``ix``."""
+    members = [i for i in range(len(ix.names)) if pools[i] == k and ix.sizes[i]]
+    local = {i: x for x, i in enumerate(members)}
+    return members, PoolProblem(
+        sizes=[ix.sizes[i] for i in members],
+        starts=[ix.buffers[i].start for i in members],
+        ends=[ix.buffers[i].end for i in members],
+        alignments=[ix.alignments[i][ix.candidates[i].index(k)] for i in members],
+        neighbours=[
+            [local[j] for j in ix.neighbours[i] if j in local] for i in members
+        ],
+    )
+
+
+def _top(pp: PoolProblem, offsets: list[int]) -> int:
+    return max((o + s for o, s in zip(offsets, pp.sizes, strict=True)), default=0)
+
+
+@dataclass(frozen=True)
+class PoolResult:
+    offsets: list[int]
+    top: int
+    proven_lower: int  # no layout of this pool ends below this
+    probes: int
+    nodes: int  # search nodes spent
+
+
+MAX_PROBES_PER_ROUND = 64
+
+
+def _spread(lo: int, top: int, grain: int, most: int) -> list[int]:
+    """Up to ``most`` multiples of ``grain`` in ``[lo, top)`` (``lo`` one of
+    them), ascending: all of them, or evenly spread."""
+    count = (top - lo) // grain
+    if count <= most:
+        return list(range(lo, top, grain))
+    return sorted({lo + (count * k // most) * grain for k in range(most)})
+
+
+class _Stop(Exception):
+    """The time or node budget of :func:`minimize_pool` ran out."""
+
+
+@dataclass
+class _Minimizer:
+    """The state of :func:`minimize_pool`: the best layout, the proven bound
+    and what is spent; :meth:`probe` runs one capacity."""
+
+    search: Search
+    best: list[int]
+    top: int
+    lo: int
+    grain: int
+    deadline: float | None
+    max_nodes: int | None
+    used: int = 0
+    probes: int = 0
+
+    def probe(self, capacity: int, nodes: int) -> Status:
+        if self.max_nodes is not None:
+            nodes = min(nodes, self.max_nodes - self.used)
+        if nodes <= 0 or (
+            self.deadline is not None and time.process_time() >= self.deadline
+        ):
+            raise _Stop
+        r = self.search.solve(capacity, self.deadline, max_nodes=nodes)
+        self.used += r.nodes
+        self.probes += 1
+        if r.status is Status.FOUND:
+            top = _top(self.search.pp, r.offsets)
+            if top < self.top:
+                self.best, self.top = r.offsets, top
+        elif r.status is Status.INFEASIBLE:
+            self.lo = max(self.lo, capacity + self.grain)
+        return r.status
+
+    def round(self, budget: int, lo_budget: int, scan: int) -> int:
+        """One round at ``budget`` nodes a probe (``lo_budget`` for the
+        bound, ``scan`` capacities at most in the scan); the nodes spent on
+        capacities above the bound."""
+        grain = self.grain
+        self.probe(self.lo, lo_budget)
+        start = self.used
+        tried = {self.lo}
+        # A binary search first (a good top in a few probes), ...
+        a = self.lo + grain
+        while a < self.top:
+            mid = a + ((self.top - a) // grain // 2) * grain
+            tried.add(mid)
+            if self.probe(mid, budget) is not Status.FOUND:
+                a = max(mid + grain, self.lo)
+        # ... then every capacity under the best top, lowest first (how hard
+        # a capacity is varies erratically with it: some are solved in a few
+        # hundred nodes, their neighbours not in thousands).
+        for capacity in _spread(self.lo, self.top, grain, scan):
+            if capacity not in tried and capacity < self.top:
+                if self.probe(capacity, budget) is Status.FOUND:
+                    break
+        return self.used - start
+
+
+def minimize_pool(
+    pp: PoolProblem,
+    offsets: list[int],
+    lower: int,
+    deadline: float | None,
+    max_nodes: int | None = None,
+) -> PoolResult:
+    """Lower the top of the valid layout ``offsets`` of one pool, down to
+    ``lower`` at best, until ``deadline`` (a ``time.process_time()`` value)
+    or after ``max_nodes`` search nodes in all (``None``: no such limit).
+
+    Rounds of probes (:meth:`_Minimizer.round`) with a node budget a probe
+    that doubles each round, and a scan that doubles up to
+    ``MAX_PROBES_PER_ROUND`` capacities; the bound gets as many nodes as the other
+    capacities of the previous round together (half the effort: where the
+    bound is reachable, reaching it is what takes long). Node budgets make
+    the result deterministic until ``deadline`` cuts in."""
+    # Every offset and top is a multiple of ``grain``: heights are sums of
+    # sizes, rounded up to alignments.
+    grain = 0
+    for v in (*pp.sizes, *(a for a in pp.alignments if a > 1)):
+        grain = gcd(grain, v)
+    grain = max(grain, 1)
+    m = _Minimizer(
+        Search(pp),
+        list(offsets),
+        _top(pp, offsets),
+        -(-lower // grain) * grain,
+        grain,
+        deadline,
+        max_nodes,
+    )
+    budget = 2 * max(len(pp.sizes), 1)
+    spent_above = budget
+    scan = 2
+    try:
+        while m.top > m.lo:
+            spent_above = m.round(budget, max(spent_above, budget), scan)
+            budget *= 2
+            scan = min(2 * scan, MAX_PROBES_PER_ROUND)
+    except _Stop:
+        pass
+    return PoolResult(m.best, m.top, min(m.lo, m.top), m.probes, m.used)
