@@ -13,7 +13,8 @@ planning time. Each plan is checked by the independent validator first
         [--time-limit S] [--scale N ...] [--wide]
 
 Per case and algorithm: pool bytes (sum over pools), the liveness lower bound,
-the proven lower bound (raised by the exact search's infeasibility proofs),
+the proven lower bound (the fragmentation-aware ``minimize.window_bound`` of
+the case, and for ``optimal`` also raised by its infeasibility proofs),
 the ratio bytes / liveness bound, whether the plan is proven optimal, whether
 it fits the file's capacity (MiniMalloc files) and the planning CPU time
 (best of ``--repeat``; CPU, not wall time: the machines are shared).
@@ -37,7 +38,9 @@ from usmp.planning.algorithms import (
 )
 from usmp.planning.lower_bound import lower_bound
 from usmp.planning.minimalloc import capacity_from_name, read_minimalloc
+from usmp.planning.minimize import pool_problem, window_bound
 from usmp.planning.model import Buffer, Problem
+from usmp.planning.placement import Indexed
 from usmp.planning.problem_json import read_problem_json
 from usmp.planning.validate import check_plan
 
@@ -108,6 +111,16 @@ class Row:
         return "yes" if self.total <= self.capacity else "no"
 
 
+def fragmentation_bound(problem: Problem, bound: int) -> int:
+    """``minimize.window_bound`` of a one-pool problem (up to 2,000 buffers;
+    else, or with several pools, ``bound``): the liveness peak raised where
+    windows of the problem are proven not to fit."""
+    if len(problem.pools) != 1 or len(problem.buffers) > 2_000:
+        return bound
+    ix = Indexed.of(problem)
+    return window_bound(pool_problem(ix, [0] * len(ix.names), 0)[1], bound)
+
+
 def run(
     problem: Problem,
     case: str,
@@ -115,6 +128,7 @@ def run(
     repeat: int,
     time_limit: float,
     capacity: int | None = None,
+    bound: int | None = None,
 ) -> Row:
     """Plan ``problem`` ``repeat`` times (best CPU time kept) and validate it."""
     algorithm = get_algorithm(
@@ -130,8 +144,10 @@ def run(
     if len(problem.buffers) <= VALIDATE_UP_TO:
         check_plan(problem, plan)
     total = sum(plan.pool_sizes(problem).values())
-    bound = lower_bound(problem)
-    proven = int(plan.stats.get("proven_lower_bound", bound))
+    peak = lower_bound(problem)
+    if bound is None:
+        bound = peak
+    proven = max(int(plan.stats.get("proven_lower_bound", peak)), bound)
     single_pool = len(problem.pools) == 1
     optimal = total <= proven or (
         single_pool and plan.stats.get("pools_optimal", 0.0) == 1.0
@@ -141,7 +157,7 @@ def run(
         len(problem.buffers),
         name,
         total,
-        bound,
+        peak,
         proven,
         optimal,
         capacity,
@@ -209,8 +225,9 @@ def main() -> None:
         sys.stdout.flush()
 
     for case, problem, capacity in cases(args.minimalloc_dir, args.cases_dir):
+        bound = fragmentation_bound(problem, lower_bound(problem))
         rows = [
-            run(problem, case, name, args.repeat, args.time_limit, capacity)
+            run(problem, case, name, args.repeat, args.time_limit, capacity, bound)
             for name in names
         ]
         if capacity is not None and not args.wide:
@@ -223,7 +240,13 @@ def main() -> None:
             for name in names:
                 if name in TIMED_ALGORITHMS:
                     row = run(
-                        bounded, case, name, args.repeat, args.time_limit, capacity
+                        bounded,
+                        case,
+                        name,
+                        args.repeat,
+                        args.time_limit,
+                        capacity,
+                        bound,
                     )
                     rows.append(replace(row, algorithm=f"{name} (limit {capacity})"))
         report(rows)

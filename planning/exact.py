@@ -15,7 +15,8 @@
 
 The plan says what was proven, in ``stats``: ``lower_bound`` (liveness /
 clique bound of the problem), ``proven_lower_bound`` (at least that, raised
-by every capacity the search proved infeasible), ``optimal`` (1.0 when the
+by ``minimize.window_bound``, a fragmentation-aware bound from windows of the
+problem, and by every capacity the search proved infeasible), ``optimal`` (1.0 when the
 plan's bytes equal the proven lower bound), ``gap`` (bytes / proven bound - 1)
 and ``heuristic_bytes`` (the start). Probes have node budgets, but the
 whole run a CPU-time deadline (``time.process_time``), so a plan that is not
@@ -35,11 +36,14 @@ from dataclasses import dataclass
 from usmp.planning.best_fit import best_fit
 from usmp.planning.lower_bound import lower_bound
 from usmp.planning.minimalloc_solver import Status, solve
-from usmp.planning.minimize import minimize_pool, pool_problem
+from usmp.planning.minimize import minimize_pool, pool_problem, window_bound
 from usmp.planning.model import Plan, PlanningError, Problem
 from usmp.planning.placement import Indexed
 
 DEFAULT_TIME_LIMIT = 10.0
+# The share of a pool's time spent on ``window_bound`` (when the start is not
+# at the liveness bound).
+WINDOW_SHARE = 0.05
 
 
 @dataclass(frozen=True)
@@ -72,11 +76,14 @@ class Optimal:
             members, pp = pool_problem(ix, pools, k)
             share = (deadline - time.process_time()) / (len(used) - x)
             sub = Problem(tuple(ix.buffers[i] for i in members), problem.pools)
+            lower = lower_bound(sub)
+            start_offsets = [offsets[i] for i in members]
+            now = time.process_time()
+            if max(o + s for o, s in zip(start_offsets, pp.sizes, strict=True)) > lower:
+                # Not at the bound: a twentieth of the time for a better one.
+                lower = window_bound(pp, lower, now + WINDOW_SHARE * max(share, 0.0))
             result = minimize_pool(
-                pp,
-                [offsets[i] for i in members],
-                lower_bound(sub),
-                time.process_time() + max(share, 0.0),
+                pp, start_offsets, lower, time.process_time() + max(share, 0.0)
             )
             proven += result.proven_lower
             for y, i in enumerate(members):

@@ -15,7 +15,8 @@ import time
 from dataclasses import dataclass
 from math import gcd
 
-from usmp.planning.minimalloc_solver import PoolProblem, Search, Status
+from usmp.planning.minimalloc_solver import PoolProblem, Search, Status, Sweep
+from usmp.planning.model import Buffer, Pool, Problem
 from usmp.planning.placement import Indexed
 
 
@@ -141,12 +142,7 @@ def minimize_pool(
     capacities of the previous round together (half the effort: where the
     bound is reachable, reaching it is what takes long). Node budgets make
     the result deterministic until ``deadline`` cuts in."""
-    # Every offset and top is a multiple of ``grain``: heights are sums of
-    # sizes, rounded up to alignments.
-    grain = 0
-    for v in (*pp.sizes, *(a for a in pp.alignments if a > 1)):
-        grain = gcd(grain, v)
-    grain = max(grain, 1)
+    grain = _grain(pp)
     m = _Minimizer(
         Search(pp),
         list(offsets),
@@ -167,3 +163,81 @@ def minimize_pool(
     except _Stop:
         pass
     return PoolResult(m.best, m.top, min(m.lo, m.top), m.probes, m.used)
+
+
+def _grain(pp: PoolProblem) -> int:
+    """Every offset and top is a multiple of this: heights are sums of sizes,
+    rounded up to alignments."""
+    grain = 0
+    for v in (*pp.sizes, *(a for a in pp.alignments if a > 1)):
+        grain = gcd(grain, v)
+    return max(grain, 1)
+
+
+def _clipped(pp: PoolProblem, sweep: Sweep, a: int, b: int) -> PoolProblem:
+    """The buffers live in sections ``[a, b)``, their lifetimes cut to those
+    sections (section ``k`` is the time ``[k, k + 1)``)."""
+    inside = [i for i in range(len(pp.sizes)) if sweep.lo[i] < b and a < sweep.hi[i]]
+    problem = Problem(
+        tuple(
+            Buffer(
+                str(x),
+                pp.sizes[i],
+                max(sweep.lo[i], a),
+                min(sweep.hi[i], b),
+                pp.alignments[i],
+            )
+            for x, i in enumerate(inside)
+        ),
+        (Pool("window", alignment=1),),
+    )
+    ix = Indexed.of(problem)
+    return pool_problem(ix, [0] * len(inside), 0)[1]
+
+
+def window_bound(
+    pp: PoolProblem,
+    lower: int,
+    deadline: float | None = None,
+    max_nodes: int = 200_000,
+    heaviest: int = 4,
+) -> int:
+    """A lower bound on the top of every layout of ``pp``, at least ``lower``
+    (a valid bound, e.g. the liveness peak): fragmentation-aware.
+
+    Cutting the lifetimes of the buffers live in a window of consecutive
+    sections down to the window only removes conflicts: no layout of the
+    window's problem needs more than a layout of the whole. So a capacity
+    the exact search *proves* infeasible for a window (the search finished
+    without a layout: a proof, not a time-out) is infeasible for the whole,
+    and the bound rises above it. Windows of 3, 5, 9, ... sections (up to all
+    of them: the whole problem) centred on the ``heaviest`` sections, each
+    probed at the bound until it is not proven infeasible, within
+    ``max_nodes`` search nodes in all (deterministic) and ``deadline``.
+    Problems with explicit conflicts (not an interval graph): ``lower``."""
+    sweep = Sweep.of(pp)
+    grain = _grain(pp)
+    bound = -(-lower // grain) * grain
+    n_sec = len(sweep.sections)
+    if not sweep.independent or n_sec < 3:
+        return lower
+    totals = [sum(pp.sizes[i] for i in members) for members in sweep.sections]
+    centres = sorted(range(n_sec), key=lambda s: (-totals[s], s))[:heaviest]
+    per_probe = max(max_nodes // (4 * heaviest * max(n_sec.bit_length(), 1)), 1)
+    used = 0
+    width = 3
+    while True:
+        for c in centres:
+            a, b = max(0, c - width // 2), min(n_sec, c + width // 2 + 1)
+            search = Search(_clipped(pp, sweep, a, b))
+            while used < max_nodes:
+                if deadline is not None and time.process_time() >= deadline:
+                    return max(lower, bound)
+                r = search.solve(bound, deadline, min(per_probe, max_nodes - used))
+                used += r.nodes
+                if r.status is not Status.INFEASIBLE:
+                    break
+                bound += grain
+        if width >= n_sec or used >= max_nodes:
+            return max(lower, bound)
+        width = 2 * width - 1

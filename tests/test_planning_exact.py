@@ -19,6 +19,7 @@ from usmp.planning.exact import Optimal
 from usmp.planning.lower_bound import lower_bound
 from usmp.planning.minimalloc_native import load
 from usmp.planning.minimalloc_solver import PoolProblem, Search, Status, solve
+from usmp.planning.minimize import window_bound
 from usmp.planning.model import Buffer, PlanningError, Pool, Problem
 from usmp.planning.placement import Indexed
 from usmp.planning.validate import validate_plan
@@ -213,3 +214,25 @@ def test_optimal_is_deterministic_when_proven() -> None:
         first, again = Optimal()(problem), Optimal()(problem)
         assert first.stats["optimal"] == 1.0
         assert dict(first.placements) == dict(again.placements)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_window_bound_is_a_lower_bound(seed: int) -> None:
+    """Never above the optimum, never below the liveness peak; above the peak
+    where fragmentation forces it (seed 0: peak 8, optimum 9)."""
+    problem = random_problem(seed)
+    peak = lower_bound(problem)
+    bound = window_bound(pool_problem(problem), peak)
+    assert peak <= bound <= brute_optimum(seed)
+    if seed == 0:
+        assert (peak, bound) == (8, 9)
+
+
+def test_window_bound_proves_optimal() -> None:
+    """The exact mode reports the fragmentation bound: proven optimal above
+    the liveness peak."""
+    problem = random_problem(0)
+    plan = Optimal(time_limit=5)(problem)
+    assert plan.stats["lower_bound"] == 8.0
+    assert plan.stats["proven_lower_bound"] == 9.0
+    assert plan.stats["optimal"] == 1.0
