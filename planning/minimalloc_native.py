@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import platform
 import shutil
 import subprocess
 import tempfile
@@ -68,7 +69,7 @@ def load() -> ctypes.CDLL | None:
     if os.environ.get("USMP_NATIVE_PLANNER", "1") == "0":
         return None
     digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
-    name = f"minimalloc_search-{digest}.so"
+    name = f"minimalloc_search-{digest}-{platform.machine()}.so"
     cc = _compiler()
     for directory in _cache_dirs():
         target = directory / name
