@@ -1,4 +1,4 @@
-"""Static memory planning, in plain typed Python (no xDSL).
+"""Static memory planning, in typed Python (and one C file), no xDSL.
 
 - ``model``: ``Buffer`` / ``Pool`` / ``Problem`` / ``Plan`` / ``Placement`` /
   ``PlanningError`` (the interface with the IR side);
@@ -7,7 +7,9 @@
   greedy_by_conflicts), ``hill_climb`` (TVM's, seeded), ``best_fit``
   (the default: portfolio + ``minimize`` search), over the shared
   order decoder of ``placement``, and ``exact`` (``optimal``: MiniMalloc's
-  search of ``minimalloc_solver`` under a time limit);
+  search of ``minimalloc_solver`` under a time limit); ``minimize`` probes
+  capacities with that search (and has ``window_bound``);
+  ``minimalloc_native`` builds and loads its C twin ``minimalloc_search.c``;
 - ``lower_bound``: liveness / clique lower bounds;
 - ``validate``: the independent plan validator (shares no code with the
   planners);

@@ -26,7 +26,10 @@ configuration:
   doubles each round.
 
 It returns FOUND (with offsets), INFEASIBLE (proven: the search finished) or
-TIMEOUT (``deadline``, a ``time.process_time()`` value, passed). Explicit
+TIMEOUT (``deadline``, a ``time.process_time()`` value, passed, or the
+``max_nodes`` budget spent). :class:`Search` runs the same search in C
+(``minimalloc_search.c`` via ``minimalloc_native``) when it can be built:
+node for node the same (tested), about 50 times faster. Explicit
 conflicts between buffers that are not live together are honoured in
 placement; decomposition is then turned off (their two sides are not
 independent). No xDSL; deterministic except for where a timeout strikes.
