@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,7 +105,9 @@ def report_paths(report: str) -> tuple[str, str]:
     return str(stem.with_suffix(".json")), f"{stem}.{{pool}}.svg"
 
 
-def report_json(planned: PlannedModule) -> dict[str, object]:
+def report_json(
+    planned: PlannedModule, operators: Sequence[str] | None = None
+) -> dict[str, object]:
     analysis = planned.analysis
     pools = pool_reports(planned)
     workspace = [p for p in pools if p.kind == PoolKind.WORKSPACE]
@@ -114,7 +117,7 @@ def report_json(planned: PlannedModule) -> dict[str, object]:
         "model": analysis.main.sym_name.data,
         "algorithm": planned.algorithm or None,
         "steps": list(analysis.steps),
-        "step_operators": step_operators(planned),
+        "step_operators": list(operators or step_operators(planned)),
         "pools": [
             {
                 "name": p.name,
@@ -178,16 +181,19 @@ def write_report(
 ) -> None:
     """The JSON, the SVGs, and with ``summary`` the text and CSV summaries
     beside the JSON (``summary_paths``)."""
+    operators = step_operators(planned)  # walks every callee: once
     if json_path:
-        _write(json_path, json.dumps(report_json(planned), indent=2) + "\n")
+        report = report_json(planned, operators)
+        _write(json_path, json.dumps(report, indent=2) + "\n")
     if json_path and summary:
         text_path, csv_path = summary_paths(json_path)
-        _write(text_path, summary_text(planned))
-        _write(csv_path, summary_csv(planned))
+        _write(text_path, summary_text(planned, operators=operators))
+        _write(csv_path, summary_csv(planned, operators))
     if svg_path:
         steps = len(planned.analysis.steps)
         for pool in pool_reports(planned):
-            _write(svg_file(svg_path, pool.name), pool_svg(pool, planned, steps))
+            picture = pool_svg(pool, planned, steps, operators)
+            _write(svg_file(svg_path, pool.name), picture)
 
 
 def svg_file(template: str, pool: str) -> str:

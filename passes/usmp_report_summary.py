@@ -145,10 +145,10 @@ def name_prefix(labels: Sequence[str]) -> str:
 def step_operators(planned: PlannedModule) -> list[str]:
     """A label per step (see the module doc)."""
     analysis = planned.analysis
-    module = analysis.main.parent_op()
+    block = analysis.main.parent_block()
     functions = (
-        {op.sym_name.data: op for op in module.walk() if isinstance(op, func.FuncOp)}
-        if module is not None
+        {op.sym_name.data: op for op in block.ops if isinstance(op, func.FuncOp)}
+        if block is not None
         else {}
     )
     labels: list[str] = []
@@ -188,10 +188,12 @@ class StepRow:
     sizes: tuple[int, ...]
 
 
-def step_rows(planned: PlannedModule) -> list[StepRow]:
+def step_rows(
+    planned: PlannedModule, operators: Sequence[str] | None = None
+) -> list[StepRow]:
     """Per step: bytes live in the workspace pools and the buffers live."""
     analysis = planned.analysis
-    operators = step_operators(planned)
+    operators = operators or step_operators(planned)
     live: list[list[BufferInfo]] = [[] for _ in analysis.steps]
     for b in analysis.buffers:
         for s, e in b.live:
@@ -224,10 +226,12 @@ def _pool_rows(planned: PlannedModule) -> list[tuple[str, str, int, int, str, in
     ]
 
 
-def summary_text(planned: PlannedModule, model: str = "") -> str:
+def summary_text(
+    planned: PlannedModule, model: str = "", operators: Sequence[str] | None = None
+) -> str:
     """The memory summary as a fixed-width text table."""
     pools = _pool_rows(planned)
-    rows = step_rows(planned)
+    rows = step_rows(planned, operators)
     name = model or planned.analysis.main.sym_name.data
     algorithm = f" ({planned.algorithm})" if planned.algorithm else ""
     lines = [f"Memory summary of {name}{algorithm}", ""]
@@ -270,7 +274,7 @@ def _columns(rows: Sequence[Sequence[str]], right: Sequence[int]) -> list[str]:
     ]
 
 
-def summary_csv(planned: PlannedModule) -> str:
+def summary_csv(planned: PlannedModule, operators: Sequence[str] | None = None) -> str:
     """The same tables as one CSV: ``section`` is ``pool`` or ``step``."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -292,7 +296,7 @@ def summary_csv(planned: PlannedModule) -> str:
     )
     for row in _pool_rows(planned):
         writer.writerow(("pool", *row, "", "", "", "", ""))
-    for r in step_rows(planned):
+    for r in step_rows(planned, operators):
         writer.writerow(
             (
                 "step",

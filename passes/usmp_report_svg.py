@@ -251,15 +251,24 @@ def _tensor_line(b: BufferInfo) -> str:
     return f"\ntensor {tensor.name}{where}"
 
 
-def pool_svg(pool: PoolReport, planned: PlannedModule, steps: int) -> str:
+def pool_svg(
+    pool: PoolReport,
+    planned: PlannedModule,
+    steps: int,
+    operators: Sequence[str] | None = None,
+) -> str:
+    """The pool's picture; ``operators``: ``step_operators(planned)`` if
+    already computed."""
+    operators = operators or step_operators(planned)
     if pool.kind == PoolKind.WORKSPACE:
-        return workspace_svg(pool, planned, steps)
-    return constant_svg(pool, planned, steps)
+        return workspace_svg(pool, planned, steps, operators)
+    return constant_svg(pool, planned, steps, operators)
 
 
-def workspace_svg(pool: PoolReport, planned: PlannedModule, steps: int) -> str:
+def workspace_svg(
+    pool: PoolReport, planned: PlannedModule, steps: int, operators: Sequence[str]
+) -> str:
     """The pool drawn as time x address, a rectangle per buffer live interval."""
-    operators = step_operators(planned)
     profile = _live_profile(pool.buffers, steps)
     c = _Canvas(steps, max(pool.size, pool.lower_bound), f"usmp plan: pool {pool.name}")
     ratio = f", ratio {pool.ratio:.3f}" if pool.ratio else ""
@@ -350,9 +359,10 @@ def _size_lines(c: _Canvas, pool: PoolReport) -> None:
         )
 
 
-def constant_svg(pool: PoolReport, planned: PlannedModule, steps: int) -> str:
+def constant_svg(
+    pool: PoolReport, planned: PlannedModule, steps: int, operators: Sequence[str]
+) -> str:
     """Per step (layer), the constant bytes it reads, stacked per constant."""
-    operators = step_operators(planned)
     per_step: list[list[BufferInfo]] = [[] for _ in range(max(steps, 1))]
     unread: list[BufferInfo] = []
     for b in sorted(pool.buffers, key=lambda b: (-b.size, b.name)):
