@@ -21,6 +21,7 @@ import zlib
 from collections.abc import Sequence
 from xml.sax.saxutils import escape
 
+from usmp.diagnostics import operator_location
 from usmp.dialects.tir import PoolKind
 from usmp.passes.usmp_analysis import BufferInfo
 from usmp.passes.usmp_plan_memory import PlannedModule
@@ -245,8 +246,9 @@ def _box_label(
 
 def _tensor_line(b: BufferInfo) -> str:
     tensor = buffer_tensor(b)
-    if tensor is None:
-        return ""
+    if tensor is None:  # made by the compiler (requantisation tables, ...)
+        where = operator_location(b.anchor.location)
+        return f"\nfor {where[0]} #{where[1]}" if where is not None else ""
     where = f" ({tensor.opcode} #{tensor.operator})" if tensor.opcode else ""
     return f"\ntensor {tensor.name}{where}"
 
