@@ -173,6 +173,16 @@ class LiteralOp(IRDLOperation):
             raise VerifyException("value must not be empty")
 
 
+def parse_lvalue_type(parser: Parser) -> Attribute:
+    """``!emitc.lvalue<T>``, or the short ``<T>`` MLIR 22 prints where the
+    op's format fixes the type to an lvalue (``emitc.load``, ``emitc.assign``)."""
+    if parser.parse_optional_punctuation("<") is None:
+        return parser.parse_type()
+    value_type = parser.parse_type()
+    parser.parse_punctuation(">")
+    return EmitC_LValueType(value_type)
+
+
 @irdl_op_definition
 class LoadOp(IRDLOperation):
     """``%v = emitc.load %lv : !emitc.lvalue<T>``: read an lvalue."""
@@ -203,7 +213,7 @@ class LoadOp(IRDLOperation):
         unresolved = parser.parse_unresolved_operand()
         attrs = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
-        op = cls(parser.resolve_operand(unresolved, parser.parse_type()))
+        op = cls(parser.resolve_operand(unresolved, parse_lvalue_type(parser)))
         op.attributes |= attrs
         return op
 
@@ -216,10 +226,37 @@ class AssignOp(IRDLOperation):
 
     var = operand_def(EmitC_LValueType)
     value = operand_def(EmitCTypeConstr)
-    assembly_format = "$value `:` type($value) `to` $var `:` type($var) attr-dict"
 
     def __init__(self, var: SSAValue, value: SSAValue):
         super().__init__(operands=[var, value])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_ssa_value(self.value)
+        printer.print_string(" : ")
+        printer.print_attribute(self.value.type)
+        printer.print_string(" to ")
+        printer.print_ssa_value(self.var)
+        printer.print_string(" : ")
+        printer.print_attribute(self.var.type)
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AssignOp:
+        value = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        value_type = parser.parse_type()
+        parser.parse_keyword("to")
+        var = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        var_type = parse_lvalue_type(parser)
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(
+            parser.resolve_operand(var, var_type),
+            parser.resolve_operand(value, value_type),
+        )
+        op.attributes |= attrs
+        return op
 
     def verify_(self) -> None:
         assert isinstance(self.var.type, EmitC_LValueType)

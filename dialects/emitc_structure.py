@@ -373,7 +373,7 @@ class IfOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> IfOp:
-        cond = parser.parse_operand()
+        cond = parser.resolve_operand(parser.parse_unresolved_operand(), i1)
         then_region = parser.parse_region()
         else_region = Region()
         if parser.parse_optional_keyword("else"):

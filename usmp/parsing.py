@@ -7,6 +7,9 @@ those, this file is the place to adapt.
 * ``LocatingParser`` attaches a ``FileLineColLoc`` to every operation it parses
   (unless the source gives an explicit ``loc(...)``), so that passes running
   long after parsing can still point at the line a user wrote.
+* It reads the custom forms MLIR 22 prints for upstream ops that xDSL parses
+  only in generic form (``memref.global``), so ``mlir-opt``'s output of any
+  stage reads back.
 * It rejects, at the offending text, what the rest of the compiler could not
   handle: bytes that are not UTF-8, nesting deeper than ``MAX_NESTING``
   (operations in regions, or types/attributes in each other), buffers larger
@@ -24,14 +27,19 @@ from contextlib import contextmanager
 
 from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseIntOrFPElementsAttr,
     FileLineColLoc,
     FloatAttr,
     IntAttr,
+    IntegerAttr,
+    MemRefType,
     ModuleOp,
     StringAttr,
+    TensorType,
+    UnitAttr,
     f16,
     f32,
     f64,
@@ -190,7 +198,9 @@ class LocatingParser(Parser):
     def parse_optional_operation(self) -> Operation | None:
         start = self.pos
         with self._nested("operations"):
-            op = super().parse_optional_operation()
+            op = (
+                self._parse_optional_mlir_custom() or super().parse_optional_operation()
+            )
         if op is not None and not isinstance(op.location, FileLineColLoc):
             op.location = self._file_loc(start)
         return op
@@ -240,3 +250,47 @@ class LocatingParser(Parser):
                     at,
                     at + len(m.group()),
                 )
+
+    def _parse_optional_mlir_custom(self) -> Operation | None:
+        """Custom forms MLIR 22 prints for upstream ops xDSL parses only in
+        generic form (so that ``mlir-opt``'s output reads back)."""
+        if self.parse_optional_keyword("memref.global") is not None:
+            return self._parse_memref_global()
+        return None
+
+    def _parse_memref_global(self) -> memref.GlobalOp:
+        """``memref.global ["private"|"public"|"nested"] [constant] @sym :
+        memref<...> [= dense<...> | = uninitialized] {attrs}`` (the dense
+        literal without its type: it is the memref's shape as a tensor)."""
+        visibility = self.parse_optional_str_literal() or "public"
+        constant = self.parse_optional_keyword("constant") is not None
+        name = self.parse_symbol_name()
+        self.parse_punctuation(":")
+        type_start = self.pos
+        type_ = self.parse_type()
+        if not isinstance(type_, MemRefType):
+            self.raise_error(
+                f"memref.global: expected a memref type, got {type_}",
+                type_start,
+                self.pos,
+            )
+        initial: Attribute = UnitAttr()
+        if self.parse_optional_punctuation("=") is not None:
+            if self.parse_optional_keyword("uninitialized") is None:
+                self.parse_keyword("dense")
+                tensor = TensorType(type_.element_type, type_.get_shape())
+                initial = self.parse_dense_int_or_fp_elements_attr(tensor)
+        attrs = self.parse_optional_attr_dict()
+        alignment = attrs.pop("alignment", None)
+        op = memref.GlobalOp.get(
+            name,
+            type_,
+            initial,
+            StringAttr(visibility),
+            UnitAttr() if constant else None,
+            alignment if isinstance(alignment, IntegerAttr) else None,
+        )
+        if alignment is not None and not isinstance(alignment, IntegerAttr):
+            attrs["alignment"] = alignment  # the verifier reports it
+        op.attributes |= attrs
+        return op
