@@ -42,6 +42,7 @@ from usmp.lowering.convert_to_emitc_common import (
     convert_type,
 )
 from usmp.lowering.convert_to_emitc_func import func_patterns, unsupported_op_pattern
+from usmp.lowering.convert_to_emitc_library import add_library
 from usmp.lowering.convert_to_emitc_memref import memref_patterns
 from usmp.lowering.convert_to_emitc_module import (
     GlobalOpLowering,
@@ -137,3 +138,4 @@ def convert_module(module: ModuleOp) -> None:
         for f in state.functions:
             erase_dead_values(f.body.block)
     finish_module(module, info, state.includes)
+    add_library(module)

@@ -68,6 +68,7 @@ from usmp.lowering.convert_to_emitc import (
     POOLS_ATTR,
     convert_scalar_type,
 )
+from usmp.lowering.convert_to_emitc_library import is_library_op
 
 MAIN_SUFFIX = "___tvm_main__"
 
@@ -306,6 +307,8 @@ def module_c_names(
     externs: list[str] = []
     called: set[str] = set(PURE_FUNCTIONS)
     for op in module.ops:
+        if is_library_op(op):  # the library's own C is printed from the interface
+            continue
         if isinstance(op, emitc.FuncOp):
             (externs if op.is_declaration else symbols).append(op.sym_name.data)
             called.update(

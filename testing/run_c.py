@@ -12,8 +12,8 @@ into them, under ``$TMPDIR/usmp-run-c/``.
 
 ``emitter="mlir-translate"`` builds the same module from MLIR 22's
 ``mlir-translate --mlir-to-cpp`` output instead of usmp-opt's printer (the
-entry function is then called directly, with pools the harness allocates):
-the composition check of the two C paths.
+emitc module is the whole library: pools, I/O structs and ``run``; the same
+harness calls it): the composition check of the two C paths.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from xdsl.dialects.builtin import (
     Signedness,
 )
 
-from usmp.lowering.c_printer import ALIGNED_MACRO
 from usmp.lowering.metadata import ModelInterface, Tensor
 from usmp.tools.c_library import as_emitc, build_library, load
 
@@ -90,13 +89,8 @@ def run_pipeline(module: ModuleOp, passes: str) -> ModuleOp:
     return module
 
 
-def _pool_field(m: ModelInterface, pool: str | None) -> str:
-    return next(p.c_name for p in m.pools if p.name == pool)
-
-
-def harness(m: ModelInterface, direct: dict[str, str] | None = None) -> str:
-    """A C main: ``prog in0.bin .. out0.bin ..``. ``direct`` (pool -> C name of
-    its data) calls the entry function itself instead of ``run``."""
+def harness(m: ModelInterface) -> str:
+    """A C main: ``prog in0.bin .. out0.bin ..`` calling ``run``."""
     lines = ["#include <stdio.h>", "#include <string.h>", ""]
     lines.append("static int io(const char* path, void* data, size_t n, int write) {")
     lines.append('  FILE* f = fopen(path, write ? "wb" : "rb");')
@@ -111,38 +105,13 @@ def harness(m: ModelInterface, direct: dict[str, str] | None = None) -> str:
         lines.append(
             f"static {t.c_element} t{k}[{max(1, t.nbytes // dtype_of(t).itemsize)}];"
         )
-    if direct is not None:
-        for p in m.pools:
-            lines.append(
-                f"USMP_ALIGNED({p.alignment}) static uint8_t "
-                f"pool_{p.c_name}[{max(1, p.size)}];"
-            )
     lines += ["", "int main(int argc, char** argv) {"]
     lines.append(f"  if (argc != {len(tensors) + 1}) return 2;")
     for k in range(len(m.inputs)):
         lines.append(f"  if (io(argv[{k + 1}], t{k}, sizeof t{k}, 0)) return 3;")
     ins = [f"t{k}" for k in range(len(m.inputs))]
     outs = [f"t{k}" for k in range(len(m.inputs), len(tensors))]
-    if direct is not None:
-        for p in m.pools:
-            if not p.is_workspace:
-                lines.append(f"  memcpy(pool_{p.c_name}, {direct[p.name]}, {p.size});")
-        if m.io_in_workspace:  # the I/O lives in the pools, at planned offsets
-            for k, t in enumerate(m.inputs):
-                lines.append(
-                    f"  memcpy(&pool_{_pool_field(m, t.pool)}[{t.offset}], "
-                    f"t{k}, sizeof t{k});"
-                )
-            ins, outs = [], []
-        args = ins + outs + [f"pool_{p.c_name}" for p in m.pools]
-        lines.append(f"  {m.main.sym_name.data}({', '.join(args)});")
-        if m.io_in_workspace:
-            for k, t in enumerate(m.outputs, len(m.inputs)):
-                lines.append(
-                    f"  memcpy(t{k}, &pool_{_pool_field(m, t.pool)}[{t.offset}], "
-                    f"sizeof t{k});"
-                )
-    elif m.io_in_workspace:
+    if m.io_in_workspace:
         lines.append(f"  {m.typedef('Inputs')} in = {m.symbol('map_inputs')}();")
         lines.append(f"  {m.typedef('Outputs')} out = {m.symbol('map_outputs')}();")
         lines += ["  (void)in;", "  (void)out;"]
@@ -170,9 +139,10 @@ def _sources(module: ModuleOp, emitter: str) -> tuple[ModelInterface, dict[str, 
         return m, files
     if emitter != "mlir-translate":
         raise ValueError(f"emitter '{emitter}' is not one of usmp, mlir-translate")
+    # convert-to-emitc's module is the whole library: mlir-translate's C
+    # defines the pools, the I/O structs and run itself
     translated = translate_with_mlir(module)
-    data = {p.name: p.data.sym_name.data for p in m.pools if p.data is not None}  # pyright: ignore
-    main = f'{ALIGNED_MACRO}\n#include "translated.c"\n{harness(m, direct=data)}'
+    main = f'#include "translated.c"\n{harness(m)}'
     return m, {"translated.c": translated, "harness.c": main}
 
 

@@ -38,6 +38,7 @@ from usmp.lowering.c_printer import (
     print_prototype,
 )
 from usmp.lowering.convert_to_emitc import POOL_ATTR, convert_module
+from usmp.lowering.convert_to_emitc_library import is_library_op
 from usmp.lowering.metadata import (
     ModelInterface,
     metadata_header,
@@ -106,7 +107,11 @@ def _program(
     lines: list[str] = []
     if globals_:
         for op in module.ops:
-            if isinstance(op, emitc.GlobalOp) and POOL_ATTR not in op.attributes:
+            if (
+                isinstance(op, emitc.GlobalOp)
+                and POOL_ATTR not in op.attributes
+                and not is_library_op(op)
+            ):
                 name = names.symbol(op.sym_name.data)
                 lines += [print_global(op, name=name).rstrip(), ""]
     declared: set[str] = set()
@@ -138,7 +143,9 @@ def _split(
     funcs = [
         op
         for op in module.ops
-        if isinstance(op, emitc.FuncOp) and not op.is_declaration
+        if isinstance(op, emitc.FuncOp)
+        and not op.is_declaration
+        and not is_library_op(op)
     ]
     return [f for f in funcs if f is not m.main], [m.main]
 

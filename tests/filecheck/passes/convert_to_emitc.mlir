@@ -9,6 +9,8 @@
 // CHECK-NEXT:    emitc.include <"stddef.h">
 // CHECK-NEXT:    emitc.include <"stdint.h">
 // CHECK-NEXT:    emitc.include <"string.h">
+// CHECK-NEXT:    emitc.verbatim "#ifndef USMP_ALIGNED{{.*}}" {usmp.library}
+// CHECK-NEXT:    emitc.verbatim "USMP_ALIGNED(4)" {usmp.library}
 // CHECK-NEXT:    emitc.global static const @flash : !emitc.array<8xui8> = dense<[1, 2, 3, 4, 5, 6, 7, 255]> {usmp.alignment = 4 : i64, usmp.pool = "flash"}
 // CHECK-NEXT:    emitc.func private @op(!emitc.ptr<i8>, !emitc.ptr<i8>, !emitc.ptr<i8>, !emitc.ptr<ui8>) -> () attributes {specifiers = ["extern"], tir.prim_func, tir.pool_args = ["sram"]}
 // CHECK-NEXT:    emitc.func @tvmgen_default___tvm_main__(%x: !emitc.ptr<i8> {usmp.memref = memref<2x4xi8>}, %output: !emitc.ptr<i8> {usmp.memref = memref<2x4xi8>}, %sram: !emitc.ptr<ui8> {usmp.memref = memref<64xi8>}, %flash: !emitc.ptr<!emitc.opaque<"const uint8_t">> {usmp.memref = memref<8xi8>})
@@ -23,6 +25,17 @@
 // CHECK-NEXT:    emitc.call @op(%x, %w, %sid, %sram) : (!emitc.ptr<i8>, !emitc.ptr<i8>, !emitc.ptr<i8>, !emitc.ptr<ui8>) -> ()
 // CHECK-NEXT:    emitc.call_opaque "memcpy"(%output, %sid, %{{.*}}) : (!emitc.ptr<i8>, !emitc.ptr<i8>, !emitc.ptrdiff_t) -> ()
 // CHECK-NEXT:    emitc.return
+// The rest of the library (usmp.library): the interface, the workspace pool
+// and run, which reads the I/O structs and passes the pools.
+// CHECK:         emitc.verbatim "#ifndef TVMGEN_DEFAULT_H_{{.*}}} TVMInputs_default;{{.*}}" {usmp.library}
+// CHECK-NEXT:    emitc.verbatim "USMP_ALIGNED(16)" {usmp.library}
+// CHECK-NEXT:    emitc.global static @tvmgen_default_sram : !emitc.array<64xui8> {usmp.library}
+// CHECK-NEXT:    emitc.func @tvmgen_default_run(%[[IN:.*]]: !emitc.ptr<!emitc.opaque<"TVMInputs_default">>, %[[OUT:.*]]: !emitc.ptr<!emitc.opaque<"TVMOutputs_default">>) -> i32 attributes {usmp.library} {
+// CHECK:           "emitc.member_of_ptr"(%{{.*}}) <{member = "x"}>
+// CHECK:           "emitc.member_of_ptr"(%{{.*}}) <{member = "output"}>
+// CHECK:           emitc.get_global @tvmgen_default_sram : !emitc.array<64xui8>
+// CHECK:           emitc.get_global @flash : !emitc.array<8xui8>
+// CHECK:           emitc.call @tvmgen_default___tvm_main__(
 builtin.module attributes {tir.pools = [#tir.pool_info<"sram", workspace, size = 64, alignment = 16, access = {"c" = "rw"}>, #tir.pool_info<"flash", constant, size = 8, alignment = 4, access = {"c" = "ro"}>]} {
   "memref.global"() <{sym_name = "flash", sym_visibility = "private", type = memref<8xi8>, initial_value = dense<[1, 2, 3, 4, 5, 6, 7, -1]> : tensor<8xi8>, constant, alignment = 4 : i64}> : () -> ()
   func.func private @op(memref<2x4xi8>, memref<2x4xi8>, memref<2x4xi8>, memref<64xi8>) attributes {tir.prim_func, tir.pool_args = ["sram"]}
