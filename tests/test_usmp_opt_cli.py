@@ -167,3 +167,12 @@ def test_stdin(args: list[str]) -> None:
     )
     assert bad.returncode == 1
     assert bad.stderr.startswith("<stdin>:2:3: error: 'tir.allocate' op"), bad.stderr
+
+
+def test_diagnostic_located_elsewhere_needs_at_unknown(tmp_path: Path) -> None:
+    allocate = f'  {BAD_ALLOCATE} loc("elsewhere.mlir":1:1)'
+    source = f"// expected-error@unknown {{{{{MESSAGE}}}}}\n" + _func(allocate)
+    assert _verify(tmp_path, source) == (0, "")
+    status, err = _verify(tmp_path, source.replace("@unknown", ""))
+    assert status == 1
+    assert "elsewhere.mlir:1:1: error: unexpected error:" in err, err
