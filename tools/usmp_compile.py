@@ -510,8 +510,9 @@ def _parser() -> argparse.ArgumentParser:
         "--emit-tflm-plan",
         metavar="OUT.tflite",
         help="also write a copy of the model holding the workspace plan as TFLite "
-        "Micro's offline memory plan (OfflineMemoryAllocation metadata); plan "
-        "with --use-workspace-io so the model's inputs and outputs are in it too",
+        "Micro's offline memory plan (OfflineMemoryAllocation metadata): the "
+        "library's workspace offsets when they cover every tensor TFLM plans "
+        "(with --use-workspace-io), else the planner run on TFLM's lifetimes",
     )
     p.add_argument("--stop-after", choices=PIPELINE, help="end after this step")
     p.add_argument("--dump-ir", action="store_true", help="write every step's MLIR")
