@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -232,8 +233,11 @@ def summary_text(
     """The memory summary as a fixed-width text table."""
     pools = _pool_rows(planned)
     rows = step_rows(planned, operators)
-    name = model or planned.analysis.main.sym_name.data
-    algorithm = f" ({planned.algorithm})" if planned.algorithm else ""
+    main = planned.analysis.main.sym_name.data
+    # TVM's entry point name: tvmgen_<module>___tvm_main__
+    module = re.fullmatch(r"tvmgen_(.+)___tvm_main__", main)
+    name = model or (f"module '{module[1]}' ({main})" if module else main)
+    algorithm = f", planned by {planned.algorithm}" if planned.algorithm else ""
     lines = [f"Memory summary of {name}{algorithm}", ""]
     header = ("pool", "kind", "size B", "lower bound B", "ratio", "buffers")
     table = [
