@@ -26,6 +26,13 @@ typedef struct {
   int a, b; /* section range [a, b) */
 } Part;
 
+/* An undo log: (index, old value) pairs. */
+typedef struct {
+  int *idx;
+  i64 *old;
+  int len, cap;
+} Log;
+
 typedef struct {
   int n, n_sec, decompose;
   i64 capacity;
@@ -35,13 +42,7 @@ typedef struct {
   const int *sec_start, *sec;
   i64 *off, *solution, *min_off, *low, *total;
   int *cuts;
-  /* undo logs: (index, old value) pairs */
-  int *olog_idx;
-  i64 *olog_old;
-  int olog_len, olog_cap;
-  int *slog_idx;
-  i64 *slog_old;
-  int slog_len, slog_cap;
+  Log olog, slog; /* undo logs: minimum offsets, section floors */
   /* affected sections: a stamped mark per section, and their list */
   i64 *mark, stamp;
   int *affected;
@@ -58,24 +59,14 @@ static double cpu_now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void olog_push(Solver *s, int idx, i64 old) {
-  if (s->olog_len == s->olog_cap) {
-    s->olog_cap = s->olog_cap ? 2 * s->olog_cap : 1024;
-    s->olog_idx = realloc(s->olog_idx, sizeof(int) * (size_t)s->olog_cap);
-    s->olog_old = realloc(s->olog_old, sizeof(i64) * (size_t)s->olog_cap);
+static void log_push(Log *log, int idx, i64 old) {
+  if (log->len == log->cap) {
+    log->cap = log->cap ? 2 * log->cap : 1024;
+    log->idx = realloc(log->idx, sizeof(int) * (size_t)log->cap);
+    log->old = realloc(log->old, sizeof(i64) * (size_t)log->cap);
   }
-  s->olog_idx[s->olog_len] = idx;
-  s->olog_old[s->olog_len++] = old;
-}
-
-static void slog_push(Solver *s, int idx, i64 old) {
-  if (s->slog_len == s->slog_cap) {
-    s->slog_cap = s->slog_cap ? 2 * s->slog_cap : 1024;
-    s->slog_idx = realloc(s->slog_idx, sizeof(int) * (size_t)s->slog_cap);
-    s->slog_old = realloc(s->slog_old, sizeof(i64) * (size_t)s->slog_cap);
-  }
-  s->slog_idx[s->slog_len] = idx;
-  s->slog_old[s->slog_len++] = old;
+  log->idx[log->len] = idx;
+  log->old[log->len++] = old;
 }
 
 /* A placement's undo record: where its logs started; rejected: no update. */
@@ -98,8 +89,8 @@ static int place(Solver *s, int i, i64 offset, const Part *part, Undo *u) {
   int lo_i = s->lo[i], hi_i = s->hi[i], a = part->a, b = part->b;
   int k, e, n_aff = 0, hatless = 1;
   s->off[i] = offset;
-  u->olog_at = s->olog_len;
-  u->slog_at = s->slog_len;
+  u->olog_at = s->olog.len;
+  u->slog_at = s->slog.len;
   u->rejected = 0;
   if (height > cap) goto reject;
   if (a < b) {
@@ -110,7 +101,7 @@ static int place(Solver *s, int i, i64 offset, const Part *part, Undo *u) {
     if (m3 > m) m = m3;
     if (offset + m > cap) goto reject;
   }
-  olog_push(s, i, s->min_off[i]);
+  log_push(&s->olog, i, s->min_off[i]);
   s->min_off[i] = PLACED;
   ++s->stamp;
   for (k = lo_i; k < hi_i; ++k) {
@@ -125,7 +116,7 @@ static int place(Solver *s, int i, i64 offset, const Part *part, Undo *u) {
     old = s->min_off[j];
     if (old < height) {
       i64 al = s->aligns[j];
-      olog_push(s, j, old);
+      log_push(&s->olog, j, old);
       s->min_off[j] = al > 1 ? (height + al - 1) / al * al : height;
       for (k = s->lo[j]; k < s->hi[j]; ++k) {
         if (s->low[k] == old && s->mark[k] != s->stamp) {
@@ -145,7 +136,7 @@ static int place(Solver *s, int i, i64 offset, const Part *part, Undo *u) {
       if (v < lowest) lowest = v;
     }
     if (lowest != s->low[sec]) {
-      slog_push(s, sec, s->low[sec]);
+      log_push(&s->slog, sec, s->low[sec]);
       s->low[sec] = lowest;
     }
     if (s->total[sec] && lowest + s->total[sec] > cap) return 0;
@@ -164,14 +155,14 @@ static void unplace(Solver *s, int i, const Undo *u) {
   int k;
   s->off[i] = -1;
   if (u->rejected) return;
-  while (s->slog_len > u->slog_at) {
-    --s->slog_len;
-    s->low[s->slog_idx[s->slog_len]] = s->slog_old[s->slog_len];
+  while (s->slog.len > u->slog_at) {
+    --s->slog.len;
+    s->low[s->slog.idx[s->slog.len]] = s->slog.old[s->slog.len];
   }
   for (k = s->lo[i]; k < s->hi[i]; ++k) s->total[k] += s->sizes[i];
-  while (s->olog_len > u->olog_at) {
-    --s->olog_len;
-    s->min_off[s->olog_idx[s->olog_len]] = s->olog_old[s->olog_len];
+  while (s->olog.len > u->olog_at) {
+    --s->olog.len;
+    s->min_off[s->olog.idx[s->olog.len]] = s->olog.old[s->olog.len];
   }
 }
 
@@ -465,9 +456,9 @@ int mm_solve(int n, int n_sec, const i64 *sizes, const i64 *aligns,
   free(s.cuts);
   free(s.mark);
   free(s.affected);
-  free(s.olog_idx);
-  free(s.olog_old);
-  free(s.slog_idx);
-  free(s.slog_old);
+  free(s.olog.idx);
+  free(s.olog.old);
+  free(s.slog.idx);
+  free(s.slog.old);
   return status;
 }
