@@ -19,6 +19,7 @@ import platform
 import shutil
 import subprocess
 import tempfile
+import threading
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -27,6 +28,13 @@ SOURCE = Path(__file__).with_name("minimalloc_search.c")
 # Values beyond this would overflow the C side's 64-bit arithmetic (the
 # Python side has no limit): such problems stay in Python.
 LIMIT = 1 << 60
+
+# Above ``DEEP`` buffers the search runs in a thread with a stack of
+# ``STACK_BASE + STACK_PER_BUFFER * n`` bytes (a level of recursion takes a
+# few hundred bytes of C stack).
+DEEP = 5_000
+STACK_BASE = 8 << 20
+STACK_PER_BUFFER = 1024
 
 _i64p = ctypes.POINTER(ctypes.c_int64)
 _intp = ctypes.POINTER(ctypes.c_int)
@@ -169,18 +177,34 @@ def run(
     n = prepared.n
     solution = (ctypes.c_int64 * max(n, 1))()
     stats = (ctypes.c_int64 * 2)()
-    status = lib.mm_solve(
-        n,
-        prepared.n_sec,
-        *prepared.arrays,
-        prepared.decompose,
-        capacity,
-        -1.0 if deadline is None else deadline,
-        -1 if max_nodes is None else max_nodes,
-        solution,
-        stats,
-    )
-    return status, list(solution[:n]), stats[0], stats[1]
+    status = [0]
+
+    def call() -> None:
+        status[0] = lib.mm_solve(
+            n,
+            prepared.n_sec,
+            *prepared.arrays,
+            prepared.decompose,
+            capacity,
+            -1.0 if deadline is None else deadline,
+            -1 if max_nodes is None else max_nodes,
+            solution,
+            stats,
+        )
+
+    if n <= DEEP:
+        call()
+    else:
+        # The search recurses once per placed buffer: a thread with a stack
+        # to match (the main thread's 8 MiB hold about 20,000 levels).
+        old = threading.stack_size(STACK_BASE + STACK_PER_BUFFER * n)
+        try:
+            worker = threading.Thread(target=call)
+            worker.start()
+            worker.join()
+        finally:
+            threading.stack_size(old)
+    return status[0], list(solution[:n]), stats[0], stats[1]
 
 
 def fits(sizes: Sequence[int], area: Sequence[int]) -> bool:

@@ -14,6 +14,7 @@ from functools import cache
 
 import pytest
 
+from usmp.planning import minimalloc_native
 from usmp.planning.algorithms import get_algorithm
 from usmp.planning.exact import Optimal
 from usmp.planning.lower_bound import lower_bound
@@ -236,3 +237,21 @@ def test_window_bound_proves_optimal() -> None:
     assert plan.stats["lower_bound"] == 8.0
     assert plan.stats["proven_lower_bound"] == 9.0
     assert plan.stats["optimal"] == 1.0
+
+
+def test_c_search_in_a_deep_stack_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Big pools run the C search in a thread with a larger stack (one level
+    of recursion per placed buffer; 50,000 buffers in one partition crashed
+    the main thread's 8 MiB): same result on that path."""
+    problem = larger_problem(1)
+    pp = pool_problem(problem)
+    capacity = int(lower_bound(problem) * 1.2)
+    direct = Search(pp).solve(capacity, max_nodes=3000)
+    monkeypatch.setattr(minimalloc_native, "DEEP", 10)
+    threaded = Search(pp).solve(capacity, max_nodes=3000)
+    assert direct.status is Status.FOUND
+    assert (threaded.status, threaded.offsets, threaded.nodes) == (
+        direct.status,
+        direct.offsets,
+        direct.nodes,
+    )
