@@ -130,10 +130,15 @@ static int place(Solver *s, int i, i64 offset, const Part *part, Undo *u) {
   s->hatless = hatless;
   for (k = 0; k < n_aff; ++k) {
     int sec = s->affected[k], m;
-    i64 lowest = PLACED;
+    i64 lowest = PLACED, before = s->low[sec];
+    /* Minimum offsets only rise here, so none is below the section's
+     * previous floor: a member still at it ends the scan. */
     for (m = s->sec_start[sec]; m < s->sec_start[sec + 1]; ++m) {
       i64 v = s->min_off[s->sec[m]];
-      if (v < lowest) lowest = v;
+      if (v < lowest) {
+        lowest = v;
+        if (v <= before) break;
+      }
     }
     if (lowest != s->low[sec]) {
       log_push(&s->slog, sec, s->low[sec]);
