@@ -38,6 +38,7 @@ from usmp.testing.run_c import run_module, run_pipeline
 from usmp.testing.shared_models import MODELS_DIR
 from usmp.testing.tflm_reference import random_inputs
 from usmp.tools.c_library import load, single_source
+from usmp.tools.usmp_compile import PIPELINE
 
 FILECHECK_DIR = Path(__file__).parent / "filecheck"
 POSITIVE_TESTS = sorted(
@@ -99,14 +100,8 @@ def test_generic_form_parses_with_mlir_opt(path: Path) -> None:
     assert theirs.returncode == 0, theirs.stderr
 
 
-STAGES = (
-    "import",
-    "fuse-ops",
-    "lower-ops",
-    "aot-lower-main",
-    "usmp",
-    "convert-to-emitc",
-)
+STAGES = PIPELINE[: PIPELINE.index("emit-c")]
+"""Every step whose result is MLIR."""
 ROUND_TRIP_MODELS = {
     "int8": "mlperf_tiny/kws_ref_model.tflite",
     "float": "tflite_micro/hello_world_float.tflite",
