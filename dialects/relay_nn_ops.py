@@ -363,3 +363,37 @@ class MeanOp(RelayOperator):
             self.name, reduce_output_shape, shape_of(t), self.axis, self.keepdims
         )
         return TensorType(t.element_type, shape)
+
+
+@relay_op_definition
+class SumOp(RelayOperator):
+    """Sum over ``axis`` (negative axes allowed), dropping them unless ``keepdims``.
+
+    Syntax::
+
+        %r = relay.sum %x {axis = array<i64: 1, 2>, keepdims = true}
+               : tensor<1x4x4x8xi32> -> tensor<1x1x1x8xi32>
+
+    The result has the operand's element type (integers wrap), as TVM's
+    ``sum``: an int8 sum casts to i32 first.
+    """
+
+    name = "relay.sum"
+
+    data = operand_def(TensorType)
+    axis = ints_prop()
+    keepdims = bool_prop(default=False)
+
+    assembly_format = UNARY_FORMAT
+
+    def __init__(
+        self, data: SSAValue, axis: Sequence[int], keepdims: bool | None = None
+    ):
+        self._build([data], axis=axis, keepdims=keepdims)
+
+    def infer_result_type(self) -> TensorType:
+        t = tensor_of(self.name, "operand", self.data)
+        shape = infer_shape(
+            self.name, reduce_output_shape, shape_of(t), self.axis, self.keepdims
+        )
+        return TensorType(t.element_type, shape)

@@ -51,6 +51,7 @@ from usmp.dialects.relay_nn_ops import (
     GlobalAvgPool2DOp,
     MaxPool2DOp,
     MeanOp,
+    SumOp,
 )
 from usmp.dialects.relay_props import (
     float_prop,
@@ -456,6 +457,7 @@ OPERATOR_OPS: list[type[IRDLOperation]] = [
     AvgPool2DOp,
     GlobalAvgPool2DOp,
     MeanOp,
+    SumOp,
     ReshapeOp,
     TransposeOp,
     PadOp,

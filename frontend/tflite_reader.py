@@ -450,6 +450,12 @@ _OPTIONS_OF_OPCODE = MappingProxyType(
         "L2_POOL_2D": "Pool2DOptions",
         "MAXIMUM": "MaximumMinimumOptions",
         "MINIMUM": "MaximumMinimumOptions",
+        "MEAN": "ReducerOptions",
+        "SUM": "ReducerOptions",
+        "REDUCE_MAX": "ReducerOptions",
+        "REDUCE_MIN": "ReducerOptions",
+        "REDUCE_PROD": "ReducerOptions",
+        "REDUCE_ANY": "ReducerOptions",
     }
 )
 _OPTIONS_BY_KEY = MappingProxyType(

@@ -8,7 +8,7 @@ COMM_REDUCE < OUT_ELEMWISE_FUSABLE < TUPLE < OPAQUE``).
 Differences from TVM's registry, all in favour of memory:
 
 * ``relay.softmax`` (and the TFLite int8 ``relay.quantized_softmax``) and
-  ``relay.mean`` are ``COMM_REDUCE``: cheap elementwise
+  ``relay.mean`` / ``relay.sum`` are ``COMM_REDUCE``: cheap elementwise
   producers fuse into them (TVM's reduce rule) *and* ``fuse-ops`` lets them
   take an elementwise epilogue like ``OUT_ELEMWISE_FUSABLE`` anchors, so an
   int8 softmax (``dequantize -> softmax -> quantize``) or an int8 mean
@@ -49,6 +49,7 @@ _OPERATORS: dict[str, tuple[OpPattern, str]] = {
         "nn.global_avg_pool2d",
     ),
     "relay.mean": (OpPattern.COMM_REDUCE, "mean"),
+    "relay.sum": (OpPattern.COMM_REDUCE, "sum"),
     "relay.softmax": (OpPattern.COMM_REDUCE, "nn.softmax"),
     "relay.quantized_softmax": (OpPattern.COMM_REDUCE, "qnn.softmax"),
     "relay.add": (OpPattern.BROADCAST, "add"),

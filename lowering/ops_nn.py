@@ -1,4 +1,4 @@
-"""Reductions: conv2d, dense, pooling, mean (``LowerNN``).
+"""Reductions: conv2d, dense, pooling, mean, sum (``LowerNN``).
 
 Each output element is a reduction in an ``scf.for`` nest whose accumulator
 is an ``iter_args`` scalar: no accumulator tensor, no im2col, no padded copy
@@ -50,6 +50,7 @@ from usmp.dialects.relay_ops import (
     GlobalAvgPool2DOp,
     MaxPool2DOp,
     MeanOp,
+    SumOp,
 )
 from usmp.dialects.relay_shapes import conv2d_weight_dims, spatial_axes
 from usmp.lowering.kernel import (
@@ -386,18 +387,17 @@ def avg_pool2d(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     return _pool(k, op, index)
 
 
-def _mean_over(
+def _sum_over(
     k: FusedKernel,
     value: SSAValue,
     axes: Sequence[int],
     index: Sequence[Ix],
-    result: Attribute,
+    acc_t: Attribute,
 ) -> SSAValue:
-    """Mean of ``value`` over ``axes``; ``index`` gives the other dimensions
-    (its entries on ``axes`` are ignored)."""
+    """Sum of ``value`` over ``axes`` in ``acc_t``; ``index`` gives the other
+    dimensions (its entries on ``axes`` are ignored)."""
     b = k.b
     shape = shape_of(value)
-    acc_t = _sum_type(element_type(value))
 
     def body(taps: list[Ix], accs: Sequence[SSAValue]) -> list[SSAValue]:
         full = list(index)
@@ -406,7 +406,20 @@ def _mean_over(
         return [b.add(accs[0], b.convert(k.at(value, full), acc_t))]
 
     (total,) = b.reduce([(0, shape[a]) for a in axes], [b.const(0, acc_t)], body)
-    return average(b, total, math.prod(shape[a] for a in axes), result)
+    return total
+
+
+def _mean_over(
+    k: FusedKernel,
+    value: SSAValue,
+    axes: Sequence[int],
+    index: Sequence[Ix],
+    result: Attribute,
+) -> SSAValue:
+    """Mean of ``value`` over ``axes``; ``index`` as ``_sum_over``."""
+    total = _sum_over(k, value, axes, index, _sum_type(element_type(value)))
+    shape = shape_of(value)
+    return average(k.b, total, math.prod(shape[a] for a in axes), result)
 
 
 def global_avg_pool2d(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
@@ -415,16 +428,29 @@ def global_avg_pool2d(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSA
     return _mean_over(k, op.data, (h_axis, w_axis), index, element_type(op.result))
 
 
-def mean(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
-    assert isinstance(op, MeanOp)
+def _reduced_index(
+    op: MeanOp | SumOp, index: Sequence[Ix]
+) -> tuple[list[int], list[Ix]]:
+    """The sorted reduction axes of a ``mean``/``sum`` and the operand index
+    of a result element (entries on the axes to be filled by the loop)."""
     rank = len(shape_of(op.data))
     axes = sorted({a % rank for a in op.axis})
     if op.keepdims:
-        full = list(index)
-    else:
-        rest = iter(index)
-        full = [0 if d in axes else next(rest) for d in range(rank)]
+        return axes, list(index)
+    rest = iter(index)
+    return axes, [0 if d in axes else next(rest) for d in range(rank)]
+
+
+def mean(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, MeanOp)
+    axes, full = _reduced_index(op, index)
     return _mean_over(k, op.data, axes, full, element_type(op.result))
+
+
+def sum_(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, SumOp)
+    axes, full = _reduced_index(op, index)
+    return _sum_over(k, op.data, axes, full, element_type(op.result))
 
 
 class LowerNN(ElementPattern):
@@ -440,6 +466,7 @@ class LowerNN(ElementPattern):
             "relay.avg_pool2d": avg_pool2d,
             "relay.global_avg_pool2d": global_avg_pool2d,
             "relay.mean": mean,
+            "relay.sum": sum_,
         }
     )
 

@@ -433,6 +433,18 @@ def mean(x: Array, *, axis: Sequence[int], keepdims: bool = False) -> Array:
     return _average(np.asarray(total), np.asarray(count), x.dtype)
 
 
+def sum_(x: Array, *, axis: Sequence[int], keepdims: bool = False) -> Array:
+    """Sum over ``axis`` (negative axes count from the end) in the input's
+    type: integers wrap (two's complement); floats are summed in float64 and
+    rounded to the input type."""
+    axes = tuple(sorted(_normalize_axis(a, x.ndim, "sum") for a in axis))
+    if len(set(axes)) != len(axes):
+        raise KernelError(f"sum: repeated axis in {list(axis)}")
+    acc_t = np.int64 if _is_int(x) else np.float64
+    total = np.asarray(x.astype(acc_t).sum(axis=axes, keepdims=keepdims))
+    return total.astype(x.dtype)  # integers: keeps the low bits (wraps)
+
+
 # ----------------------------------------------------------- data movement
 
 

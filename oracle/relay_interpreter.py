@@ -495,6 +495,7 @@ _HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "relay.avg_pool2d": _kernel(kernels.avg_pool2d, 1),
         "relay.global_avg_pool2d": _kernel(kernels.global_avg_pool2d, 1),
         "relay.mean": _kernel(kernels.mean, 1),
+        "relay.sum": _kernel(kernels.sum_, 1),
         "relay.reshape": _reshape,
         "relay.transpose": _kernel(kernels.transpose, 1),
         "relay.pad": _kernel(kernels.pad, 1),

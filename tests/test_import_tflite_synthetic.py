@@ -197,6 +197,10 @@ class ModelBuilder:
         if op["options"] is not None:
             kind, fields = op["options"]
             module = _table(kind)
+            # vector fields (a list, e.g. SqueezeDims) are written before the table
+            fields = {
+                k: ints(v) if isinstance(v, list) else v for k, v in fields.items()
+            }
             getattr(module, f"{kind}Start")(b)
             for key, value in fields.items():
                 getattr(module, f"{kind}Add{key}")(b, value)

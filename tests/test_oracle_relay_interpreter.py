@@ -185,6 +185,11 @@ OP_CASES = [
         lambda x: K.mean(x, axis=(-1, 1), keepdims=True),
     ),
     (
+        "relay.sum %x {axis = array<i64: 1, 2>} : tensor<1x4x4x8xi8> -> tensor<1x8xi8>",
+        X_I8,
+        lambda x: x.sum(axis=(1, 2), dtype=np.int8),
+    ),
+    (
         "relay.transpose %x {axes = array<i64: 0, 3, 1, 2>} : tensor<1x4x4x8xi8> -> tensor<1x8x4x4xi8>",
         X_I8,
         lambda x: x.transpose(0, 3, 1, 2),

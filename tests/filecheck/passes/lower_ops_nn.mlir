@@ -229,3 +229,21 @@ func.func @softmax(%x: tensor<2x10xi8>) -> tensor<2x10xf32> attributes {relay.pr
   %1 = relay.softmax %0 : tensor<2x10xf32> -> tensor<2x10xf32>
   func.return %1 : tensor<2x10xf32>
 }
+
+// -----
+
+// An int8 sum (TFLite MEAN / SUM): the cast is fused into the reduction,
+// the dropped axes become an inner nest with an i32 accumulator.
+
+// CHECK-LABEL: func.func @sum(
+// CHECK:         scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:      %[[S:.*]] = scf.for %{{.*}} iter_args(%{{.*}}) -> (i32) {
+// CHECK-NEXT:        scf.for %{{.*}} iter_args(%{{.*}}) -> (i32) {
+// CHECK:               arith.extsi %{{.*}} : i8 to i32
+// CHECK:           memref.store %[[S]], %{{.*}}[%{{.*}}, %[[C]]]
+
+func.func @sum(%x: tensor<1x4x4x8xi8>) -> tensor<1x8xi32> attributes {relay.primitive} {
+  %0 = relay.cast %x : tensor<1x4x4x8xi8> -> tensor<1x4x4x8xi32>
+  %1 = relay.sum %0 {axis = array<i64: 1, 2>} : tensor<1x4x4x8xi32> -> tensor<1x8xi32>
+  func.return %1 : tensor<1x8xi32>
+}

@@ -392,6 +392,22 @@ func.func @f(%x: tensor<1x8x8x4xi8>) {
 
 // -----
 
+func.func @f(%x: tensor<1x8x8x4xi32>) {
+  // expected-error@+1 {{'relay.sum' op relay.sum: axis [2, -2] names an axis twice}}
+  %0 = relay.sum %x {axis = array<i64: 2, -2>} : tensor<1x8x8x4xi32> -> tensor<1x8x4xi32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x8x8x4xi32>) {
+  // expected-error@+1 {{'relay.sum' op relay.sum: result type tensor<1x8x4xi32> is wrong, expected tensor<1x8x1x4xi32>}}
+  %0 = relay.sum %x {axis = array<i64: 2>, keepdims = true} : tensor<1x8x8x4xi32> -> tensor<1x8x4xi32>
+  func.return
+}
+
+// -----
+
 func.func @f(%x: tensor<4xi8>) {
   // expected-error@+1 {{'relay.fixed_point_multiply' op relay.fixed_point_multiply: element type i8 is not supported, expected i32}}
   %0 = relay.fixed_point_multiply %x {multiplier = array<i32: 1>, shift = array<i32: 0>} : tensor<4xi8> -> tensor<4xi8>

@@ -1,0 +1,243 @@
+"""Converters of the TFLite shape and reduction builtins.
+
+``tflite_ops`` imports this module, which registers its converters in
+``tflite_ops.CONVERTERS``. Every converter emits existing relay ops; int8
+follows TFLite Micro's reference kernels bit for bit:
+
+* TRANSPOSE (any permutation, rank <= 6 as TFLite; TFLM stops at 5):
+  ``relay.transpose``, or a ``relay.reshape`` when the permutation keeps
+  the memory order (it only moves size-1 axes), so that ``aot-lower-main``
+  makes it an alias of its input's storage (no copy);
+* SQUEEZE, EXPAND_DIMS: ``relay.reshape`` (an alias, like RESHAPE);
+* MEAN, SUM (axes a constant tensor, ``keep_dims``): float ``relay.mean`` /
+  ``relay.sum``; int8 (``reduce_common.cc``: always
+  ``QuantizedMeanOrSum``, even when input and output share their
+  quantisation) ``cast(i32) -> sum -> add(-zp_in * n) ->
+  fixed_point_multiply -> add(zp_out) -> clip -> cast(i8)``, where the
+  multiplier is ``QuantizeMultiplier(s_in / s_out)`` and, for MEAN, TFLM's
+  folding of ``1 / n`` into it: ``shift' = min(floor(log2 n), 32, 31 +
+  shift)``, ``multiplier' = (multiplier << shift') / n`` (int64, truncating),
+  ``shift - shift'``.
+
+Data-movement operators copy raw values: an int8 input and output must share
+their quantisation (TFLM does not rescale).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.dialects.builtin import i32
+from xdsl.ir import SSAValue
+
+from usmp.dialects.relay_ops import (
+    AddOp,
+    CastOp,
+    MeanOp,
+    ReshapeOp,
+    SumOp,
+    TransposeOp,
+)
+from usmp.frontend import quantization as q
+from usmp.frontend.builder import RelayBuilder
+from usmp.frontend.tflite_ops import _check_shape, _per_tensor, _type, register
+from usmp.frontend.tflite_reader import Tensor
+
+_MAX_TRANSPOSE_RANK = 6
+"""TFLite's limit (TFLite Micro's kernel stops at 5)."""
+
+_DATA_TYPES = ("FLOAT32", "INT8", "INT16")
+
+
+def _bind(b: RelayBuilder, out: Tensor, result: SSAValue) -> None:
+    _check_shape(b, result, out)
+    b.bind(out, result)
+
+
+def _same_type_and_quantization(b: RelayBuilder, x: Tensor, out: Tensor) -> None:
+    """A data-movement operator: output type and quantisation are the input's."""
+    if _type(x) not in _DATA_TYPES:
+        raise b.error(
+            f"input '{x.name}' is {_type(x)}; supported: {', '.join(_DATA_TYPES)}"
+        )
+    if _type(out) != _type(x):
+        raise b.error(
+            f"output '{out.name}' is {_type(out)}, expected the input's {_type(x)}"
+        )
+    if x.quantization != out.quantization:
+        raise b.error(
+            f"{b.operator.opcode} copies raw values: the output '{out.name}' must be "
+            f"quantised like the input '{x.name}'"
+        )
+
+
+def _constant_ints(b: RelayBuilder, position: int, what: str) -> list[int]:
+    """The values of a constant INT32/INT64 input (scalar or 1-D)."""
+    t = b.required_input(position)
+    if t.data is None:
+        raise b.error(f"{what} '{t.name}' must be a constant tensor")
+    if _type(t) not in ("INT32", "INT64"):
+        raise b.error(f"{what} '{t.name}' is {_type(t)}, expected INT32 or INT64")
+    if len(t.shape) > 1:
+        raise b.error(
+            f"{what} '{t.name}' has shape {list(t.shape)}, expected a scalar or 1-D"
+        )
+    return [int(v) for v in t.data.reshape(-1)]
+
+
+def _reshape(b: RelayBuilder, x: Tensor, out: Tensor) -> SSAValue:
+    if int(np.prod(x.shape)) != int(np.prod(out.shape)):
+        raise b.error(
+            f"output shape {list(out.shape)} does not hold the input's "
+            f"{list(x.shape)} elements"
+        )
+    return b.emit(ReshapeOp(b.value(x), out.shape))
+
+
+def keeps_memory_order(shape: tuple[int, ...], perm: list[int]) -> bool:
+    """Whether transposing ``shape`` by ``perm`` only moves size-1 axes (the
+    elements stay in the same row-major order: a reshape)."""
+    moved = [a for a in perm if shape[a] != 1]
+    return moved == sorted(moved)
+
+
+# -- layout --------------------------------------------------------------------
+
+
+def convert_transpose(b: RelayBuilder) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    _same_type_and_quantization(b, x, out)
+    rank = len(x.shape)
+    if rank > _MAX_TRANSPOSE_RANK:
+        raise b.error(
+            f"input rank {rank} is not supported (at most {_MAX_TRANSPOSE_RANK}, "
+            "as TFLite)"
+        )
+    perm = _constant_ints(b, 1, "permutation")
+    if sorted(perm) != list(range(rank)):
+        raise b.error(
+            f"permutation {perm} is not a permutation of 0..{rank - 1} "
+            f"(the input has rank {rank})"
+        )
+    if keeps_memory_order(x.shape, perm):
+        _bind(b, out, _reshape(b, x, out))
+        return
+    _bind(b, out, b.emit(TransposeOp(b.value(x), perm)))
+
+
+def convert_squeeze(b: RelayBuilder) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    _same_type_and_quantization(b, x, out)
+    rank = len(x.shape)
+    opts = b.operator.options
+    dims = [int(opts.SqueezeDims(i)) for i in range(opts.SqueezeDimsLength())]
+    for d in dims:
+        if not -rank <= d < rank:
+            raise b.error(f"squeeze dimension {d} is out of range for rank {rank}")
+        if x.shape[d] != 1:
+            raise b.error(
+                f"squeeze dimension {d} has size {x.shape[d]} in "
+                f"{list(x.shape)}, expected 1"
+            )
+    squeezed = {d % rank for d in dims} or {i for i, s in enumerate(x.shape) if s == 1}
+    expected = tuple(s for i, s in enumerate(x.shape) if i not in squeezed)
+    if out.shape != expected:
+        raise b.error(
+            f"output shape {list(out.shape)} differs from {list(expected)}, the "
+            f"input {list(x.shape)} without dimensions {sorted(squeezed)}"
+        )
+    _bind(b, out, _reshape(b, x, out))
+
+
+def convert_expand_dims(b: RelayBuilder) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    _same_type_and_quantization(b, x, out)
+    axis = _constant_ints(b, 1, "axis")
+    if len(axis) != 1:
+        raise b.error(f"axis {axis} must hold exactly one value")
+    rank = len(x.shape) + 1
+    (a,) = axis
+    if not -rank <= a < rank:
+        raise b.error(f"axis {a} is out of range for output rank {rank}")
+    a %= rank
+    expected = (*x.shape[:a], 1, *x.shape[a:])
+    if out.shape != expected:
+        raise b.error(
+            f"output shape {list(out.shape)} differs from {list(expected)}, the "
+            f"input {list(x.shape)} with a new axis {a}"
+        )
+    _bind(b, out, _reshape(b, x, out))
+
+
+# -- reductions ----------------------------------------------------------------
+
+
+def _reduction_axes(b: RelayBuilder, x: Tensor) -> list[int]:
+    """The constant axes, normalised and without duplicates (TFLite's
+    ``ResolveAxis``), in increasing order."""
+    rank = len(x.shape)
+    axes = _constant_ints(b, 1, "axis")
+    for a in axes:
+        if not -rank <= a < rank:
+            raise b.error(f"axis {a} is out of range for rank {rank}")
+    return sorted({a % rank for a in axes})
+
+
+def mean_multiplier(multiplier: int, shift: int, count: int) -> tuple[int, int]:
+    """TFLM's ``QuantizedMeanOrSum`` folding of ``1 / count`` into the
+    output multiplier (``reduce.h``)."""
+    folded = min(count.bit_length() - 1, 32, 31 + shift)
+    return (multiplier << folded) // count, shift - folded
+
+
+def _reduce(b: RelayBuilder, is_mean: bool) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    axes = _reduction_axes(b, x)
+    keepdims = bool(b.operator.options.KeepDims())
+    types = (_type(x), _type(out))
+    if types == ("FLOAT32", "FLOAT32"):
+        op_class = MeanOp if is_mean else SumOp
+        _bind(b, out, b.emit(op_class(b.value(x), axes, keepdims)))
+        return
+    if types != ("INT8", "INT8"):
+        raise b.error(
+            f"unsupported types {' -> '.join(types)} "
+            "(supported: FLOAT32 -> FLOAT32, INT8 -> INT8)"
+        )
+    in_q, out_q = _per_tensor(b, x, "input"), _per_tensor(b, out, "output")
+    count = int(np.prod([x.shape[a] for a in axes]))
+    if count == 0:
+        raise b.error(f"reducing over an empty dimension of {list(x.shape)}")
+    multiplier, shift = q.requantize_multiplier(in_q.scale, out_q.scale)
+    if is_mean:
+        multiplier, shift = mean_multiplier(multiplier, shift, count)
+    if not -31 <= shift <= 30:
+        raise b.error(
+            f"the rescaling from scale {in_q.scale} to {out_q.scale} over {count} "
+            f"elements needs a shift of {shift}, outside TFLite's -31..30"
+        )
+    total = b.emit(SumOp(b.emit(CastOp(b.value(x), i32)), axes, keepdims))
+    if in_q.zero_point:
+        total = b.emit(AddOp(total, b.scalar(-in_q.zero_point * count, "int32")))
+    result = b.requantize_i32(
+        total, [multiplier], [shift], -1, out_q.zero_point, -128, 127, np.dtype("int8")
+    )
+    _bind(b, out, result)
+
+
+def convert_mean(b: RelayBuilder) -> None:
+    _reduce(b, is_mean=True)
+
+
+def convert_sum(b: RelayBuilder) -> None:
+    _reduce(b, is_mean=False)
+
+
+register(
+    {
+        "EXPAND_DIMS": convert_expand_dims,
+        "MEAN": convert_mean,
+        "SQUEEZE": convert_squeeze,
+        "SUM": convert_sum,
+        "TRANSPOSE": convert_transpose,
+    }
+)

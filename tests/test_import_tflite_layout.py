@@ -1,0 +1,310 @@
+"""TRANSPOSE, SQUEEZE, EXPAND_DIMS, MEAN and SUM on single-operator models
+written with the flatbuffer builder (``test_import_tflite_synthetic``):
+every operator's output compared with TFLite Micro through the oracle
+(``compare_with_tflm``, every tensor) and through the C path (fuse-ops,
+lower-ops, aot-lower-main, usmp, gcc), bit for bit for int8; plus the
+aliases (no copy) and the refusals.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.test_import_tflite_synthetic import ModelBuilder
+from tests.test_models import compare_with_tflm
+from usmp.frontend.tflite_import import import_tflite_bytes
+from usmp.frontend.tflite_ops_layout import keeps_memory_order, mean_multiplier
+from usmp.frontend.tflite_reader import TFLiteImportError, read_model
+from usmp.testing.run_c import run_module, run_pipeline
+from usmp.testing.tflm_reference import difference, random_inputs, run_tflm
+
+Built = tuple[ModelBuilder, list[int], list[int]]
+
+
+def _q(dtype: str, scale: float, zero_point: int) -> dict[str, Any]:
+    return dict(scale=scale, zero_point=zero_point) if dtype == "int8" else {}
+
+
+def c_matches_tflm(built: Built, seeds: tuple[int, ...] = (0, 1)) -> str:
+    """Our C (gcc) == TFLite Micro on seeded inputs; the relay module's text."""
+    m, inputs, outputs = built
+    data = m.build(inputs, outputs)
+    module = import_tflite_bytes(data)
+    model = read_model(data, "synthetic.tflite")
+    for seed in seeds:
+        values = random_inputs(model, seed)
+        got = run_module(
+            module, values, passes="fuse-ops,lower-ops,aot-lower-main,usmp"
+        )
+        want = run_tflm(data, values, outputs)
+        for g, w in zip(got, want, strict=True):
+            assert difference(g, w) is None, f"seed {seed}: {difference(g, w)}"
+    return str(import_tflite_bytes(data))
+
+
+def check(built: Built) -> str:
+    m, inputs, outputs = built
+    compare_with_tflm(m.build(inputs, outputs), "synthetic.tflite")
+    return c_matches_tflm(built)
+
+
+def refusal(built: Built) -> str:
+    m, inputs, outputs = built
+    with pytest.raises(TFLiteImportError) as info:
+        import_tflite_bytes(m.build(inputs, outputs), "crafted.tflite")
+    return str(info.value)
+
+
+# ------------------------------------------------------------------ TRANSPOSE
+
+
+def transpose_model(shape: tuple[int, ...], perm: list[int], dtype: str) -> Built:
+    m = ModelBuilder()
+    q = _q(dtype, 0.05, -3)
+    x = m.tensor(shape, dtype, **q)
+    p = m.tensor((len(perm),), "int32", np.array(perm))
+    y = m.tensor(tuple(shape[a] for a in perm), dtype, **q)
+    m.op("TRANSPOSE", [x, p], [y])
+    return m, [x], [y]
+
+
+TRANSPOSES = [
+    ((3, 5), [1, 0]),
+    ((2, 3, 4), [2, 0, 1]),
+    ((1, 4, 5, 3), [0, 3, 1, 2]),  # NHWC -> NCHW
+    ((2, 3, 1, 4, 2), [4, 2, 0, 3, 1]),  # rank 5, TFLM's limit
+]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32", "int16"])
+@pytest.mark.parametrize(("shape", "perm"), TRANSPOSES)
+def test_transpose_matches_tflite_micro(
+    shape: tuple[int, ...], perm: list[int], dtype: str
+) -> None:
+    text = check(transpose_model(shape, perm, dtype))
+    assert "relay.transpose" in text
+
+
+def test_rank_6_transpose_c_matches_the_oracle() -> None:
+    """TFLite allows rank 6, TFLite Micro's kernel stops at 5: numpy decides."""
+    m, inputs, outputs = transpose_model((2, 1, 3, 2, 2, 3), [5, 3, 1, 0, 4, 2], "int8")
+    module = import_tflite_bytes(m.build(inputs, outputs))
+    (x,) = random_inputs(read_model(m.build(inputs, outputs)), seed=0)
+    (got,) = run_module(module, [x], passes="fuse-ops,lower-ops,aot-lower-main,usmp")
+    np.testing.assert_array_equal(got, x.transpose(5, 3, 1, 0, 4, 2))
+
+
+def test_transpose_refuses_rank_7() -> None:
+    assert refusal(
+        transpose_model((1,) * 7, [6, 5, 4, 3, 2, 1, 0], "float32")
+    ).endswith(
+        "operator 0 (TRANSPOSE): input rank 7 is not supported (at most 6, as TFLite)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("shape", "perm"), [((1, 1, 4, 6), [0, 2, 1, 3]), ((1, 5, 1), [2, 0, 1])]
+)
+def test_transpose_of_size_one_axes_is_an_alias(
+    shape: tuple[int, ...], perm: list[int]
+) -> None:
+    assert keeps_memory_order(shape, perm)
+    text = check(transpose_model(shape, perm, "int8"))
+    assert "relay.transpose" not in text and "relay.reshape" in text
+
+
+def test_keeps_memory_order() -> None:
+    assert keeps_memory_order((1, 3, 1, 4), [2, 1, 0, 3])
+    assert not keeps_memory_order((1, 3, 1, 4), [0, 3, 2, 1])
+    assert not keeps_memory_order((2, 3), [1, 0])
+
+
+def test_transpose_refuses_a_bad_permutation() -> None:
+    m, inputs, outputs = transpose_model((2, 3, 4), [0, 1, 2], "float32")
+    m.buffers[-1] = np.array([0, 2, 2], np.int32).tobytes()
+    assert refusal((m, inputs, outputs)).endswith(
+        "operator 0 (TRANSPOSE): permutation [0, 2, 2] is not a permutation of "
+        "0..2 (the input has rank 3)"
+    )
+
+
+def test_transpose_refuses_a_computed_permutation() -> None:
+    m = ModelBuilder()
+    x = m.tensor((2, 3), "float32")
+    p = m.tensor((2,), "int32")
+    y = m.tensor((3, 2), "float32")
+    m.op("TRANSPOSE", [x, p], [y])
+    assert refusal((m, [x, p], [y])).endswith(
+        "operator 0 (TRANSPOSE): permutation 't1' must be a constant tensor"
+    )
+
+
+def test_transpose_refuses_a_requantisation() -> None:
+    m = ModelBuilder()
+    x = m.tensor((2, 3), "int8", scale=0.1, zero_point=0)
+    p = m.tensor((2,), "int32", np.array([1, 0]))
+    y = m.tensor((3, 2), "int8", scale=0.2, zero_point=0)
+    m.op("TRANSPOSE", [x, p], [y])
+    assert "TRANSPOSE copies raw values: the output 't2' must be quantised" in (
+        refusal((m, [x], [y]))
+    )
+
+
+# ------------------------------------------------------- SQUEEZE, EXPAND_DIMS
+
+
+def squeeze_expand_model(dtype: str) -> Built:
+    """SQUEEZE with and without dimensions, EXPAND_DIMS with a negative axis,
+    chained after a TRANSPOSE so the aliases see a computed tensor."""
+    m = ModelBuilder()
+    q = _q(dtype, 0.07, 5)
+    x = m.tensor((1, 3, 1, 4), dtype, **q)
+    p = m.tensor((4,), "int32", np.array([0, 3, 2, 1]))
+    t = m.tensor((1, 4, 1, 3), dtype, **q)
+    m.op("TRANSPOSE", [x, p], [t])
+    s1 = m.tensor((1, 4, 3), dtype, **q)
+    m.op("SQUEEZE", [t], [s1], ("SqueezeOptions", dict(SqueezeDims=[-2])))
+    s2 = m.tensor((4, 3), dtype, **q)
+    m.op("SQUEEZE", [s1], [s2], ("SqueezeOptions", {}))
+    axis = m.tensor((), "int32", np.array(-2))
+    e = m.tensor((4, 1, 3), dtype, **q)
+    m.op("EXPAND_DIMS", [s2, axis], [e])
+    return m, [x], [e]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_squeeze_expand_dims_match_tflite_micro(dtype: str) -> None:
+    text = check(squeeze_expand_model(dtype))
+    assert text.count("relay.reshape") == 3
+
+
+def test_squeeze_refuses_a_dimension_larger_than_one() -> None:
+    m = ModelBuilder()
+    x = m.tensor((1, 3), "float32")
+    y = m.tensor((3,), "float32")
+    m.op("SQUEEZE", [x], [y], ("SqueezeOptions", dict(SqueezeDims=[1])))
+    assert refusal((m, [x], [y])).endswith(
+        "operator 0 (SQUEEZE): squeeze dimension 1 has size 3 in [1, 3], expected 1"
+    )
+
+
+def test_expand_dims_refuses_an_axis_out_of_range() -> None:
+    m = ModelBuilder()
+    x = m.tensor((2, 3), "float32")
+    axis = m.tensor((1,), "int32", np.array([3]))
+    y = m.tensor((2, 3, 1), "float32")
+    m.op("EXPAND_DIMS", [x, axis], [y])
+    assert refusal((m, [x], [y])).endswith(
+        "operator 0 (EXPAND_DIMS): axis 3 is out of range for output rank 3"
+    )
+
+
+# ------------------------------------------------------------------ MEAN, SUM
+
+
+def reduce_model(
+    opcode: str,
+    dtype: str,
+    shape: tuple[int, ...],
+    axes: list[int],
+    keepdims: bool,
+    out_q: tuple[float, int] = (0.05, -10),
+) -> Built:
+    m = ModelBuilder()
+    x = m.tensor(shape, dtype, **_q(dtype, 0.05, -10))
+    a = m.tensor((len(axes),), "int32", np.array(axes))
+    reduced = {d % len(shape) for d in axes}
+    out_shape = tuple(
+        1 if i in reduced else s
+        for i, s in enumerate(shape)
+        if keepdims or i not in reduced
+    )
+    y = m.tensor(out_shape, dtype, **_q(dtype, *out_q))
+    m.op(opcode, [x, a], [y], ("ReducerOptions", dict(KeepDims=keepdims)))
+    return m, [x], [y]
+
+
+REDUCTIONS = [
+    # shape, axes, keepdims, output (scale, zero point) for int8
+    ((1, 5, 7, 3), [1, 2], True, (0.05, -10)),  # same quantisation
+    ((2, 5, 7, 3), [1, -2], False, (0.03, 4)),  # global pooling of MobileNet
+    ((3, 300), [1], False, (0.02, 0)),  # a large count: shift folding
+    ((2, 9, 4), [0, 2, 0], True, (0.5, -128)),  # duplicate axis
+    ((4, 6), [-1], False, (0.05, 127)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+@pytest.mark.parametrize("opcode", ["MEAN", "SUM"])
+@pytest.mark.parametrize(("shape", "axes", "keepdims", "out_q"), REDUCTIONS)
+def test_reduction_matches_tflite_micro(
+    opcode: str,
+    dtype: str,
+    shape: tuple[int, ...],
+    axes: list[int],
+    keepdims: bool,
+    out_q: tuple[float, int],
+) -> None:
+    if opcode == "SUM" and dtype == "int8":
+        out_q = (out_q[0] * 20, out_q[1])  # the sum's range
+    m, inputs, outputs = reduce_model(opcode, dtype, shape, axes, keepdims, out_q)
+    compare_with_tflm(m.build(inputs, outputs), "synthetic.tflite")
+
+
+@pytest.mark.parametrize(
+    ("opcode", "dtype", "case"),
+    [
+        ("MEAN", "int8", 1),
+        ("MEAN", "int8", 2),
+        ("SUM", "int8", 3),
+        ("MEAN", "float32", 0),
+        ("SUM", "float32", 4),
+    ],
+)
+def test_reduction_c_matches_tflite_micro(opcode: str, dtype: str, case: int) -> None:
+    shape, axes, keepdims, out_q = REDUCTIONS[case]
+    if opcode == "SUM" and dtype == "int8":
+        out_q = (out_q[0] * 20, out_q[1])
+    text = c_matches_tflm(reduce_model(opcode, dtype, shape, axes, keepdims, out_q))
+    assert ("relay.sum" if dtype == "int8" or opcode == "SUM" else "relay.mean") in text
+
+
+def test_int8_mean_is_one_kernel_without_scratch() -> None:
+    """cast -> sum -> requantisation is one loop nest: no i32 buffer."""
+    m, inputs, outputs = reduce_model("MEAN", "int8", (1, 6, 6, 8), [1, 2], True)
+    module = import_tflite_bytes(m.build(inputs, outputs))
+    lowered = str(run_pipeline(module, "fuse-ops,lower-ops"))
+    assert lowered.count("tir.prim_func") == 1
+    assert "memref.alloc" not in lowered and "tir.allocate" not in lowered
+
+
+def test_mean_multiplier_folds_the_count() -> None:
+    # TFLM: shift' = min(floor(log2 n), 32, 31 + shift)
+    assert mean_multiplier(1 << 30, 0, 35) == (((1 << 30) << 5) // 35, -5)
+    assert mean_multiplier(1 << 30, -28, 1 << 10) == (1 << 30 << 3 >> 10, -31)
+
+
+def test_int16_mean_is_refused() -> None:
+    m = ModelBuilder()
+    x = m.tensor((2, 4), "int16", scale=0.01)
+    a = m.tensor((1,), "int32", np.array([1]))
+    y = m.tensor((2,), "int16", scale=0.01)
+    m.op("MEAN", [x, a], [y], ("ReducerOptions", {}))
+    assert refusal((m, [x], [y])).endswith(
+        "operator 0 (MEAN): unsupported types INT16 -> INT16 (supported: "
+        "FLOAT32 -> FLOAT32, INT8 -> INT8)"
+    )
+
+
+def test_mean_refuses_computed_axes() -> None:
+    m = ModelBuilder()
+    x = m.tensor((2, 4), "float32")
+    a = m.tensor((1,), "int32")
+    y = m.tensor((2,), "float32")
+    m.op("MEAN", [x, a], [y], ("ReducerOptions", {}))
+    assert refusal((m, [x, a], [y])).endswith(
+        "operator 0 (MEAN): axis 't1' must be a constant tensor"
+    )
