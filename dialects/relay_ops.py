@@ -65,6 +65,7 @@ from usmp.dialects.relay_shapes import (
     concatenate_output_shape,
     normalize_axis,
     pad_output_shape,
+    strided_slice_output_shape,
     transpose_output_shape,
 )
 
@@ -362,6 +363,52 @@ class TransposeOp(RelayOperator):
 
 
 @relay_op_definition
+class StridedSliceOp(RelayOperator):
+    """Elements ``begin + i * strides`` of every axis (strides may be negative).
+
+    Syntax::
+
+        %r = relay.strided_slice %x {begin = array<i64: 0, 3>, end = array<i64: 2, -1>,
+                                     strides = array<i64: 1, -2>}
+               : tensor<2x5xi8> -> tensor<2x2xi8>
+
+    One value per axis; positions are absolute (the importer resolves TFLite's
+    negative indices, masks and clamping): axis ``d`` has
+    ``ceil((end - begin) / stride) >= 1`` elements, all inside the axis.
+    """
+
+    name = "relay.strided_slice"
+
+    data = operand_def(TensorType)
+    begin = ints_prop()
+    end = ints_prop()
+    strides = ints_prop()
+
+    assembly_format = UNARY_FORMAT
+
+    def __init__(
+        self,
+        data: SSAValue,
+        begin: Sequence[int],
+        end: Sequence[int],
+        strides: Sequence[int],
+    ):
+        self._build([data], begin=begin, end=end, strides=strides)
+
+    def infer_result_type(self) -> TensorType:
+        t = tensor_of(self.name, "operand", self.data)
+        shape = infer_shape(
+            self.name,
+            strided_slice_output_shape,
+            shape_of(t),
+            self.begin,
+            self.end,
+            self.strides,
+        )
+        return TensorType(t.element_type, shape)
+
+
+@relay_op_definition
 class PadOp(RelayOperator):
     """Constant padding; ``pad_width`` = (before0, after0, before1, after1, ...).
 
@@ -460,6 +507,7 @@ OPERATOR_OPS: list[type[IRDLOperation]] = [
     SumOp,
     ReshapeOp,
     TransposeOp,
+    StridedSliceOp,
     PadOp,
     ConcatenateOp,
     SoftmaxOp,

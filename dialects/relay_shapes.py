@@ -251,6 +251,37 @@ def transpose_output_shape(data: Sequence[int], axes: Sequence[int]) -> Shape:
     return tuple(data[p] for p in perm)
 
 
+def strided_slice_output_shape(
+    data: Sequence[int],
+    begin: Sequence[int],
+    end: Sequence[int],
+    strides: Sequence[int],
+) -> Shape:
+    """Result shape of ``relay.strided_slice``: per axis ``ceil((end - begin)
+    / stride)`` elements ``begin, begin + stride, ...``, all inside the axis
+    (positions are absolute: no negative wrapping, no clamping)."""
+    rank = len(data)
+    for what, values in (("begin", begin), ("end", end), ("strides", strides)):
+        _check_len(what, values, rank)
+    shape: list[int] = []
+    for d, (size, b, e, s) in enumerate(zip(data, begin, end, strides, strict=True)):
+        if s == 0:
+            raise ShapeError(f"stride of axis {d} is 0")
+        count = -((b - e) // s)  # ceil((e - b) / s)
+        if count < 1:
+            raise ShapeError(
+                f"axis {d}: begin {b}, end {e}, stride {s} select no element "
+                "(empty results are not supported)"
+            )
+        last = b + (count - 1) * s
+        if not (0 <= b < size and 0 <= last < size):
+            raise ShapeError(
+                f"axis {d}: elements {b}..{last} (stride {s}) are outside 0..{size - 1}"
+            )
+        shape.append(count)
+    return tuple(shape)
+
+
 def pad_output_shape(data: Sequence[int], pad_width: Sequence[int]) -> Shape:
     """Result shape of ``relay.pad`` (``pad_width`` = before0, after0, ...)."""
     _check_len("pad_width (before, after per axis)", pad_width, 2 * len(data))

@@ -9,6 +9,12 @@ follows TFLite Micro's reference kernels bit for bit:
   the memory order (it only moves size-1 axes), so that ``aot-lower-main``
   makes it an alias of its input's storage (no copy);
 * SQUEEZE, EXPAND_DIMS: ``relay.reshape`` (an alias, like RESHAPE);
+* STRIDED_SLICE (begin/end/shrink-axis masks, negative indices and strides,
+  resolved as TFLite's ``StridedSliceStartForAxis``/``EndForAxis``) and
+  SLICE (``size`` -1 = to the end): ``relay.strided_slice`` with absolute
+  positions, then a reshape dropping the shrunk axes; a slice that selects
+  everything is only the reshape. TFLM ignores ``ellipsis_mask``,
+  ``new_axis_mask`` and ``offset``, so they are refused;
 * MEAN, SUM (axes a constant tensor, ``keep_dims``): float ``relay.mean`` /
   ``relay.sum``; int8 (``reduce_common.cc``: always
   ``QuantizedMeanOrSum``, even when input and output share their
@@ -34,6 +40,7 @@ from usmp.dialects.relay_ops import (
     CastOp,
     MeanOp,
     ReshapeOp,
+    StridedSliceOp,
     SumOp,
     TransposeOp,
 )
@@ -168,6 +175,136 @@ def convert_expand_dims(b: RelayBuilder) -> None:
     _bind(b, out, _reshape(b, x, out))
 
 
+# -- slices --------------------------------------------------------------------
+
+
+def _clamp(value: int, lo: int, hi: int) -> int:
+    return max(lo, min(value, hi))
+
+
+def slice_start(begin: int, stride: int, size: int, masked: bool) -> int:
+    """TFLite's ``StridedSliceStartForAxis``."""
+    start = begin + size if begin < 0 else begin
+    start = _clamp(start, 0, size) if stride > 0 else _clamp(start, -1, size - 1)
+    if masked:
+        start = 0 if stride > 0 else size - 1
+    return start
+
+
+def slice_end(
+    end: int, stride: int, size: int, start: int, masked: bool, shrink: bool
+) -> int:
+    """TFLite's ``StridedSliceEndForAxis`` (without ``offset``)."""
+    if shrink:
+        return start if start >= size else start + 1
+    stop = end + size if end < 0 else end
+    stop = _clamp(stop, 0, size) if stride > 0 else _clamp(stop, -1, size - 1)
+    if masked:
+        stop = size if stride > 0 else -1
+    return stop
+
+
+def _emit_slice(
+    b: RelayBuilder,
+    x: Tensor,
+    out: Tensor,
+    starts: list[int],
+    stops: list[int],
+    strides: list[int],
+    shrunk: set[int],
+) -> None:
+    """``relay.strided_slice`` (or nothing when it selects everything in
+    order), then a reshape dropping the ``shrunk`` axes."""
+    counts = [
+        max(0, -((s - e) // st))  # ceil((e - s) / st)
+        for s, e, st in zip(starts, stops, strides, strict=True)
+    ]
+    if 0 in counts:
+        raise b.error(
+            f"the slice of {list(x.shape)} is empty (begin {starts}, end {stops}, "
+            f"strides {strides}); empty tensors are not supported"
+        )
+    value = b.value(x)
+    if counts != list(x.shape) or any(s != 1 for s in strides):
+        value = b.emit(StridedSliceOp(value, starts, stops, strides))
+    expected = tuple(c for d, c in enumerate(counts) if d not in shrunk)
+    if expected != out.shape:
+        raise b.error(
+            f"the slice has shape {list(expected)}, the output "
+            f"'{out.name}' {list(out.shape)}"
+        )
+    if tuple(counts) != out.shape:
+        value = b.emit(ReshapeOp(value, out.shape))
+    _bind(b, out, value)
+
+
+def convert_strided_slice(b: RelayBuilder) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    _same_type_and_quantization(b, x, out)
+    opts = b.operator.options
+    if opts.EllipsisMask() or opts.NewAxisMask():
+        raise b.error(
+            f"ellipsis_mask {opts.EllipsisMask()} and new_axis_mask "
+            f"{opts.NewAxisMask()} must be 0 (TFLite Micro ignores them; the "
+            "converter folds them into begin/end/strides)"
+        )
+    if opts.Offset():
+        raise b.error("offset = true is not supported (TFLite Micro ignores it)")
+    rank = len(x.shape)
+    begin = _constant_ints(b, 1, "begin")
+    end = _constant_ints(b, 2, "end")
+    strides = _constant_ints(b, 3, "strides")
+    for what, values in (("begin", begin), ("end", end), ("strides", strides)):
+        if len(values) != rank:
+            raise b.error(
+                f"{what} has {len(values)} values, expected {rank} (the input rank)"
+            )
+    if 0 in strides:
+        raise b.error(f"strides {strides} must not contain 0")
+    starts, stops = [], []
+    for d in range(rank):
+        bit = 1 << d
+        start = slice_start(
+            begin[d], strides[d], x.shape[d], bool(opts.BeginMask() & bit)
+        )
+        starts.append(start)
+        stops.append(
+            slice_end(
+                end[d],
+                strides[d],
+                x.shape[d],
+                start,
+                bool(opts.EndMask() & bit),
+                bool(opts.ShrinkAxisMask() & bit),
+            )
+        )
+    shrunk = {d for d in range(rank) if opts.ShrinkAxisMask() & (1 << d)}
+    _emit_slice(b, x, out, starts, stops, strides, shrunk)
+
+
+def convert_slice(b: RelayBuilder) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    _same_type_and_quantization(b, x, out)
+    rank = len(x.shape)
+    begin = _constant_ints(b, 1, "begin")
+    size = _constant_ints(b, 2, "size")
+    for what, values in (("begin", begin), ("size", size)):
+        if len(values) != rank:
+            raise b.error(
+                f"{what} has {len(values)} values, expected {rank} (the input rank)"
+            )
+    stops = []
+    for d in range(rank):
+        stop = x.shape[d] if size[d] == -1 else begin[d] + size[d]
+        if not 0 <= begin[d] < stop <= x.shape[d]:
+            raise b.error(
+                f"axis {d}: begin {begin[d]} and size {size[d]} are outside "
+                f"0..{x.shape[d]} or empty"
+            )
+        stops.append(stop)
+    _emit_slice(b, x, out, begin, stops, [1] * rank, set())
+
+
 # -- reductions ----------------------------------------------------------------
 
 
@@ -236,7 +373,9 @@ register(
     {
         "EXPAND_DIMS": convert_expand_dims,
         "MEAN": convert_mean,
+        "SLICE": convert_slice,
         "SQUEEZE": convert_squeeze,
+        "STRIDED_SLICE": convert_strided_slice,
         "SUM": convert_sum,
         "TRANSPOSE": convert_transpose,
     }

@@ -1,4 +1,4 @@
-"""Data-movement operators: reshape, transpose, pad, concatenate
+"""Data-movement operators: reshape, transpose, strided_slice, pad, concatenate
 (``LowerDataMovement``).
 
 They only map indices: an element of the result is an element of an operand
@@ -10,6 +10,7 @@ buffer.
   or splits dimensions pays a linearise/delinearise (``muli``/``divsi``/
   ``remsi`` on ``index``).
 * transpose: a permutation of the index.
+* strided_slice: ``begin + i * stride`` per axis (strides may be negative).
 * pad: ``in bounds ? operand[i - before] : pad_value`` as a value-yielding
   ``scf.if`` (the load happens only in bounds); dimensions without padding
   add no test.
@@ -24,7 +25,13 @@ from typing import ClassVar
 
 from xdsl.ir import Operation, SSAValue
 
-from usmp.dialects.relay_ops import ConcatenateOp, PadOp, ReshapeOp, TransposeOp
+from usmp.dialects.relay_ops import (
+    ConcatenateOp,
+    PadOp,
+    ReshapeOp,
+    StridedSliceOp,
+    TransposeOp,
+)
 from usmp.lowering.kernel import (
     ElementPattern,
     FusedKernel,
@@ -96,6 +103,16 @@ def transpose(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     return k.at(op.data, mapped)
 
 
+def strided_slice(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, StridedSliceOp)
+    b = k.b
+    mapped = [
+        b.iadd(begin, b.imul(i, stride))
+        for i, begin, stride in zip(index, op.begin, op.strides, strict=True)
+    ]
+    return k.at(op.data, mapped)
+
+
 def pad(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     assert isinstance(op, PadOp)
     b = k.b
@@ -158,13 +175,14 @@ def concatenate(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
 
 
 class LowerDataMovement(ElementPattern):
-    """An element of a ``reshape``, ``transpose``, ``pad`` or
+    """An element of a ``reshape``, ``transpose``, ``strided_slice``, ``pad`` or
     ``concatenate``: an element of an operand (or the pad value)."""
 
     handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
         {
             "relay.reshape": reshape,
             "relay.transpose": transpose,
+            "relay.strided_slice": strided_slice,
             "relay.pad": pad,
             "relay.concatenate": concatenate,
         }

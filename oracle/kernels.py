@@ -461,6 +461,24 @@ def reshape(x: Array, shape: Sequence[int]) -> Array:
     return x.reshape(tuple(shape)).copy()
 
 
+def strided_slice(
+    x: Array, *, begin: Sequence[int], end: Sequence[int], strides: Sequence[int]
+) -> Array:
+    """Elements ``begin + i * stride`` of every axis, ``i < ceil((end - begin)
+    / stride)`` (absolute positions; strides may be negative)."""
+    if not len(begin) == len(end) == len(strides) == x.ndim:
+        raise KernelError(f"strided_slice: expected {x.ndim} begin/end/strides")
+    picks = []
+    for d, (b, e, s) in enumerate(zip(begin, end, strides, strict=True)):
+        if s == 0:
+            raise KernelError(f"strided_slice: stride of axis {d} is 0")
+        index = np.arange(b, e, s)
+        if index.size == 0 or index.min() < 0 or index.max() >= x.shape[d]:
+            raise KernelError(f"strided_slice: axis {d} selects {list(index)}")
+        picks.append(index)
+    return x[np.ix_(*picks)].copy()
+
+
 def transpose(x: Array, *, axes: Sequence[int] | None = None) -> Array:
     """``numpy.transpose``; no / empty ``axes`` reverses the dimensions."""
     if not axes:

@@ -498,6 +498,7 @@ _HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "relay.sum": _kernel(kernels.sum_, 1),
         "relay.reshape": _reshape,
         "relay.transpose": _kernel(kernels.transpose, 1),
+        "relay.strided_slice": _kernel(kernels.strided_slice, 1),
         "relay.pad": _kernel(kernels.pad, 1),
         "relay.concatenate": _concatenate,
         "relay.softmax": _kernel(kernels.softmax, 1),

@@ -308,3 +308,113 @@ def test_mean_refuses_computed_axes() -> None:
     assert refusal((m, [x, a], [y])).endswith(
         "operator 0 (MEAN): axis 't1' must be a constant tensor"
     )
+
+
+# ------------------------------------------------------- STRIDED_SLICE, SLICE
+
+
+def strided_slice_model(
+    dtype: str,
+    shape: tuple[int, ...],
+    begin: list[int],
+    end: list[int],
+    strides: list[int],
+    out_shape: tuple[int, ...],
+    **masks: int,
+) -> Built:
+    m = ModelBuilder()
+    q = _q(dtype, 0.02, 7)
+    x = m.tensor(shape, dtype, **q)
+    bt = m.tensor((len(begin),), "int32", np.array(begin))
+    et = m.tensor((len(end),), "int32", np.array(end))
+    st = m.tensor((len(strides),), "int32", np.array(strides))
+    y = m.tensor(out_shape, dtype, **q)
+    m.op("STRIDED_SLICE", [x, bt, et, st], [y], ("StridedSliceOptions", masks))
+    return m, [x], [y]
+
+
+STRIDED_SLICES: list[tuple[Any, ...]] = [
+    # shape, begin, end, strides, output shape, masks
+    ((6, 7), [1, 0], [5, 7], [2, 3], (2, 3), {}),
+    ((6, 7), [-1, 5], [-7, 0], [-2, -1], (3, 5), {}),  # negative strides
+    ((6, 7), [100, 2], [-100, 3], [-1, 1], (6, 1), {}),  # clamping
+    (
+        (1, 5, 4, 3),
+        [0, 9, 1, 0],
+        [0, 0, 0, 2],
+        [1, -2, 1, 1],
+        (1, 2, 3, 2),
+        dict(BeginMask=0b0011, EndMask=0b0101),
+    ),
+    (
+        (2, 5, 4),
+        [1, -2, 0],
+        [0, 0, 4],
+        [1, 1, 1],
+        (2, 4),
+        dict(ShrinkAxisMask=0b001, EndMask=0b010),
+    ),
+    ((3, 4, 5), [-1, 0, 2], [0, 4, 0], [1, 1, 1], (4,), dict(ShrinkAxisMask=0b101)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+@pytest.mark.parametrize("case", range(len(STRIDED_SLICES)))
+def test_strided_slice_matches_tflite_micro(dtype: str, case: int) -> None:
+    shape, begin, end, strides, out_shape, masks = STRIDED_SLICES[case]
+    check(strided_slice_model(dtype, shape, begin, end, strides, out_shape, **masks))
+
+
+def test_full_slice_is_an_alias() -> None:
+    built = strided_slice_model(
+        "int8", (2, 3, 4), [0, 0, 0], [2, 3, 4], [1, 1, 1], (2, 3, 4)
+    )
+    assert "relay.strided_slice" not in check(built)
+
+
+@pytest.mark.parametrize(
+    ("masks", "message"),
+    [
+        (dict(EllipsisMask=1), "ellipsis_mask 1 and new_axis_mask 0 must be 0"),
+        (dict(Offset=True), "offset = true is not supported"),
+    ],
+)
+def test_strided_slice_refuses_masks_tflm_ignores(
+    masks: dict[str, Any], message: str
+) -> None:
+    built = strided_slice_model(
+        "float32", (4, 4), [0, 0], [2, 2], [1, 1], (2, 2), **masks
+    )
+    assert message in refusal(built)
+
+
+def test_strided_slice_refuses_an_empty_slice() -> None:
+    built = strided_slice_model("float32", (4, 4), [3, 0], [1, 4], [1, 1], (0, 4))
+    assert "operator 0 (STRIDED_SLICE): the slice of [4, 4] is empty" in refusal(built)
+
+
+def slice_model(
+    dtype: str, shape: tuple[int, ...], begin: list[int], size: list[int]
+) -> Built:
+    m = ModelBuilder()
+    q = _q(dtype, 0.02, -7)
+    x = m.tensor(shape, dtype, **q)
+    bt = m.tensor((len(begin),), "int32", np.array(begin))
+    st = m.tensor((len(size),), "int32", np.array(size))
+    out = tuple(
+        s - b if n == -1 else n for s, b, n in zip(shape, begin, size, strict=True)
+    )
+    y = m.tensor(out, dtype, **q)
+    m.op("SLICE", [x, bt, st], [y])
+    return m, [x], [y]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_slice_matches_tflite_micro(dtype: str) -> None:
+    check(slice_model(dtype, (1, 6, 5, 4), [0, 2, 1, 1], [1, -1, 3, 2]))
+
+
+def test_slice_refuses_a_size_past_the_end() -> None:
+    assert "operator 0 (SLICE): axis 1: begin 4 and size 3 are outside 0..6" in refusal(
+        slice_model("float32", (2, 6), [0, 4], [2, 3])
+    )

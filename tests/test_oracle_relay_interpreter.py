@@ -195,6 +195,11 @@ OP_CASES = [
         lambda x: x.transpose(0, 3, 1, 2),
     ),
     (
+        "relay.strided_slice %x {begin = array<i64: 0, 3, 0, 7>, end = array<i64: 1, -1, 4, 8>, strides = array<i64: 1, -2, 3, 3>} : tensor<1x4x4x8xi8> -> tensor<1x2x2x1xi8>",
+        X_I8,
+        lambda x: x[:, 3::-2, 0:4:3, 7:8],
+    ),
+    (
         "relay.pad %x {pad_width = array<i64: 0, 0, 1, 0, 0, 2, 0, 0>, pad_value = -128.0 : f64} : tensor<1x4x4x8xi8> -> tensor<1x5x6x8xi8>",
         X_I8,
         lambda x: np.pad(x, ((0, 0), (1, 0), (0, 2), (0, 0)), constant_values=-128),

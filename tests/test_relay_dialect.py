@@ -113,6 +113,10 @@ def _built_ops() -> list[tuple[Operation, TensorType]]:
         (R.SumOp(y, (-1,)), t([1], i32)),
         (R.ReshapeOp(x, (1, 256)), t([1, 256])),
         (R.TransposeOp(x, (0, 3, 1, 2)), t([1, 4, 8, 8])),
+        (
+            R.StridedSliceOp(x, (0, 7, 0, 1), (1, -1, 8, 4), (1, -2, 3, 2)),
+            t([1, 4, 3, 2]),
+        ),
         (R.PadOp(x, (0, 0, 1, 1, 2, 2, 0, 0), -128), t([1, 10, 12, 4])),
         (R.ConcatenateOp([x, x], -1), t([1, 8, 8, 8])),
         (R.SoftmaxOp(f), t([1, 8, 8, 4], f32)),

@@ -22,6 +22,24 @@ func.func @reshape(%a: tensor<1x2x3x4xi8>) -> tensor<6x4x1xi8> attributes {relay
 
 // -----
 
+// A strided slice maps i -> begin + i * stride (a negative stride reads
+// backwards); a stride-1 axis starting at 0 maps to the index itself.
+
+// CHECK-LABEL: func.func @strided_slice(
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:      %[[M:.*]] = arith.muli %[[I]], %{{.*}} : index
+// CHECK-NEXT:      %[[R:.*]] = arith.addi %{{.*}}, %[[M]] : index
+// CHECK-NEXT:      scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:        %[[V:.*]] = memref.load %{{.*}}[%[[R]], %[[J]]] : memref<7x3xi8>
+// CHECK-NEXT:        memref.store %[[V]], %{{.*}}[%[[I]], %[[J]]] : memref<3x3xi8>
+
+func.func @strided_slice(%a: tensor<7x3xi8>) -> tensor<3x3xi8> attributes {relay.primitive} {
+  %0 = relay.strided_slice %a {begin = array<i64: 6, 0>, end = array<i64: 0, 3>, strides = array<i64: -2, 1>} : tensor<7x3xi8> -> tensor<3x3xi8>
+  func.return %0 : tensor<3x3xi8>
+}
+
+// -----
+
 // Transpose permutes the index.
 
 // CHECK-LABEL: func.func @transpose(

@@ -392,6 +392,30 @@ func.func @f(%x: tensor<1x8x8x4xi8>) {
 
 // -----
 
+func.func @f(%x: tensor<2x5xi8>) {
+  // expected-error@+1 {{'relay.strided_slice' op relay.strided_slice: axis 1: elements 4..6 (stride 2) are outside 0..4}}
+  %0 = relay.strided_slice %x {begin = array<i64: 0, 4>, end = array<i64: 2, 7>, strides = array<i64: 1, 2>} : tensor<2x5xi8> -> tensor<2x2xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x5xi8>) {
+  // expected-error@+1 {{'relay.strided_slice' op relay.strided_slice: axis 0: begin 1, end 1, stride 1 select no element (empty results are not supported)}}
+  %0 = relay.strided_slice %x {begin = array<i64: 1, 0>, end = array<i64: 1, 5>, strides = array<i64: 1, 1>} : tensor<2x5xi8> -> tensor<0x5xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x5xi8>) {
+  // expected-error@+1 {{'relay.strided_slice' op relay.strided_slice: stride of axis 1 is 0}}
+  %0 = relay.strided_slice %x {begin = array<i64: 0, 0>, end = array<i64: 2, 5>, strides = array<i64: 1, 0>} : tensor<2x5xi8> -> tensor<2x5xi8>
+  func.return
+}
+
+// -----
+
 func.func @f(%x: tensor<1x8x8x4xi32>) {
   // expected-error@+1 {{'relay.sum' op relay.sum: axis [2, -2] names an axis twice}}
   %0 = relay.sum %x {axis = array<i64: 2, -2>} : tensor<1x8x8x4xi32> -> tensor<1x8x4xi32>
