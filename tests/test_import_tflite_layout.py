@@ -8,11 +8,13 @@ aliases (no copy) and the refusals.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+import usmp
 from tests.test_import_tflite_synthetic import ModelBuilder
 from tests.test_models import compare_with_tflm
 from usmp.frontend.tflite_import import import_tflite_bytes
@@ -418,3 +420,42 @@ def test_slice_refuses_a_size_past_the_end() -> None:
     assert "operator 0 (SLICE): axis 1: begin 4 and size 3 are outside 0..6" in refusal(
         slice_model("float32", (2, 6), [0, 4], [2, 3])
     )
+
+
+# ------------------------------------------------- a chain through usmp-compile
+
+
+def test_chain_through_usmp_compile_matches_tflite_micro(tmp_path: Path) -> None:
+    """TRANSPOSE (NCHW -> NHWC), int8 MEAN over H and W, SQUEEZE-free
+    EXPAND_DIMS, STRIDED_SLICE with a negative stride: ``usmp.compile``
+    (what ``usmp-compile`` runs), the firmware kit's example built with gcc
+    and run, every output equal to TFLite Micro's."""
+    m = ModelBuilder()
+    q = dict(scale=0.04, zero_point=-5)
+    x = m.tensor((1, 6, 5, 4), "int8", **q)
+    p = m.tensor((4,), "int32", np.array([0, 2, 3, 1]))
+    t = m.tensor((1, 5, 4, 6), "int8", **q)
+    m.op("TRANSPOSE", [x, p], [t])
+    axes = m.tensor((2,), "int32", np.array([1, 2]))
+    mean = m.tensor((1, 6), "int8", scale=0.01, zero_point=3)
+    m.op("MEAN", [t, axes], [mean], ("ReducerOptions", dict(KeepDims=False)))
+    axis = m.tensor((), "int32", np.array(0))
+    e = m.tensor((1, 1, 6), "int8", scale=0.01, zero_point=3)
+    m.op("EXPAND_DIMS", [mean, axis], [e])
+    b, en, st = (
+        m.tensor((3,), "int32", np.array(v))
+        for v in ([0, 0, -1], [1, 1, 0], [1, 1, -2])
+    )
+    y = m.tensor((1, 1, 3), "int8", scale=0.01, zero_point=3)
+    m.op("STRIDED_SLICE", [e, b, en, st], [y], ("StridedSliceOptions", {}))
+    data = m.build([x], [t, y])
+    path = tmp_path / "chain.tflite"
+    path.write_bytes(data)
+    lib = usmp.compile(path, output_dir=tmp_path / "out")
+    model = read_model(data, path.name)
+    for seed in (0, 1):
+        values = random_inputs(model, seed)
+        got = lib.run(values)
+        want = run_tflm(data, values, [t, y])
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_array_equal(g, w)
