@@ -16,10 +16,10 @@ follows TFLite Micro's reference kernels bit for bit:
   everything is only the reshape. TFLM ignores ``ellipsis_mask``,
   ``new_axis_mask`` and ``offset``, so they are refused;
 * MEAN, SUM (axes a constant tensor, ``keep_dims``): float ``relay.mean`` /
-  ``relay.sum``; int8 (``reduce_common.cc``: always
+  ``relay.sum``; int8 and int16 (``reduce_common.cc``: always
   ``QuantizedMeanOrSum``, even when input and output share their
   quantisation) ``cast(i32) -> sum -> add(-zp_in * n) ->
-  fixed_point_multiply -> add(zp_out) -> clip -> cast(i8)``, where the
+  fixed_point_multiply -> add(zp_out) -> clip -> cast``, where the
   multiplier is ``QuantizeMultiplier(s_in / s_out)`` and, for MEAN, TFLM's
   folding of ``1 / n`` into it: ``shift' = min(floor(log2 n), 32, 31 +
   shift)``, ``multiplier' = (multiplier << shift') / n`` (int64, truncating),
@@ -45,7 +45,7 @@ from usmp.dialects.relay_ops import (
     TransposeOp,
 )
 from usmp.frontend import quantization as q
-from usmp.frontend.builder import RelayBuilder
+from usmp.frontend.builder import RelayBuilder, int_range
 from usmp.frontend.tflite_ops import _check_shape, _per_tensor, _type, register
 from usmp.frontend.tflite_reader import Tensor
 
@@ -335,10 +335,10 @@ def _reduce(b: RelayBuilder, is_mean: bool) -> None:
         op_class = MeanOp if is_mean else SumOp
         _bind(b, out, b.emit(op_class(b.value(x), axes, keepdims)))
         return
-    if types != ("INT8", "INT8"):
+    if types not in (("INT8", "INT8"), ("INT16", "INT16")):
         raise b.error(
             f"unsupported types {' -> '.join(types)} "
-            "(supported: FLOAT32 -> FLOAT32, INT8 -> INT8)"
+            "(supported: FLOAT32 -> FLOAT32, INT8 -> INT8, INT16 -> INT16)"
         )
     in_q, out_q = _per_tensor(b, x, "input"), _per_tensor(b, out, "output")
     count = int(np.prod([x.shape[a] for a in axes]))
@@ -355,8 +355,10 @@ def _reduce(b: RelayBuilder, is_mean: bool) -> None:
     total = b.emit(SumOp(b.emit(CastOp(b.value(x), i32)), axes, keepdims))
     if in_q.zero_point:
         total = b.emit(AddOp(total, b.scalar(-in_q.zero_point * count, "int32")))
+    dtype = np.dtype(out.dtype)
+    lo, hi = int_range(dtype)
     result = b.requantize_i32(
-        total, [multiplier], [shift], -1, out_q.zero_point, -128, 127, np.dtype("int8")
+        total, [multiplier], [shift], -1, out_q.zero_point, lo, hi, dtype
     )
     _bind(b, out, result)
 

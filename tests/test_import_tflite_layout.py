@@ -290,15 +290,37 @@ def test_mean_multiplier_folds_the_count() -> None:
     assert mean_multiplier(1 << 30, -28, 1 << 10) == (1 << 30 << 3 >> 10, -31)
 
 
-def test_int16_mean_is_refused() -> None:
+@pytest.mark.parametrize("opcode", ["MEAN", "SUM"])
+@pytest.mark.parametrize("case", [0, 1, 2])
+def test_int16_reduction_matches_tflite_micro(opcode: str, case: int) -> None:
+    """16x8 models: int16 activations, zero point 0, the same rescaling."""
+    shape, axes, keepdims, _ = REDUCTIONS[case]
     m = ModelBuilder()
-    x = m.tensor((2, 4), "int16", scale=0.01)
+    x = m.tensor(shape, "int16", scale=0.001)
+    a = m.tensor((len(axes),), "int32", np.array(axes))
+    out = tuple(
+        1 if d in axes or d - len(shape) in axes else s for d, s in enumerate(shape)
+    )
+    if not keepdims:
+        out = tuple(
+            s
+            for d, s in enumerate(shape)
+            if d not in axes and d - len(shape) not in axes
+        )
+    y = m.tensor(out, "int16", scale=0.0007 if opcode == "MEAN" else 0.02)
+    m.op(opcode, [x, a], [y], ("ReducerOptions", dict(KeepDims=keepdims)))
+    check((m, [x], [y]))
+
+
+def test_int32_mean_is_refused() -> None:
+    m = ModelBuilder()
+    x = m.tensor((2, 4), "int32")
     a = m.tensor((1,), "int32", np.array([1]))
-    y = m.tensor((2,), "int16", scale=0.01)
+    y = m.tensor((2,), "int32")
     m.op("MEAN", [x, a], [y], ("ReducerOptions", {}))
     assert refusal((m, [x], [y])).endswith(
-        "operator 0 (MEAN): unsupported types INT16 -> INT16 (supported: "
-        "FLOAT32 -> FLOAT32, INT8 -> INT8)"
+        "operator 0 (MEAN): unsupported types INT32 -> INT32 (supported: "
+        "FLOAT32 -> FLOAT32, INT8 -> INT8, INT16 -> INT16)"
     )
 
 
