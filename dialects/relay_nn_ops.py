@@ -332,68 +332,63 @@ class GlobalAvgPool2DOp(RelayOperator):
         return TensorType(t.element_type, shape)
 
 
-@relay_op_definition
-class MeanOp(RelayOperator):
-    """Mean over ``axis`` (negative axes allowed), dropping them unless ``keepdims``.
+class ReduceOp(RelayOperator):
+    """Base of the reductions over ``axis`` (negative axes allowed), which
+    drop the reduced axes unless ``keepdims``; the result has the operand's
+    element type.
 
     Syntax::
 
-        %r = relay.mean %x {axis = array<i64: 1, 2>, keepdims = true}
-               : tensor<1x4x4x8xf32> -> tensor<1x1x1x8xf32>
+        %r = relay.sum %x {axis = array<i64: 1, 2>, keepdims = true}
+               : tensor<1x4x4x8xi32> -> tensor<1x1x1x8xi32>
+    """
+
+    data = operand_def(TensorType)
+    axis = ints_prop()
+    keepdims = bool_prop(default=False)
+
+    assembly_format = UNARY_FORMAT
+
+    def __init__(
+        self, data: SSAValue, axis: Sequence[int], keepdims: bool | None = None
+    ):
+        self._build([data], axis=axis, keepdims=keepdims)
+
+    def infer_result_type(self) -> TensorType:
+        t = tensor_of(self.name, "operand", self.data)
+        shape = infer_shape(
+            self.name, reduce_output_shape, shape_of(t), self.axis, self.keepdims
+        )
+        return TensorType(t.element_type, shape)
+
+
+@relay_op_definition
+class MeanOp(ReduceOp):
+    """Mean over ``axis`` (see ``ReduceOp``).
 
     Integers: i32 accumulation, division rounding half away from zero.
     """
 
     name = "relay.mean"
 
-    data = operand_def(TensorType)
-    axis = ints_prop()
-    keepdims = bool_prop(default=False)
-
-    assembly_format = UNARY_FORMAT
-
-    def __init__(
-        self, data: SSAValue, axis: Sequence[int], keepdims: bool | None = None
-    ):
-        self._build([data], axis=axis, keepdims=keepdims)
-
-    def infer_result_type(self) -> TensorType:
-        t = tensor_of(self.name, "operand", self.data)
-        shape = infer_shape(
-            self.name, reduce_output_shape, shape_of(t), self.axis, self.keepdims
-        )
-        return TensorType(t.element_type, shape)
-
 
 @relay_op_definition
-class SumOp(RelayOperator):
-    """Sum over ``axis`` (negative axes allowed), dropping them unless ``keepdims``.
-
-    Syntax::
-
-        %r = relay.sum %x {axis = array<i64: 1, 2>, keepdims = true}
-               : tensor<1x4x4x8xi32> -> tensor<1x1x1x8xi32>
-
-    The result has the operand's element type (integers wrap), as TVM's
-    ``sum``: an int8 sum casts to i32 first.
-    """
+class SumOp(ReduceOp):
+    """Sum over ``axis`` (see ``ReduceOp``) in the operand's element type
+    (integers wrap), as TVM's ``sum``: an int8 sum casts to i32 first."""
 
     name = "relay.sum"
 
-    data = operand_def(TensorType)
-    axis = ints_prop()
-    keepdims = bool_prop(default=False)
 
-    assembly_format = UNARY_FORMAT
+@relay_op_definition
+class MaxOp(ReduceOp):
+    """Largest element over ``axis`` (see ``ReduceOp``)."""
 
-    def __init__(
-        self, data: SSAValue, axis: Sequence[int], keepdims: bool | None = None
-    ):
-        self._build([data], axis=axis, keepdims=keepdims)
+    name = "relay.max"
 
-    def infer_result_type(self) -> TensorType:
-        t = tensor_of(self.name, "operand", self.data)
-        shape = infer_shape(
-            self.name, reduce_output_shape, shape_of(t), self.axis, self.keepdims
-        )
-        return TensorType(t.element_type, shape)
+
+@relay_op_definition
+class MinOp(ReduceOp):
+    """Smallest element over ``axis`` (see ``ReduceOp``)."""
+
+    name = "relay.min"

@@ -49,8 +49,10 @@ from usmp.dialects.relay_nn_ops import (
     Conv2DOp,
     DenseOp,
     GlobalAvgPool2DOp,
+    MaxOp,
     MaxPool2DOp,
     MeanOp,
+    MinOp,
     SumOp,
 )
 from usmp.dialects.relay_props import (
@@ -505,6 +507,8 @@ OPERATOR_OPS: list[type[IRDLOperation]] = [
     GlobalAvgPool2DOp,
     MeanOp,
     SumOp,
+    MaxOp,
+    MinOp,
     ReshapeOp,
     TransposeOp,
     StridedSliceOp,

@@ -23,7 +23,10 @@ follows TFLite Micro's reference kernels bit for bit:
   multiplier is ``QuantizeMultiplier(s_in / s_out)`` and, for MEAN, TFLM's
   folding of ``1 / n`` into it: ``shift' = min(floor(log2 n), 32, 31 +
   shift)``, ``multiplier' = (multiplier << shift') / n`` (int64, truncating),
-  ``shift - shift'``.
+  ``shift - shift'``;
+* REDUCE_MAX, REDUCE_MIN (float32, int8): ``relay.max`` / ``relay.min`` on
+  the raw values (int8 input and output must share their quantisation, as
+  TFLM checks).
 
 Data-movement operators copy raw values: an int8 input and output must share
 their quantisation (TFLM does not rescale).
@@ -38,7 +41,9 @@ from xdsl.ir import SSAValue
 from usmp.dialects.relay_ops import (
     AddOp,
     CastOp,
+    MaxOp,
     MeanOp,
+    MinOp,
     ReshapeOp,
     StridedSliceOp,
     SumOp,
@@ -363,6 +368,26 @@ def _reduce(b: RelayBuilder, is_mean: bool) -> None:
     _bind(b, out, result)
 
 
+def _extremum(b: RelayBuilder, op_class: type[MaxOp] | type[MinOp]) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    _same_type_and_quantization(b, x, out)
+    if _type(x) not in ("FLOAT32", "INT8"):
+        raise b.error(
+            f"unsupported type {_type(x)} (FLOAT32 or INT8, as TFLite Micro's kernel)"
+        )
+    axes = _reduction_axes(b, x)
+    keepdims = bool(b.operator.options.KeepDims())
+    _bind(b, out, b.emit(op_class(b.value(x), axes, keepdims)))
+
+
+def convert_reduce_max(b: RelayBuilder) -> None:
+    _extremum(b, MaxOp)
+
+
+def convert_reduce_min(b: RelayBuilder) -> None:
+    _extremum(b, MinOp)
+
+
 def convert_mean(b: RelayBuilder) -> None:
     _reduce(b, is_mean=True)
 
@@ -375,6 +400,8 @@ register(
     {
         "EXPAND_DIMS": convert_expand_dims,
         "MEAN": convert_mean,
+        "REDUCE_MAX": convert_reduce_max,
+        "REDUCE_MIN": convert_reduce_min,
         "SLICE": convert_slice,
         "SQUEEZE": convert_squeeze,
         "STRIDED_SLICE": convert_strided_slice,

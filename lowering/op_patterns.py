@@ -8,12 +8,13 @@ COMM_REDUCE < OUT_ELEMWISE_FUSABLE < TUPLE < OPAQUE``).
 Differences from TVM's registry, all in favour of memory:
 
 * ``relay.softmax`` (and the TFLite int8 ``relay.quantized_softmax``) and
-  ``relay.mean`` / ``relay.sum`` are ``COMM_REDUCE``: cheap elementwise
-  producers fuse into them (TVM's reduce rule) *and* ``fuse-ops`` lets them
-  take an elementwise epilogue like ``OUT_ELEMWISE_FUSABLE`` anchors, so an
-  int8 softmax (``dequantize -> softmax -> quantize``) or an int8 mean
-  (``mean -> fixed_point_multiply -> ... -> cast``) is one loop nest that
-  never materialises its f32 / i32 intermediate.
+  the reductions ``relay.mean``/``sum``/``max``/``min`` are ``COMM_REDUCE``:
+  cheap elementwise producers fuse into them (TVM's reduce rule) *and*
+  ``fuse-ops`` lets them take an elementwise epilogue like
+  ``OUT_ELEMWISE_FUSABLE`` anchors, so an int8 softmax (``dequantize ->
+  softmax -> quantize``) or an int8 mean (``cast -> sum ->
+  fixed_point_multiply -> ... -> cast``) is one loop nest that never
+  materialises its f32 / i32 intermediate.
 * The integer-requantisation pieces TVM only sees after QNN canonicalisation
   (``quantize``, ``dequantize``, ``fixed_point_multiply``) are ``ELEMWISE``.
 
@@ -50,6 +51,8 @@ _OPERATORS: dict[str, tuple[OpPattern, str]] = {
     ),
     "relay.mean": (OpPattern.COMM_REDUCE, "mean"),
     "relay.sum": (OpPattern.COMM_REDUCE, "sum"),
+    "relay.max": (OpPattern.COMM_REDUCE, "max"),
+    "relay.min": (OpPattern.COMM_REDUCE, "min"),
     "relay.softmax": (OpPattern.COMM_REDUCE, "nn.softmax"),
     "relay.quantized_softmax": (OpPattern.COMM_REDUCE, "qnn.softmax"),
     "relay.add": (OpPattern.BROADCAST, "add"),

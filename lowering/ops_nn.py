@@ -1,4 +1,4 @@
-"""Reductions: conv2d, dense, pooling, mean, sum (``LowerNN``).
+"""Reductions: conv2d, dense, pooling, mean, sum, max, min (``LowerNN``).
 
 Each output element is a reduction in an ``scf.for`` nest whose accumulator
 is an ``iter_args`` scalar: no accumulator tensor, no im2col, no padded copy
@@ -43,13 +43,16 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from usmp.dialects.relay_nn_ops import ReduceOp
 from usmp.dialects.relay_ops import (
     AvgPool2DOp,
     Conv2DOp,
     DenseOp,
     GlobalAvgPool2DOp,
+    MaxOp,
     MaxPool2DOp,
     MeanOp,
+    MinOp,
     SumOp,
 )
 from usmp.dialects.relay_shapes import conv2d_weight_dims, spatial_axes
@@ -325,6 +328,10 @@ def average(
     return b.convert(rounding_divide(b, total, count), result)
 
 
+_F32_MAX = 3.4028234663852886e38
+"""``FLT_MAX``: the bound TFLite's float max/min reductions start from."""
+
+
 def _sum_type(t: Attribute) -> Attribute:
     return t if is_float(t) else i32
 
@@ -387,25 +394,35 @@ def avg_pool2d(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     return _pool(k, op, index)
 
 
-def _sum_over(
+def _reduce_over(
     k: FusedKernel,
     value: SSAValue,
     axes: Sequence[int],
     index: Sequence[Ix],
     acc_t: Attribute,
+    kind: str = "sum",
 ) -> SSAValue:
-    """Sum of ``value`` over ``axes`` in ``acc_t``; ``index`` gives the other
-    dimensions (its entries on ``axes`` are ignored)."""
+    """Sum (or ``"max"``/``"min"``) of ``value`` over ``axes`` in ``acc_t``;
+    ``index`` gives the other dimensions (its entries on ``axes`` are
+    ignored). max/min start from the type's lowest/highest value (f32: the
+    finite extremes, as TFLite's ``numeric_limits<float>::lowest()``)."""
     b = k.b
     shape = shape_of(value)
+    combine = {"sum": b.add, "max": b.max, "min": b.min}[kind]
+    if kind == "sum":
+        init: float | int = 0
+    elif isinstance(acc_t, IntegerType):
+        init = int_bounds(acc_t)[0 if kind == "max" else 1]
+    else:
+        init = -_F32_MAX if kind == "max" else _F32_MAX
 
     def body(taps: list[Ix], accs: Sequence[SSAValue]) -> list[SSAValue]:
         full = list(index)
         for axis, tap in zip(axes, taps, strict=True):
             full[axis] = tap
-        return [b.add(accs[0], b.convert(k.at(value, full), acc_t))]
+        return [combine(accs[0], b.convert(k.at(value, full), acc_t))]
 
-    (total,) = b.reduce([(0, shape[a]) for a in axes], [b.const(0, acc_t)], body)
+    (total,) = b.reduce([(0, shape[a]) for a in axes], [b.const(init, acc_t)], body)
     return total
 
 
@@ -417,7 +434,7 @@ def _mean_over(
     result: Attribute,
 ) -> SSAValue:
     """Mean of ``value`` over ``axes``; ``index`` as ``_sum_over``."""
-    total = _sum_over(k, value, axes, index, _sum_type(element_type(value)))
+    total = _reduce_over(k, value, axes, index, _sum_type(element_type(value)))
     shape = shape_of(value)
     return average(k.b, total, math.prod(shape[a] for a in axes), result)
 
@@ -428,10 +445,8 @@ def global_avg_pool2d(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSA
     return _mean_over(k, op.data, (h_axis, w_axis), index, element_type(op.result))
 
 
-def _reduced_index(
-    op: MeanOp | SumOp, index: Sequence[Ix]
-) -> tuple[list[int], list[Ix]]:
-    """The sorted reduction axes of a ``mean``/``sum`` and the operand index
+def _reduced_index(op: ReduceOp, index: Sequence[Ix]) -> tuple[list[int], list[Ix]]:
+    """The sorted reduction axes of a reduction and the operand index
     of a result element (entries on the axes to be filled by the loop)."""
     rank = len(shape_of(op.data))
     axes = sorted({a % rank for a in op.axis})
@@ -450,7 +465,19 @@ def mean(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
 def sum_(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     assert isinstance(op, SumOp)
     axes, full = _reduced_index(op, index)
-    return _sum_over(k, op.data, axes, full, element_type(op.result))
+    return _reduce_over(k, op.data, axes, full, element_type(op.result))
+
+
+def max_(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, MaxOp)
+    axes, full = _reduced_index(op, index)
+    return _reduce_over(k, op.data, axes, full, element_type(op.result), "max")
+
+
+def min_(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, MinOp)
+    axes, full = _reduced_index(op, index)
+    return _reduce_over(k, op.data, axes, full, element_type(op.result), "min")
 
 
 class LowerNN(ElementPattern):
@@ -467,6 +494,8 @@ class LowerNN(ElementPattern):
             "relay.global_avg_pool2d": global_avg_pool2d,
             "relay.mean": mean,
             "relay.sum": sum_,
+            "relay.max": max_,
+            "relay.min": min_,
         }
     )
 

@@ -445,6 +445,26 @@ def sum_(x: Array, *, axis: Sequence[int], keepdims: bool = False) -> Array:
     return total.astype(x.dtype)  # integers: keeps the low bits (wraps)
 
 
+def _extremum(
+    x: Array, axis: Sequence[int], keepdims: bool, name: str, largest: bool
+) -> Array:
+    axes = tuple(sorted(_normalize_axis(a, x.ndim, name) for a in axis))
+    if len(set(axes)) != len(axes):
+        raise KernelError(f"{name}: repeated axis in {list(axis)}")
+    fn = np.max if largest else np.min
+    return np.asarray(fn(x, axis=axes, keepdims=keepdims)).astype(x.dtype)
+
+
+def max_(x: Array, *, axis: Sequence[int], keepdims: bool = False) -> Array:
+    """Largest element over ``axis`` (negative axes count from the end)."""
+    return _extremum(x, axis, keepdims, "max", largest=True)
+
+
+def min_(x: Array, *, axis: Sequence[int], keepdims: bool = False) -> Array:
+    """Smallest element over ``axis`` (negative axes count from the end)."""
+    return _extremum(x, axis, keepdims, "min", largest=False)
+
+
 # ----------------------------------------------------------- data movement
 
 

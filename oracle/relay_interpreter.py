@@ -496,6 +496,8 @@ _HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "relay.global_avg_pool2d": _kernel(kernels.global_avg_pool2d, 1),
         "relay.mean": _kernel(kernels.mean, 1),
         "relay.sum": _kernel(kernels.sum_, 1),
+        "relay.max": _kernel(kernels.max_, 1),
+        "relay.min": _kernel(kernels.min_, 1),
         "relay.reshape": _reshape,
         "relay.transpose": _kernel(kernels.transpose, 1),
         "relay.strided_slice": _kernel(kernels.strided_slice, 1),

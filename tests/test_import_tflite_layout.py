@@ -498,3 +498,47 @@ def test_seanet_strided_slice_reproduces_the_golden_output(tmp_path: Path) -> No
     (got,) = lib.run([x.astype(np.int16).reshape(shape)])
     assert got.dtype == np.int16
     np.testing.assert_array_equal(got.reshape(-1), golden.astype(np.int16))
+
+
+# -------------------------------------------------------- REDUCE_MAX, REDUCE_MIN
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+@pytest.mark.parametrize("opcode", ["REDUCE_MAX", "REDUCE_MIN"])
+@pytest.mark.parametrize("case", [0, 1, 3])
+def test_extremum_reduction_matches_tflite_micro(
+    opcode: str, dtype: str, case: int
+) -> None:
+    shape, axes, keepdims, _ = REDUCTIONS[case]
+    m = ModelBuilder()
+    q = _q(dtype, 0.05, -10)
+    x = m.tensor(shape, dtype, **q)
+    a = m.tensor((len(axes),), "int32", np.array(axes))
+    reduced = {d % len(shape) for d in axes}
+    out = tuple(
+        1 if d in reduced else s
+        for d, s in enumerate(shape)
+        if keepdims or d not in reduced
+    )
+    y = m.tensor(out, dtype, **q)
+    m.op(opcode, [x, a], [y], ("ReducerOptions", dict(KeepDims=keepdims)))
+    text = check((m, [x], [y]))
+    assert ("relay.max" if opcode == "REDUCE_MAX" else "relay.min") in text
+
+
+def test_int16_reduce_max_is_refused() -> None:
+    m = ModelBuilder()
+    x = m.tensor((2, 4), "int16", scale=0.01)
+    a = m.tensor((1,), "int32", np.array([1]))
+    y = m.tensor((2,), "int16", scale=0.01)
+    m.op("REDUCE_MAX", [x, a], [y], ("ReducerOptions", {}))
+    assert refusal((m, [x], [y])).endswith(
+        "operator 0 (REDUCE_MAX): unsupported type INT16 (FLOAT32 or INT8, as "
+        "TFLite Micro's kernel)"
+    )
+
+
+def test_int8_reduce_max_refuses_a_requantisation() -> None:
+    m, inputs, outputs = reduce_model("REDUCE_MAX", "int8", (2, 4), [1], False)
+    m.tensors[outputs[0]]["zps"] = np.array([3])
+    assert "REDUCE_MAX copies raw values" in refusal((m, inputs, outputs))

@@ -190,6 +190,16 @@ OP_CASES = [
         lambda x: x.sum(axis=(1, 2), dtype=np.int8),
     ),
     (
+        "relay.max %x {axis = array<i64: -1>, keepdims = true} : tensor<1x4x4x8xi8> -> tensor<1x4x4x1xi8>",
+        X_I8,
+        lambda x: x.max(axis=-1, keepdims=True),
+    ),
+    (
+        "relay.min %x {axis = array<i64: 0, 2>} : tensor<1x4x4x4xf32> -> tensor<4x4xf32>",
+        X_F32,
+        lambda x: x.min(axis=(0, 2)),
+    ),
+    (
         "relay.transpose %x {axes = array<i64: 0, 3, 1, 2>} : tensor<1x4x4x8xi8> -> tensor<1x8x4x4xi8>",
         X_I8,
         lambda x: x.transpose(0, 3, 1, 2),

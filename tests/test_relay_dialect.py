@@ -111,6 +111,8 @@ def _built_ops() -> list[tuple[Operation, TensorType]]:
         (R.GlobalAvgPool2DOp(x), t([1, 1, 1, 4])),
         (R.MeanOp(f, (1, 2), keepdims=True), t([1, 1, 1, 4], f32)),
         (R.SumOp(y, (-1,)), t([1], i32)),
+        (R.MaxOp(x, (1, 2), keepdims=True), t([1, 1, 1, 4])),
+        (R.MinOp(f, (0, 3)), t([8, 8], f32)),
         (R.ReshapeOp(x, (1, 256)), t([1, 256])),
         (R.TransposeOp(x, (0, 3, 1, 2)), t([1, 4, 8, 8])),
         (

@@ -247,3 +247,19 @@ func.func @sum(%x: tensor<1x4x4x8xi8>) -> tensor<1x8xi32> attributes {relay.prim
   %1 = relay.sum %0 {axis = array<i64: 1, 2>} : tensor<1x4x4x8xi32> -> tensor<1x8xi32>
   func.return %1 : tensor<1x8xi32>
 }
+
+// -----
+
+// max over the last axis starts from the type's lowest value (i8: -128) and
+// keeps the element type; no widening.
+
+// CHECK-LABEL: func.func @max(
+// CHECK:         %[[LOW:.*]] = arith.constant -128 : i8
+// CHECK:         scf.for %{{.*}} iter_args(%[[ACC:.*]] = %[[LOW]]) -> (i8) {
+// CHECK-NEXT:      %[[V:.*]] = memref.load
+// CHECK-NEXT:      %{{.*}} = arith.maxsi %[[ACC]], %[[V]] : i8
+
+func.func @max(%x: tensor<2x6xi8>) -> tensor<2xi8> attributes {relay.primitive} {
+  %0 = relay.max %x {axis = array<i64: 1>} : tensor<2x6xi8> -> tensor<2xi8>
+  func.return %0 : tensor<2xi8>
+}
