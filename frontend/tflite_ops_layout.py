@@ -15,6 +15,9 @@ follows TFLite Micro's reference kernels bit for bit:
   positions, then a reshape dropping the shrunk axes; a slice that selects
   everything is only the reshape. TFLM ignores ``ellipsis_mask``,
   ``new_axis_mask`` and ``offset``, so they are refused;
+* SPLIT, SPLIT_V (one size may be -1), UNPACK: one such slice per output
+  (UNPACK drops the axis); PACK: each input reshaped with the new axis, then
+  ``relay.concatenate``;
 * MEAN, SUM (axes a constant tensor, ``keep_dims``): float ``relay.mean`` /
   ``relay.sum``; int8 and int16 (``reduce_common.cc``: always
   ``QuantizedMeanOrSum``, even when input and output share their
@@ -41,6 +44,7 @@ from xdsl.ir import SSAValue
 from usmp.dialects.relay_ops import (
     AddOp,
     CastOp,
+    ConcatenateOp,
     MaxOp,
     MeanOp,
     MinOp,
@@ -310,6 +314,98 @@ def convert_slice(b: RelayBuilder) -> None:
     _emit_slice(b, x, out, begin, stops, [1] * rank, set())
 
 
+# -- split, pack ---------------------------------------------------------------
+
+
+def _scalar_axis(b: RelayBuilder, position: int, rank: int) -> int:
+    values = _constant_ints(b, position, "axis")
+    if len(values) != 1:
+        raise b.error(f"axis {values} must hold exactly one value")
+    (axis,) = values
+    if not -rank <= axis < rank:
+        raise b.error(f"axis {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def _split_outputs(
+    b: RelayBuilder, x: Tensor, axis: int, sizes: list[int], squeeze: bool
+) -> None:
+    """Output ``i``: the ``sizes[i]`` elements after the first ``i`` along
+    ``axis`` (a strided slice, an alias when it is all of ``x``), without
+    ``axis`` when ``squeeze`` (UNPACK)."""
+    outputs = [b.output_tensor(i) for i in range(len(b.operator.outputs))]
+    if len(outputs) != len(sizes):
+        raise b.error(f"the operator has {len(outputs)} outputs, expected {len(sizes)}")
+    rank = len(x.shape)
+    start = 0
+    for out, size in zip(outputs, sizes, strict=True):
+        _same_type_and_quantization(b, x, out)
+        starts = [start if d == axis else 0 for d in range(rank)]
+        stops = [start + size if d == axis else x.shape[d] for d in range(rank)]
+        _emit_slice(b, x, out, starts, stops, [1] * rank, {axis} if squeeze else set())
+        start += size
+
+
+def convert_split(b: RelayBuilder) -> None:
+    x = b.required_input(1)
+    axis = _scalar_axis(b, 0, len(x.shape))
+    count = b.operator.options.NumSplits()
+    if count < 1 or x.shape[axis] % count:
+        raise b.error(
+            f"num_splits {count} does not divide dimension {axis} of {list(x.shape)}"
+        )
+    _split_outputs(b, x, axis, [x.shape[axis] // count] * count, squeeze=False)
+
+
+def convert_split_v(b: RelayBuilder) -> None:
+    x = b.required_input(0)
+    axis = _scalar_axis(b, 2, len(x.shape))
+    sizes = _constant_ints(b, 1, "size_splits")
+    total = x.shape[axis]
+    unknown = [i for i, s in enumerate(sizes) if s == -1]
+    if len(unknown) == 1:
+        sizes[unknown[0]] = total - (sum(sizes) + 1)
+    if any(s < 1 for s in sizes) or sum(sizes) != total:
+        raise b.error(
+            f"size_splits {_constant_ints(b, 1, 'size_splits')} do not split "
+            f"dimension {axis} ({total} elements) into non-empty parts"
+        )
+    _split_outputs(b, x, axis, sizes, squeeze=False)
+
+
+def convert_unpack(b: RelayBuilder) -> None:
+    x = b.required_input(0)
+    rank = len(x.shape)
+    axis = b.operator.options.Axis()
+    if not -rank <= axis < rank:
+        raise b.error(f"axis {axis} is out of range for rank {rank}")
+    axis %= rank
+    _split_outputs(b, x, axis, [1] * x.shape[axis], squeeze=True)
+
+
+def convert_pack(b: RelayBuilder) -> None:
+    inputs = [b.required_input(i) for i in range(len(b.operator.inputs))]
+    out = b.output_tensor()
+    first = inputs[0]
+    rank = len(first.shape) + 1
+    axis = b.operator.options.Axis()
+    if not -rank <= axis < rank:
+        raise b.error(f"axis {axis} is out of range for output rank {rank}")
+    axis %= rank
+    expanded = (*first.shape[:axis], 1, *first.shape[axis:])
+    parts = []
+    for t in inputs:
+        _same_type_and_quantization(b, t, out)
+        if t.shape != first.shape:
+            raise b.error(
+                f"input '{t.name}' has shape {list(t.shape)}, expected "
+                f"{list(first.shape)} (every input alike)"
+            )
+        parts.append(b.emit(ReshapeOp(b.value(t), expanded)))
+    value = parts[0] if len(parts) == 1 else b.emit(ConcatenateOp(parts, axis))
+    _bind(b, out, value)
+
+
 # -- reductions ----------------------------------------------------------------
 
 
@@ -399,13 +495,17 @@ def convert_sum(b: RelayBuilder) -> None:
 register(
     {
         "EXPAND_DIMS": convert_expand_dims,
+        "PACK": convert_pack,
         "MEAN": convert_mean,
         "REDUCE_MAX": convert_reduce_max,
         "REDUCE_MIN": convert_reduce_min,
         "SLICE": convert_slice,
+        "SPLIT": convert_split,
+        "SPLIT_V": convert_split_v,
         "SQUEEZE": convert_squeeze,
         "STRIDED_SLICE": convert_strided_slice,
         "SUM": convert_sum,
         "TRANSPOSE": convert_transpose,
+        "UNPACK": convert_unpack,
     }
 )

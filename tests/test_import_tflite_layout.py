@@ -542,3 +542,42 @@ def test_int8_reduce_max_refuses_a_requantisation() -> None:
     m, inputs, outputs = reduce_model("REDUCE_MAX", "int8", (2, 4), [1], False)
     m.tensors[outputs[0]]["zps"] = np.array([3])
     assert "REDUCE_MAX copies raw values" in refusal((m, inputs, outputs))
+
+
+# ------------------------------------------------- SPLIT, SPLIT_V, UNPACK, PACK
+
+
+def split_model(dtype: str) -> Built:
+    """SPLIT in 3 along axis -1, SPLIT_V (2, -1, 1) along axis 1, UNPACK
+    along axis 0 and PACK of the unpacked rows along a new axis 1."""
+    m = ModelBuilder()
+    q = _q(dtype, 0.03, 2)
+    x = m.tensor((2, 5, 6), dtype, **q)
+    axis = m.tensor((), "int32", np.array(-1))
+    parts = [m.tensor((2, 5, 2), dtype, **q) for _ in range(3)]
+    m.op("SPLIT", [axis, x], parts, ("SplitOptions", dict(NumSplits=3)))
+    sizes = m.tensor((3,), "int32", np.array([2, -1, 1]))
+    axis1 = m.tensor((1,), "int32", np.array([1]))
+    pieces = [m.tensor((2, n, 6), dtype, **q) for n in (2, 2, 1)]
+    m.op("SPLIT_V", [x, sizes, axis1], pieces, ("SplitVOptions", dict(NumSplits=3)))
+    rows = [m.tensor((5, 6), dtype, **q) for _ in range(2)]
+    m.op("UNPACK", [x], rows, ("UnpackOptions", dict(Num=2, Axis=0)))
+    packed = m.tensor((5, 2, 6), dtype, **q)
+    m.op("PACK", rows, [packed], ("PackOptions", dict(ValuesCount=2, Axis=-2)))
+    return m, [x], [*parts, *pieces, packed]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_split_unpack_pack_match_tflite_micro(dtype: str) -> None:
+    check(split_model(dtype))
+
+
+def test_split_refuses_an_uneven_split() -> None:
+    m = ModelBuilder()
+    x = m.tensor((2, 5), "float32")
+    axis = m.tensor((), "int32", np.array(1))
+    parts = [m.tensor((2, 2), "float32") for _ in range(2)]
+    m.op("SPLIT", [axis, x], parts, ("SplitOptions", dict(NumSplits=2)))
+    assert refusal((m, [x], parts)).endswith(
+        "operator 0 (SPLIT): num_splits 2 does not divide dimension 1 of [2, 5]"
+    )
