@@ -52,7 +52,7 @@ class UsmpPass(ModulePass):
     name = "usmp"
 
     algorithm: str = DEFAULT_ALGORITHM
-    """Planning algorithm, one of ``usmp.planning.algorithms.ALGORITHMS``."""
+    """Planning algorithm (``usmp.planning.algorithms``)."""
     use_workspace_io: bool = False
     """Also place the entry function's inputs and outputs in the workspace
     (TVM's use-workspace-io): main then takes only pools."""

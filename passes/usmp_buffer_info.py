@@ -56,7 +56,8 @@ class UsmpBufferInfoPass(ModulePass):
     use_workspace_io: bool = False
     """Also report the entry function's inputs and outputs as buffers."""
     pools: str = ""
-    """Pools (``usmp_pools.POOLS_SYNTAX``); empty: ``tir.pools`` or defaults."""
+    """Pools, ``NAME:KIND[:SIZE][:align=N][:access=T/rw+...]`` comma separated
+    (see ``usmp_pools``); empty: ``tir.pools`` or defaults."""
 
     def __post_init__(self) -> None:
         if self.pools:

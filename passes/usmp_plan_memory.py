@@ -91,12 +91,12 @@ class UsmpPlanMemoryPass(ModulePass):
     name = "usmp-plan-memory"
 
     algorithm: str = DEFAULT_ALGORITHM
-    """Planning algorithm, one of ``usmp.planning.algorithms.ALGORITHMS``."""
+    """Planning algorithm (``usmp.planning.algorithms``)."""
     use_workspace_io: bool = False
     """Also place the entry function's inputs and outputs in the workspace."""
     pools: str = ""
-    """Pools in fallback order (``usmp_pools.POOLS_SYNTAX``); empty: the
-    module's ``tir.pools`` or the defaults."""
+    """Pools in fallback order, ``NAME:KIND[:SIZE][:align=N][:access=T/rw+...]``
+    comma separated (see ``usmp_pools``); empty: ``tir.pools`` or defaults."""
     time_limit: int | float = 0
     """CPU seconds for ``algorithm=optimal`` (0: its default)."""
 
