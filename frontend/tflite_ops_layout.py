@@ -18,6 +18,8 @@ follows TFLite Micro's reference kernels bit for bit:
 * SPLIT, SPLIT_V (one size may be -1), UNPACK: one such slice per output
   (UNPACK drops the axis); PACK: each input reshaped with the new axis, then
   ``relay.concatenate``;
+* SPACE_TO_DEPTH, DEPTH_TO_SPACE (NHWC, TFLite's DCR order): reshape to
+  6-d blocks -> ``relay.transpose`` -> reshape, one fused loop nest;
 * MEAN, SUM (axes a constant tensor, ``keep_dims``): float ``relay.mean`` /
   ``relay.sum``; int8 and int16 (``reduce_common.cc``: always
   ``QuantizedMeanOrSum``, even when input and output share their
@@ -406,6 +408,45 @@ def convert_pack(b: RelayBuilder) -> None:
     _bind(b, out, value)
 
 
+# -- space and depth -----------------------------------------------------------
+
+
+def _block_size(b: RelayBuilder, x: Tensor) -> int:
+    if len(x.shape) != 4:
+        raise b.error(f"input must be 4-d (NHWC), got {list(x.shape)}")
+    block = b.operator.options.BlockSize()
+    if block < 1:
+        raise b.error(f"block size {block} must be at least 1")
+    return block
+
+
+def convert_space_to_depth(b: RelayBuilder) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    _same_type_and_quantization(b, x, out)
+    block = _block_size(b, x)
+    n, h, w, c = x.shape
+    if h % block or w % block:
+        raise b.error(f"height {h} and width {w} must be multiples of {block}")
+    blocks = b.emit(ReshapeOp(b.value(x), (n, h // block, block, w // block, block, c)))
+    moved = b.emit(TransposeOp(blocks, (0, 1, 3, 2, 4, 5)))
+    _bind(
+        b, out, b.emit(ReshapeOp(moved, (n, h // block, w // block, block * block * c)))
+    )
+
+
+def convert_depth_to_space(b: RelayBuilder) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    _same_type_and_quantization(b, x, out)
+    block = _block_size(b, x)
+    n, h, w, c = x.shape
+    if c % (block * block):
+        raise b.error(f"depth {c} must be a multiple of {block * block}")
+    depth = c // (block * block)
+    blocks = b.emit(ReshapeOp(b.value(x), (n, h, w, block, block, depth)))
+    moved = b.emit(TransposeOp(blocks, (0, 1, 3, 2, 4, 5)))
+    _bind(b, out, b.emit(ReshapeOp(moved, (n, h * block, w * block, depth))))
+
+
 # -- reductions ----------------------------------------------------------------
 
 
@@ -494,12 +535,14 @@ def convert_sum(b: RelayBuilder) -> None:
 
 register(
     {
+        "DEPTH_TO_SPACE": convert_depth_to_space,
         "EXPAND_DIMS": convert_expand_dims,
         "PACK": convert_pack,
         "MEAN": convert_mean,
         "REDUCE_MAX": convert_reduce_max,
         "REDUCE_MIN": convert_reduce_min,
         "SLICE": convert_slice,
+        "SPACE_TO_DEPTH": convert_space_to_depth,
         "SPLIT": convert_split,
         "SPLIT_V": convert_split_v,
         "SQUEEZE": convert_squeeze,

@@ -581,3 +581,32 @@ def test_split_refuses_an_uneven_split() -> None:
     assert refusal((m, [x], parts)).endswith(
         "operator 0 (SPLIT): num_splits 2 does not divide dimension 1 of [2, 5]"
     )
+
+
+# ------------------------------------------------ SPACE_TO_DEPTH, DEPTH_TO_SPACE
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_space_depth_match_tflite_micro(dtype: str) -> None:
+    """SPACE_TO_DEPTH then DEPTH_TO_SPACE (block 2, then 3 on another
+    tensor): reshape -> transpose -> reshape, one loop nest each."""
+    m = ModelBuilder()
+    q = _q(dtype, 0.05, -1)
+    x = m.tensor((1, 4, 6, 3), dtype, **q)
+    s = m.tensor((1, 2, 3, 12), dtype, **q)
+    m.op("SPACE_TO_DEPTH", [x], [s], ("SpaceToDepthOptions", dict(BlockSize=2)))
+    z = m.tensor((2, 2, 1, 18), dtype, **q)
+    d = m.tensor((2, 6, 3, 2), dtype, **q)
+    m.op("DEPTH_TO_SPACE", [z], [d], ("DepthToSpaceOptions", dict(BlockSize=3)))
+    text = check((m, [x, z], [s, d]))
+    assert text.count("relay.transpose") == 2
+
+
+def test_space_to_depth_refuses_an_uneven_block() -> None:
+    m = ModelBuilder()
+    x = m.tensor((1, 4, 5, 3), "float32")
+    y = m.tensor((1, 2, 2, 12), "float32")
+    m.op("SPACE_TO_DEPTH", [x], [y], ("SpaceToDepthOptions", dict(BlockSize=2)))
+    assert refusal((m, [x], [y])).endswith(
+        "operator 0 (SPACE_TO_DEPTH): height 4 and width 5 must be multiples of 2"
+    )
