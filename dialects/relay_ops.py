@@ -307,6 +307,44 @@ class ReshapeOp(RelayOperator):
 
 
 @relay_op_definition
+class BroadcastToOp(RelayOperator):
+    """numpy ``broadcast_to``: the result type gives the shape.
+
+    Syntax::
+
+        %r = relay.broadcast_to %x : tensor<1x3xi8> -> tensor<2x4x3xi8>
+    """
+
+    name = "relay.broadcast_to"
+
+    data = operand_def(TensorType)
+
+    assembly_format = UNARY_FORMAT
+
+    def __init__(self, data: SSAValue, shape: Sequence[int]):
+        t = tensor_of(self.name, "operand", data)
+        super().__init__(
+            operands=[data], result_types=[TensorType(t.element_type, shape)]
+        )
+
+    def verify_(self) -> None:
+        src = tensor_of(self.name, "operand", self.data)
+        dst = tensor_of(self.name, "result", self.result.type)
+        if src.element_type != dst.element_type:
+            fail(
+                self.name,
+                f"element type changes from {src.element_type} to "
+                f"{dst.element_type}; use relay.cast",
+            )
+        target = shape_of(dst)
+        if broadcast_shapes(shape_of(src), target) != target:
+            fail(
+                self.name,
+                f"{list(shape_of(src))} does not broadcast to {list(target)}",
+            )
+
+
+@relay_op_definition
 class CastOp(RelayOperator):
     """Convert the element type; the shape is unchanged.
 
@@ -510,6 +548,7 @@ OPERATOR_OPS: list[type[IRDLOperation]] = [
     MaxOp,
     MinOp,
     ReshapeOp,
+    BroadcastToOp,
     TransposeOp,
     StridedSliceOp,
     PadOp,

@@ -9,6 +9,7 @@ follows TFLite Micro's reference kernels bit for bit:
   the memory order (it only moves size-1 axes), so that ``aot-lower-main``
   makes it an alias of its input's storage (no copy);
 * SQUEEZE, EXPAND_DIMS: ``relay.reshape`` (an alias, like RESHAPE);
+* BROADCAST_TO: ``relay.broadcast_to`` (constant shape);
 * STRIDED_SLICE (begin/end/shrink-axis masks, negative indices and strides,
   resolved as TFLite's ``StridedSliceStartForAxis``/``EndForAxis``) and
   SLICE (``size`` -1 = to the end): ``relay.strided_slice`` with absolute
@@ -45,6 +46,7 @@ from xdsl.ir import SSAValue
 
 from usmp.dialects.relay_ops import (
     AddOp,
+    BroadcastToOp,
     CastOp,
     ConcatenateOp,
     MaxOp,
@@ -55,6 +57,7 @@ from usmp.dialects.relay_ops import (
     SumOp,
     TransposeOp,
 )
+from usmp.dialects.relay_shapes import broadcast_shapes
 from usmp.frontend import quantization as q
 from usmp.frontend.builder import RelayBuilder, int_range
 from usmp.frontend.tflite_ops import _check_shape, _per_tensor, _type, register
@@ -119,6 +122,22 @@ def keeps_memory_order(shape: tuple[int, ...], perm: list[int]) -> bool:
 
 
 # -- layout --------------------------------------------------------------------
+
+
+def convert_broadcast_to(b: RelayBuilder) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    _same_type_and_quantization(b, x, out)
+    shape = tuple(_constant_ints(b, 1, "shape"))
+    if shape != out.shape:
+        raise b.error(
+            f"shape {list(shape)} differs from the output's {list(out.shape)}"
+        )
+    if broadcast_shapes(x.shape, shape) != shape:
+        raise b.error(f"{list(x.shape)} does not broadcast to {list(shape)}")
+    value = b.value(x)
+    if x.shape != shape:
+        value = b.emit(BroadcastToOp(value, shape))
+    _bind(b, out, value)
 
 
 def convert_transpose(b: RelayBuilder) -> None:
@@ -535,6 +554,7 @@ def convert_sum(b: RelayBuilder) -> None:
 
 register(
     {
+        "BROADCAST_TO": convert_broadcast_to,
         "DEPTH_TO_SPACE": convert_depth_to_space,
         "EXPAND_DIMS": convert_expand_dims,
         "PACK": convert_pack,

@@ -69,6 +69,7 @@ _OPERATORS: dict[str, tuple[OpPattern, str]] = {
     "relay.dequantize": (OpPattern.ELEMWISE, "qnn.dequantize"),
     "relay.reshape": (OpPattern.INJECTIVE, "reshape"),
     "relay.transpose": (OpPattern.INJECTIVE, "transpose"),
+    "relay.broadcast_to": (OpPattern.BROADCAST, "broadcast_to"),
     "relay.strided_slice": (OpPattern.INJECTIVE, "strided_slice"),
     "relay.pad": (OpPattern.INJECTIVE, "nn.pad"),
     "relay.concatenate": (OpPattern.INJECTIVE, "concatenate"),

@@ -11,6 +11,7 @@ buffer.
   ``remsi`` on ``index``).
 * transpose: a permutation of the index.
 * strided_slice: ``begin + i * stride`` per axis (strides may be negative).
+* broadcast_to: numpy broadcasting of the index (size-1 dimensions read 0).
 * pad: ``in bounds ? operand[i - before] : pad_value`` as a value-yielding
   ``scf.if`` (the load happens only in bounds); dimensions without padding
   add no test.
@@ -26,6 +27,7 @@ from typing import ClassVar
 from xdsl.ir import Operation, SSAValue
 
 from usmp.dialects.relay_ops import (
+    BroadcastToOp,
     ConcatenateOp,
     PadOp,
     ReshapeOp,
@@ -40,6 +42,7 @@ from usmp.lowering.kernel import (
     shape_of,
 )
 from usmp.lowering.loops import Ix, KernelBuilder
+from usmp.lowering.ops_elementwise import broadcast_index
 
 
 def reshape_groups(
@@ -113,6 +116,11 @@ def strided_slice(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValu
     return k.at(op.data, mapped)
 
 
+def broadcast_to(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, BroadcastToOp)
+    return k.at(op.data, broadcast_index(index, shape_of(op.data), shape_of(op.result)))
+
+
 def pad(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     assert isinstance(op, PadOp)
     b = k.b
@@ -175,7 +183,8 @@ def concatenate(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
 
 
 class LowerDataMovement(ElementPattern):
-    """An element of a ``reshape``, ``transpose``, ``strided_slice``, ``pad`` or
+    """An element of a ``reshape``, ``transpose``, ``strided_slice``,
+    ``broadcast_to``, ``pad`` or
     ``concatenate``: an element of an operand (or the pad value)."""
 
     handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
@@ -183,6 +192,7 @@ class LowerDataMovement(ElementPattern):
             "relay.reshape": reshape,
             "relay.transpose": transpose,
             "relay.strided_slice": strided_slice,
+            "relay.broadcast_to": broadcast_to,
             "relay.pad": pad,
             "relay.concatenate": concatenate,
         }

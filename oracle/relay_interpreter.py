@@ -453,6 +453,14 @@ def _reshape(op: Operation, args: list[Value], it: _Interpreter) -> Value:
     return kernels.reshape(x, tuple(t.get_shape()))
 
 
+def _broadcast_to(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+    (x,) = _tensor_args(op, args, 1)
+    t = op.results[0].type
+    if not isinstance(t, TensorType):
+        raise located_error(op, "relay.broadcast_to: the result must be a tensor")
+    return np.broadcast_to(x, tuple(t.get_shape())).copy()
+
+
 def _concatenate(op: Operation, args: list[Value], it: _Interpreter) -> Value:
     return kernels.concatenate(_tensor_args(op, args), **_properties(op))
 
@@ -499,6 +507,7 @@ _HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "relay.max": _kernel(kernels.max_, 1),
         "relay.min": _kernel(kernels.min_, 1),
         "relay.reshape": _reshape,
+        "relay.broadcast_to": _broadcast_to,
         "relay.transpose": _kernel(kernels.transpose, 1),
         "relay.strided_slice": _kernel(kernels.strided_slice, 1),
         "relay.pad": _kernel(kernels.pad, 1),

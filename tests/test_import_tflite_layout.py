@@ -610,3 +610,28 @@ def test_space_to_depth_refuses_an_uneven_block() -> None:
     assert refusal((m, [x], [y])).endswith(
         "operator 0 (SPACE_TO_DEPTH): height 4 and width 5 must be multiples of 2"
     )
+
+
+# --------------------------------------------------------------- BROADCAST_TO
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_broadcast_to_matches_tflite_micro(dtype: str) -> None:
+    m = ModelBuilder()
+    q = _q(dtype, 0.1, 4)
+    x = m.tensor((3, 1, 4), dtype, **q)
+    shape = m.tensor((4,), "int32", np.array([2, 3, 5, 4]))
+    y = m.tensor((2, 3, 5, 4), dtype, **q)
+    m.op("BROADCAST_TO", [x, shape], [y])
+    assert "relay.broadcast_to" in check((m, [x], [y]))
+
+
+def test_broadcast_to_refuses_an_incompatible_shape() -> None:
+    m = ModelBuilder()
+    x = m.tensor((3, 2), "float32")
+    shape = m.tensor((2,), "int32", np.array([3, 4]))
+    y = m.tensor((3, 4), "float32")
+    m.op("BROADCAST_TO", [x, shape], [y])
+    assert refusal((m, [x], [y])).endswith(
+        "operator 0 (BROADCAST_TO): [3, 2] does not broadcast to [3, 4]"
+    )

@@ -205,6 +205,11 @@ OP_CASES = [
         lambda x: x.transpose(0, 3, 1, 2),
     ),
     (
+        "relay.broadcast_to %x : tensor<1x4x4x8xi8> -> tensor<2x1x4x4x8xi8>",
+        X_I8,
+        lambda x: np.broadcast_to(x, (2, 1, 4, 4, 8)),
+    ),
+    (
         "relay.strided_slice %x {begin = array<i64: 0, 3, 0, 7>, end = array<i64: 1, -1, 4, 8>, strides = array<i64: 1, -2, 3, 3>} : tensor<1x4x4x8xi8> -> tensor<1x2x2x1xi8>",
         X_I8,
         lambda x: x[:, 3::-2, 0:4:3, 7:8],

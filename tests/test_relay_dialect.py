@@ -114,6 +114,7 @@ def _built_ops() -> list[tuple[Operation, TensorType]]:
         (R.MaxOp(x, (1, 2), keepdims=True), t([1, 1, 1, 4])),
         (R.MinOp(f, (0, 3)), t([8, 8], f32)),
         (R.ReshapeOp(x, (1, 256)), t([1, 256])),
+        (R.BroadcastToOp(y, (3, 1, 4)), t([3, 1, 4], i32)),
         (R.TransposeOp(x, (0, 3, 1, 2)), t([1, 4, 8, 8])),
         (
             R.StridedSliceOp(x, (0, 7, 0, 1), (1, -1, 8, 4), (1, -2, 3, 2)),

@@ -40,6 +40,22 @@ func.func @strided_slice(%a: tensor<7x3xi8>) -> tensor<3x3xi8> attributes {relay
 
 // -----
 
+// broadcast_to: size-1 and missing leading dimensions read element 0.
+
+// CHECK-LABEL: func.func @broadcast_to(
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:      scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:        scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:          %[[V:.*]] = memref.load %{{.*}}[%[[C0:.*]], %[[K]]] : memref<1x3xf32>
+// CHECK-NEXT:          memref.store %[[V]], %{{.*}}[%[[I]], %[[J]], %[[K]]] : memref<2x4x3xf32>
+
+func.func @broadcast_to(%a: tensor<1x3xf32>) -> tensor<2x4x3xf32> attributes {relay.primitive} {
+  %0 = relay.broadcast_to %a : tensor<1x3xf32> -> tensor<2x4x3xf32>
+  func.return %0 : tensor<2x4x3xf32>
+}
+
+// -----
+
 // Transpose permutes the index.
 
 // CHECK-LABEL: func.func @transpose(

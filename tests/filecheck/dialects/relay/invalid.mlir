@@ -409,6 +409,14 @@ func.func @f(%x: tensor<2x5xi8>) {
 // -----
 
 func.func @f(%x: tensor<2x5xi8>) {
+  // expected-error@+1 {{'relay.broadcast_to' op relay.broadcast_to: [2, 5] does not broadcast to [2, 3]}}
+  %0 = relay.broadcast_to %x : tensor<2x5xi8> -> tensor<2x3xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x5xi8>) {
   // expected-error@+1 {{'relay.strided_slice' op relay.strided_slice: stride of axis 1 is 0}}
   %0 = relay.strided_slice %x {begin = array<i64: 0, 0>, end = array<i64: 2, 5>, strides = array<i64: 1, 0>} : tensor<2x5xi8> -> tensor<2x5xi8>
   func.return

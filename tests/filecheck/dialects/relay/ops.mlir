@@ -173,6 +173,7 @@ func.func @pool(%x: tensor<1x8x8x4xi8>, %c: tensor<1x4x8x8xf32>) {
 // CHECK: relay.pad %{{.*}} {pad_width = array<i64: 0, 0, 1, 1>, pad_value = -1.280000e+02 : f64} : tensor<1x64xi8> -> tensor<1x66xi8>
 // CHECK: relay.concatenate %{{.*}}, %{{.*}} {axis = -1 : i64} : (tensor<1x64xi8>, tensor<1x66xi8>) -> tensor<1x130xi8>
 // CHECK: relay.concatenate %{{.*}} {axis = 0 : i64} : (tensor<1x64xi8>) -> tensor<1x64xi8>
+// CHECK: relay.broadcast_to %{{.*}} : tensor<1x64xi8> -> tensor<3x2x64xi8>
 // CHECK: relay.strided_slice %{{.*}} {begin = array<i64: 0, 63>, end = array<i64: 1, -1>, strides = array<i64: 1, -3>} : tensor<1x64xi8> -> tensor<1x22xi8>
 func.func @layout(%x: tensor<1x1x1x64xi8>) {
   %0 = relay.reshape %x : tensor<1x1x1x64xi8> -> tensor<1x64xi8>
@@ -181,6 +182,7 @@ func.func @layout(%x: tensor<1x1x1x64xi8>) {
   %3 = relay.pad %0 {pad_width = array<i64: 0, 0, 1, 1>, pad_value = -128.0 : f64} : tensor<1x64xi8> -> tensor<1x66xi8>
   %4 = relay.concatenate %0, %3 {axis = -1 : i64} : (tensor<1x64xi8>, tensor<1x66xi8>) -> tensor<1x130xi8>
   %5 = relay.concatenate %0 {axis = 0 : i64} : (tensor<1x64xi8>) -> tensor<1x64xi8>
+  %7 = relay.broadcast_to %0 : tensor<1x64xi8> -> tensor<3x2x64xi8>
   %6 = relay.strided_slice %0 {begin = array<i64: 0, 63>, end = array<i64: 1, -1>, strides = array<i64: 1, -3>} : tensor<1x64xi8> -> tensor<1x22xi8>
   func.return
 }
