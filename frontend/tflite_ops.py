@@ -537,4 +537,8 @@ def register(converters: Mapping[str, Converter]) -> None:
 
 # imported last, in either import order: it uses the checks above and
 # registers its converters when its body has run
-from usmp.frontend import tflite_ops_elementwise, tflite_ops_layout  # noqa: E402, F401
+from usmp.frontend import (  # noqa: E402, F401
+    tflite_ops_activation,
+    tflite_ops_elementwise,
+    tflite_ops_layout,
+)

@@ -1,0 +1,153 @@
+"""Converters of the unary / piecewise-linear activation TFLite builtins.
+
+``tflite_ops`` imports this module, which registers its converters. Every
+converter composes existing relay ops (``fuse-ops`` makes each one loop
+nest); int8 follows TFLite Micro's reference kernels bit for bit:
+
+* ABS (``elementwise.cc``): ``|x - zp_in|`` in i32, then ``+ zp_out`` when
+  the scales are equal, else ``MultiplyByQuantizedMultiplier`` by
+  ``QuantizeMultiplier(double(float(s_in / s_out)))`` first; float is
+  ``max(x, -x)``;
+* NEG: float only (TFLite Micro's kernel refuses int8), ``x * -1``;
+* RELU_N1_TO_1: ``clip(-1, 1)`` (float; int8 in the quantised domain with
+  one quantisation, as RELU). TFLite Micro has no kernel: the oracle decides;
+* LEAKY_RELU (``leaky_relu_common.cc``): ``x >= 0`` scaled by the identity
+  multiplier ``float(s_in / s_out)``, ``x < 0`` by the alpha multiplier
+  ``s_in * alpha / s_out``, both ``MultiplyByQuantizedMultiplier`` on
+  ``x - zp_in`` (the alpha multiplier computed in double; a negative one
+  rounds as ``-fpm(x, |m|)``, measured on TFLite Micro); since each branch
+  maps 0 to 0 this is
+  ``fpm(max(x, 0)) + fpm(min(x, 0))``. Float: ``max(x, 0) + alpha * min(x, 0)``
+  (exactly one term is non-zero, so it equals ``x > 0 ? x : alpha * x``);
+* PRELU (``prelu_common.cc``): as LEAKY_RELU with a broadcast alpha tensor,
+  the negative branch ``fpm((x - zp_in) * (alpha - zp_alpha))`` by
+  ``double(s_in) * double(s_alpha) / double(s_out)``.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import i8
+from xdsl.ir import SSAValue
+
+from usmp.dialects.relay_ops import (
+    AddOp,
+    CastOp,
+    ClipOp,
+    FixedPointMultiplyOp,
+    MaximumOp,
+    MinimumOp,
+    MultiplyOp,
+)
+from usmp.frontend import quantization as q
+from usmp.frontend.builder import RelayBuilder
+from usmp.frontend.tflite_ops import _per_tensor, _type, register
+from usmp.frontend.tflite_ops_elementwise import (
+    _binary_kind,
+    _bind,
+    _centered_i32,
+    _relu,
+)
+
+_INT8_MIN, _INT8_MAX = -128, 127
+
+
+def _fpm(b: RelayBuilder, x: SSAValue, real: float) -> SSAValue:
+    m, s = q.quantize_multiplier(real)
+    return b.emit(FixedPointMultiplyOp(x, [m], [s]))
+
+
+def _to_int8(b: RelayBuilder, acc: SSAValue, zero_point: int) -> SSAValue:
+    """``acc + zero_point`` clamped to int8 and cast."""
+    if zero_point:
+        acc = b.emit(AddOp(acc, b.scalar(zero_point, "int32")))
+    acc = b.emit(ClipOp(acc, float(_INT8_MIN), float(_INT8_MAX)))
+    return b.emit(CastOp(acc, i8))
+
+
+def _positive_negative(
+    b: RelayBuilder, x: SSAValue, dtype: str
+) -> tuple[SSAValue, SSAValue]:
+    zero = b.scalar(0.0 if dtype == "float32" else 0, dtype)
+    return b.emit(MaximumOp(x, zero)), b.emit(MinimumOp(x, zero))
+
+
+def convert_abs(b: RelayBuilder) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    if _binary_kind(b, x, out) == "float":
+        v = b.value(x)
+        negated = b.emit(MultiplyOp(v, b.scalar(-1.0, "float32")))
+        _bind(b, out, b.emit(MaximumOp(v, negated)))
+        return
+    in_q, out_q = _per_tensor(b, x, "input"), _per_tensor(b, out, "output")
+    centered = _centered_i32(b, x, in_q.zero_point)
+    negated = b.emit(MultiplyOp(centered, b.scalar(-1, "int32")))
+    acc = b.emit(MaximumOp(centered, negated))
+    if q.f32(in_q.scale) != q.f32(out_q.scale):
+        acc = _fpm(b, acc, q.f32(q.f32(in_q.scale) / q.f32(out_q.scale)))
+    _bind(b, out, _to_int8(b, acc, out_q.zero_point))
+
+
+def convert_neg(b: RelayBuilder) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    if _type(x) != "FLOAT32" or _type(out) != "FLOAT32":
+        raise b.error(
+            f"unsupported types {_type(x)}, {_type(out)} (FLOAT32 only, as "
+            "TFLite Micro's NEG)"
+        )
+    _bind(b, out, b.emit(MultiplyOp(b.value(x), b.scalar(-1.0, "float32"))))
+
+
+def convert_relu_n1_to_1(b: RelayBuilder) -> None:
+    _relu(b, q.Activation.RELU_N1_TO_1)
+
+
+def convert_leaky_relu(b: RelayBuilder) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    alpha = float(b.operator.options.Alpha()) if b.operator.options is not None else 0.0
+    if _binary_kind(b, x, out) == "float":
+        pos, neg = _positive_negative(b, b.value(x), "float32")
+        scaled = b.emit(MultiplyOp(neg, b.scalar(q.f32(alpha), "float32")))
+        _bind(b, out, b.emit(AddOp(pos, scaled)))
+        return
+    in_q, out_q = _per_tensor(b, x, "input"), _per_tensor(b, out, "output")
+    s_in, s_out = q.f32(in_q.scale), q.f32(out_q.scale)
+    pos, neg = _positive_negative(b, _centered_i32(b, x, in_q.zero_point), "int32")
+    # the alpha multiplier in double; a negative one rounds as -fpm(x, |m|)
+    real_alpha = s_in * q.f32(alpha) / s_out
+    scaled = _fpm(b, neg, abs(real_alpha))
+    if real_alpha < 0:
+        scaled = b.emit(MultiplyOp(scaled, b.scalar(-1, "int32")))
+    acc = b.emit(AddOp(_fpm(b, pos, q.f32(s_in / s_out)), scaled))
+    _bind(b, out, _to_int8(b, acc, out_q.zero_point))
+
+
+def convert_prelu(b: RelayBuilder) -> None:
+    x, alpha, out = b.required_input(0), b.required_input(1), b.output_tensor()
+    if _binary_kind(b, x, alpha, out) == "float":
+        pos, neg = _positive_negative(b, b.value(x), "float32")
+        scaled = b.emit(MultiplyOp(neg, b.value(alpha)))
+        _bind(b, out, b.emit(AddOp(pos, scaled)))
+        return
+    in_q, out_q = _per_tensor(b, x, "input"), _per_tensor(b, out, "output")
+    alpha_q = _per_tensor(b, alpha, "alpha")
+    pos, neg = _positive_negative(b, _centered_i32(b, x, in_q.zero_point), "int32")
+    product = b.emit(MultiplyOp(neg, _centered_i32(b, alpha, alpha_q.zero_point)))
+    s_in, s_alpha, s_out = (q.f32(s) for s in (in_q.scale, alpha_q.scale, out_q.scale))
+    acc = b.emit(
+        AddOp(
+            _fpm(b, pos, s_in / s_out),
+            _fpm(b, product, s_in * s_alpha / s_out),
+        )
+    )
+    _bind(b, out, _to_int8(b, acc, out_q.zero_point))
+
+
+register(
+    {
+        "ABS": convert_abs,
+        "LEAKY_RELU": convert_leaky_relu,
+        "NEG": convert_neg,
+        "PRELU": convert_prelu,
+        "RELU_N1_TO_1": convert_relu_n1_to_1,
+    }
+)

@@ -1,0 +1,126 @@
+"""ABS, NEG, RELU_N1_TO_1, LEAKY_RELU and PRELU on single-operator models
+written with the flatbuffer builder (``test_import_tflite_synthetic``):
+compared with TFLite Micro through the oracle (every tensor) and through the
+C path (fuse-ops, lower-ops, aot-lower-main, usmp, gcc), bit for bit for
+int8 on inputs spread over the whole int8 range; RELU_N1_TO_1, which TFLite
+Micro lacks, against numpy; plus the refusals.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.test_import_tflite_layout import Built, check, refusal
+from tests.test_import_tflite_synthetic import ModelBuilder
+from usmp.frontend.tflite_import import import_tflite_bytes
+from usmp.frontend.tflite_reader import read_model
+from usmp.oracle.relay_interpreter import evaluate
+from usmp.testing.run_c import run_module
+from usmp.testing.tflm_reference import random_inputs
+
+SHAPE = (1, 4, 8, 10)  # 320 elements: random int8 inputs hit nearly every value
+
+
+def _q(dtype: str, scale: float, zero_point: int) -> dict[str, Any]:
+    return dict(scale=scale, zero_point=zero_point) if dtype == "int8" else {}
+
+
+def unary_model(
+    opcode: str,
+    dtype: str,
+    out_q: tuple[float, int] = (0.05, -3),
+    options: tuple[str, dict[str, Any]] | None = None,
+) -> Built:
+    m = ModelBuilder()
+    x = m.tensor(SHAPE, dtype, **_q(dtype, 0.05, -3))
+    y = m.tensor(SHAPE, dtype, **_q(dtype, *out_q))
+    m.op(opcode, [x], [y], options)
+    return m, [x], [y]
+
+
+# same quantisation, a smaller output scale (saturates), a larger one
+QUANTS = [(0.05, -3), (0.02, 7), (0.11, -128)]
+
+
+@pytest.mark.parametrize("out_q", QUANTS)
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_abs_matches_tflite_micro(dtype: str, out_q: tuple[float, int]) -> None:
+    text = check(unary_model("ABS", dtype, out_q))
+    assert "relay.maximum" in text
+
+
+def test_neg_matches_tflite_micro() -> None:
+    check(unary_model("NEG", "float32"))
+
+
+def test_neg_refuses_int8() -> None:
+    assert refusal(unary_model("NEG", "int8")).endswith(
+        "operator 0 (NEG): unsupported types INT8, INT8 (FLOAT32 only, as TFLite "
+        "Micro's NEG)"
+    )
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_relu_n1_to_1_c_matches_numpy(dtype: str) -> None:
+    m, inputs, outputs = unary_model("RELU_N1_TO_1", dtype)
+    data = m.build(inputs, outputs)
+    module = import_tflite_bytes(data)
+    (x,) = random_inputs(read_model(data), seed=0)
+    if dtype == "float32":
+        want = np.clip(x, -1.0, 1.0)
+    else:  # [-1, 1] quantised with scale 0.05, zero point -3
+        want = np.clip(x, -23, 17).astype(np.int8)
+    (oracle,) = evaluate(module, [x])
+    np.testing.assert_array_equal(oracle, want)
+    (got,) = run_module(module, [x], passes="fuse-ops,lower-ops,aot-lower-main,usmp")
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("alpha", [0.2, 1.7, -0.5, -0.3, -2.5])
+@pytest.mark.parametrize("out_q", QUANTS[:2])
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_leaky_relu_matches_tflite_micro(
+    dtype: str, out_q: tuple[float, int], alpha: float
+) -> None:
+    check(
+        unary_model("LEAKY_RELU", dtype, out_q, ("LeakyReluOptions", {"Alpha": alpha}))
+    )
+
+
+def prelu_model(
+    dtype: str, alpha_shape: tuple[int, ...], constant: bool, out_q: tuple[float, int]
+) -> Built:
+    m = ModelBuilder()
+    x = m.tensor(SHAPE, dtype, **_q(dtype, 0.05, -3))
+    rng = np.random.default_rng(7)
+    if dtype == "int8":
+        values = rng.integers(-128, 128, size=alpha_shape)
+    else:
+        values = rng.uniform(-1.5, 1.5, size=alpha_shape)
+    a = m.tensor(
+        alpha_shape,
+        dtype,
+        values.astype(dtype) if constant else None,
+        **_q(dtype, 0.01, 4),
+    )
+    y = m.tensor(SHAPE, dtype, **_q(dtype, *out_q))
+    m.op("PRELU", [x, a], [y])
+    return m, [x] if constant else [x, a], [y]
+
+
+@pytest.mark.parametrize(
+    ("alpha_shape", "constant"),
+    [((10,), True), ((1, 1, 10), True), ((1, 4, 8, 10), False), ((1,), True)],
+)
+@pytest.mark.parametrize("out_q", QUANTS[:2])
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_prelu_matches_tflite_micro(
+    dtype: str,
+    out_q: tuple[float, int],
+    alpha_shape: tuple[int, ...],
+    constant: bool,
+) -> None:
+    check(prelu_model(dtype, alpha_shape, constant, out_q))
