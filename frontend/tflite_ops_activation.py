@@ -21,7 +21,16 @@ nest); int8 follows TFLite Micro's reference kernels bit for bit:
   (exactly one term is non-zero, so it equals ``x > 0 ? x : alpha * x``);
 * PRELU (``prelu_common.cc``): as LEAKY_RELU with a broadcast alpha tensor,
   the negative branch ``fpm((x - zp_in) * (alpha - zp_alpha))`` by
-  ``double(s_in) * double(s_alpha) / double(s_out)``.
+  ``double(s_in) * double(s_alpha) / double(s_out)``;
+* HARD_SWISH: float ``x * clip(x + 3, 0, 6) * (1/6)`` (TFLite divides by 6:
+  within an ulp); int8 is TFLite Micro's fixed-point ``reference_ops::
+  HardSwish`` step by step on i32 values that stay in int16's range: the
+  int16 ``SaturatingRoundingDoublingHighMul(a, m16)`` is the i32
+  ``fixed_point_multiply`` by ``m16 << 16`` (same nudge, same truncation),
+  ``RoundingDivideByPOT`` is ``((max(x, 0) + h) >> e) - ((max(-x, 0) + h) >>
+  e)`` (ties away from zero), ``SaturatingLeftShift`` a multiply and a clip,
+  ``SaturatingDoublingHighMul`` (truncating) a multiply and the same split
+  shift without ``h``.
 """
 
 from __future__ import annotations
@@ -37,6 +46,8 @@ from usmp.dialects.relay_ops import (
     MaximumOp,
     MinimumOp,
     MultiplyOp,
+    RightShiftOp,
+    SubtractOp,
 )
 from usmp.frontend import quantization as q
 from usmp.frontend.builder import RelayBuilder
@@ -142,9 +153,92 @@ def convert_prelu(b: RelayBuilder) -> None:
     _bind(b, out, _to_int8(b, acc, out_q.zero_point))
 
 
+# -- HARD_SWISH ------------------------------------------------------------------
+
+_INT16_MIN, _INT16_MAX = -32768, 32767
+
+
+def _int16_multiplier(real: float) -> tuple[int, int]:
+    """``QuantizeMultiplier`` then ``DownScaleInt32ToInt16Multiplier``."""
+    m32, exponent = q.quantize_multiplier(real)
+    if m32 >= (1 << 31) - 1 - (1 << 15):
+        return _INT16_MAX, exponent
+    return (m32 + (1 << 15)) >> 16, exponent
+
+
+def _i32(b: RelayBuilder, value: int) -> SSAValue:
+    return b.scalar(value, "int32")
+
+
+def _shift_toward_zero(b: RelayBuilder, x: SSAValue, e: int, h: int) -> SSAValue:
+    """``((max(x, 0) + h) >> e) - ((max(-x, 0) + h) >> e)``."""
+    zero = _i32(b, 0)
+    parts = []
+    for v in (x, b.emit(MultiplyOp(x, _i32(b, -1)))):
+        v = b.emit(MaximumOp(v, zero))
+        if h:
+            v = b.emit(AddOp(v, _i32(b, h)))
+        parts.append(b.emit(RightShiftOp(v, _i32(b, e))))
+    return b.emit(SubtractOp(parts[0], parts[1]))
+
+
+def _rounding_divide_by_pot(b: RelayBuilder, x: SSAValue, e: int) -> SSAValue:
+    return x if e == 0 else _shift_toward_zero(b, x, e, 1 << (e - 1))
+
+
+def _saturating_left_shift(b: RelayBuilder, x: SSAValue, e: int) -> SSAValue:
+    x = b.emit(MultiplyOp(x, _i32(b, 1 << e)))
+    return b.emit(ClipOp(x, float(_INT16_MIN), float(_INT16_MAX)))
+
+
+def _srdhm16(b: RelayBuilder, x: SSAValue, multiplier16: int) -> SSAValue:
+    return b.emit(FixedPointMultiplyOp(x, [multiplier16 << 16], [0]))
+
+
+def convert_hard_swish(b: RelayBuilder) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    if _binary_kind(b, x, out) == "float":
+        v = b.value(x)
+        relu6 = b.emit(ClipOp(b.emit(AddOp(v, b.scalar(3.0, "float32"))), 0.0, 6.0))
+        product = b.emit(MultiplyOp(v, relu6))
+        sixth = b.scalar(q.f32(1.0 / 6.0), "float32")
+        _bind(b, out, b.emit(MultiplyOp(product, sixth)))
+        return
+    in_q, out_q = _per_tensor(b, x, "input"), _per_tensor(b, out, "output")
+    hires_scale = q.f32(q.f32(in_q.scale) / 128.0)
+    out_m16, out_exp = _int16_multiplier(q.f32(hires_scale / q.f32(out_q.scale)))
+    relu_m16, relu_exp = _int16_multiplier(q.f32(hires_scale / (3.0 / 32768.0)))
+    if out_exp > 0:
+        raise b.error(
+            f"input scale {in_q.scale} / 128 over output scale {out_q.scale} is "
+            "1 or more (TFLite Micro requires a smaller ratio)"
+        )
+    if not -15 <= relu_exp <= 16:
+        raise b.error(
+            f"input scale {in_q.scale} is out of the range int8 HARD_SWISH "
+            "supports (its reluish multiplier exponent is not in [-15, 16])"
+        )
+    hires = b.emit(MultiplyOp(_centered_i32(b, x, in_q.zero_point), _i32(b, 128)))
+    preshift = _srdhm16(b, hires, out_m16)
+    reluish = hires
+    if relu_exp > 1:
+        reluish = _saturating_left_shift(b, reluish, relu_exp - 1)
+    reluish = _srdhm16(b, reluish, relu_m16)
+    if relu_exp > 0:
+        reluish = _saturating_left_shift(b, reluish, 1)
+    reluish = _rounding_divide_by_pot(b, reluish, max(0, -relu_exp))
+    reluish = b.emit(AddOp(reluish, _i32(b, 1 << 15)))
+    reluish = b.emit(RightShiftOp(reluish, _i32(b, 1)))  # in [0, 32767]
+    product = b.emit(MultiplyOp(reluish, preshift))
+    high = _shift_toward_zero(b, product, 15, 0)  # SaturatingDoublingHighMul
+    acc = _rounding_divide_by_pot(b, high, -out_exp)
+    _bind(b, out, _to_int8(b, acc, out_q.zero_point))
+
+
 register(
     {
         "ABS": convert_abs,
+        "HARD_SWISH": convert_hard_swish,
         "LEAKY_RELU": convert_leaky_relu,
         "NEG": convert_neg,
         "PRELU": convert_prelu,

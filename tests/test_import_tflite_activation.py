@@ -1,4 +1,4 @@
-"""ABS, NEG, RELU_N1_TO_1, LEAKY_RELU and PRELU on single-operator models
+"""ABS, NEG, RELU_N1_TO_1, LEAKY_RELU, PRELU and HARD_SWISH on single-operator models
 written with the flatbuffer builder (``test_import_tflite_synthetic``):
 compared with TFLite Micro through the oracle (every tensor) and through the
 C path (fuse-ops, lower-ops, aot-lower-main, usmp, gcc), bit for bit for
@@ -124,3 +124,35 @@ def test_prelu_matches_tflite_micro(
     constant: bool,
 ) -> None:
     check(prelu_model(dtype, alpha_shape, constant, out_q))
+
+
+@pytest.mark.parametrize(
+    ("in_q", "out_q"),
+    [
+        ((0.05, -3), (0.05, -3)),
+        ((0.05, -3), (0.02, 7)),
+        ((0.1, 20), (0.03, -100)),  # reluish exponent > 1: saturating shifts
+        ((0.002, -128), (0.0011, 5)),  # reluish exponent < 0: rounding shift
+        ((0.3, 0), (0.3, -128)),
+    ],
+)
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_hard_swish_matches_tflite_micro(
+    dtype: str, in_q: tuple[float, int], out_q: tuple[float, int]
+) -> None:
+    m = ModelBuilder()
+    x = m.tensor(SHAPE, dtype, **_q(dtype, *in_q))
+    y = m.tensor(SHAPE, dtype, **_q(dtype, *out_q))
+    m.op("HARD_SWISH", [x], [y])
+    check((m, [x], [y]))
+
+
+def test_hard_swish_refuses_an_output_multiplier_of_1_or_more() -> None:
+    m = ModelBuilder()
+    x = m.tensor(SHAPE, "int8", scale=1.0, zero_point=0)
+    y = m.tensor(SHAPE, "int8", scale=0.005, zero_point=0)
+    m.op("HARD_SWISH", [x], [y])
+    assert refusal((m, [x], [y])).endswith(
+        "operator 0 (HARD_SWISH): input scale 1.0 / 128 over output scale "
+        "0.004999999888241291 is 1 or more (TFLite Micro requires a smaller ratio)"
+    )
