@@ -392,3 +392,54 @@ class MinOp(ReduceOp):
     """Smallest element over ``axis`` (see ``ReduceOp``)."""
 
     name = "relay.min"
+
+
+class ArgReduceOp(RelayOperator):
+    """Base of ``argmax``/``argmin``: the index along ``axis`` (may be
+    negative) of the first extreme element; the axis is dropped and the
+    result type (i32) is given.
+
+    Syntax::
+
+        %r = relay.argmax %x {axis = 1 : i64} : tensor<2x5xi8> -> tensor<2xi32>
+    """
+
+    data = operand_def(TensorType)
+    axis = int_prop()
+
+    assembly_format = UNARY_FORMAT
+
+    def __init__(self, data: SSAValue, axis: int, element_type: Attribute):
+        t = tensor_of(self.name, "operand", data)
+        shape = infer_shape(self.name, _drop_axis, shape_of(t), axis)
+        self._build([data], TensorType(element_type, shape), axis=axis)
+
+    def infer_result_type(self) -> TensorType:
+        t = tensor_of(self.name, "operand", self.data)
+        el = tensor_of(self.name, "result", self.result.type).element_type
+        if el != i32:
+            fail(
+                self.name,
+                f"result element type {el} is not supported, expected i32",
+            )
+        return TensorType(
+            el, infer_shape(self.name, _drop_axis, shape_of(t), self.axis)
+        )
+
+
+def _drop_axis(shape: Sequence[int], axis: int) -> tuple[int, ...]:
+    return reduce_output_shape(shape, (axis,), False)
+
+
+@relay_op_definition
+class ArgMaxOp(ArgReduceOp):
+    """Index of the first largest element along ``axis`` (see ``ArgReduceOp``)."""
+
+    name = "relay.argmax"
+
+
+@relay_op_definition
+class ArgMinOp(ArgReduceOp):
+    """Index of the first smallest element along ``axis`` (see ``ArgReduceOp``)."""
+
+    name = "relay.argmin"

@@ -45,6 +45,8 @@ from usmp.dialects.relay_base import (
     tensor_of,
 )
 from usmp.dialects.relay_nn_ops import (
+    ArgMaxOp,
+    ArgMinOp,
     AvgPool2DOp,
     Conv2DOp,
     DenseOp,
@@ -547,6 +549,8 @@ OPERATOR_OPS: list[type[IRDLOperation]] = [
     SumOp,
     MaxOp,
     MinOp,
+    ArgMaxOp,
+    ArgMinOp,
     ReshapeOp,
     BroadcastToOp,
     TransposeOp,

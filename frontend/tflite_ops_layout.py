@@ -30,6 +30,8 @@ follows TFLite Micro's reference kernels bit for bit:
   folding of ``1 / n`` into it: ``shift' = min(floor(log2 n), 32, 31 +
   shift)``, ``multiplier' = (multiplier << shift') / n`` (int64, truncating),
   ``shift - shift'``;
+* ARG_MAX, ARG_MIN (float32, int8 in; int32 out, int64 refused): ``relay.argmax`` /
+  ``relay.argmin``, TFLM's strict comparison from element 0;
 * REDUCE_MAX, REDUCE_MIN (float32, int8): ``relay.max`` / ``relay.min`` on
   the raw values (int8 input and output must share their quantisation, as
   TFLM checks).
@@ -46,6 +48,8 @@ from xdsl.ir import SSAValue
 
 from usmp.dialects.relay_ops import (
     AddOp,
+    ArgMaxOp,
+    ArgMinOp,
     BroadcastToOp,
     CastOp,
     ConcatenateOp,
@@ -59,7 +63,7 @@ from usmp.dialects.relay_ops import (
 )
 from usmp.dialects.relay_shapes import broadcast_shapes
 from usmp.frontend import quantization as q
-from usmp.frontend.builder import RelayBuilder, int_range
+from usmp.frontend.builder import RelayBuilder, element_type, int_range
 from usmp.frontend.tflite_ops import _check_shape, _per_tensor, _type, register
 from usmp.frontend.tflite_reader import Tensor
 
@@ -544,6 +548,30 @@ def convert_reduce_min(b: RelayBuilder) -> None:
     _extremum(b, MinOp)
 
 
+def _arg_extremum(b: RelayBuilder, op_class: type[ArgMaxOp] | type[ArgMinOp]) -> None:
+    x, out = b.required_input(0), b.output_tensor()
+    if _type(x) not in ("FLOAT32", "INT8"):
+        raise b.error(
+            f"unsupported input type {_type(x)} (FLOAT32 or INT8, as TFLite "
+            "Micro's kernel)"
+        )
+    if _type(out) != "INT32":
+        raise b.error(
+            f"output '{out.name}' is {_type(out)}; only INT32 indices are supported"
+        )
+    axis = _scalar_axis(b, 1, len(x.shape))
+    el = element_type(np.dtype(out.dtype))
+    _bind(b, out, b.emit(op_class(b.value(x), axis, el)))
+
+
+def convert_arg_max(b: RelayBuilder) -> None:
+    _arg_extremum(b, ArgMaxOp)
+
+
+def convert_arg_min(b: RelayBuilder) -> None:
+    _arg_extremum(b, ArgMinOp)
+
+
 def convert_mean(b: RelayBuilder) -> None:
     _reduce(b, is_mean=True)
 
@@ -554,6 +582,8 @@ def convert_sum(b: RelayBuilder) -> None:
 
 register(
     {
+        "ARG_MAX": convert_arg_max,
+        "ARG_MIN": convert_arg_min,
         "BROADCAST_TO": convert_broadcast_to,
         "DEPTH_TO_SPACE": convert_depth_to_space,
         "EXPAND_DIMS": convert_expand_dims,

@@ -53,6 +53,8 @@ _OPERATORS: dict[str, tuple[OpPattern, str]] = {
     "relay.sum": (OpPattern.COMM_REDUCE, "sum"),
     "relay.max": (OpPattern.COMM_REDUCE, "max"),
     "relay.min": (OpPattern.COMM_REDUCE, "min"),
+    "relay.argmax": (OpPattern.COMM_REDUCE, "argmax"),
+    "relay.argmin": (OpPattern.COMM_REDUCE, "argmin"),
     "relay.softmax": (OpPattern.COMM_REDUCE, "nn.softmax"),
     "relay.quantized_softmax": (OpPattern.COMM_REDUCE, "qnn.softmax"),
     "relay.add": (OpPattern.BROADCAST, "add"),

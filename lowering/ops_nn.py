@@ -1,4 +1,5 @@
-"""Reductions: conv2d, dense, pooling, mean, sum, max, min (``LowerNN``).
+"""Reductions: conv2d, dense, pooling, mean, sum, max, min, argmax, argmin
+(``LowerNN``).
 
 Each output element is a reduction in an ``scf.for`` nest whose accumulator
 is an ``iter_args`` scalar: no accumulator tensor, no im2col, no padded copy
@@ -43,7 +44,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType, i32
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from usmp.dialects.relay_nn_ops import ReduceOp
+from usmp.dialects.relay_nn_ops import ArgReduceOp, ReduceOp
 from usmp.dialects.relay_ops import (
     AvgPool2DOp,
     Conv2DOp,
@@ -480,6 +481,49 @@ def min_(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     return _reduce_over(k, op.data, axes, full, element_type(op.result), "min")
 
 
+def _arg_extremum(
+    k: FusedKernel, op: Operation, index: Sequence[Ix], largest: bool
+) -> SSAValue:
+    """TFLite's ``ArgMinMax``: start from element 0, take an element when it
+    compares strictly greater (smaller), so the first extreme wins."""
+    assert isinstance(op, ArgReduceOp)
+    b = k.b
+    shape = shape_of(op.data)
+    axis = op.axis % len(shape)
+    full = list(index)
+    full.insert(axis, 0)
+    result_t = element_type(op.result)
+    best = k.at(op.data, full)
+    el = best.type
+
+    def body(taps: list[Ix], accs: Sequence[SSAValue]) -> list[SSAValue]:
+        at = list(full)
+        at[axis] = taps[0]
+        x = k.at(op.data, at)
+        if is_float(el):
+            better = b.emit(arith.CmpfOp(x, accs[0], "ogt" if largest else "olt"))
+        else:
+            better = b.emit(arith.CmpiOp(x, accs[0], "sgt" if largest else "slt"))
+        position = b.index_to(taps[0], result_t)
+        return [
+            b.emit(arith.SelectOp(better, x, accs[0])),
+            b.emit(arith.SelectOp(better, position, accs[1])),
+        ]
+
+    if shape[axis] == 1:
+        return b.const(0, result_t)
+    _, position = b.reduce([(1, shape[axis])], [best, b.const(0, result_t)], body)
+    return position
+
+
+def argmax(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    return _arg_extremum(k, op, index, largest=True)
+
+
+def argmin(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    return _arg_extremum(k, op, index, largest=False)
+
+
 class LowerNN(ElementPattern):
     """An element of a ``conv2d``, ``dense``, pooling or ``mean``: a
     reduction over its window in an ``scf.for`` nest with a scalar
@@ -496,6 +540,8 @@ class LowerNN(ElementPattern):
             "relay.sum": sum_,
             "relay.max": max_,
             "relay.min": min_,
+            "relay.argmax": argmax,
+            "relay.argmin": argmin,
         }
     )
 

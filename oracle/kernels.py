@@ -465,6 +465,17 @@ def min_(x: Array, *, axis: Sequence[int], keepdims: bool = False) -> Array:
     return _extremum(x, axis, keepdims, "min", largest=False)
 
 
+def argmax(x: Array, *, axis: int, dtype: np.dtype) -> Array:
+    """Index of the first largest element along ``axis`` (numpy takes the
+    first of equal maxima, as TFLite's strict comparison)."""
+    return np.argmax(x, axis=_normalize_axis(axis, x.ndim, "argmax")).astype(dtype)
+
+
+def argmin(x: Array, *, axis: int, dtype: np.dtype) -> Array:
+    """Index of the first smallest element along ``axis``."""
+    return np.argmin(x, axis=_normalize_axis(axis, x.ndim, "argmin")).astype(dtype)
+
+
 # ----------------------------------------------------------- data movement
 
 

@@ -504,6 +504,8 @@ _HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "relay.global_avg_pool2d": _kernel(kernels.global_avg_pool2d, 1),
         "relay.mean": _kernel(kernels.mean, 1),
         "relay.sum": _kernel(kernels.sum_, 1),
+        "relay.argmax": _affine(kernels.argmax),
+        "relay.argmin": _affine(kernels.argmin),
         "relay.max": _kernel(kernels.max_, 1),
         "relay.min": _kernel(kernels.min_, 1),
         "relay.reshape": _reshape,

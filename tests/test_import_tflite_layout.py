@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import usmp
-from tests.test_import_tflite_synthetic import ModelBuilder
+from tests.test_import_tflite_synthetic import _TYPES, ModelBuilder
 from tests.test_models import compare_with_tflm
 from usmp.frontend.tflite_import import import_tflite_bytes
 from usmp.frontend.tflite_ops_layout import keeps_memory_order, mean_multiplier
@@ -635,3 +635,54 @@ def test_broadcast_to_refuses_an_incompatible_shape() -> None:
     assert refusal((m, [x], [y])).endswith(
         "operator 0 (BROADCAST_TO): [3, 2] does not broadcast to [3, 4]"
     )
+
+
+# ------------------------------------------------------------ ARG_MAX, ARG_MIN
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+@pytest.mark.parametrize("opcode", ["ARG_MAX", "ARG_MIN"])
+@pytest.mark.parametrize(
+    ("shape", "axis", "out_type"),
+    [((2, 7, 3), 1, "int32"), ((3, 9), -1, "int32"), ((4, 1, 2), 1, "int32")],
+)
+def test_arg_extremum_matches_tflite_micro(
+    opcode: str, dtype: str, shape: tuple[int, ...], axis: int, out_type: str
+) -> None:
+    m = ModelBuilder()
+    x = m.tensor(shape, dtype, **_q(dtype, 0.1, 0))
+    a = m.tensor((1,), "int32", np.array([axis]))
+    out = tuple(s for d, s in enumerate(shape) if d != axis % len(shape))
+    y = m.tensor(out, out_type)
+    kind = "ArgMaxOptions" if opcode == "ARG_MAX" else "ArgMinOptions"
+    m.op(opcode, [x, a], [y], (kind, dict(OutputType=_TYPES[out_type])))
+    check((m, [x], [y]))
+
+
+def test_arg_max_refuses_int64_indices() -> None:
+    m = ModelBuilder()
+    x = m.tensor((3, 9), "float32")
+    a = m.tensor((1,), "int32", np.array([1]))
+    y = m.tensor((3,), "int64")
+    m.op("ARG_MAX", [x, a], [y], ("ArgMaxOptions", dict(OutputType=4)))
+    assert refusal((m, [x], [y])).endswith(
+        "operator 0 (ARG_MAX): output 't2' is INT64; only INT32 indices are supported"
+    )
+
+
+def test_arg_max_takes_the_first_of_equal_maxima() -> None:
+    m = ModelBuilder()
+    x = m.tensor((2, 6), "int8", np.array([[1, 5, 5, 0, 5, 2], [-128] * 6]))
+    a = m.tensor((1,), "int32", np.array([1]))
+    y = m.tensor((2,), "int32")
+    m.op("ARG_MAX", [x, a], [y], ("ArgMaxOptions", dict(OutputType=2)))
+    z = m.tensor((2,), "int32")
+    m.op("ARG_MIN", [x, a], [z], ("ArgMinOptions", dict(OutputType=2)))
+    data = m.build([], [y, z])
+    module = import_tflite_bytes(data)
+    got = run_module(module, [], passes="fuse-ops,lower-ops,aot-lower-main,usmp")
+    want = run_tflm(data, [], [y, z])
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(got[0], [1, 0])
+    np.testing.assert_array_equal(got[1], [3, 0])

@@ -190,6 +190,16 @@ OP_CASES = [
         lambda x: x.sum(axis=(1, 2), dtype=np.int8),
     ),
     (
+        "relay.argmax %x {axis = -1 : i64} : tensor<1x4x4x8xi8> -> tensor<1x4x4xi32>",
+        X_I8,
+        lambda x: x.argmax(axis=-1).astype(np.int32),
+    ),
+    (
+        "relay.argmin %x {axis = 1 : i64} : tensor<1x4x4x4xf32> -> tensor<1x4x4xi32>",
+        X_F32,
+        lambda x: x.argmin(axis=1).astype(np.int32),
+    ),
+    (
         "relay.max %x {axis = array<i64: -1>, keepdims = true} : tensor<1x4x4x8xi8> -> tensor<1x4x4x1xi8>",
         X_I8,
         lambda x: x.max(axis=-1, keepdims=True),

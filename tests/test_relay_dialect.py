@@ -113,6 +113,8 @@ def _built_ops() -> list[tuple[Operation, TensorType]]:
         (R.SumOp(y, (-1,)), t([1], i32)),
         (R.MaxOp(x, (1, 2), keepdims=True), t([1, 1, 1, 4])),
         (R.MinOp(f, (0, 3)), t([8, 8], f32)),
+        (R.ArgMaxOp(x, -1, i32), t([1, 8, 8], i32)),
+        (R.ArgMinOp(f, 1, i32), t([1, 8, 4], i32)),
         (R.ReshapeOp(x, (1, 256)), t([1, 256])),
         (R.BroadcastToOp(y, (3, 1, 4)), t([3, 1, 4], i32)),
         (R.TransposeOp(x, (0, 3, 1, 2)), t([1, 4, 8, 8])),

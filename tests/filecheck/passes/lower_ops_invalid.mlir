@@ -1,6 +1,6 @@
 // RUN: usmp-opt %s -p lower-ops --split-input-file --verify-diagnostics
 
-// expected-error@+3 {{'relay.on_device' cannot be lowered inside a primitive function; expected relay operators (relay.add, relay.avg_pool2d,}}
+// expected-error@+3 {{'relay.on_device' cannot be lowered inside a primitive function; expected relay operators (relay.add, relay.argmax, relay.argmin, relay.avg_pool2d,}}
 func.func @structural(%x: tensor<4xf32>) -> tensor<4xf32> attributes {relay.primitive} {
   %0 = relay.relu %x : tensor<4xf32> -> tensor<4xf32>
   %1 = relay.on_device %0 {virtual_device = #device.virtual_device<"cpu", 0>} : tensor<4xf32>

@@ -263,3 +263,21 @@ func.func @max(%x: tensor<2x6xi8>) -> tensor<2xi8> attributes {relay.primitive} 
   %0 = relay.max %x {axis = array<i64: 1>} : tensor<2x6xi8> -> tensor<2xi8>
   func.return %0 : tensor<2xi8>
 }
+
+// -----
+
+// argmax: element 0 is the first candidate, the loop runs over 1..n-1 with
+// the best value and its index as accumulators; a strict comparison keeps the
+// first of equal maxima.
+
+// CHECK-LABEL: func.func @argmax(
+// CHECK:         %[[FIRST:.*]] = memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<2x6xi8>
+// CHECK:         scf.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[B:.*]] = %[[FIRST]], %[[P:.*]] = %{{.*}}) -> (i8, i32) {
+// CHECK:           %[[GT:.*]] = arith.cmpi sgt, %{{.*}}, %[[B]] : i8
+// CHECK:           arith.select %[[GT]], %{{.*}}, %[[B]] : i8
+// CHECK:           arith.select %[[GT]], %{{.*}}, %[[P]] : i32
+
+func.func @argmax(%x: tensor<2x6xi8>) -> tensor<2xi32> attributes {relay.primitive} {
+  %0 = relay.argmax %x {axis = 1 : i64} : tensor<2x6xi8> -> tensor<2xi32>
+  func.return %0 : tensor<2xi32>
+}

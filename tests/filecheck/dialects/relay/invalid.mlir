@@ -409,6 +409,14 @@ func.func @f(%x: tensor<2x5xi8>) {
 // -----
 
 func.func @f(%x: tensor<2x5xi8>) {
+  // expected-error@+1 {{'relay.argmax' op relay.argmax: result element type i8 is not supported, expected i32}}
+  %0 = relay.argmax %x {axis = 1 : i64} : tensor<2x5xi8> -> tensor<2xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x5xi8>) {
   // expected-error@+1 {{'relay.broadcast_to' op relay.broadcast_to: [2, 5] does not broadcast to [2, 3]}}
   %0 = relay.broadcast_to %x : tensor<2x5xi8> -> tensor<2x3xi8>
   func.return

@@ -144,6 +144,8 @@ func.func @unary(%x: tensor<1x8xi32>, %f: tensor<1x8xf32>) {
 // CHECK: relay.mean %{{.*}} {axis = array<i64: -1>, keepdims = true} : tensor<1x4x8x8xf32> -> tensor<1x4x8x1xf32>
 // CHECK: relay.sum %{{.*}} {axis = array<i64: 0, -1>} : tensor<1x8x8x4xi8> -> tensor<8x8xi8>
 // CHECK: relay.sum %{{.*}} {axis = array<i64: 2>, keepdims = true} : tensor<1x4x8x8xf32> -> tensor<1x4x1x8xf32>
+// CHECK: relay.argmax %{{.*}} {axis = -1 : i64} : tensor<1x8x8x4xi8> -> tensor<1x8x8xi32>
+// CHECK: relay.argmin %{{.*}} {axis = 1 : i64} : tensor<1x4x8x8xf32> -> tensor<1x8x8xi32>
 // CHECK: relay.max %{{.*}} {axis = array<i64: 3>} : tensor<1x8x8x4xi8> -> tensor<1x8x8xi8>
 // CHECK: relay.min %{{.*}} {axis = array<i64: 1, 2>, keepdims = true} : tensor<1x4x8x8xf32> -> tensor<1x1x1x8xf32>
 func.func @pool(%x: tensor<1x8x8x4xi8>, %c: tensor<1x4x8x8xf32>) {
@@ -157,6 +159,8 @@ func.func @pool(%x: tensor<1x8x8x4xi8>, %c: tensor<1x4x8x8xf32>) {
   %7 = relay.mean %c {axis = array<i64: -1>, keepdims = true} : tensor<1x4x8x8xf32> -> tensor<1x4x8x1xf32>
   %8 = relay.sum %x {axis = array<i64: 0, -1>, keepdims = false} : tensor<1x8x8x4xi8> -> tensor<8x8xi8>
   %9 = relay.sum %c {axis = array<i64: 2>, keepdims = true} : tensor<1x4x8x8xf32> -> tensor<1x4x1x8xf32>
+  %12 = relay.argmax %x {axis = -1 : i64} : tensor<1x8x8x4xi8> -> tensor<1x8x8xi32>
+  %13 = relay.argmin %c {axis = 1 : i64} : tensor<1x4x8x8xf32> -> tensor<1x8x8xi32>
   %10 = relay.max %x {axis = array<i64: 3>} : tensor<1x8x8x4xi8> -> tensor<1x8x8xi8>
   %11 = relay.min %c {axis = array<i64: 1, 2>, keepdims = true} : tensor<1x4x8x8xf32> -> tensor<1x1x1x8xf32>
   func.return
