@@ -235,6 +235,37 @@ def convert_hard_swish(b: RelayBuilder) -> None:
     _bind(b, out, _to_int8(b, acc, out_q.zero_point))
 
 
+# -- SQUARED_DIFFERENCE -----------------------------------------------------------
+
+_SQUARED_DIFFERENCE_LEFT_SHIFT = 7  # int8 (squared_difference.cc)
+
+
+def convert_squared_difference(b: RelayBuilder) -> None:
+    """Float ``(x1 - x2)^2``; int8 as TFLite Micro's ``SquaredDifference``:
+    each input ``(x - zp) << 7`` scaled by ``s_i / (2 max(s1, s2))``, the
+    difference squared in i32, then by ``(2 max)^2 / (2^14 s_out)``."""
+    x1, x2, out = b.required_input(0), b.required_input(1), b.output_tensor()
+    if _binary_kind(b, x1, x2, out) == "float":
+        diff = b.emit(SubtractOp(b.value(x1), b.value(x2)))
+        _bind(b, out, b.emit(MultiplyOp(diff, diff)))
+        return
+    q1, q2 = _per_tensor(b, x1, "input 1"), _per_tensor(b, x2, "input 2")
+    out_q = _per_tensor(b, out, "output")
+    s1, s2, s_out = (q.f32(t.scale) for t in (q1, q2, out_q))
+    twice_max = 2.0 * max(s1, s2)
+    shift = _SQUARED_DIFFERENCE_LEFT_SHIFT
+    scaled = []
+    for t, quant, scale in ((x1, q1, s1), (x2, q2, s2)):
+        v = _centered_i32(b, t, quant.zero_point)
+        v = b.emit(MultiplyOp(v, _i32(b, 1 << shift)))
+        m, e = q.quantize_multiplier_smaller_than_one_exp(scale / twice_max)
+        scaled.append(b.emit(FixedPointMultiplyOp(v, [m], [e])))
+    diff = b.emit(SubtractOp(scaled[0], scaled[1]))
+    square = b.emit(MultiplyOp(diff, diff))
+    real = twice_max * twice_max / q.f32((1 << (2 * shift)) * s_out)
+    _bind(b, out, _to_int8(b, _fpm(b, square, real), out_q.zero_point))
+
+
 register(
     {
         "ABS": convert_abs,
@@ -243,5 +274,6 @@ register(
         "NEG": convert_neg,
         "PRELU": convert_prelu,
         "RELU_N1_TO_1": convert_relu_n1_to_1,
+        "SQUARED_DIFFERENCE": convert_squared_difference,
     }
 )

@@ -17,9 +17,10 @@ bit for bit:
 * PAD / PADV2: constant padding (0.0, the output zero point for int8, or the
   PADV2 constant);
 * RELU / RELU6: ``relu`` / ``clip(0, 6)`` on float, on int8 a ``clip`` in the
-  quantised domain (``[zp, 127]`` / ``[zp, zp + round(6 / scale)]``), which
-  needs the same input and output quantisation (TFLM's RELU6 ignores the
-  output's, its RELU rescales by exactly 1 then).
+  quantised domain (``[zp, 127]`` / ``[zp, zp + round(6 / scale)]``); RELU
+  requantises when the input and output quantisations differ (TFLM's
+  ``ReluQuantized``), RELU6 needs one quantisation (TFLM's ignores the
+  output's).
 """
 
 from __future__ import annotations
@@ -254,6 +255,9 @@ def _relu(b: RelayBuilder, act: q.Activation) -> None:
     if _binary_kind(b, x, out) == "float":
         _bind(b, out, _float_activation(b, b.value(x), act))
         return
+    if act == q.Activation.RELU:
+        _requantized_relu(b, x, out)
+        return
     out_q = _same_quantization(
         b, [x], out, "the clamp is applied in the quantised domain"
     )
@@ -261,6 +265,24 @@ def _relu(b: RelayBuilder, act: q.Activation) -> None:
         act, out_q.scale, out_q.zero_point, _INT8_MIN, _INT8_MAX
     )
     _bind(b, out, b.emit(ClipOp(b.value(x), float(lo), float(hi))))
+
+
+def _requantized_relu(b: RelayBuilder, x: Tensor, out: Tensor) -> None:
+    """TFLite Micro's ``ReluQuantized``: ``MultiplyByQuantizedMultiplier(x -
+    zp_in)`` by ``double(s_in) / double(s_out)``, ``+ zp_out``, clamped below
+    at ``zp_out`` (real 0); with one quantisation just the clamp (the
+    multiplier is exactly 1)."""
+    in_q, out_q = _per_tensor(b, x, "input"), _per_tensor(b, out, "output")
+    lo = max(_INT8_MIN, out_q.zero_point)
+    if _affine(in_q) == _affine(out_q):
+        _bind(b, out, b.emit(ClipOp(b.value(x), float(lo), float(_INT8_MAX))))
+        return
+    m, s = q.quantize_multiplier(float(in_q.scale) / float(out_q.scale))
+    centered = _centered_i32(b, x, in_q.zero_point)
+    result = b.requantize_i32(
+        centered, [m], [s], -1, out_q.zero_point, lo, _INT8_MAX, np.dtype("int8")
+    )
+    _bind(b, out, result)
 
 
 def convert_relu(b: RelayBuilder) -> None:

@@ -1,4 +1,5 @@
-"""ABS, NEG, RELU_N1_TO_1, LEAKY_RELU, PRELU and HARD_SWISH on single-operator models
+"""ABS, NEG, RELU_N1_TO_1, LEAKY_RELU, PRELU, HARD_SWISH, SQUARED_DIFFERENCE and
+requantising RELU on single-operator models
 written with the flatbuffer builder (``test_import_tflite_synthetic``):
 compared with TFLite Micro through the oracle (every tensor) and through the
 C path (fuse-ops, lower-ops, aot-lower-main, usmp, gcc), bit for bit for
@@ -156,3 +157,41 @@ def test_hard_swish_refuses_an_output_multiplier_of_1_or_more() -> None:
         "operator 0 (HARD_SWISH): input scale 1.0 / 128 over output scale "
         "0.004999999888241291 is 1 or more (TFLite Micro requires a smaller ratio)"
     )
+
+
+@pytest.mark.parametrize("out_q", [(0.05, -3), (0.02, 7), (0.11, -128), (0.05, 40)])
+def test_int8_relu_requantises_as_tflite_micro(out_q: tuple[float, int]) -> None:
+    check(unary_model("RELU", "int8", out_q))
+
+
+def binary_model(
+    opcode: str,
+    dtype: str,
+    shapes: tuple[tuple[int, ...], tuple[int, ...]],
+    quants: tuple[tuple[float, int], tuple[float, int], tuple[float, int]],
+) -> Built:
+    m = ModelBuilder()
+    x1 = m.tensor(shapes[0], dtype, **_q(dtype, *quants[0]))
+    x2 = m.tensor(shapes[1], dtype, **_q(dtype, *quants[1]))
+    y = m.tensor(SHAPE, dtype, **_q(dtype, *quants[2]))
+    m.op(opcode, [x1, x2], [y])
+    return m, [x1, x2], [y]
+
+
+BINARY_SHAPES = [(SHAPE, SHAPE), (SHAPE, (10,)), ((1, 4, 1, 10), (1, 1, 8, 1))]
+BINARY_QUANTS = [
+    ((0.05, -3), (0.05, -3), (0.05, -3)),
+    ((0.05, -3), (0.02, 9), (0.1, -128)),  # a large square saturates
+    ((0.01, 100), (0.03, -7), (0.5, -128)),
+]
+
+
+@pytest.mark.parametrize("quants", BINARY_QUANTS)
+@pytest.mark.parametrize("shapes", BINARY_SHAPES)
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_squared_difference_matches_tflite_micro(
+    dtype: str,
+    shapes: tuple[tuple[int, ...], tuple[int, ...]],
+    quants: tuple[tuple[float, int], tuple[float, int], tuple[float, int]],
+) -> None:
+    check(binary_model("SQUARED_DIFFERENCE", dtype, shapes, quants))
