@@ -187,6 +187,19 @@ class RightShiftOp(BinaryElementwiseOp):
         return t
 
 
+@relay_op_definition
+class DivideOp(BinaryElementwiseOp):
+    """Elementwise ``lhs / rhs`` with numpy broadcasting; float element types
+    only (IEEE division, as C's ``/``)."""
+
+    name = "relay.divide"
+
+    @classmethod
+    def check_element_type(cls, element_type: Attribute) -> None:
+        if is_int(element_type):
+            fail(cls.name, f"element type {element_type} is not a float type")
+
+
 class UnarySameTypeOp(RelayOperator):
     """Base of the operators whose result type is the operand's."""
 
@@ -562,6 +575,7 @@ OPERATOR_OPS: list[type[IRDLOperation]] = [
     FixedPointMultiplyOp,
     QuantizeOp,
     DequantizeOp,
+    DivideOp,
 ]
 """Every relay operator of docs/relay-ops.md, in the contract's order."""
 

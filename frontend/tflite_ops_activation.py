@@ -22,6 +22,8 @@ nest); int8 follows TFLite Micro's reference kernels bit for bit:
 * PRELU (``prelu_common.cc``): as LEAKY_RELU with a broadcast alpha tensor,
   the negative branch ``fpm((x - zp_in) * (alpha - zp_alpha))`` by
   ``double(s_in) * double(s_alpha) / double(s_out)``;
+* DIV: float only, a new ``relay.divide`` (TFLite Micro's int8 DIV computes a
+  reciprocal per element with data-dependent shifts: not yet);
 * HARD_SWISH: float ``x * clip(x + 3, 0, 6) * (1/6)`` (TFLite divides by 6:
   within an ulp); int8 is TFLite Micro's fixed-point ``reference_ops::
   HardSwish`` step by step on i32 values that stay in int16's range: the
@@ -42,6 +44,7 @@ from usmp.dialects.relay_ops import (
     AddOp,
     CastOp,
     ClipOp,
+    DivideOp,
     FixedPointMultiplyOp,
     MaximumOp,
     MinimumOp,
@@ -51,11 +54,17 @@ from usmp.dialects.relay_ops import (
 )
 from usmp.frontend import quantization as q
 from usmp.frontend.builder import RelayBuilder
-from usmp.frontend.tflite_ops import _per_tensor, _type, register
+from usmp.frontend.tflite_ops import (
+    _float_activation,
+    _per_tensor,
+    _type,
+    register,
+)
 from usmp.frontend.tflite_ops_elementwise import (
     _binary_kind,
     _bind,
     _centered_i32,
+    _fused_activation,
     _relu,
 )
 
@@ -266,9 +275,28 @@ def convert_squared_difference(b: RelayBuilder) -> None:
     _bind(b, out, _to_int8(b, _fpm(b, square, real), out_q.zero_point))
 
 
+# -- DIV --------------------------------------------------------------------------
+
+
+def convert_div(b: RelayBuilder) -> None:
+    """Float ``x1 / x2`` (``relay.divide``) and the fused activation; int8
+    (TFLite Micro's per-element reciprocal in fixed point) is refused."""
+    x1, x2, out = b.required_input(0), b.required_input(1), b.output_tensor()
+    act = _fused_activation(b)
+    types = [_type(t) for t in (x1, x2, out)]
+    if any(t != "FLOAT32" for t in types):
+        raise b.error(
+            f"unsupported types {', '.join(types)} (FLOAT32 only; int8 DIV is "
+            "not supported yet)"
+        )
+    quotient = b.emit(DivideOp(b.value(x1), b.value(x2)))
+    _bind(b, out, _float_activation(b, quotient, act))
+
+
 register(
     {
         "ABS": convert_abs,
+        "DIV": convert_div,
         "HARD_SWISH": convert_hard_swish,
         "LEAKY_RELU": convert_leaky_relu,
         "NEG": convert_neg,

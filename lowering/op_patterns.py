@@ -75,6 +75,7 @@ _OPERATORS: dict[str, tuple[OpPattern, str]] = {
     "relay.strided_slice": (OpPattern.INJECTIVE, "strided_slice"),
     "relay.pad": (OpPattern.INJECTIVE, "nn.pad"),
     "relay.concatenate": (OpPattern.INJECTIVE, "concatenate"),
+    "relay.divide": (OpPattern.BROADCAST, "divide"),
 }
 
 ANCHOR_PATTERNS = (OpPattern.COMM_REDUCE, OpPattern.OUT_ELEMWISE_FUSABLE)

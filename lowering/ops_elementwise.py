@@ -43,6 +43,10 @@ def broadcast_index(
     return [0 if d == 1 else index[k + offset] for k, d in enumerate(operand)]
 
 
+def _divide(b: KernelBuilder, x: SSAValue, y: SSAValue) -> SSAValue:
+    return b.emit(arith.DivfOp(x, y))
+
+
 def _shift_right(b: KernelBuilder, x: SSAValue, amount: SSAValue) -> SSAValue:
     if is_unsigned(x.type):
         return b.emit(arith.ShRUIOp(x, amount))
@@ -56,6 +60,7 @@ _BINARY: dict[str, Callable[[KernelBuilder, SSAValue, SSAValue], SSAValue]] = {
     "relay.maximum": KernelBuilder.max,
     "relay.minimum": KernelBuilder.min,
     "relay.right_shift": _shift_right,
+    "relay.divide": _divide,
 }
 
 

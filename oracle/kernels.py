@@ -286,6 +286,11 @@ def multiply(lhs: Array, rhs: Array) -> Array:
     return _int_or_float(lhs, rhs, "multiply", np.multiply)
 
 
+def divide(lhs: Array, rhs: Array) -> Array:
+    """``lhs / rhs`` (floats) with numpy broadcasting, in the operand type."""
+    return _int_or_float(lhs, rhs, "divide", np.divide)
+
+
 def maximum(lhs: Array, rhs: Array) -> Array:
     """Elementwise maximum with broadcasting (NaN propagates for floats)."""
     return _int_or_float(lhs, rhs, "maximum", np.maximum)

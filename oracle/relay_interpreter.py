@@ -494,6 +494,7 @@ _HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "relay.add": _kernel(kernels.add, 2),
         "relay.subtract": _kernel(kernels.subtract, 2),
         "relay.multiply": _kernel(kernels.multiply, 2),
+        "relay.divide": _kernel(kernels.divide, 2),
         "relay.maximum": _kernel(kernels.maximum, 2),
         "relay.minimum": _kernel(kernels.minimum, 2),
         "relay.right_shift": _kernel(kernels.right_shift, 2),

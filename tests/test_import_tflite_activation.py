@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from tests.test_import_tflite_layout import Built, check, refusal
-from tests.test_import_tflite_synthetic import ModelBuilder
+from tests.test_import_tflite_synthetic import RELU, RELU6, RELU_N1_TO_1, ModelBuilder
 from usmp.frontend.tflite_import import import_tflite_bytes
 from usmp.frontend.tflite_reader import read_model
 from usmp.oracle.relay_interpreter import evaluate
@@ -195,3 +195,25 @@ def test_squared_difference_matches_tflite_micro(
     quants: tuple[tuple[float, int], tuple[float, int], tuple[float, int]],
 ) -> None:
     check(binary_model("SQUARED_DIFFERENCE", dtype, shapes, quants))
+
+
+@pytest.mark.parametrize("activation", [0, RELU, RELU6, RELU_N1_TO_1])
+@pytest.mark.parametrize("shapes", BINARY_SHAPES)
+def test_float_div_matches_tflite_micro(
+    shapes: tuple[tuple[int, ...], tuple[int, ...]], activation: int
+) -> None:
+    m, inputs, outputs = binary_model("DIV", "float32", shapes, BINARY_QUANTS[0])
+    m.operators[0]["options"] = (
+        "DivOptions",
+        {"FusedActivationFunction": activation},
+    )
+    text = check((m, inputs, outputs))
+    assert "relay.divide" in text
+
+
+def test_int8_div_is_refused() -> None:
+    built = binary_model("DIV", "int8", (SHAPE, SHAPE), BINARY_QUANTS[1])
+    assert refusal(built).endswith(
+        "operator 0 (DIV): unsupported types INT8, INT8, INT8 (FLOAT32 only; int8 "
+        "DIV is not supported yet)"
+    )

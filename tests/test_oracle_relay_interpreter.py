@@ -337,6 +337,22 @@ func.func @main(%a: tensor<2x3xi32>, %b: tensor<3xi32>, %s: tensor<1xi32>) -> (t
     np.testing.assert_array_equal(r[6], [[2, 3, 1], [1, -8, 2**31 - 1], [4, 5, -6]])
 
 
+def test_divide_is_float_division_in_f32() -> None:
+    module = parse(
+        """
+func.func @main(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  %0 = relay.divide %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  func.return %0 : tensor<2x3xf32>
+}
+"""
+    )
+    a = np.array([[1, -8, 0.1], [4, 5, -6]], dtype=np.float32)
+    b = np.array([3, 0.7, -7], dtype=np.float32)
+    (got,) = evaluate(module, [a, b])
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, a / b)
+
+
 def test_generic_syntax() -> None:
     module = parse(
         """

@@ -101,3 +101,18 @@ func.func @constants(%x: tensor<4xi32>) -> tensor<4xi32> attributes {relay.primi
   %1 = relay.multiply %0, %seven : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
   func.return %1 : tensor<4xi32>
 }
+
+// -----
+
+// divide: IEEE float division of the broadcast operands.
+
+// CHECK-LABEL: func.func @divide(
+// CHECK:         %[[X:.*]] = memref.load
+// CHECK-NEXT:    %[[Y:.*]] = memref.load
+// CHECK-NEXT:    %[[Q:.*]] = arith.divf %[[X]], %[[Y]] : f32
+// CHECK-NEXT:    memref.store %[[Q]]
+
+func.func @divide(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> attributes {relay.primitive} {
+  %0 = relay.divide %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  func.return %0 : tensor<2x3xf32>
+}

@@ -24,6 +24,14 @@ func.func @f(%a: tensor<4xf32>) {
 
 // -----
 
+func.func @f(%a: tensor<4xi32>) {
+  // expected-error@+1 {{'relay.divide' op relay.divide: element type i32 is not a float type}}
+  %0 = relay.divide %a, %a : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
 func.func @f(%a: tensor<4xi32>, %b: tensor<3xi32>) {
   // expected-error@+1 {{'relay.multiply' op relay.multiply: shapes [4] and [3] do not broadcast}}
   %0 = relay.multiply %a, %b : (tensor<4xi32>, tensor<3xi32>) -> tensor<4xi32>

@@ -100,6 +100,7 @@ func.func @dense(%x: tensor<2x16xf32>, %w: tensor<10x16xf32>, %q: tensor<1x16xi8
 // CHECK: relay.maximum %{{.*}}, %{{.*}} : (tensor<ui8>, tensor<4xui8>) -> tensor<4xui8>
 // CHECK: relay.minimum %{{.*}}, %{{.*}} : (tensor<4xi16>, tensor<4xi16>) -> tensor<4xi16>
 // CHECK: relay.right_shift %{{.*}}, %{{.*}} : (tensor<1x4x4x8xi32>, tensor<1xi32>) -> tensor<1x4x4x8xi32>
+// CHECK: relay.divide %{{.*}}, %{{.*}} : (tensor<2x1xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
 func.func @binary(%a: tensor<1x4x4x8xi32>, %b: tensor<8xi32>, %c: tensor<2x1xf32>, %d: tensor<1x3xf32>, %e: tensor<ui8>, %f: tensor<4xui8>, %g: tensor<4xi16>, %s: tensor<1xi32>) {
   %0 = relay.add %a, %b : (tensor<1x4x4x8xi32>, tensor<8xi32>) -> tensor<1x4x4x8xi32>
   %1 = relay.subtract %b, %a : (tensor<8xi32>, tensor<1x4x4x8xi32>) -> tensor<1x4x4x8xi32>
@@ -107,6 +108,7 @@ func.func @binary(%a: tensor<1x4x4x8xi32>, %b: tensor<8xi32>, %c: tensor<2x1xf32
   %3 = relay.maximum %e, %f : (tensor<ui8>, tensor<4xui8>) -> tensor<4xui8>
   %4 = relay.minimum %g, %g : (tensor<4xi16>, tensor<4xi16>) -> tensor<4xi16>
   %5 = relay.right_shift %a, %s : (tensor<1x4x4x8xi32>, tensor<1xi32>) -> tensor<1x4x4x8xi32>
+  %6 = relay.divide %c, %d : (tensor<2x1xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
   func.return
 }
 
