@@ -256,6 +256,38 @@ class ReluOp(UnarySameTypeOp):
         self._build([data], data.type)
 
 
+class FloatUnaryOp(UnarySameTypeOp):
+    """Base of the ``f32``-only elementwise functions (``sigmoid``, ``tanh``)."""
+
+    def __init__(self, data: SSAValue):
+        self._build([data], data.type)
+
+    def infer_result_type(self) -> TensorType:
+        t = super().infer_result_type()
+        if t.element_type != f32:
+            fail(
+                self.name,
+                f"element type {t.element_type} is not supported, expected f32",
+            )
+        return t
+
+
+@relay_op_definition
+class SigmoidOp(FloatUnaryOp):
+    """``1 / (1 + exp(-x))``, ``f32`` only:
+    ``%r = relay.sigmoid %x : tensor<4xf32> -> tensor<4xf32>``."""
+
+    name = "relay.sigmoid"
+
+
+@relay_op_definition
+class TanhOp(FloatUnaryOp):
+    """``tanh(x)``, ``f32`` only:
+    ``%r = relay.tanh %x : tensor<4xf32> -> tensor<4xf32>``."""
+
+    name = "relay.tanh"
+
+
 @relay_op_definition
 class SoftmaxOp(UnarySameTypeOp):
     """Softmax along ``axis`` (default -1); ``f32`` only.
@@ -576,6 +608,8 @@ OPERATOR_OPS: list[type[IRDLOperation]] = [
     QuantizeOp,
     DequantizeOp,
     DivideOp,
+    SigmoidOp,
+    TanhOp,
 ]
 """Every relay operator of docs/relay-ops.md, in the contract's order."""
 

@@ -76,6 +76,8 @@ _OPERATORS: dict[str, tuple[OpPattern, str]] = {
     "relay.pad": (OpPattern.INJECTIVE, "nn.pad"),
     "relay.concatenate": (OpPattern.INJECTIVE, "concatenate"),
     "relay.divide": (OpPattern.BROADCAST, "divide"),
+    "relay.sigmoid": (OpPattern.ELEMWISE, "sigmoid"),
+    "relay.tanh": (OpPattern.ELEMWISE, "tanh"),
 }
 
 ANCHOR_PATTERNS = (OpPattern.COMM_REDUCE, OpPattern.OUT_ELEMWISE_FUSABLE)

@@ -14,6 +14,7 @@ from types import MappingProxyType
 from typing import ClassVar
 
 from xdsl.dialects import arith
+from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import IntegerType
 from xdsl.ir import Operation, SSAValue
 
@@ -22,6 +23,8 @@ from usmp.dialects.relay_ops import (
     CastOp,
     ClipOp,
     ReluOp,
+    SigmoidOp,
+    TanhOp,
 )
 from usmp.lowering.kernel import (
     ElementPattern,
@@ -112,6 +115,20 @@ def cast(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     return k.b.convert(k.at(op.data, index), element_type(op.result))
 
 
+def sigmoid(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    """``1 / (1 + exp(-x))``."""
+    assert isinstance(op, SigmoidOp)
+    x = k.at(op.data, index)
+    one = k.b.const(1.0, x.type)
+    e = k.b.exp(k.b.emit(arith.NegfOp(x)))
+    return k.b.emit(arith.DivfOp(one, k.b.add(one, e)))
+
+
+def tanh(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    assert isinstance(op, TanhOp)
+    return k.b.emit(mathd.TanhOp(k.at(op.data, index)))
+
+
 class LowerElementwise(ElementPattern):
     """An element of a broadcasting binary, ``clip``, ``relu`` or ``cast``."""
 
@@ -121,5 +138,7 @@ class LowerElementwise(ElementPattern):
             "relay.clip": clip,
             "relay.relu": relu,
             "relay.cast": cast,
+            "relay.sigmoid": sigmoid,
+            "relay.tanh": tanh,
         }
     )

@@ -291,6 +291,23 @@ def divide(lhs: Array, rhs: Array) -> Array:
     return _int_or_float(lhs, rhs, "divide", np.divide)
 
 
+def sigmoid(x: Array) -> Array:
+    """TFLite's float ``Logistic`` in f32: 1 above 16.619047, ``exp(x)``
+    below -9, else ``1 / (1 + exp(-x))``."""
+    x = np.asarray(x, np.float32)
+    with np.errstate(over="ignore"):
+        mid = np.float32(1) / (np.float32(1) + np.exp(-x))
+    out = np.where(x < np.float32(-9.0), np.exp(x), mid)
+    return np.where(x > np.float32(16.619047164916992), np.float32(1), out).astype(
+        np.float32
+    )
+
+
+def tanh(x: Array) -> Array:
+    """``tanh`` in f32."""
+    return np.tanh(np.asarray(x, np.float32))
+
+
 def maximum(lhs: Array, rhs: Array) -> Array:
     """Elementwise maximum with broadcasting (NaN propagates for floats)."""
     return _int_or_float(lhs, rhs, "maximum", np.maximum)

@@ -516,6 +516,8 @@ _HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "relay.pad": _kernel(kernels.pad, 1),
         "relay.concatenate": _concatenate,
         "relay.softmax": _kernel(kernels.softmax, 1),
+        "relay.sigmoid": _kernel(kernels.sigmoid, 1),
+        "relay.tanh": _kernel(kernels.tanh, 1),
         "relay.cast": _cast,
         "relay.fixed_point_multiply": _kernel(kernels.fixed_point_multiply, 1),
         "relay.quantize": _affine(kernels.quantize),

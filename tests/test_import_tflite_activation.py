@@ -1,4 +1,5 @@
-"""ABS, NEG, RELU_N1_TO_1, LEAKY_RELU, PRELU, HARD_SWISH, SQUARED_DIFFERENCE and
+"""ABS, NEG, RELU_N1_TO_1, LEAKY_RELU, PRELU, HARD_SWISH, SQUARED_DIFFERENCE,
+DIV, LOGISTIC, TANH and
 requantising RELU on single-operator models
 written with the flatbuffer builder (``test_import_tflite_synthetic``):
 compared with TFLite Micro through the oracle (every tensor) and through the
@@ -216,4 +217,37 @@ def test_int8_div_is_refused() -> None:
     assert refusal(built).endswith(
         "operator 0 (DIV): unsupported types INT8, INT8, INT8 (FLOAT32 only; int8 "
         "DIV is not supported yet)"
+    )
+
+
+@pytest.mark.parametrize(("opcode", "op"), [("LOGISTIC", "sigmoid"), ("TANH", "tanh")])
+def test_float_logistic_and_tanh_match_tflite_micro(opcode: str, op: str) -> None:
+    m = ModelBuilder()
+    x = m.tensor(SHAPE, "float32")
+    y = m.tensor(SHAPE, "float32")
+    m.op(opcode, [x], [y])
+    text = check((m, [x], [y]))
+    assert f"relay.{op}" in text
+
+
+def test_logistic_and_tanh_c_over_a_wide_range() -> None:
+    """Past TFLite's cut-offs (|x| up to 30) the C agrees with the oracle."""
+    m = ModelBuilder()
+    x = m.tensor((2, 61), "float32")
+    y1, y2 = m.tensor((2, 61), "float32"), m.tensor((2, 61), "float32")
+    m.op("LOGISTIC", [x], [y1])
+    m.op("TANH", [x], [y2])
+    module = import_tflite_bytes(m.build([x], [y1, y2]))
+    values = np.linspace(-30, 30, 122, dtype=np.float32).reshape(2, 61)
+    got = run_module(module, [values], passes="fuse-ops,lower-ops,aot-lower-main,usmp")
+    want = evaluate(module, [values])
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("opcode", ["LOGISTIC", "TANH"])
+def test_int8_logistic_and_tanh_are_refused(opcode: str) -> None:
+    assert refusal(unary_model(opcode, "int8")).endswith(
+        f"operator 0 ({opcode}): unsupported types INT8, INT8 (FLOAT32 only; the "
+        f"integer {opcode} is not supported yet)"
     )

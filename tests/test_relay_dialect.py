@@ -102,6 +102,8 @@ def _built_ops() -> list[tuple[Operation, TensorType]]:
         (R.MinimumOp(x, x), t([1, 8, 8, 4])),
         (R.RightShiftOp(y, y), t([1, 4], i32)),
         (R.DivideOp(f, f), t([1, 8, 8, 4], f32)),
+        (R.SigmoidOp(f), t([1, 8, 8, 4], f32)),
+        (R.TanhOp(f), t([1, 8, 8, 4], f32)),
         (R.ClipOp(y, -128, 127), t([1, 4], i32)),
         (R.ReluOp(f), t([1, 8, 8, 4], f32)),
         (R.MaxPool2DOp(x, (2, 2), strides=(2, 2)), t([1, 4, 4, 4])),

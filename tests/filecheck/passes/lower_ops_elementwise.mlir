@@ -116,3 +116,22 @@ func.func @divide(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> att
   %0 = relay.divide %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   func.return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+// sigmoid is 1 / (1 + exp(-x)); tanh is math.tanh (libm tanhf in C).
+
+// CHECK-LABEL: func.func @sigmoid_tanh(
+// CHECK:         %[[X:.*]] = memref.load
+// CHECK-NEXT:    %[[N:.*]] = arith.negf %[[X]] : f32
+// CHECK-NEXT:    %[[E:.*]] = math.exp %[[N]] : f32
+// CHECK-NEXT:    %[[D:.*]] = arith.addf %{{.*}}, %[[E]] : f32
+// CHECK-NEXT:    %[[S:.*]] = arith.divf %{{.*}}, %[[D]] : f32
+// CHECK-NEXT:    %[[T:.*]] = math.tanh %[[S]] : f32
+// CHECK-NEXT:    memref.store %[[T]]
+
+func.func @sigmoid_tanh(%a: tensor<8xf32>) -> tensor<8xf32> attributes {relay.primitive} {
+  %0 = relay.sigmoid %a : tensor<8xf32> -> tensor<8xf32>
+  %1 = relay.tanh %0 : tensor<8xf32> -> tensor<8xf32>
+  func.return %1 : tensor<8xf32>
+}

@@ -24,6 +24,14 @@ func.func @f(%a: tensor<4xf32>) {
 
 // -----
 
+func.func @f(%a: tensor<4xi8>) {
+  // expected-error@+1 {{'relay.tanh' op relay.tanh: element type i8 is not supported, expected f32}}
+  %0 = relay.tanh %a : tensor<4xi8> -> tensor<4xi8>
+  func.return
+}
+
+// -----
+
 func.func @f(%a: tensor<4xi32>) {
   // expected-error@+1 {{'relay.divide' op relay.divide: element type i32 is not a float type}}
   %0 = relay.divide %a, %a : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
