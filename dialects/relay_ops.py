@@ -315,8 +315,35 @@ class SoftmaxOp(UnarySameTypeOp):
         return t
 
 
+class _ShapeOp(RelayOperator):
+    """Base of the ops whose result type gives a new static shape for the
+    operand's elements (same element type)."""
+
+    data = operand_def(TensorType)
+
+    assembly_format = UNARY_FORMAT
+
+    def __init__(self, data: SSAValue, shape: Sequence[int]):
+        t = tensor_of(self.name, "operand", data)
+        super().__init__(
+            operands=[data], result_types=[TensorType(t.element_type, shape)]
+        )
+
+    def _types(self) -> tuple[TensorType[Attribute], TensorType[Attribute]]:
+        """Operand and result types, checked to have one element type."""
+        src = tensor_of(self.name, "operand", self.data)
+        dst = tensor_of(self.name, "result", self.result.type)
+        if src.element_type != dst.element_type:
+            fail(
+                self.name,
+                f"element type changes from {src.element_type} to "
+                f"{dst.element_type}; use relay.cast",
+            )
+        return src, dst
+
+
 @relay_op_definition
-class ReshapeOp(RelayOperator):
+class ReshapeOp(_ShapeOp):
     """Reshape: same elements, new static shape given by the result type.
 
     Syntax::
@@ -326,25 +353,8 @@ class ReshapeOp(RelayOperator):
 
     name = "relay.reshape"
 
-    data = operand_def(TensorType)
-
-    assembly_format = UNARY_FORMAT
-
-    def __init__(self, data: SSAValue, shape: Sequence[int]):
-        t = tensor_of(self.name, "operand", data)
-        super().__init__(
-            operands=[data], result_types=[TensorType(t.element_type, shape)]
-        )
-
     def verify_(self) -> None:
-        src = tensor_of(self.name, "operand", self.data)
-        dst = tensor_of(self.name, "result", self.result.type)
-        if src.element_type != dst.element_type:
-            fail(
-                self.name,
-                f"element type changes from {src.element_type} to "
-                f"{dst.element_type}; use relay.cast",
-            )
+        src, dst = self._types()
         if src.element_count() != dst.element_count():
             fail(
                 self.name,
@@ -354,7 +364,7 @@ class ReshapeOp(RelayOperator):
 
 
 @relay_op_definition
-class BroadcastToOp(RelayOperator):
+class BroadcastToOp(_ShapeOp):
     """numpy ``broadcast_to``: the result type gives the shape.
 
     Syntax::
@@ -364,25 +374,8 @@ class BroadcastToOp(RelayOperator):
 
     name = "relay.broadcast_to"
 
-    data = operand_def(TensorType)
-
-    assembly_format = UNARY_FORMAT
-
-    def __init__(self, data: SSAValue, shape: Sequence[int]):
-        t = tensor_of(self.name, "operand", data)
-        super().__init__(
-            operands=[data], result_types=[TensorType(t.element_type, shape)]
-        )
-
     def verify_(self) -> None:
-        src = tensor_of(self.name, "operand", self.data)
-        dst = tensor_of(self.name, "result", self.result.type)
-        if src.element_type != dst.element_type:
-            fail(
-                self.name,
-                f"element type changes from {src.element_type} to "
-                f"{dst.element_type}; use relay.cast",
-            )
+        src, dst = self._types()
         target = shape_of(dst)
         if broadcast_shapes(shape_of(src), target) != target:
             fail(
