@@ -14,7 +14,6 @@ operator, operators call only libm).
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import tempfile
@@ -178,7 +177,3 @@ def cross_compile(
         sum(p["size"] for p in pools if p["kind"] == "constant"),
         sum(p["size"] for p in pools if p["kind"] == "workspace"),
     )
-
-
-def in_ci() -> bool:
-    return bool(os.environ.get("CI"))

@@ -22,10 +22,6 @@ from usmp.tools.usmp_compile import main as usmp_compile
 KWS = MODELS_DIR / "mlperf_tiny/kws_ref_model.tflite"
 SINE = MODELS_DIR / "tflite_micro/hello_world_float.tflite"
 
-pytestmark = pytest.mark.skipif(
-    not KWS.is_file(), reason=f"shared models not found in {MODELS_DIR}"
-)
-
 
 @pytest.fixture(scope="module")
 def kws() -> usmp.Library:

@@ -12,7 +12,6 @@ In CI (``CI`` set) a missing ``mlir-translate`` is a failure, not a skip.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -20,7 +19,7 @@ import numpy as np
 import pytest
 
 from tests.c.models import float_mlp, int8_convnet
-from tests.mlir_tools import mlir_bin
+from tests.mlir_tools import missing_tool, mlir_bin
 from usmp.oracle.relay_interpreter import evaluate
 from usmp.testing.run_c import run_module, run_pipeline
 from usmp.tools.c_library import load, write_library
@@ -32,11 +31,7 @@ PIPELINE = "fuse-ops,lower-ops,aot-lower-main,usmp"
 def _require_mlir_translate() -> None:
     folder = mlir_bin()
     if folder is None or not (folder / "mlir-translate").exists():
-        if os.environ.get("CI"):
-            pytest.fail(
-                "mlir-translate (MLIR 22) is required in CI: apt-get install mlir-22-tools"  # noqa: E501
-            )
-        pytest.skip("mlir-translate (MLIR 22) not installed")
+        missing_tool("mlir-translate (MLIR 22)", "apt-get install mlir-22-tools")
 
 
 CASES = {

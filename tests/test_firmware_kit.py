@@ -21,12 +21,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.mlir_tools import missing_tool
 from usmp.frontend.tflite_reader import read_model_file
 from usmp.testing.firmware import (
     arm_gcc_available,
     cmake_example,
     cross_compile,
-    in_ci,
     make_example,
     run_example,
 )
@@ -37,10 +37,6 @@ from usmp.tools.usmp_compile import main as usmp_compile
 KWS = MODELS_DIR / "mlperf_tiny/kws_ref_model.tflite"
 SINE = MODELS_DIR / "tflite_micro/hello_world_int8.tflite"
 FLOAT_MLP = MODELS_DIR / "tflite_micro/hello_world_float.tflite"
-
-pytestmark = pytest.mark.skipif(
-    not KWS.is_file(), reason=f"shared models not found in {MODELS_DIR}"
-)
 
 
 def _compile(model: Path, out: Path, *flags: str) -> Path:
@@ -217,12 +213,10 @@ def test_example_refuses_bad_input_files(kws: Path, tmp_path: Path) -> None:
 
 def test_cross_compiles_for_cortex_m4(kws: Path) -> None:
     if not arm_gcc_available():
-        if in_ci():
-            pytest.fail(
-                "arm-none-eabi-gcc is required in CI: apt-get install "
-                "gcc-arm-none-eabi libnewlib-arm-none-eabi (scripts/setup.sh)"
-            )
-        pytest.skip("arm-none-eabi-gcc not installed")
+        missing_tool(
+            "arm-none-eabi-gcc",
+            "apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi",
+        )
     size = cross_compile(kws)
     assert size.workspace == 16000 and size.constants == 27248
     assert size.bss == size.workspace  # the library's only RAM is its pool

@@ -19,7 +19,6 @@ In CI (``CI`` set) a missing ``mlir-opt`` is a failure, not a skip.
 """
 
 import io
-import os
 import re
 import subprocess
 import sys
@@ -31,7 +30,7 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
 
-from tests.mlir_tools import mlir_bin
+from tests.mlir_tools import missing_tool, mlir_bin
 from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import read_model_file
 from usmp.testing.run_c import run_module, run_pipeline
@@ -60,11 +59,7 @@ def _pipeline(path: Path) -> list[str]:
 def _mlir_opt() -> Path:
     folder = mlir_bin()
     if folder is None:
-        if os.environ.get("CI"):
-            pytest.fail(
-                "mlir-opt (MLIR 22) is required in CI: apt-get install mlir-22-tools"
-            )
-        pytest.skip("mlir-opt (MLIR 22) not installed")
+        missing_tool("mlir-opt (MLIR 22)", "apt-get install mlir-22-tools")
     return folder / "mlir-opt"
 
 
@@ -117,8 +112,6 @@ def _generic(module: ModuleOp) -> str:
 @cache
 def _imported(model: str) -> tuple[ModuleOp, tuple[np.ndarray, ...]]:
     path = MODELS_DIR / ROUND_TRIP_MODELS[model]
-    if not path.exists():
-        pytest.skip(f"{path} not found (shared models)")
     tflite = read_model_file(path)
     return import_model(tflite), tuple(random_inputs(tflite, seed=3))
 

@@ -404,7 +404,6 @@ def build_and_compare(folder: Path, module: dict[str, Any], model: Path) -> None
             assert difference(got, w) is None
 
 
-@pytest.mark.skipif(GCC is None, reason="needs gcc")
 def test_docs_command_line_gives_tflm_outputs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -459,7 +458,6 @@ def test_docs_command_line_gives_tflm_outputs(
     build_and_compare(tmp_path / "mlf", module, KWS)
 
 
-@pytest.mark.skipif(GCC is None, reason="needs gcc")
 def test_workspace_pools_are_provided_by_the_application(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
