@@ -39,7 +39,7 @@ to write inputs and read outputs, and ``run`` takes no I/O arguments.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 
 from xdsl.dialects.builtin import (
@@ -394,9 +394,40 @@ def header_name(m: ModelInterface) -> str:
     return library_files(m.names.model)["header"]
 
 
+def call_setup(
+    m: ModelInterface, pool_var: Callable[[Pool], str]
+) -> tuple[list[str], list[str], list[str]]:
+    """How an application sets up a call of ``run``, as C statements: the
+    structs of the pools it provides (``pool_var(p)``: its array for pool
+    ``p``), the input and output structs, and ``run``'s arguments. Shared by
+    the header's usage comment and the kit's example."""
+    pool_lines: list[str] = []
+    pool_args: list[str] = []
+    for workspace, what in ((True, "Workspaces"), (False, "Parameters")):
+        pools = m.user_pools(workspace)
+        if pools:
+            var = what.lower()
+            members = ", ".join(pool_var(p) for p in pools)
+            pool_lines.append(f"{m.typedef(what)} {var} = {{ {members} }};")
+            pool_args.append(f"&{var}")
+    if m.io_in_workspace:
+        ws = "&workspaces" if m.user_pools(workspace=True) else ""
+        io_lines = [
+            f"{m.typedef('Inputs')} in = {m.symbol('map_inputs')}({ws});",
+            f"{m.typedef('Outputs')} out = {m.symbol('map_outputs')}({ws});",
+        ]
+        return pool_lines, io_lines, pool_args
+    ins = ", ".join(t.c_name for t in m.inputs) or "0"
+    outs = ", ".join(t.c_name for t in m.outputs) or "0"
+    io_lines = [
+        f"{m.typedef('Inputs')} in = {{ {ins} }};",
+        f"{m.typedef('Outputs')} out = {{ {outs} }};",
+    ]
+    return pool_lines, io_lines, ["&in", "&out", *pool_args]
+
+
 def _usage(m: ModelInterface) -> list[str]:
     """How an application calls the model: the header's opening comment."""
-    run_args = []
     lines = [" * Use:", f' *   #include "{header_name(m)}"']
     for p in m.pools:
         if p.user:
@@ -406,18 +437,11 @@ def _usage(m: ModelInterface) -> list[str]:
                 f" *   static {ctype} my_{p.c_name}[{m.define(p, 'SIZE')}]{init};"
                 f"  (aligned to {m.define(p, 'ALIGNMENT')})"
             )
-    for workspace, what in ((True, "Workspaces"), (False, "Parameters")):
-        pools = m.user_pools(workspace)
-        if pools:
-            var = what.lower()
-            members = ", ".join(f"my_{p.c_name}" for p in pools)
-            lines.append(f" *   {m.typedef(what)} {var} = {{ {members} }};")
-            run_args.append(f"&{var}")
+    pool_lines, io_lines, run_args = call_setup(m, lambda p: f"my_{p.c_name}")
+    lines += [f" *   {line}" for line in pool_lines]
     if m.io_in_workspace:
-        ws = "&workspaces" if m.user_pools(workspace=True) else ""
+        lines += [f" *   {line}" for line in io_lines]
         lines += [
-            f" *   {m.typedef('Inputs')} in = {m.symbol('map_inputs')}({ws});",
-            f" *   {m.typedef('Outputs')} out = {m.symbol('map_outputs')}({ws});",
             " *   ... write the inputs through in.<input>, then",
             f" *   {m.symbol('run')}({', '.join(run_args)});",
             " *   ... and read the outputs through out.<output>.",
@@ -426,13 +450,8 @@ def _usage(m: ModelInterface) -> list[str]:
         for t, macro in io_macros(m):
             n = f"{macro} / sizeof({t.c_element})"
             lines.append(f" *   static {t.c_element} {t.c_name}[{n}];")
-        ins = ", ".join(t.c_name for t in m.inputs) or "0"
-        outs = ", ".join(t.c_name for t in m.outputs) or "0"
-        lines += [
-            f" *   {m.typedef('Inputs')} in = {{ {ins} }};",
-            f" *   {m.typedef('Outputs')} out = {{ {outs} }};",
-            f" *   {m.symbol('run')}({', '.join(['&in', '&out', *run_args])});",
-        ]
+        lines += [f" *   {line}" for line in io_lines]
+        lines.append(f" *   {m.symbol('run')}({', '.join(run_args)});")
     lines += [
         " * Build: the CMakeLists.txt or Makefile next to codegen/ builds the",
         f" * static library libtvmgen_{m.names.model}.a (link it and libm);",

@@ -24,7 +24,7 @@ I/O inside the workspace (``map_inputs``/``map_outputs``). ``usmp.compile``'s
 from __future__ import annotations
 
 from usmp.lowering.c_printer import ALIGNED_MACRO
-from usmp.lowering.metadata import Tensor, c_text, io_macros
+from usmp.lowering.metadata import Tensor, c_text, call_setup, io_macros
 from usmp.tools.c_library import CLibrary
 
 INCLUDE_DIR = "codegen/host/include"
@@ -248,29 +248,9 @@ def example_main(library: CLibrary) -> str:
         "  clock_t start, stop;",
         "  double us;",
     ]
-    # application-provided pools
-    run_args: list[str] = []
-    for workspace, what in ((True, "Workspaces"), (False, "Parameters")):
-        pools = m.user_pools(workspace)
-        if pools:
-            var = what.lower()
-            members = ", ".join(f"pool_{p.c_name}" for p in pools)
-            lines.append(f"  {m.typedef(what)} {var} = {{ {members} }};")
-            run_args.append(f"&{var}")
-    if m.io_in_workspace:
-        ws = "&workspaces" if m.user_pools(workspace=True) else ""
-        lines += [
-            f"  {m.typedef('Inputs')} in = {m.symbol('map_inputs')}({ws});",
-            f"  {m.typedef('Outputs')} out = {m.symbol('map_outputs')}({ws});",
-        ]
-    else:
-        ins = ", ".join(t.c_name for t in m.inputs) or "0"
-        outs = ", ".join(t.c_name for t in m.outputs) or "0"
-        lines += [
-            f"  {m.typedef('Inputs')} in = {{ {ins} }};",
-            f"  {m.typedef('Outputs')} out = {{ {outs} }};",
-        ]
-        run_args = ["&in", "&out", *run_args]
+    # application-provided pools, then the input and output structs
+    pool_lines, io_lines, run_args = call_setup(m, lambda p: f"pool_{p.c_name}")
+    lines += [f"  {line}" for line in (*pool_lines, *io_lines)]
     lines += [
         "  for (i = 1; i < argc; ++i) {",
         '    if (strcmp(argv[i], "-r") == 0 && i + 1 < argc) {',
