@@ -183,3 +183,53 @@ def requantize_multiplier(input_scale: float, output_scale: float) -> tuple[int,
     """int8 -> int8 QUANTIZE (``PrepareQuantizeReference``):
     ``QuantizeMultiplier(double(input_scale) / double(output_scale))``."""
     return quantize_multiplier(float(input_scale) / float(output_scale))
+
+
+def checked_log2(x: float) -> tuple[int, bool]:
+    """``CheckedLog2``: (``round(log2(x))``, whether ``x`` is within 1e-3 of
+    that power of two in log2), computed in float32 as TFLite does."""
+    log2 = np.float32(np.log(np.float32(x))) * (
+        np.float32(1.0) / np.float32(np.log(np.float32(2.0)))
+    )
+    rounded = tflite_round(float(np.float32(log2)))
+    return int(rounded), abs(float(np.float32(log2) - np.float32(rounded))) < 1e-3
+
+
+def logistic_tanh_int8_params(input_scale: float) -> tuple[int, int, int]:
+    """int8 LOGISTIC and TANH (``CalculateArithmeticOpData*``): ``(multiplier,
+    left_shift, input_range_radius)`` bringing the input to Q4.27:
+    ``frexp(double(scale) * 2**27)``, the fraction rounded to 31 bits (no
+    carry, as TFLite), ``CalculateInputRadius(4, left_shift, 31)``."""
+    q, left_shift = math.frexp(float(input_scale) * float(1 << 27))
+    multiplier = int(tflite_round(q * float(1 << 31)))
+    if not 0 <= left_shift <= 30 or multiplier >= 1 << 31:
+        raise ValueError(
+            f"input scale {input_scale} is out of the range TFLite Micro's int8 "
+            "LOGISTIC/TANH supports (2**-28 to 8)"
+        )
+    radius = math.floor(15.0 * float(1 << 27) / float(1 << left_shift))
+    return multiplier, left_shift, radius
+
+
+def logistic_tanh_int16_params(input_scale: float, tanh: bool) -> tuple[int, int]:
+    """int16 LOGISTIC (``tanh=False``) and TANH: ``(input_multiplier,
+    input_left_shift)`` of TFLite Micro's Prepare. A power-of-two scale with
+    ``left_shift = 12 + log2(scale)`` equal to 0 (or 1 for TANH) gives
+    ``(0, left_shift)`` (the kernel multiplies by ``3 << left_shift``);
+    any other scale ``int(scale * 3 * 4096 * 2**left_shift)`` with the
+    smallest ``left_shift`` that brings it above 32767 / 2."""
+    log2, is_pot = checked_log2(input_scale)
+    left_shift = 12 + log2
+    if is_pot and left_shift in ((0, 1) if tanh else (0,)):
+        return 0, left_shift
+    multiplier = float(input_scale) * 4096.0 * 3.0
+    left_shift = 0
+    while multiplier <= 32767.0 / 2.0 and left_shift <= 30:
+        left_shift += 1
+        multiplier *= 2.0
+    if multiplier > 32767.0:
+        raise ValueError(
+            f"input scale {input_scale} is too large for TFLite Micro's int16 "
+            "LOGISTIC/TANH (at most 32767 / (3 * 4096))"
+        )
+    return int(multiplier), left_shift

@@ -135,9 +135,9 @@ def exp_on_negative_values(a: I64, integer_bits: int) -> I64:
     return np.where(a == 0, INT32_MAX, result)
 
 
-def one_over_one_plus_x_for_x_in_0_1(a: I64) -> I64:
-    """gemmlowp ``one_over_one_plus_x_for_x_in_0_1`` (Q0.31 in and out),
-    Newton-Raphson in Q2.29."""
+def _newton_raphson_reciprocal(a: I64) -> I64:
+    """``1 / ((1 + a) / 2)`` in Q2.29 for ``a`` in Q0.31 (gemmlowp's
+    Newton-Raphson division, shared by the two functions below)."""
     half_denominator = rounding_half_sum(a, INT32_MAX)
     constant_48_over_17 = 1515870810
     constant_neg_32_over_17 = -1010580540
@@ -156,7 +156,21 @@ def one_over_one_plus_x_for_x_in_0_1(a: I64) -> I64:
         x = _wrap32(
             x + rescale(saturating_rounding_doubling_high_mul(x, one_minus), 4, 2)
         )
+    return x
+
+
+def one_over_one_plus_x_for_x_in_0_1(a: I64) -> I64:
+    """gemmlowp ``one_over_one_plus_x_for_x_in_0_1`` (Q0.31 in and out),
+    Newton-Raphson in Q2.29."""
+    x = _newton_raphson_reciprocal(a)
     return rescale(x, 1, 0)  # ExactMulByPot<-1> then Rescale<0>
+
+
+def one_minus_x_over_one_plus_x_for_x_in_0_1(a: I64) -> I64:
+    """gemmlowp ``one_minus_x_over_one_plus_x_for_x_in_0_1`` (Q0.31 in and
+    out): ``Rescale<0>(x - F2::One())`` of the same reciprocal."""
+    x = _newton_raphson_reciprocal(a)
+    return rescale(_wrap32(x - (1 << 29)), 2, 0)
 
 
 def _count_leading_zeros_u32(x: I64) -> I64:

@@ -1,0 +1,218 @@
+"""TFLite Micro's integer LOGISTIC and TANH, bit for bit, vectorised with numpy.
+
+C++ originals (``tensorflow/lite/kernels/internal/reference/integer_ops/``
+``logistic.h`` and ``tanh.h``, gemmlowp ``fixedpoint.h``):
+
+* ``logistic_int8`` / ``tanh_int8``: the int8 kernels. Inputs within the
+  input radius are rescaled to Q4.27 (``MultiplyByQuantizedMultiplier``) and
+  go through gemmlowp's fixed-point ``logistic`` / ``tanh``
+  (``gemmlowp_logistic``, ``gemmlowp_tanh``: ``exp_on_negative_values`` and a
+  Newton-Raphson reciprocal); the Q0.31 result is shifted to the output
+  scale (1/256 with zero point -128 for LOGISTIC, 1/128 with zero point 0
+  for TANH); inputs beyond the radius saturate.
+* ``logistic_int16`` / ``tanh_int16``: the int16 kernels (also what TFLite
+  Micro's integer LSTM calls on its gates, ``lstm_eval.cc``: ``Sigmoid`` is
+  ``logistic_int16(x, 0, 0)`` on Q3.12 gates, ``Tanh`` is
+  ``tanh_int16(x, m, s)`` with ``s = 12 + cell_state_scale_power`` and
+  ``m = 0``, or ``s = -s`` and ``m = 3`` when that is negative). The input is
+  brought to the scale 1/(3 * 4096) (``input_multiplier == 0`` means
+  ``3 << input_left_shift``, the power-of-two case) and interpolated
+  linearly in ``SIGMOID_TABLE_UINT16`` (sigmoid(i / 24) in Q0.16, 256
+  entries; TANH reads it at twice the input, ``tanh(x) = 2 sigmoid(2x) -
+  1``). The output is Q0.15.
+
+The prepare-time parameters are ``usmp.frontend.quantization``'s
+``logistic_tanh_int8_params`` and ``logistic_tanh_int16_params``. Every
+function takes integer arrays and returns arrays of the kernel's type;
+undefined behaviour of the C++ (signed overflow) is given two's complement
+wrap-around.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from usmp.oracle.quantization import (
+    INT32_MAX,
+    multiply_by_quantized_multiplier,
+    wrap_int32,
+)
+from usmp.oracle.tflite_kernels import (
+    exp_on_negative_values,
+    one_minus_x_over_one_plus_x_for_x_in_0_1,
+    one_over_one_plus_x_for_x_in_0_1,
+    rounding_divide_by_pot,
+)
+
+I64 = npt.NDArray[np.int64]
+
+
+def _wrap32(x: I64) -> I64:
+    return wrap_int32(x).astype(np.int64)
+
+
+# fmt: off
+SIGMOID_TABLE_UINT16 = np.array(
+    [
+        32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498,
+        40149, 40794, 41432, 42064, 42688, 43304, 43912, 44511, 45102, 45683, 46255,
+        46817, 47369, 47911, 48443, 48964, 49475, 49975, 50464, 50942, 51409, 51865,
+        52311, 52745, 53169, 53581, 53983, 54374, 54755, 55125, 55485, 55834, 56174,
+        56503, 56823, 57133, 57433, 57724, 58007, 58280, 58544, 58800, 59048, 59288,
+        59519, 59743, 59959, 60168, 60370, 60565, 60753, 60935, 61110, 61279, 61441,
+        61599, 61750, 61896, 62036, 62172, 62302, 62428, 62549, 62666, 62778, 62886,
+        62990, 63090, 63186, 63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835,
+        63903, 63968, 64030, 64090, 64148, 64204, 64257, 64308, 64357, 64405, 64450,
+        64494, 64536, 64576, 64614, 64652, 64687, 64721, 64754, 64786, 64816, 64845,
+        64873, 64900, 64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079, 65097,
+        65115, 65132, 65149, 65164, 65179, 65194, 65208, 65221, 65234, 65246, 65258,
+        65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360,
+        65367, 65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425,
+        65429, 65433, 65438, 65442, 65445, 65449, 65453, 65456, 65459, 65462, 65465,
+        65468, 65471, 65474, 65476, 65479, 65481, 65483, 65485, 65488, 65489, 65491,
+        65493, 65495, 65497, 65498, 65500, 65501, 65503, 65504, 65505, 65507, 65508,
+        65509, 65510, 65511, 65512, 65513, 65514, 65515, 65516, 65517, 65517, 65518,
+        65519, 65520, 65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524, 65525,
+        65525, 65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529,
+        65529, 65529, 65530, 65530, 65530, 65530, 65531, 65531, 65531, 65531, 65531,
+        65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533, 65533, 65533,
+        65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534,
+        65534, 65534, 65535,
+    ],
+    dtype=np.uint16,
+)
+# fmt: on
+"""TFLite's ``sigmoid_table_uint16``: sigmoid(i / 24) in Q0.16 (65535 at the
+end), the table of the int16 LOGISTIC and TANH."""
+
+
+def gemmlowp_logistic(a: I64, integer_bits: int) -> I64:
+    """gemmlowp ``logistic`` of a ``FixedPoint<int32, integer_bits>``; Q0.31."""
+    positive = a > 0
+    abs_input = np.where(positive, a, _wrap32(-a))
+    if_positive = one_over_one_plus_x_for_x_in_0_1(
+        exp_on_negative_values(_wrap32(-abs_input), integer_bits)
+    )
+    if_negative = _wrap32(INT32_MAX - if_positive)
+    return np.where(a == 0, 1 << 30, np.where(positive, if_positive, if_negative))
+
+
+def gemmlowp_tanh(a: I64, integer_bits: int) -> I64:
+    """gemmlowp ``tanh`` of a ``FixedPoint<int32, integer_bits>``; Q0.31."""
+    negative = a < 0
+    n = np.where(negative, a, _wrap32(-a))
+    # neg_tanh_on_negative_values: ExactMulByPot<1> keeps the raw value
+    t = one_minus_x_over_one_plus_x_for_x_in_0_1(
+        exp_on_negative_values(n, integer_bits + 1)
+    )
+    return np.where(a == 0, 0, np.where(negative, _wrap32(-t), t))
+
+
+_INT8_INPUT_INTEGER_BITS = 4
+
+
+def _int8_kernel(
+    x: npt.ArrayLike,
+    input_zero_point: int,
+    input_range_radius: int,
+    input_multiplier: int,
+    input_left_shift: int,
+) -> tuple[I64, I64]:
+    """(input minus its zero point, the Q4.27 rescaled input)."""
+    v = np.asarray(x).astype(np.int64) - input_zero_point
+    inside = np.clip(v, -input_range_radius, input_range_radius)
+    q4 = multiply_by_quantized_multiplier(inside, input_multiplier, input_left_shift)
+    return v, q4.astype(np.int64)
+
+
+def logistic_int8(
+    x: npt.ArrayLike,
+    input_zero_point: int,
+    input_range_radius: int,
+    input_multiplier: int,
+    input_left_shift: int,
+) -> npt.NDArray[np.int8]:
+    """``reference_integer_ops::Logistic`` (int8; output scale 1/256, zero
+    point -128)."""
+    v, q4 = _int8_kernel(
+        x, input_zero_point, input_range_radius, input_multiplier, input_left_shift
+    )
+    q0 = gemmlowp_logistic(q4, _INT8_INPUT_INTEGER_BITS)
+    out = np.clip(rounding_divide_by_pot(q0, 31 - 8) - 128, -128, 127)
+    out = np.where(v <= -input_range_radius, -128, out)
+    out = np.where(v >= input_range_radius, 127, out)
+    return out.astype(np.int8)
+
+
+def tanh_int8(
+    x: npt.ArrayLike,
+    input_zero_point: int,
+    input_range_radius: int,
+    input_multiplier: int,
+    input_left_shift: int,
+) -> npt.NDArray[np.int8]:
+    """``reference_integer_ops::Tanh`` (int8; output scale 1/128, zero point
+    0)."""
+    v, q4 = _int8_kernel(
+        x, input_zero_point, input_range_radius, input_multiplier, input_left_shift
+    )
+    q0 = gemmlowp_tanh(q4, _INT8_INPUT_INTEGER_BITS)
+    out = np.clip(rounding_divide_by_pot(q0, 31 - 7), -128, 127)
+    out = np.where(v <= -input_range_radius, -128, out)
+    out = np.where(v >= input_range_radius, 127, out)
+    return out.astype(np.int8)
+
+
+def _table_input(
+    x: npt.ArrayLike, input_multiplier: int, input_left_shift: int
+) -> tuple[I64, I64]:
+    """(the input at scale 1/(3 * 4096) as int32, its absolute value)."""
+    if input_multiplier == 0:  # power of two case
+        input_multiplier, input_left_shift = 3 << input_left_shift, 0
+    if not 0 <= input_left_shift <= 31:
+        raise ValueError(f"input_left_shift {input_left_shift} is not in 0..31")
+    rounding = (1 << (input_left_shift - 1)) if input_left_shift > 0 else 0
+    product = _wrap32(np.asarray(x).astype(np.int64) * input_multiplier + rounding)
+    v = product >> input_left_shift
+    return v, np.abs(v)
+
+
+def _interpolate(abs_input: I64, fraction_bits: int) -> tuple[I64, I64]:
+    """(``(ua << bits) + ut * (ub - ua)`` at ``abs_input``, whether the index
+    ``abs_input >> bits`` is past the table, 255 or more)."""
+    uh = abs_input >> fraction_bits
+    saturated = uh >= 255
+    uh = np.minimum(uh, 254)
+    table = SIGMOID_TABLE_UINT16.astype(np.int64)
+    ua, ub = table[uh], table[uh + 1]
+    ut = abs_input & ((1 << fraction_bits) - 1)
+    return (ua << fraction_bits) + ut * (ub - ua), saturated
+
+
+def logistic_int16(
+    x: npt.ArrayLike, input_multiplier: int = 0, input_left_shift: int = 0
+) -> npt.NDArray[np.int16]:
+    """``reference_integer_ops::Logistic`` (int16 in, Q0.15 out)."""
+    v, abs_input = _table_input(x, input_multiplier, input_left_shift)
+    result, saturated = _interpolate(abs_input, 9)
+    result = np.where(saturated, 0x7FFF << 10, result)
+    result = np.where(
+        v >= 0, result + (1 << 9), (1 << (16 + 9)) - result + (1 << 9) - 1
+    )
+    return (result >> 10).astype(np.int16)
+
+
+def tanh_int16(
+    x: npt.ArrayLike, input_multiplier: int = 0, input_left_shift: int = 0
+) -> npt.NDArray[np.int16]:
+    """``reference_integer_ops::Tanh`` (int16 in, Q0.15 out)."""
+    v, abs_input = _table_input(x, input_multiplier, input_left_shift)
+    result, saturated = _interpolate(abs_input, 8)
+    result = np.where(saturated, 0xFFFF << 8, result)
+    result = np.where(
+        v >= 0,
+        result - (1 << (14 + 9)) + (1 << (9 - 2)),
+        -result + (1 << (14 + 9)) + (1 << (9 - 2)) - 1,
+    )
+    return (result >> (9 - 1)).astype(np.int16)
