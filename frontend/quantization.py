@@ -135,18 +135,26 @@ def activation_range_float(activation: Activation) -> tuple[float, float] | None
 
 
 ADD_LEFT_SHIFT_INT8 = 20
-"""``left_shift`` of int8 ADD (``add_common.cc``; 15 for int16)."""
+"""``left_shift`` of int8 ADD and SUB (``add_common.cc``, ``sub_common.cc``)."""
+
+ADD_LEFT_SHIFT_INT16 = 15
+"""``left_shift`` of int16 ADD and SUB: ``65535 << 15`` still fits in int32."""
 
 
 def add_multipliers(
-    input1_scale: float, input2_scale: float, output_scale: float
+    input1_scale: float,
+    input2_scale: float,
+    output_scale: float,
+    left_shift: int = ADD_LEFT_SHIFT_INT8,
 ) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
-    """int8 ADD (``CalculateOpDataAdd``): ``(multiplier, shift)`` of input 1,
-    input 2 and the output, each by ``QuantizeMultiplierSmallerThanOneExp``."""
+    """int8 / int16 ADD and SUB (``CalculateOpDataAdd``): ``(multiplier,
+    shift)`` of input 1, input 2 and the output, each by
+    ``QuantizeMultiplierSmallerThanOneExp``; ``left_shift`` is 20 for int8
+    and 15 for int16."""
     twice_max = 2.0 * float(max(np.float32(input1_scale), np.float32(input2_scale)))
     real1 = float(input1_scale) / twice_max
     real2 = float(input2_scale) / twice_max
-    real_out = twice_max / (float(1 << ADD_LEFT_SHIFT_INT8) * float(output_scale))
+    real_out = twice_max / (float(1 << left_shift) * float(output_scale))
     return (
         quantize_multiplier_smaller_than_one_exp(real1),
         quantize_multiplier_smaller_than_one_exp(real2),

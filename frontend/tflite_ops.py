@@ -50,6 +50,7 @@ from usmp.dialects.relay_ops import (
     ReluOp,
     ReshapeOp,
     SoftmaxOp,
+    SubtractOp,
 )
 from usmp.dialects.relay_tflite_ops import (
     SOFTMAX_OUTPUT_SCALE,
@@ -478,35 +479,58 @@ def convert_add(b: RelayBuilder) -> None:
     types = (_type(x1), _type(x2), _type(out))
     if types == ("FLOAT32",) * 3:
         result = _float_activation(b, b.emit(AddOp(b.value(x1), b.value(x2))), act)
-    elif types == ("INT8",) * 3:
-        q1, q2 = _per_tensor(b, x1, "input 1"), _per_tensor(b, x2, "input 2")
-        out_q = _per_tensor(b, out, "output")
-        (m1, s1), (m2, s2), (mo, so) = q.add_multipliers(
-            q1.scale, q2.scale, out_q.scale
-        )
-        lhs = _scaled_add_input(b, x1, q1.zero_point, m1, s1)
-        rhs = _scaled_add_input(b, x2, q2.zero_point, m2, s2)
-        total = b.emit(AddOp(lhs, rhs))
-        lo, hi = q.activation_range_quantized(
-            act, out_q.scale, out_q.zero_point, -128, 127
-        )
-        result = b.requantize_i32(
-            total, [mo], [so], -1, out_q.zero_point, lo, hi, np.dtype("int8")
-        )
+    elif types in (("INT8",) * 3, ("INT16",) * 3):
+        result = quantized_add(b, AddOp, x1, x2, out, act)
     else:
-        raise b.error(f"unsupported types {', '.join(types)} (all FLOAT32 or all INT8)")
+        raise b.error(
+            f"unsupported types {', '.join(types)} (all FLOAT32, all INT8 or all INT16)"
+        )
     _check_shape(b, result, out)
     b.bind(out, result)
 
 
+def quantized_add(
+    b: RelayBuilder,
+    op_class: type[AddOp] | type[SubtractOp],
+    x1: Tensor,
+    x2: Tensor,
+    out: Tensor,
+    act: q.Activation,
+) -> SSAValue:
+    """int8 / int16 ADD and SUB (TFLite Micro's ``AddElementwise`` /
+    ``SubElementwise``, the general path for both types): each input
+    ``(x - zp) << left_shift`` (20 for int8, 15 for int16) times its
+    multiplier, then the sum or difference rescaled to the output and
+    clamped to the fused activation's range of the output type."""
+    dtype = np.dtype(out.dtype)
+    left_shift = q.ADD_LEFT_SHIFT_INT16 if dtype == np.int16 else q.ADD_LEFT_SHIFT_INT8
+    q1, q2 = _per_tensor(b, x1, "input 1"), _per_tensor(b, x2, "input 2")
+    out_q = _per_tensor(b, out, "output")
+    (m1, s1), (m2, s2), (mo, so) = q.add_multipliers(
+        q1.scale, q2.scale, out_q.scale, left_shift
+    )
+    lhs = _scaled_add_input(b, x1, q1.zero_point, m1, s1, left_shift)
+    rhs = _scaled_add_input(b, x2, q2.zero_point, m2, s2, left_shift)
+    total = b.emit(op_class(lhs, rhs))
+    lo, hi = q.activation_range_quantized(
+        act, out_q.scale, out_q.zero_point, *int_range(dtype)
+    )
+    return b.requantize_i32(total, [mo], [so], -1, out_q.zero_point, lo, hi, dtype)
+
+
 def _scaled_add_input(
-    b: RelayBuilder, t: Tensor, zero_point: int, multiplier: int, shift: int
+    b: RelayBuilder,
+    t: Tensor,
+    zero_point: int,
+    multiplier: int,
+    shift: int,
+    left_shift: int,
 ) -> SSAValue:
     """``(x - zp) << left_shift`` then the input's fixed-point multiplier."""
     x = b.emit(CastOp(b.value(t), i32))
     if zero_point:
         x = b.emit(AddOp(x, b.scalar(-zero_point, "int32")))
-    x = b.emit(MultiplyOp(x, b.scalar(1 << q.ADD_LEFT_SHIFT_INT8, "int32")))
+    x = b.emit(MultiplyOp(x, b.scalar(1 << left_shift, "int32")))
     return b.emit(FixedPointMultiplyOp(x, [multiplier], [shift]))
 
 

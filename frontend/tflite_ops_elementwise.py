@@ -41,14 +41,14 @@ from usmp.dialects.relay_ops import (
     SubtractOp,
 )
 from usmp.frontend import quantization as q
-from usmp.frontend.builder import RelayBuilder
+from usmp.frontend.builder import RelayBuilder, int_range
 from usmp.frontend.tflite_ops import (
     _activation,
     _check_shape,
     _float_activation,
     _per_tensor,
-    _scaled_add_input,
     _type,
+    quantized_add,
     register,
 )
 from usmp.frontend.tflite_reader import Quantization, Tensor
@@ -64,14 +64,17 @@ def _fused_activation(b: RelayBuilder) -> q.Activation:
     return _activation(b, opts.FusedActivationFunction() if opts is not None else 0)
 
 
-def _binary_kind(b: RelayBuilder, *tensors: Tensor) -> str:
-    """``"float"`` or ``"int8"`` when all ``tensors`` have that type."""
+def _binary_kind(b: RelayBuilder, *tensors: Tensor, int16: bool = False) -> str:
+    """``"float"``, ``"int8"`` or (where the operator takes it, ``int16``)
+    ``"int16"`` when all ``tensors`` have that type."""
     types = tuple(_type(t) for t in tensors)
-    if all(t == "FLOAT32" for t in types):
-        return "float"
-    if all(t == "INT8" for t in types):
-        return "int8"
-    raise b.error(f"unsupported types {', '.join(types)} (all FLOAT32 or all INT8)")
+    for kind, name in (("float", "FLOAT32"), ("int8", "INT8"), ("int16", "INT16")):
+        if all(t == name for t in types) and (int16 or kind != "int16"):
+            return kind
+    accepted = (
+        "all FLOAT32, all INT8 or all INT16" if int16 else "all FLOAT32 or all INT8"
+    )
+    raise b.error(f"unsupported types {', '.join(types)} ({accepted})")
 
 
 def _affine(quant: Quantization) -> tuple[float, int]:
@@ -114,37 +117,25 @@ def _bind(b: RelayBuilder, out: Tensor, result: SSAValue) -> None:
 def convert_sub(b: RelayBuilder) -> None:
     x1, x2, out = b.required_input(0), b.required_input(1), b.output_tensor()
     act = _fused_activation(b)
-    if _binary_kind(b, x1, x2, out) == "float":
+    if _binary_kind(b, x1, x2, out, int16=True) == "float":
         diff = b.emit(SubtractOp(b.value(x1), b.value(x2)))
         _bind(b, out, _float_activation(b, diff, act))
         return
-    q1, q2 = _per_tensor(b, x1, "input 1"), _per_tensor(b, x2, "input 2")
-    out_q = _per_tensor(b, out, "output")
-    (m1, s1), (m2, s2), (mo, so) = q.add_multipliers(q1.scale, q2.scale, out_q.scale)
-    lhs = _scaled_add_input(b, x1, q1.zero_point, m1, s1)
-    rhs = _scaled_add_input(b, x2, q2.zero_point, m2, s2)
-    diff = b.emit(SubtractOp(lhs, rhs))
-    lo, hi = q.activation_range_quantized(
-        act, out_q.scale, out_q.zero_point, _INT8_MIN, _INT8_MAX
-    )
-    _bind(
-        b,
-        out,
-        b.requantize_i32(
-            diff, [mo], [so], -1, out_q.zero_point, lo, hi, np.dtype("int8")
-        ),
-    )
+    _bind(b, out, quantized_add(b, SubtractOp, x1, x2, out, act))
 
 
 def convert_mul(b: RelayBuilder) -> None:
     x1, x2, out = b.required_input(0), b.required_input(1), b.output_tensor()
     act = _fused_activation(b)
-    if _binary_kind(b, x1, x2, out) == "float":
+    kind = _binary_kind(b, x1, x2, out, int16=True)
+    if kind == "float":
         product = b.emit(MultiplyOp(b.value(x1), b.value(x2)))
         _bind(b, out, _float_activation(b, product, act))
         return
     q1, q2 = _per_tensor(b, x1, "input 1"), _per_tensor(b, x2, "input 2")
     out_q = _per_tensor(b, out, "output")
+    if kind == "int16":
+        _expect_symmetric(b, [(x1, q1), (x2, q2), (out, out_q)])
     # CalculateOpDataMul: double(s1) * double(s2) / double(s_out)
     m, s = q.quantize_multiplier(float(q1.scale) * float(q2.scale) / float(out_q.scale))
     product = b.emit(
@@ -152,16 +143,27 @@ def convert_mul(b: RelayBuilder) -> None:
             _centered_i32(b, x1, q1.zero_point), _centered_i32(b, x2, q2.zero_point)
         )
     )
+    dtype = np.dtype(out.dtype)
     lo, hi = q.activation_range_quantized(
-        act, out_q.scale, out_q.zero_point, _INT8_MIN, _INT8_MAX
+        act, out_q.scale, out_q.zero_point, *int_range(dtype)
     )
     _bind(
         b,
         out,
-        b.requantize_i32(
-            product, [m], [s], -1, out_q.zero_point, lo, hi, np.dtype("int8")
-        ),
+        b.requantize_i32(product, [m], [s], -1, out_q.zero_point, lo, hi, dtype),
     )
+
+
+def _expect_symmetric(
+    b: RelayBuilder, tensors: list[tuple[Tensor, Quantization]]
+) -> None:
+    """int16 tensors must have zero point 0 where TFLite Micro requires it."""
+    for t, quant in tensors:
+        if quant.zero_point != 0:
+            raise b.error(
+                f"int16 {b.operator.opcode} needs zero point 0 (symmetric int16, as "
+                f"TFLite Micro requires): '{t.name}' has zero point {quant.zero_point}"
+            )
 
 
 def _extremum(b: RelayBuilder, op_class: type[MaximumOp] | type[MinimumOp]) -> None:
