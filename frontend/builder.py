@@ -66,7 +66,12 @@ _ELEMENT_TYPES: dict[str, Attribute] = {
     "uint8": ui8,
 }
 
-_INT_RANGES = {"int8": (-128, 127), "int16": (-32768, 32767), "uint8": (0, 255)}
+_INT_RANGES = {
+    "int8": (-128, 127),
+    "int16": (-32768, 32767),
+    "int32": (-(2**31), 2**31 - 1),
+    "uint8": (0, 255),
+}
 
 
 def element_type(dtype: np.dtype[Any]) -> Attribute:

@@ -188,7 +188,8 @@ def softmax_params(beta: float, input_scale: float) -> tuple[int, int, int]:
 
 
 def requantize_multiplier(input_scale: float, output_scale: float) -> tuple[int, int]:
-    """int8 -> int8 QUANTIZE (``PrepareQuantizeReference``):
+    """Integer -> integer QUANTIZE (``PrepareQuantizeReference``: int8, int16
+    and int32 in and out):
     ``QuantizeMultiplier(double(input_scale) / double(output_scale))``."""
     return quantize_multiplier(float(input_scale) / float(output_scale))
 

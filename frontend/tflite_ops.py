@@ -12,12 +12,14 @@ are computed as in their ``Prepare``, see ``quantization.py``):
   ``conv2d|dense (i8 x i8 -> i32, zero points) -> add(bias) ->
   fixed_point_multiply (per-channel along the output channels) ->
   add(output_zp) -> clip(fused activation range) -> cast(i8)``;
-* ADD: both inputs ``cast(i32) -> add(-zp) -> multiply(2^20) ->
-  fixed_point_multiply``, then sum -> ``fixed_point_multiply`` -> output stage;
+* ADD (int8 and int16): both inputs ``cast(i32) -> add(-zp) -> multiply(2^20)
+  -> fixed_point_multiply`` (``2^15`` for int16), then sum ->
+  ``fixed_point_multiply`` -> output stage clamped to the output type;
 * AVERAGE_POOL_2D / MAX_POOL_2D on i8 directly (same in/out quantisation);
 * SOFTMAX: ``relay.quantized_softmax`` (bit-exact int8 kernel);
-* QUANTIZE / DEQUANTIZE: ``relay.quantize`` / ``relay.dequantize``, int8 ->
-  int8 QUANTIZE as a requantisation chain;
+* QUANTIZE / DEQUANTIZE: ``relay.quantize`` / ``relay.dequantize``; integer
+  QUANTIZE (int8, int16 and int32 in and out, TFLM's ``Requantize``) as a
+  requantisation chain;
 * SUB, MUL, MAXIMUM, MINIMUM, CONCATENATION, PAD/PADV2, RELU, RELU6: in
   ``tflite_ops_elementwise`` (registered into ``CONVERTERS``).
 
@@ -436,23 +438,44 @@ def convert_softmax(b: RelayBuilder) -> None:
     )
 
 
+_REQUANTIZE_TYPES = (
+    ("INT8", "INT8"),
+    ("INT8", "INT16"),
+    ("INT8", "INT32"),
+    ("INT16", "INT8"),
+    ("INT16", "INT16"),
+    ("INT16", "INT32"),
+    ("INT32", "INT8"),
+    ("INT32", "INT16"),
+)
+"""Integer QUANTIZE pairs of TFLite Micro's ``quantize_common.cc`` (uint8 ones
+aside): all ``reference_ops::Requantize``."""
+
+
 def convert_quantize(b: RelayBuilder) -> None:
     x, out = b.required_input(0), b.output_tensor()
     out_q = _per_tensor(b, out, "output")
-    if _type(out) not in ("INT8", "UINT8", "INT16"):
-        raise b.error(f"unsupported output type {_type(out)} (INT8, UINT8 or INT16)")
     dtype = np.dtype(out.dtype)
     if _type(x) == "FLOAT32":
+        if _type(out) not in ("INT8", "UINT8", "INT16"):
+            raise b.error(
+                f"unsupported output type {_type(out)} (INT8, UINT8 or INT16)"
+            )
         value = QuantizeOp(
             b.value(x), out_q.scale, out_q.zero_point, element_type(dtype)
         )
         b.bind(out, b.emit(value))
         return
-    if (_type(x), _type(out)) != ("INT8", "INT8"):
-        raise b.error(f"unsupported requantisation {_type(x)} -> {_type(out)}")
+    if (_type(x), _type(out)) not in _REQUANTIZE_TYPES:
+        pairs = ", ".join(" -> ".join(p) for p in _REQUANTIZE_TYPES)
+        raise b.error(
+            f"unsupported requantisation {_type(x)} -> {_type(out)} "
+            f"(supported: FLOAT32 -> INT8, UINT8 or INT16; {pairs})"
+        )
+    # Requantize: MultiplyByQuantizedMultiplier(x - zp_in) + zp_out, clamped
     in_q = _per_tensor(b, x, "input")
     m, s = q.requantize_multiplier(in_q.scale, out_q.scale)
-    acc = b.emit(CastOp(b.value(x), i32))
+    acc = b.value(x) if _type(x) == "INT32" else b.emit(CastOp(b.value(x), i32))
     if in_q.zero_point:
         acc = b.emit(AddOp(acc, b.scalar(-in_q.zero_point, "int32")))
     lo, hi = int_range(dtype)

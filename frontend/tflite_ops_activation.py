@@ -11,7 +11,8 @@ nest); int8 follows TFLite Micro's reference kernels bit for bit:
 * NEG: float only (TFLite Micro's kernel refuses int8), ``x * -1``;
 * RELU_N1_TO_1: ``clip(-1, 1)`` (float; int8 in the quantised domain with
   one quantisation, as RELU). TFLite Micro has no kernel: the oracle decides;
-* LEAKY_RELU (``leaky_relu_common.cc``): ``x >= 0`` scaled by the identity
+* LEAKY_RELU (``leaky_relu_common.cc``; int8 and int16, clamped to the
+  output type): ``x >= 0`` scaled by the identity
   multiplier ``float(s_in / s_out)``, ``x < 0`` by the alpha multiplier
   ``s_in * alpha / s_out``, both ``MultiplyByQuantizedMultiplier`` on
   ``x - zp_in`` (the alpha multiplier computed in double; a negative one
@@ -39,7 +40,9 @@ nest); int8 follows TFLite Micro's reference kernels bit for bit:
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import i8
+from typing import Any
+
+import numpy as np
 from xdsl.ir import SSAValue
 
 from usmp.dialects.relay_ops import (
@@ -57,7 +60,7 @@ from usmp.dialects.relay_ops import (
     TanhOp,
 )
 from usmp.frontend import quantization as q
-from usmp.frontend.builder import RelayBuilder
+from usmp.frontend.builder import RelayBuilder, element_type, int_range
 from usmp.frontend.tflite_ops import (
     _float_activation,
     _per_tensor,
@@ -82,10 +85,18 @@ def _fpm(b: RelayBuilder, x: SSAValue, real: float) -> SSAValue:
 
 def _to_int8(b: RelayBuilder, acc: SSAValue, zero_point: int) -> SSAValue:
     """``acc + zero_point`` clamped to int8 and cast."""
+    return _to_quantized(b, acc, zero_point, np.dtype("int8"))
+
+
+def _to_quantized(
+    b: RelayBuilder, acc: SSAValue, zero_point: int, dtype: np.dtype[Any]
+) -> SSAValue:
+    """``acc + zero_point`` clamped to the integer ``dtype`` and cast."""
     if zero_point:
         acc = b.emit(AddOp(acc, b.scalar(zero_point, "int32")))
-    acc = b.emit(ClipOp(acc, float(_INT8_MIN), float(_INT8_MAX)))
-    return b.emit(CastOp(acc, i8))
+    lo, hi = int_range(dtype)
+    acc = b.emit(ClipOp(acc, float(lo), float(hi)))
+    return b.emit(CastOp(acc, element_type(dtype)))
 
 
 def _positive_negative(
@@ -128,7 +139,7 @@ def convert_relu_n1_to_1(b: RelayBuilder) -> None:
 def convert_leaky_relu(b: RelayBuilder) -> None:
     x, out = b.required_input(0), b.output_tensor()
     alpha = float(b.operator.options.Alpha()) if b.operator.options is not None else 0.0
-    if _binary_kind(b, x, out) == "float":
+    if _binary_kind(b, x, out, int16=True) == "float":
         pos, neg = _positive_negative(b, b.value(x), "float32")
         scaled = b.emit(MultiplyOp(neg, b.scalar(q.f32(alpha), "float32")))
         _bind(b, out, b.emit(AddOp(pos, scaled)))
@@ -142,7 +153,7 @@ def convert_leaky_relu(b: RelayBuilder) -> None:
     if real_alpha < 0:
         scaled = b.emit(MultiplyOp(scaled, b.scalar(-1, "int32")))
     acc = b.emit(AddOp(_fpm(b, pos, q.f32(s_in / s_out)), scaled))
-    _bind(b, out, _to_int8(b, acc, out_q.zero_point))
+    _bind(b, out, _to_quantized(b, acc, out_q.zero_point, np.dtype(out.dtype)))
 
 
 def convert_prelu(b: RelayBuilder) -> None:

@@ -2,20 +2,24 @@
 
 ``tflite_ops`` imports this module, which registers its converters in
 ``tflite_ops.CONVERTERS`` and shares that module's checks. Every converter
-emits existing relay ops only; int8 follows TFLite Micro's reference kernels
-bit for bit:
+emits existing relay ops only; int8 and int16 (every converter here but
+RELU_N1_TO_1's, which TFLite Micro lacks) follow TFLite Micro's reference
+kernels bit for bit, clamping to the output type's range:
 
 * SUB: as ADD (``sub_common.cc``, the same multipliers, real values in
   double): both inputs ``cast(i32) -> add(-zp) -> multiply(2^20) ->
-  fixed_point_multiply``, then ``subtract`` -> output stage;
+  fixed_point_multiply`` (``2^15`` for int16), then ``subtract`` -> output
+  stage;
 * MUL: ``(x1 - zp1) * (x2 - zp2)`` in i32 -> ``fixed_point_multiply`` by
-  ``QuantizeMultiplier(s1 * s2 / s_out)`` -> ``add(out_zp)`` -> clamp;
+  ``QuantizeMultiplier(s1 * s2 / s_out)`` -> ``add(out_zp)`` -> clamp (int16:
+  zero points must be 0, as TFLM requires; the product of two int16 values
+  fits in i32);
 * MAXIMUM / MINIMUM: on the raw int8 values, so the inputs and the output
   must share one quantisation (TFLM does not rescale);
 * CONCATENATION: raw copies, int8 inputs must share the output's
   quantisation;
-* PAD / PADV2: constant padding (0.0, the output zero point for int8, or the
-  PADV2 constant);
+* PAD / PADV2: constant padding (0.0, the output zero point for int8, 0 for
+  int16 as TFLite Micro, or the PADV2 constant);
 * RELU / RELU6: ``relu`` / ``clip(0, 6)`` on float, on int8 a ``clip`` in the
   quantised domain (``[zp, 127]`` / ``[zp, zp + round(6 / scale)]``); RELU
   requantises when the input and output quantisations differ (TFLM's
@@ -53,9 +57,6 @@ from usmp.frontend.tflite_ops import (
 )
 from usmp.frontend.tflite_reader import Quantization, Tensor
 
-_INT8_MIN, _INT8_MAX = -128, 127
-
-
 # -- shared pieces -------------------------------------------------------------
 
 
@@ -90,7 +91,8 @@ def _same_quantization(
         in_q = _per_tensor(b, t, f"input {i}")
         if _affine(in_q) != _affine(out_q):
             raise b.error(
-                f"int8 {b.operator.opcode} needs every input quantised like the "
+                f"{_type(out).lower()} {b.operator.opcode} needs every input "
+                "quantised like the "
                 f"output ({why}): input {i} '{t.name}' has scale {in_q.scale} and "
                 f"zero point {in_q.zero_point}, the output scale {out_q.scale} and "
                 f"zero point {out_q.zero_point}"
@@ -168,8 +170,9 @@ def _expect_symmetric(
 
 def _extremum(b: RelayBuilder, op_class: type[MaximumOp] | type[MinimumOp]) -> None:
     x1, x2, out = b.required_input(0), b.required_input(1), b.output_tensor()
-    if _binary_kind(b, x1, x2, out) == "int8":
-        _same_quantization(b, [x1, x2], out, "TFLite compares the raw int8 values")
+    kind = _binary_kind(b, x1, x2, out, int16=True)
+    if kind != "float":
+        _same_quantization(b, [x1, x2], out, f"TFLite compares the raw {kind} values")
     _bind(b, out, b.emit(op_class(b.value(x1), b.value(x2))))
 
 
@@ -192,8 +195,9 @@ def convert_concatenation(b: RelayBuilder) -> None:
             "a fused activation on CONCATENATION is not supported (TFLite Micro "
             "refuses it too)"
         )
-    if _binary_kind(b, *inputs, out) == "int8":
-        _same_quantization(b, inputs, out, "TFLite copies the raw int8 values")
+    kind = _binary_kind(b, *inputs, out, int16=True)
+    if kind != "float":
+        _same_quantization(b, inputs, out, f"TFLite copies the raw {kind} values")
     axis = b.operator.options.Axis()
     rank = len(out.shape)
     if not -rank <= axis < rank:
@@ -231,20 +235,22 @@ def _pad_constant(b: RelayBuilder, kind: str, zero_point: int) -> float:
         return 0.0 if kind == "float" else float(zero_point)
     if constant.data is None or constant.data.size != 1:
         raise b.error(f"constant_values '{constant.name}' must be a scalar constant")
-    expected = "FLOAT32" if kind == "float" else "INT8"
-    if _type(constant) != expected:  # int8: TFLM copies the raw byte
+    expected = {"float": "FLOAT32", "int8": "INT8", "int16": "INT16"}[kind]
+    if _type(constant) != expected:  # integers: TFLM copies the raw value
         raise b.error(f"constant_values '{constant.name}' must be {expected}")
     return float(constant.data.reshape(-1)[0])
 
 
 def convert_pad(b: RelayBuilder) -> None:
     x, out = b.required_input(0), b.output_tensor()
-    kind = _binary_kind(b, x, out)
+    kind = _binary_kind(b, x, out, int16=True)
     zero_point = 0
-    if kind == "int8":
+    if kind != "float":
         zero_point = _same_quantization(
-            b, [x], out, "TFLite copies the raw int8 values"
+            b, [x], out, f"TFLite copies the raw {kind} values"
         ).zero_point
+    if kind == "int16":  # TFLite Micro pads int16 with 0, not the zero point
+        zero_point = 0
     value = _pad_constant(b, kind, zero_point)
     _bind(b, out, b.emit(PadOp(b.value(x), _pad_width(b, x), value)))
 
@@ -254,7 +260,9 @@ def convert_pad(b: RelayBuilder) -> None:
 
 def _relu(b: RelayBuilder, act: q.Activation) -> None:
     x, out = b.required_input(0), b.output_tensor()
-    if _binary_kind(b, x, out) == "float":
+    # TFLite Micro's RELU and RELU6 take int16 (it has no RELU_N1_TO_1)
+    int16 = act != q.Activation.RELU_N1_TO_1
+    if _binary_kind(b, x, out, int16=int16) == "float":
         _bind(b, out, _float_activation(b, b.value(x), act))
         return
     if act == q.Activation.RELU:
@@ -264,7 +272,7 @@ def _relu(b: RelayBuilder, act: q.Activation) -> None:
         b, [x], out, "the clamp is applied in the quantised domain"
     )
     lo, hi = q.activation_range_quantized(
-        act, out_q.scale, out_q.zero_point, _INT8_MIN, _INT8_MAX
+        act, out_q.scale, out_q.zero_point, *int_range(np.dtype(out.dtype))
     )
     _bind(b, out, b.emit(ClipOp(b.value(x), float(lo), float(hi))))
 
@@ -275,14 +283,16 @@ def _requantized_relu(b: RelayBuilder, x: Tensor, out: Tensor) -> None:
     at ``zp_out`` (real 0); with one quantisation just the clamp (the
     multiplier is exactly 1)."""
     in_q, out_q = _per_tensor(b, x, "input"), _per_tensor(b, out, "output")
-    lo = max(_INT8_MIN, out_q.zero_point)
+    dtype = np.dtype(out.dtype)
+    type_min, type_max = int_range(dtype)
+    lo = max(type_min, out_q.zero_point)
     if _affine(in_q) == _affine(out_q):
-        _bind(b, out, b.emit(ClipOp(b.value(x), float(lo), float(_INT8_MAX))))
+        _bind(b, out, b.emit(ClipOp(b.value(x), float(lo), float(type_max))))
         return
     m, s = q.quantize_multiplier(float(in_q.scale) / float(out_q.scale))
     centered = _centered_i32(b, x, in_q.zero_point)
     result = b.requantize_i32(
-        centered, [m], [s], -1, out_q.zero_point, lo, _INT8_MAX, np.dtype("int8")
+        centered, [m], [s], -1, out_q.zero_point, lo, type_max, dtype
     )
     _bind(b, out, result)
 

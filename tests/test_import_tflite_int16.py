@@ -61,7 +61,7 @@ def _csv(path: Path, dtype: str) -> np.ndarray:
     return np.loadtxt(path, delimiter=",", dtype=np.int64).astype(dtype).reshape(-1)
 
 
-SEANET_OPS = ["add", "sub"]
+SEANET_OPS = ["add", "sub", "leaky_relu", "pad", "quantize", "strided_slice"]
 
 
 @pytest.mark.parametrize("op", SEANET_OPS)
@@ -172,3 +172,184 @@ def test_mul_int16_needs_zero_point_0() -> None:
         "crafted.tflite: error: operator 0 (MUL): int16 MUL needs zero point 0 (symmetric int16, as "
         "TFLite Micro requires): 't0' has zero point 3"
     ), message
+
+
+@pytest.mark.parametrize(
+    ("alpha", "in_scale", "out_scale", "zero_points"),
+    [
+        (0.2, 0.0017, 0.0017, (0, 0)),  # seanet's: one quantisation
+        (-0.3, 0.001, 0.0004, (0, 0)),  # negative alpha, a left shift
+        (1.7, 0.0002, 0.0009, (0, 0)),  # alpha above 1, a right shift
+        (0.05, 0.001, 0.002, (-300, 120)),  # zero points (TFLM takes them)
+    ],
+)
+def test_leaky_relu_int16(
+    alpha: float, in_scale: float, out_scale: float, zero_points: tuple[int, int]
+) -> None:
+    m = ModelBuilder()
+    x = _i16(m, (1, 3, 5, 4), in_scale, zero_points[0])
+    y = _i16(m, (1, 3, 5, 4), out_scale, zero_points[1])
+    m.op("LEAKY_RELU", [x], [y], ("LeakyReluOptions", dict(Alpha=alpha)))
+    compare_every_tensor(m.build([x], [y]))
+
+
+@pytest.mark.parametrize(
+    ("shape", "paddings"),
+    [
+        ((1, 3, 2, 4), [[0, 0], [1, 2], [2, 0], [0, 1]]),  # every side of H, W, C
+        ((2, 1, 3), [[1, 1], [0, 3], [2, 2]]),  # batch and a size-1 dimension
+        ((5,), [[4, 0]]),  # rank 1
+    ],
+)
+def test_pad_int16(shape: tuple[int, ...], paddings: list[list[int]]) -> None:
+    m = ModelBuilder()
+    x = _i16(m, shape, 0.0009)
+    widths = m.tensor((len(shape), 2), "int32", np.array(paddings))
+    out = tuple(s + a + b for s, (a, b) in zip(shape, paddings, strict=True))
+    y = _i16(m, out, 0.0009)
+    m.op("PAD", [x, widths], [y], ("PadOptions", {}))
+    # PADV2 with an int16 constant (TFLM copies its raw value)
+    value = m.tensor((), "int16", np.array(-1234), scale=0.0009)
+    z = _i16(m, out, 0.0009)
+    m.op("PADV2", [x, widths, value], [z], ("PadV2Options", {}))
+    compare_every_tensor(m.build([x], [y, z]))
+
+
+def test_pad_int16_pads_with_0_whatever_the_zero_point() -> None:
+    """TFLite Micro pads int16 with the raw value 0 (int8: the zero point)."""
+    m = ModelBuilder()
+    x = _i16(m, (2, 3), 0.001, zp=77)
+    widths = m.tensor((2, 2), "int32", np.array([[1, 0], [0, 2]]))
+    y = _i16(m, (3, 5), 0.001, zp=77)
+    m.op("PAD", [x, widths], [y], ("PadOptions", {}))
+    compare_every_tensor(m.build([x], [y]))
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "ratio"),
+    [
+        ("int16", "int8", 1 / 300),
+        ("int16", "int16", 0.37),
+        ("int16", "int16", 2.5),
+        ("int16", "int32", 70.0),
+        ("int8", "int16", 90.0),
+        ("int8", "int32", 3.0),
+        ("int8", "int8", 0.6),
+        ("int32", "int16", 1.49e-7 / 0.00092),  # seanet's quantize0
+        ("int32", "int8", 1e-9),
+    ],
+)
+def test_requantize_int16(source: str, target: str, ratio: float) -> None:
+    """Every integer QUANTIZE pair TFLite Micro's kernel takes (int8, int16,
+    int32; its ``Requantize``), on inputs over the source's whole range."""
+    m = ModelBuilder()
+    in_zp = -7 if source == "int8" else 0
+    out_zp = 11 if target == "int8" else 0
+    x = m.tensor((3, 17), source, scale=0.001, zero_point=in_zp)
+    y = m.tensor((3, 17), target, scale=0.001 / ratio, zero_point=out_zp)
+    m.op("QUANTIZE", [x], [y])
+    compare_every_tensor(m.build([x], [y]))
+
+
+def test_quantize_dequantize_float_int16() -> None:
+    m = ModelBuilder()
+    x = m.tensor((2, 40), "float32")
+    q = _i16(m, (2, 40), 0.0002)  # +-6.5: the normal inputs saturate at times
+    y = m.tensor((2, 40), "float32")
+    m.op("QUANTIZE", [x], [q])
+    m.op("DEQUANTIZE", [q], [y])
+    compare_every_tensor(m.build([x], [y]))
+
+
+def test_unsupported_requantisation() -> None:
+    m = ModelBuilder()
+    x = m.tensor((4,), "int32", scale=0.001)
+    y = m.tensor((4,), "int32", scale=0.002)
+    m.op("QUANTIZE", [x], [y])
+    message = refusal(m, [x], [y])
+    assert message.startswith(
+        "crafted.tflite: error: operator 0 (QUANTIZE): unsupported requantisation "
+        "INT32 -> INT32 (supported: FLOAT32 -> INT8, UINT8 or INT16; INT8 -> INT8,"
+    ), message
+
+
+@pytest.mark.parametrize("opcode", ["MAXIMUM", "MINIMUM"])
+@pytest.mark.parametrize(
+    ("shape_a", "shape_b"),
+    [((1, 4, 6), (1, 4, 6)), ((2, 1, 6), (3, 1)), ((5,), (1,))],
+)
+def test_maximum_minimum_int16(
+    opcode: str, shape_a: tuple[int, ...], shape_b: tuple[int, ...]
+) -> None:
+    m = ModelBuilder()
+    a = _i16(m, shape_a, 0.0003)
+    b = _i16(m, shape_b, 0.0003)
+    y = _i16(m, np.broadcast_shapes(shape_a, shape_b), 0.0003)
+    m.op(opcode, [a, b], [y], ("MaximumMinimumOptions", {}))
+    compare_every_tensor(m.build([a, b], [y]))
+
+
+@pytest.mark.parametrize("axis", [0, 2, -1])
+def test_concatenation_int16(axis: int) -> None:
+    shapes = []
+    for size in (2, 5, 1):
+        shape = [2, 3, 4]
+        shape[axis] = size
+        shapes.append(tuple(shape))
+    m = ModelBuilder()
+    inputs = [_i16(m, shape, 0.0007) for shape in shapes]
+    out = list(shapes[0])
+    out[axis] = sum(shape[axis] for shape in shapes)
+    y = _i16(m, tuple(out), 0.0007)
+    m.op("CONCATENATION", inputs, [y], ("ConcatenationOptions", dict(Axis=axis)))
+    compare_every_tensor(m.build(inputs, [y]))
+
+
+@pytest.mark.parametrize(
+    ("opcode", "in_scale", "out_scale"),
+    [
+        ("RELU", 0.0004, 0.0004),  # one quantisation: a clamp
+        ("RELU", 0.0004, 0.0001),  # TFLM's ReluQuantized rescaling
+        ("RELU6", 0.0004, 0.0004),  # 6.0 inside the int16 range: both ends
+    ],
+)
+def test_relu_int16(opcode: str, in_scale: float, out_scale: float) -> None:
+    m = ModelBuilder()
+    x = _i16(m, (2, 5, 7), in_scale)
+    y = _i16(m, (2, 5, 7), out_scale)
+    m.op(opcode, [x], [y])
+    compare_every_tensor(m.build([x], [y]))
+
+
+def test_data_movement_chain_int16() -> None:
+    """RESHAPE -> TRANSPOSE -> SQUEEZE -> EXPAND_DIMS -> SLICE -> STRIDED_SLICE
+    on int16: every intermediate tensor equal to TFLite Micro's."""
+    m = ModelBuilder()
+    s = 0.0005
+    x = _i16(m, (1, 24, 5), s)
+    shape = m.tensor((4,), "int32", np.array([1, 4, 6, 5]))
+    r = _i16(m, (1, 4, 6, 5), s)
+    m.op("RESHAPE", [x, shape], [r])
+    perm = m.tensor((4,), "int32", np.array([0, 3, 1, 2]))
+    t = _i16(m, (1, 5, 4, 6), s)
+    m.op("TRANSPOSE", [r, perm], [t])
+    sq = _i16(m, (5, 4, 6), s)
+    m.op("SQUEEZE", [t], [sq], ("SqueezeOptions", dict(SqueezeDims=[0])))
+    axis = m.tensor((), "int32", np.array(1))
+    e = _i16(m, (5, 1, 4, 6), s)
+    m.op("EXPAND_DIMS", [sq, axis], [e])
+    begin = m.tensor((4,), "int32", np.array([1, 0, 1, 2]))
+    size = m.tensor((4,), "int32", np.array([3, 1, 3, -1]))
+    sl = _i16(m, (3, 1, 3, 4), s)
+    m.op("SLICE", [e, begin, size], [sl])
+    b2 = m.tensor((4,), "int32", np.array([2, 0, 2, 3]))
+    e2 = m.tensor((4,), "int32", np.array([0, 1, 0, 0]))
+    st = m.tensor((4,), "int32", np.array([-1, 1, -2, -2]))
+    ss = _i16(m, (3, 1, 2, 2), s)
+    m.op(
+        "STRIDED_SLICE",
+        [sl, b2, e2, st],
+        [ss],
+        ("StridedSliceOptions", dict(EndMask=5)),
+    )
+    compare_every_tensor(m.build([x], [ss]))

@@ -21,7 +21,6 @@ from usmp.frontend.tflite_import import import_tflite_bytes
 from usmp.frontend.tflite_ops_layout import keeps_memory_order, mean_multiplier
 from usmp.frontend.tflite_reader import TFLiteImportError, read_model
 from usmp.testing.run_c import run_module, run_pipeline
-from usmp.testing.shared_models import MODELS_DIR
 from usmp.testing.tflm_reference import difference, random_inputs, run_tflm
 
 Built = tuple[ModelBuilder, list[int], list[int]]
@@ -482,22 +481,6 @@ def test_chain_through_usmp_compile_matches_tflite_micro(tmp_path: Path) -> None
         want = run_tflm(data, values, [t, y])
         for g, w in zip(got, want, strict=True):
             np.testing.assert_array_equal(g, w)
-
-
-def test_seanet_strided_slice_reproduces_the_golden_output(tmp_path: Path) -> None:
-    """TFLM's own int16 STRIDED_SLICE integration-test model: through
-    ``usmp.compile`` and gcc, the golden CSV exactly."""
-    folder = MODELS_DIR / "tflite_micro/seanet/strided_slice"
-    path = folder / "strided_slice0.tflite"
-    model = read_model(path.read_bytes(), path.name)
-    (index,) = model.inputs
-    shape = model.tensors[index].shape
-    x = np.loadtxt(folder / "strided_slice0_input0_int16.csv", delimiter=",")
-    golden = np.loadtxt(folder / "strided_slice0_golden_int16.csv", delimiter=",")
-    lib = usmp.compile(path, output_dir=tmp_path / "out")
-    (got,) = lib.run([x.astype(np.int16).reshape(shape)])
-    assert got.dtype == np.int16
-    np.testing.assert_array_equal(got.reshape(-1), golden.astype(np.int16))
 
 
 # -------------------------------------------------------- REDUCE_MAX, REDUCE_MIN

@@ -137,3 +137,41 @@ func.func @quantized_softmax(%a: tensor<1x12xi8>) -> tensor<1x12xi8> attributes 
   %0 = relay.quantized_softmax %a {input_multiplier = 1242899200 : i64, input_left_shift = 24 : i64, diff_min = -124 : i64} : tensor<1x12xi8> -> tensor<1x12xi8>
   func.return %0 : tensor<1x12xi8>
 }
+
+// -----
+
+// int16 ADD (16x8 models), as the TFLite importer writes it: each input
+// widened i16 -> i32 and shifted left by 15 (not int8's 20) before its
+// multiplier, the output clamped to int16 and narrowed; no i64 buffer, no
+// scratch.
+
+// CHECK-LABEL: func.func @add_int16(
+// CHECK-NOT:     tir.allocate
+// CHECK-DAG:     %[[SHIFT:.*]] = arith.constant 32768 : i32
+// CHECK-DAG:     %[[LO:.*]] = arith.constant -32768 : i32
+// CHECK-DAG:     %[[HI:.*]] = arith.constant 32767 : i32
+// CHECK:         %[[A:.*]] = memref.load %{{.*}} : memref<5x64xi16>
+// CHECK-NEXT:    %[[AW:.*]] = arith.extsi %[[A]] : i16 to i32
+// CHECK-NEXT:    arith.muli %[[AW]], %[[SHIFT]] : i32
+// CHECK:         %[[B:.*]] = memref.load %{{.*}} : memref<5x64xi16>
+// CHECK-NEXT:    %[[BW:.*]] = arith.extsi %[[B]] : i16 to i32
+// CHECK-NEXT:    arith.muli %[[BW]], %[[SHIFT]] : i32
+// CHECK:         %[[MAX:.*]] = arith.maxsi %{{.*}}, %[[LO]] : i32
+// CHECK-NEXT:    %[[MIN:.*]] = arith.minsi %[[MAX]], %[[HI]] : i32
+// CHECK-NEXT:    %[[R:.*]] = arith.trunci %[[MIN]] : i32 to i16
+// CHECK-NEXT:    memref.store %[[R]], %{{.*}} : memref<5x64xi16>
+
+func.func @add_int16(%a: tensor<5x64xi16>, %b: tensor<5x64xi16>) -> tensor<5x64xi16> attributes {relay.primitive} {
+  %0 = relay.cast %a : tensor<5x64xi16> -> tensor<5x64xi32>
+  %1 = relay.constant dense<32768> : tensor<i32>
+  %2 = relay.multiply %0, %1 : (tensor<5x64xi32>, tensor<i32>) -> tensor<5x64xi32>
+  %3 = relay.fixed_point_multiply %2 {multiplier = array<i32: 1557527444>, shift = array<i32: -1>} : tensor<5x64xi32> -> tensor<5x64xi32>
+  %4 = relay.cast %b : tensor<5x64xi16> -> tensor<5x64xi32>
+  %5 = relay.multiply %4, %1 : (tensor<5x64xi32>, tensor<i32>) -> tensor<5x64xi32>
+  %6 = relay.fixed_point_multiply %5 {multiplier = array<i32: 1073741824>, shift = array<i32: 0>} : tensor<5x64xi32> -> tensor<5x64xi32>
+  %7 = relay.add %3, %6 : (tensor<5x64xi32>, tensor<5x64xi32>) -> tensor<5x64xi32>
+  %8 = relay.fixed_point_multiply %7 {multiplier = array<i32: 1691523662>, shift = array<i32: -14>} : tensor<5x64xi32> -> tensor<5x64xi32>
+  %9 = relay.clip %8 {a_min = -3.276800e+04 : f64, a_max = 3.276700e+04 : f64} : tensor<5x64xi32> -> tensor<5x64xi32>
+  %10 = relay.cast %9 : tensor<5x64xi32> -> tensor<5x64xi16>
+  func.return %10 : tensor<5x64xi16>
+}
