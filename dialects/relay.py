@@ -487,11 +487,21 @@ STRUCTURAL_OPS: list[type[IRDLOperation]] = [
 
 
 def _relay_dialect() -> Dialect:
-    from usmp.dialects import relay_nn_ops, relay_ops, relay_tflite_ops
+    from usmp.dialects import (
+        relay_image_ops,
+        relay_nn_ops,
+        relay_ops,
+        relay_tflite_ops,
+    )
 
     return Dialect(
         "relay",
-        [*STRUCTURAL_OPS, *relay_ops.OPERATOR_OPS, *relay_tflite_ops.EXTRA_OPS],
+        [
+            *STRUCTURAL_OPS,
+            *relay_ops.OPERATOR_OPS,
+            *relay_tflite_ops.EXTRA_OPS,
+            *relay_image_ops.IMAGE_OPS,
+        ],
         [*relay_nn_ops.LAYOUT_ATTRS],
     )
 

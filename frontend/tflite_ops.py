@@ -587,5 +587,6 @@ def register(converters: Mapping[str, Converter]) -> None:
 from usmp.frontend import (  # noqa: E402, F401
     tflite_ops_activation,
     tflite_ops_elementwise,
+    tflite_ops_image,
     tflite_ops_layout,
 )

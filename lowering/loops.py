@@ -107,9 +107,11 @@ def _may_trap(op: Operation) -> bool:
 class _Scope:
     """A block under construction and the values remembered in it."""
 
-    def __init__(self, block: Block):
+    def __init__(self, block: Block, guarded: bool = False):
         self.block = block
         self.memo: dict[Hashable, SSAValue] = {}
+        self.guarded = guarded
+        """A branch of an ``scf.if``: what it reads may be valid only here."""
 
 
 class KernelBuilder(ScalarArithmetic):
@@ -200,10 +202,10 @@ class KernelBuilder(ScalarArithmetic):
         self._hoisted.clear()
 
     @contextmanager
-    def at(self, block: Block) -> Iterator[None]:
-        """Emit into ``block`` (a loop body or branch under construction,
-        nested in the current block)."""
-        self._scopes.append(_Scope(block))
+    def at(self, block: Block, guarded: bool = False) -> Iterator[None]:
+        """Emit into ``block`` (a loop body, or with ``guarded`` a branch,
+        under construction, nested in the current block)."""
+        self._scopes.append(_Scope(block, guarded))
         for arg in block.args:
             self._depth[arg] = len(self._scopes) - 1
         try:
@@ -325,6 +327,33 @@ class KernelBuilder(ScalarArithmetic):
         assert isinstance(type_, MemRefType)
         operands = (buffer, *(self.index(i) for i in indices))
         return self.emit(create(memref.LoadOp, operands, type_.element_type))
+
+    def load_invariant(self, buffer: SSAValue, indices: Sequence[Ix]) -> SSAValue:
+        """A load from a buffer the kernel never writes (a constant table, an
+        input) at indices that are in bounds wherever they are defined, placed
+        like a pure op: in the outermost open block where the indices exist,
+        but never outside the innermost ``scf.if`` branch (whose condition may
+        be what keeps the indices in bounds), and shared."""
+        operands = (buffer, *(self.index(i) for i in indices))
+        key = ("load_invariant", operands)
+        known = self.lookup(key)
+        if known is not None:
+            return known
+        guard = max(
+            (d for d, scope in enumerate(self._scopes) if scope.guarded), default=0
+        )
+        depth = max(guard, *(self._depth_of(v) for v in operands))
+        type_ = buffer.type
+        assert isinstance(type_, MemRefType)
+        op = create(memref.LoadOp, operands, type_.element_type)
+        if self.location is not None:
+            op.location = self.location
+        scope = self._scopes[depth]
+        scope.block.add_op(op)
+        result = op.results[0]
+        self._depth[result] = depth
+        scope.memo[key] = result
+        return result
 
     def store(self, value: SSAValue, buffer: SSAValue, indices: Sequence[Ix]) -> None:
         operands = (value, buffer, *(self.index(i) for i in indices))
@@ -459,7 +488,7 @@ class KernelBuilder(ScalarArithmetic):
         blocks = []
         for branch in (then, otherwise):
             block = Block()
-            with self.at(block):
+            with self.at(block, guarded=True):
                 self.emit(scf.YieldOp(*branch()))
             blocks.append(block)
         op = scf.IfOp(condition, list(result_types), [blocks[0]], [blocks[1]])

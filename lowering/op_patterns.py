@@ -78,6 +78,8 @@ _OPERATORS: dict[str, tuple[OpPattern, str]] = {
     "relay.divide": (OpPattern.BROADCAST, "divide"),
     "relay.sigmoid": (OpPattern.ELEMWISE, "sigmoid"),
     "relay.tanh": (OpPattern.ELEMWISE, "tanh"),
+    "relay.gather": (OpPattern.INJECTIVE, "take"),
+    "relay.resize_bilinear": (OpPattern.INJECTIVE, "image.resize2d"),
 }
 
 ANCHOR_PATTERNS = (OpPattern.COMM_REDUCE, OpPattern.OUT_ELEMWISE_FUSABLE)

@@ -57,6 +57,7 @@ from usmp.lowering.kernel import (
 from usmp.lowering.loops import Ix, KernelBuilder
 from usmp.lowering.op_patterns import OpPattern, op_pattern
 from usmp.lowering.ops_elementwise import LowerElementwise
+from usmp.lowering.ops_image import LowerImage
 from usmp.lowering.ops_layout import LowerDataMovement
 from usmp.lowering.ops_nn import LowerNN
 from usmp.lowering.ops_quant import LowerQuantization
@@ -70,6 +71,7 @@ ELEMENT_PATTERNS: tuple[type[ElementPattern], ...] = (
     LowerDataMovement,
     LowerNN,
     LowerSoftmax,
+    LowerImage,
 )
 """The element patterns, one per operator family (every operator of the
 contract, and the TFLite-specific ones of ``relay_tflite_ops``)."""

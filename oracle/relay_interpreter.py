@@ -59,7 +59,7 @@ from usmp.dialects.relay import INPUT_TENSOR_NAMES
 from usmp.dialects.relay_base import RelayOperator
 from usmp.dialects.relay_props import property_values
 from usmp.dialects.tir import PRIM_FUNC
-from usmp.oracle import kernels, tflite_kernels
+from usmp.oracle import image_kernels, kernels, tflite_kernels
 from usmp.oracle.kernels import KernelError
 from usmp.oracle.tflite_kernels import TFLiteKernelError
 from usmp.oracle.values import (
@@ -461,6 +461,15 @@ def _broadcast_to(op: Operation, args: list[Value], it: _Interpreter) -> Value:
     return np.broadcast_to(x, tuple(t.get_shape())).copy()
 
 
+def _resize_bilinear(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+    (x,) = _tensor_args(op, args, 1)
+    t = op.results[0].type
+    if not isinstance(t, TensorType):
+        raise located_error(op, "relay.resize_bilinear: the result must be a tensor")
+    _, height, width, _ = t.get_shape()
+    return image_kernels.resize_bilinear(x, (height, width), **_properties(op))
+
+
 def _concatenate(op: Operation, args: list[Value], it: _Interpreter) -> Value:
     return kernels.concatenate(_tensor_args(op, args), **_properties(op))
 
@@ -524,6 +533,9 @@ _HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "relay.dequantize": _affine(kernels.dequantize),
         # TFLite-specific operators (dialects/relay_tflite_ops.py)
         "relay.quantized_softmax": _kernel(tflite_kernels.quantized_softmax, 1),
+        # data-dependent indexing (dialects/relay_image_ops.py)
+        "relay.gather": _kernel(image_kernels.gather, 2),
+        "relay.resize_bilinear": _resize_bilinear,
     }
 )
 """Op name -> handler: every relay op of ``docs/relay-ops.md``, plus the

@@ -870,3 +870,35 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = relay.call @neg(%x) : (tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @f(%x: tensor<2x5xi8>, %i: tensor<3xi8>) {
+  // expected-error@+1 {{'relay.gather' op relay.gather: indices are i8, expected i32}}
+  %0 = relay.gather %x, %i : (tensor<2x5xi8>, tensor<3xi8>) -> tensor<3x5xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x5xi8>, %i: tensor<3x1xi32>) {
+  // expected-error@+1 {{'relay.gather' op relay.gather: the first 1 dimensions of the data [2, 5] and the indices [3, 1] differ}}
+  %0 = relay.gather %x, %i {axis = 1 : i64, batch_dims = 1 : i64} : (tensor<2x5xi8>, tensor<3x1xi32>) -> tensor<2x1xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x2x2x3xf32>) {
+  // expected-error@+1 {{'relay.resize_bilinear' op relay.resize_bilinear: align_corners and half_pixel_centers exclude each other}}
+  %0 = relay.resize_bilinear %x {align_corners = true, half_pixel_centers = true} : tensor<1x2x2x3xf32> -> tensor<1x4x4x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x2x2x3xi32>) {
+  // expected-error@+1 {{'relay.resize_bilinear' op relay.resize_bilinear: element type i32 is not supported, expected f32, i8 or i16}}
+  %0 = relay.resize_bilinear %x : tensor<1x2x2x3xi32> -> tensor<1x4x4x3xi32>
+  func.return
+}

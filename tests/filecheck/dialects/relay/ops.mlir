@@ -215,3 +215,18 @@ func.func @quant(%x: tensor<1x4x4x2xi32>, %f: tensor<1x4xf32>, %h: tensor<1x4xi1
   %6 = relay.dequantize %h {scale = 0.001 : f64, zero_point = 0 : i64} : tensor<1x4xi16> -> tensor<1x4xf32>
   func.return
 }
+
+// -----
+
+// Data-dependent indexing (dialects/relay_image_ops.py).
+
+// CHECK-LABEL: func.func @image(
+// CHECK: relay.gather %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<2x5x3xi8>, tensor<4xi32>) -> tensor<2x4x3xi8>
+// CHECK: relay.gather %{{.*}}, %{{.*}} {axis = -1 : i64, batch_dims = 1 : i64} : (tensor<2x5x3xi8>, tensor<2x4xi32>) -> tensor<2x5x4xi8>
+// CHECK: relay.resize_bilinear %{{.*}} {align_corners = true} : tensor<1x2x5x3xi8> -> tensor<1x4x4x3xi8>
+func.func @image(%x: tensor<2x5x3xi8>, %i: tensor<4xi32>, %j: tensor<2x4xi32>, %y: tensor<1x2x5x3xi8>) {
+  %0 = relay.gather %x, %i {axis = 1 : i64} : (tensor<2x5x3xi8>, tensor<4xi32>) -> tensor<2x4x3xi8>
+  %1 = relay.gather %x, %j {axis = -1 : i64, batch_dims = 1 : i64} : (tensor<2x5x3xi8>, tensor<2x4xi32>) -> tensor<2x5x4xi8>
+  %2 = relay.resize_bilinear %y {align_corners = true} : tensor<1x2x5x3xi8> -> tensor<1x4x4x3xi8>
+  func.return
+}
