@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from usmp.testing.shared_models import MODELS_DIR, SUPPORTED_MODELS
+from usmp.testing.shared_models import MODELS_DIR, SUPPORTED_MODELS, model_facts
 
 
 @dataclass
@@ -214,7 +214,7 @@ def c_inference_us(
 def measure(name: str, stats: dict[str, Any], runs: int, repeats: int) -> Row:
     path = MODELS_DIR / name
     row = Row(model=name)
-    facts = stats.get(name, {})
+    facts = stats.get(name) or model_facts(name)
     row.tflm_head = facts.get("tflm_arena_head_bytes")
     row.tflm_total = facts.get("tflm_arena_total_bytes")
     row.weights = facts.get("weight_bytes")

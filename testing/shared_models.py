@@ -9,8 +9,10 @@ compiler must compile end to end (paths relative to ``MODELS_DIR``).
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 MODELS_DIR = Path(
     os.environ.get(
@@ -34,4 +36,32 @@ SUPPORTED_MODELS = (
     "tflite_micro/hello_world_float.tflite",
     "tflite_micro/micro_speech_quantized.tflite",
     "tflite_micro/simple_add_model.tflite",
+    "tflite_micro/seanet/add/add0.tflite",
+    "tflite_micro/seanet/sub/sub0.tflite",
+    "tflite_micro/seanet/leaky_relu/leaky_relu0.tflite",
+    "tflite_micro/seanet/pad/pad0.tflite",
+    "tflite_micro/seanet/quantize/quantize0.tflite",
+    "tflite_micro/seanet/strided_slice/strided_slice0.tflite",
 )
+
+
+def model_facts(name: str) -> dict[str, Any]:
+    """``stats.json``'s facts about the model ``name``; for a model it does
+    not list (TFLM's seanet slices), the ones the tests and benchmarks use,
+    measured: TFLite Micro's arena (``tflm_arena_head_bytes``,
+    ``tflm_arena_total_bytes``) and ``weight_bytes`` (constant tensors)."""
+    stats = json.loads((MODELS_DIR / "stats.json").read_text())
+    if name in stats:
+        return stats[name]
+    from usmp.frontend.tflite_reader import read_model_file
+    from usmp.testing.tflm_reference import tflm_arena_bytes
+
+    path = MODELS_DIR / name
+    arena = tflm_arena_bytes(path.read_bytes())
+    model = read_model_file(path)
+    weights = sum(t.data.nbytes for t in model.tensors if t.data is not None)
+    return {
+        "tflm_arena_head_bytes": arena["head"],
+        "tflm_arena_total_bytes": arena["total"],
+        "weight_bytes": weights,
+    }

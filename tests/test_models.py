@@ -102,7 +102,9 @@ def test_main_signature_is_the_models(name: str) -> None:
 def tensor_type_of(model: Model, index: int) -> str:
     """``tensor<AxBxT>`` of a TFLite tensor (shape as stored, batch 1)."""
     t = model.tensors[index]
-    element = {"int8": "i8", "float32": "f32", "int32": "i32"}[str(t.dtype)]
+    element = {"int8": "i8", "int16": "i16", "float32": "f32", "int32": "i32"}[
+        str(t.dtype)
+    ]
     return f"tensor<{'x'.join(map(str, t.shape))}x{element}>"
 
 

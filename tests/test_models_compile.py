@@ -22,7 +22,7 @@ import pytest
 
 from usmp.dialects.relay_ops import FixedPointMultiplyOp
 from usmp.frontend.tflite_import import import_tflite
-from usmp.testing.shared_models import MODELS_DIR, SUPPORTED_MODELS
+from usmp.testing.shared_models import MODELS_DIR, SUPPORTED_MODELS, model_facts
 from usmp.tools.usmp_compile import PIPELINE, main
 
 HELLO = MODELS_DIR / "tflite_micro/hello_world_int8.tflite"
@@ -316,7 +316,7 @@ def _requantisation_bytes(name: str, alignment: int) -> int:
     SUPPORTED_MODELS,
 )
 def test_memory_bar(name: str, tmp_path: Path) -> None:
-    stats = json.loads((MODELS_DIR / "stats.json").read_text())[name]
+    stats = model_facts(name)
     plain, with_io = tmp_path / "plain", tmp_path / "io"
     assert (
         main([str(MODELS_DIR / name), "-o", str(plain), "--stop-after", "usmp", "-q"])
