@@ -4,10 +4,10 @@
 converter composes existing relay ops (``fuse-ops`` makes each one loop
 nest); int8 follows TFLite Micro's reference kernels bit for bit:
 
-* ABS (``elementwise.cc``): ``|x - zp_in|`` in i32, then ``+ zp_out`` when
-  the scales are equal, else ``MultiplyByQuantizedMultiplier`` by
-  ``QuantizeMultiplier(double(float(s_in / s_out)))`` first; float is
-  ``max(x, -x)``;
+* ABS (``elementwise.cc``; int8, and int16 with zero points 0):
+  ``|x - zp_in|`` in i32, then ``+ zp_out`` when the scales are equal, else
+  ``MultiplyByQuantizedMultiplier`` by ``QuantizeMultiplier(double(float(s_in
+  / s_out)))`` first; float is ``max(x, -x)``;
 * NEG: float only (TFLite Micro's kernel refuses int8), ``x * -1``;
 * RELU_N1_TO_1: ``clip(-1, 1)`` (float; int8 in the quantised domain with
   one quantisation, as RELU). TFLite Micro has no kernel: the oracle decides;
@@ -71,6 +71,7 @@ from usmp.frontend.tflite_ops_elementwise import (
     _binary_kind,
     _bind,
     _centered_i32,
+    _expect_symmetric,
     _fused_activation,
     _relu,
 )
@@ -108,18 +109,21 @@ def _positive_negative(
 
 def convert_abs(b: RelayBuilder) -> None:
     x, out = b.required_input(0), b.output_tensor()
-    if _binary_kind(b, x, out) == "float":
+    kind = _binary_kind(b, x, out, int16=True)
+    if kind == "float":
         v = b.value(x)
         negated = b.emit(MultiplyOp(v, b.scalar(-1.0, "float32")))
         _bind(b, out, b.emit(MaximumOp(v, negated)))
         return
     in_q, out_q = _per_tensor(b, x, "input"), _per_tensor(b, out, "output")
+    if kind == "int16":
+        _expect_symmetric(b, [(x, in_q), (out, out_q)])
     centered = _centered_i32(b, x, in_q.zero_point)
     negated = b.emit(MultiplyOp(centered, b.scalar(-1, "int32")))
     acc = b.emit(MaximumOp(centered, negated))
     if q.f32(in_q.scale) != q.f32(out_q.scale):
         acc = _fpm(b, acc, q.f32(q.f32(in_q.scale) / q.f32(out_q.scale)))
-    _bind(b, out, _to_int8(b, acc, out_q.zero_point))
+    _bind(b, out, _to_quantized(b, acc, out_q.zero_point, np.dtype(out.dtype)))
 
 
 def convert_neg(b: RelayBuilder) -> None:
@@ -265,11 +269,13 @@ _SQUARED_DIFFERENCE_LEFT_SHIFT = 7  # int8 (squared_difference.cc)
 
 
 def convert_squared_difference(b: RelayBuilder) -> None:
-    """Float ``(x1 - x2)^2``; int8 as TFLite Micro's ``SquaredDifference``:
-    each input ``(x - zp) << 7`` scaled by ``s_i / (2 max(s1, s2))``, the
+    """Float ``(x1 - x2)^2``; int8 and int16 as TFLite Micro's
+    ``SquaredDifference``: each input ``(x - zp) << 7`` (int16: no shift, zero
+    points 0) scaled by ``s_i / (2 max(s1, s2))``, the
     difference squared in i32, then by ``(2 max)^2 / (2^14 s_out)``."""
     x1, x2, out = b.required_input(0), b.required_input(1), b.output_tensor()
-    if _binary_kind(b, x1, x2, out) == "float":
+    kind = _binary_kind(b, x1, x2, out, int16=True)
+    if kind == "float":
         diff = b.emit(SubtractOp(b.value(x1), b.value(x2)))
         _bind(b, out, b.emit(MultiplyOp(diff, diff)))
         return
@@ -278,6 +284,9 @@ def convert_squared_difference(b: RelayBuilder) -> None:
     s1, s2, s_out = (q.f32(t.scale) for t in (q1, q2, out_q))
     twice_max = 2.0 * max(s1, s2)
     shift = _SQUARED_DIFFERENCE_LEFT_SHIFT
+    if kind == "int16":  # no left shift: 32767^2 already fills the i32
+        _expect_symmetric(b, [(x1, q1), (x2, q2), (out, out_q)])
+        shift = 0
     scaled = []
     for t, quant, scale in ((x1, q1, s1), (x2, q2, s2)):
         v = _centered_i32(b, t, quant.zero_point)
@@ -287,7 +296,10 @@ def convert_squared_difference(b: RelayBuilder) -> None:
     diff = b.emit(SubtractOp(scaled[0], scaled[1]))
     square = b.emit(MultiplyOp(diff, diff))
     real = twice_max * twice_max / q.f32((1 << (2 * shift)) * s_out)
-    _bind(b, out, _to_int8(b, _fpm(b, square, real), out_q.zero_point))
+    result = _to_quantized(
+        b, _fpm(b, square, real), out_q.zero_point, np.dtype(out.dtype)
+    )
+    _bind(b, out, result)
 
 
 # -- DIV --------------------------------------------------------------------------

@@ -353,3 +353,64 @@ def test_data_movement_chain_int16() -> None:
         ("StridedSliceOptions", dict(EndMask=5)),
     )
     compare_every_tensor(m.build([x], [ss]))
+
+
+@pytest.mark.parametrize(
+    ("in_scale", "out_scale", "zero_points"),
+    [
+        (0.0004, 0.0004, (0, 0)),  # one scale: no rescaling
+        (0.0004, 0.0003, (0, 0)),  # rescaled (saturates near the ends)
+    ],
+)
+def test_abs_int16(
+    in_scale: float, out_scale: float, zero_points: tuple[int, int]
+) -> None:
+    m = ModelBuilder()
+    x = _i16(m, (3, 11), in_scale, zero_points[0])
+    y = _i16(m, (3, 11), out_scale, zero_points[1])
+    m.op("ABS", [x], [y])
+    compare_every_tensor(m.build([x], [y]))
+
+
+@pytest.mark.parametrize(
+    ("shape_a", "shape_b", "scales"),
+    [
+        ((2, 3, 5), (2, 3, 5), (0.0003, 0.0005, 0.02)),
+        ((2, 3, 5), (3, 1), (0.0005, 0.0001, 0.01)),  # broadcast
+        ((4,), (1,), (0.0002, 0.0002, 0.0000001)),  # saturating output
+    ],
+)
+def test_squared_difference_int16(
+    shape_a: tuple[int, ...],
+    shape_b: tuple[int, ...],
+    scales: tuple[float, float, float],
+) -> None:
+    m = ModelBuilder()
+    a = _i16(m, shape_a, scales[0])
+    b = _i16(m, shape_b, scales[1])
+    y = _i16(m, np.broadcast_shapes(shape_a, shape_b), scales[2])
+    m.op("SQUARED_DIFFERENCE", [a, b], [y])
+    compare_every_tensor(m.build([a, b], [y]))
+
+
+def test_abs_int16_needs_zero_point_0() -> None:
+    m = ModelBuilder()
+    x = _i16(m, (4,), 0.001, zp=9)
+    y = _i16(m, (4,), 0.001)
+    m.op("ABS", [x], [y])
+    assert refusal(m, [x], [y]).endswith(
+        "int16 ABS needs zero point 0 (symmetric int16, as TFLite Micro "
+        "requires): 't0' has zero point 9"
+    )
+
+
+def test_squared_difference_int16_needs_zero_point_0() -> None:
+    m = ModelBuilder()
+    a = _i16(m, (4,), 0.001)
+    b = _i16(m, (4,), 0.001)
+    y = _i16(m, (4,), 0.001, zp=-5)
+    m.op("SQUARED_DIFFERENCE", [a, b], [y])
+    assert refusal(m, [a, b], [y]).endswith(
+        "int16 SQUARED_DIFFERENCE needs zero point 0 (symmetric int16, as TFLite "
+        "Micro requires): 't2' has zero point -5"
+    )
