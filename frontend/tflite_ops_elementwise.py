@@ -246,11 +246,9 @@ def convert_pad(b: RelayBuilder) -> None:
     kind = _binary_kind(b, x, out, int16=True)
     zero_point = 0
     if kind != "float":
-        zero_point = _same_quantization(
-            b, [x], out, f"TFLite copies the raw {kind} values"
-        ).zero_point
-    if kind == "int16":  # TFLite Micro pads int16 with 0, not the zero point
-        zero_point = 0
+        out_q = _same_quantization(b, [x], out, f"TFLite copies the raw {kind} values")
+        if kind == "int8":  # TFLite Micro pads int16 with 0, not the zero point
+            zero_point = out_q.zero_point
     value = _pad_constant(b, kind, zero_point)
     _bind(b, out, b.emit(PadOp(b.value(x), _pad_width(b, x), value)))
 
