@@ -14,12 +14,16 @@ kernels bit for bit, clamping to the output type's range:
   ``QuantizeMultiplier(s1 * s2 / s_out)`` -> ``add(out_zp)`` -> clamp (int16:
   zero points must be 0, as TFLM requires; the product of two int16 values
   fits in i32);
-* MAXIMUM / MINIMUM: on the raw int8 values, so the inputs and the output
-  must share one quantisation (TFLM does not rescale);
-* CONCATENATION: raw copies, int8 inputs must share the output's
-  quantisation;
-* PAD / PADV2: constant padding (0.0, the output zero point for int8, 0 for
-  int16 as TFLite Micro, or the PADV2 constant);
+* MAXIMUM / MINIMUM: on the raw integer values, as TFLM, which neither
+  rescales nor checks the quantisations (inputs and output quantised
+  differently compare and copy raw values there too);
+* CONCATENATION: raw copies; int8 inputs must have the output's scale and
+  zero point (TFLM's ``Prepare`` refuses others), int16 ones are copied raw
+  whatever their quantisation, as TFLM;
+* PAD / PADV2: raw copies and constant padding (0.0, the output zero point
+  for int8, 0 for int16 as TFLite Micro, or the PADV2 constant, which for
+  int8 must be quantised like the output, as TFLM checks); input and output
+  quantisations may differ (TFLM copies raw values without rescaling);
 * RELU / RELU6: ``relu`` / ``clip(0, 6)`` on float, on int8 a ``clip`` in the
   quantised domain (``[zp, 127]`` / ``[zp, zp + round(6 / scale)]``); RELU
   requantises when the input and output quantisations differ (TFLM's
@@ -170,9 +174,7 @@ def _expect_symmetric(
 
 def _extremum(b: RelayBuilder, op_class: type[MaximumOp] | type[MinimumOp]) -> None:
     x1, x2, out = b.required_input(0), b.required_input(1), b.output_tensor()
-    kind = _binary_kind(b, x1, x2, out, int16=True)
-    if kind != "float":
-        _same_quantization(b, [x1, x2], out, f"TFLite compares the raw {kind} values")
+    _binary_kind(b, x1, x2, out, int16=True)  # TFLM: raw values, no rescaling
     _bind(b, out, b.emit(op_class(b.value(x1), b.value(x2))))
 
 
@@ -196,8 +198,14 @@ def convert_concatenation(b: RelayBuilder) -> None:
             "refuses it too)"
         )
     kind = _binary_kind(b, *inputs, out, int16=True)
-    if kind != "float":
-        _same_quantization(b, inputs, out, f"TFLite copies the raw {kind} values")
+    if kind == "int8":  # int16 is copied raw whatever its quantisation
+        _same_quantization(
+            b,
+            inputs,
+            out,
+            "TFLite Micro's Prepare checks the scale and zero point and copies "
+            "the raw values",
+        )
     axis = b.operator.options.Axis()
     rank = len(out.shape)
     if not -rank <= axis < rank:
@@ -245,10 +253,18 @@ def convert_pad(b: RelayBuilder) -> None:
     x, out = b.required_input(0), b.output_tensor()
     kind = _binary_kind(b, x, out, int16=True)
     zero_point = 0
-    if kind != "float":
-        out_q = _same_quantization(b, [x], out, f"TFLite copies the raw {kind} values")
-        if kind == "int8":  # TFLite Micro pads int16 with 0, not the zero point
-            zero_point = out_q.zero_point
+    if kind == "int8":  # raw copies; int16 is padded with 0 as TFLite Micro
+        out_q = _per_tensor(b, out, "output")
+        zero_point = out_q.zero_point
+        constant = b.input_tensor(2)
+        if constant is not None:
+            c_q = _per_tensor(b, constant, "constant_values")
+            if _affine(c_q) != _affine(out_q):
+                raise b.error(
+                    f"constant_values '{constant.name}' has scale {c_q.scale} and "
+                    f"zero point {c_q.zero_point}; TFLite Micro requires the "
+                    f"output's scale {out_q.scale} and zero point {out_q.zero_point}"
+                )
     value = _pad_constant(b, kind, zero_point)
     _bind(b, out, b.emit(PadOp(b.value(x), _pad_width(b, x), value)))
 
