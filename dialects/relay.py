@@ -489,6 +489,7 @@ STRUCTURAL_OPS: list[type[IRDLOperation]] = [
 def _relay_dialect() -> Dialect:
     from usmp.dialects import (
         relay_image_ops,
+        relay_lstm,
         relay_nn_ops,
         relay_ops,
         relay_tflite_ops,
@@ -501,6 +502,7 @@ def _relay_dialect() -> Dialect:
             *relay_ops.OPERATOR_OPS,
             *relay_tflite_ops.EXTRA_OPS,
             *relay_image_ops.IMAGE_OPS,
+            relay_lstm.LstmOp,
         ],
         [*relay_nn_ops.LAYOUT_ATTRS],
     )

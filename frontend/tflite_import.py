@@ -139,12 +139,19 @@ def check_supported(model: Model) -> None:
     raise model.op_error(first, why)
 
 
+_STATE_INPUTS = {"UNIDIRECTIONAL_SEQUENCE_LSTM": (18, 19)}
+"""Operator inputs that are variable tensors the converter handles."""
+
+
 def _check_no_variables(model: Model) -> None:
     """Variable (state) tensors keep values between invocations, which the
     generated C (one static plan per invocation) does not model."""
     for op in model.operators:
+        allowed = {
+            op.inputs[p] for p in _STATE_INPUTS.get(op.opcode, ()) if p < len(op.inputs)
+        }
         for index in (*op.inputs, *op.outputs):
-            if index >= 0 and model.tensors[index].is_variable:
+            if index >= 0 and model.tensors[index].is_variable and index not in allowed:
                 raise model.op_error(
                     op,
                     f"tensor {index} '{model.tensors[index].name}' is a variable "

@@ -589,4 +589,5 @@ from usmp.frontend import (  # noqa: E402, F401
     tflite_ops_elementwise,
     tflite_ops_image,
     tflite_ops_layout,
+    tflite_ops_lstm,
 )

@@ -80,6 +80,7 @@ _OPERATORS: dict[str, tuple[OpPattern, str]] = {
     "relay.tanh": (OpPattern.ELEMWISE, "tanh"),
     "relay.gather": (OpPattern.INJECTIVE, "take"),
     "relay.resize_bilinear": (OpPattern.INJECTIVE, "image.resize2d"),
+    "relay.lstm": (OpPattern.OPAQUE, "lstm"),
 }
 
 ANCHOR_PATTERNS = (OpPattern.COMM_REDUCE, OpPattern.OUT_ELEMWISE_FUSABLE)

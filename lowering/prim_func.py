@@ -45,6 +45,7 @@ from xdsl.pattern_rewriter import (
 
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
+from usmp.dialects.relay_lstm import LstmOp
 from usmp.dialects.relay_ops import ConcatenateOp
 from usmp.lowering import ops_nn, ops_softmax
 from usmp.lowering.kernel import (
@@ -59,6 +60,7 @@ from usmp.lowering.op_patterns import OpPattern, op_pattern
 from usmp.lowering.ops_elementwise import LowerElementwise
 from usmp.lowering.ops_image import LowerImage
 from usmp.lowering.ops_layout import LowerDataMovement
+from usmp.lowering.ops_lstm import lower_lstm
 from usmp.lowering.ops_nn import LowerNN
 from usmp.lowering.ops_quant import LowerQuantization
 from usmp.lowering.ops_softmax import LowerSoftmax
@@ -227,22 +229,53 @@ def _emit_elements(kernel: FusedKernel, result: SSAValue, out: SSAValue) -> None
     b.loop_nest(shape, elements, step=jam)
 
 
+def _lstm_of(primitive: func.FuncOp) -> LstmOp | None:
+    """The ``relay.lstm`` a primitive function returns (``fuse-ops``
+    outlines one alone; its operands may be arguments or constants)."""
+    if len(primitive.body.blocks) != 1:
+        return None
+    ret = primitive.body.blocks[0].last_op
+    if not isinstance(ret, func.ReturnOp) or len(ret.arguments) != 1:
+        return None
+    owner = ret.arguments[0].owner
+    if not isinstance(owner, LstmOp):
+        return None
+    for op in primitive.body.blocks[0].ops:
+        if op is not owner and op is not ret and not isinstance(op, relay.ConstantOp):
+            raise located_error(
+                op,
+                f"'{op.name}' cannot be lowered with a relay.lstm in one primitive "
+                "function (fuse-ops outlines an LSTM alone)",
+            )
+    return owner
+
+
 def lower_primitive(primitive: func.FuncOp) -> func.FuncOp:
     """The tir prim func computing ``primitive``: same name, visibility and
     attributes (``relay.primitive`` becomes ``tir.prim_func``), arguments =
     one memref per input, then one per output (the fields of a returned
     tuple, each computed by its own loop nest)."""
-    results = check_primitive(primitive)
     block = primitive.body.blocks[0]
+    lstm = _lstm_of(primitive)
+    if lstm is None:
+        results = check_primitive(primitive)
+        out_types = [memref_of(r.type) for r in results]
+    else:
+        results = []
+        out_types = [memref_of(lstm.result.type)]
     in_types = [memref_of(a.type) for a in block.args]
-    out_types = [memref_of(r.type) for r in results]
     entry = Block(arg_types=[*in_types, *out_types])
     builder = KernelBuilder(entry)
     inputs, outputs = entry.args[: len(in_types)], entry.args[len(in_types) :]
     buffers: dict[SSAValue, SSAValue] = dict(zip(block.args, inputs, strict=True))
     kernel = FusedKernel(builder, buffers, ELEMENT_PATTERNS)
-    for result, out in zip(results, outputs, strict=True):
-        emit_result(kernel, result, out)
+    if lstm is not None:
+        builder.location = lstm.location
+        lower_lstm(kernel, lstm, outputs[0])
+        builder.location = None
+    else:
+        for result, out in zip(results, outputs, strict=True):
+            emit_result(kernel, result, out)
     ret = func.ReturnOp()
     ret.location = block.last_op.location  # type: ignore[union-attr]
     builder.emit(ret)

@@ -57,9 +57,10 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from usmp.diagnostics import located_error
 from usmp.dialects.relay import INPUT_TENSOR_NAMES
 from usmp.dialects.relay_base import RelayOperator
+from usmp.dialects.relay_lstm import LstmOp
 from usmp.dialects.relay_props import property_values
 from usmp.dialects.tir import PRIM_FUNC
-from usmp.oracle import image_kernels, kernels, tflite_kernels
+from usmp.oracle import image_kernels, kernels, lstm, tflite_kernels
 from usmp.oracle.kernels import KernelError
 from usmp.oracle.tflite_kernels import TFLiteKernelError
 from usmp.oracle.values import (
@@ -445,6 +446,36 @@ def _kernel(fn: Callable[..., np.ndarray], arity: int | None) -> Handler:
     return handler
 
 
+def _lstm(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+    assert isinstance(op, LstmOp)
+    x, *rest = _tensor_args(op, args, 15)
+    params = property_values(op)
+    quantization = None
+    if op.quantized:
+        quantization = lstm.LstmQuantization(
+            input_zero_point=params["input_zero_point"],
+            hidden_zero_point=params["hidden_zero_point"],
+            gate_multipliers=params["gate_multipliers"],
+            gate_shifts=params["gate_shifts"],
+            mul_multipliers=params["mul_multipliers"],
+            mul_shifts=params["mul_shifts"],
+            cell_scale_power=params["cell_scale_power"],
+            cell_clip=params["quantized_cell_clip"],
+        )
+    output, _, _ = lstm.lstm(
+        x,
+        rest[0:8],
+        rest[8:12],
+        rest[12],
+        rest[13],
+        time_major=params["time_major"],
+        cell_activation=params["cell_activation"],
+        cell_clip=params["cell_clip"],
+        quantization=quantization,
+    )
+    return output
+
+
 def _reshape(op: Operation, args: list[Value], it: _Interpreter) -> Value:
     (x,) = _tensor_args(op, args, 1)
     t = op.results[0].type
@@ -536,6 +567,7 @@ _HANDLERS: Mapping[str, Handler] = MappingProxyType(
         # data-dependent indexing (dialects/relay_image_ops.py)
         "relay.gather": _kernel(image_kernels.gather, 2),
         "relay.resize_bilinear": _resize_bilinear,
+        "relay.lstm": _lstm,
     }
 )
 """Op name -> handler: every relay op of ``docs/relay-ops.md``, plus the

@@ -272,8 +272,10 @@ def _groups_to_outline(block: Block, max_depth: int) -> dict[Operation, _Group]:
         groups.setdefault(rep, []).append(op)
     outlined: dict[Operation, _Group] = {}
     for members in groups.values():
-        if op_pattern(members[0].name) == OpPattern.OPAQUE:
-            continue
+        if op_pattern(members[0].name) == OpPattern.OPAQUE and not is_operator(
+            members[0].name
+        ):
+            continue  # structural or unknown: stays in main
         if all(isinstance(m, ReshapeOp) for m in members):
             continue  # aliased by aot-lower-main
         member_set = set(members)

@@ -42,6 +42,9 @@ SUPPORTED_MODELS = (
     "tflite_micro/seanet/pad/pad0.tflite",
     "tflite_micro/seanet/quantize/quantize0.tflite",
     "tflite_micro/seanet/strided_slice/strided_slice0.tflite",
+    "tflite_micro/trained_lstm.tflite",
+    "tflite_micro/trained_lstm_int8.tflite",
+    "tflite_micro/micro_speech_lstm.tflite",
 )
 
 

@@ -58,6 +58,7 @@ class ModelBuilder:
         zero_point: int | list[int] = 0,
         axis: int = 0,
         signature: tuple[int, ...] | None = None,
+        variable: bool = False,
     ) -> int:
         buffer = 0
         if data is not None:
@@ -81,6 +82,7 @@ class ModelBuilder:
                 zps=zps,
                 axis=axis,
                 signature=signature,
+                variable=variable,
                 name=f"t{len(self.tensors)}",
             )
         )
@@ -189,6 +191,8 @@ class ModelBuilder:
         T.TensorAddName(b, name)
         if quant is not None:
             T.TensorAddQuantization(b, quant)
+        if t["variable"]:
+            T.TensorAddIsVariable(b, True)
         return T.TensorEnd(b)
 
     @staticmethod

@@ -353,7 +353,10 @@ def test_empty_tensor_names_get_generated_names(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "model",
-    ["tflite_micro/person_detect_vela.tflite", "tflite_micro/trained_lstm.tflite"],
+    [
+        "tflite_micro/person_detect_vela.tflite",
+        "tflite_micro/audio_preprocessor_int8.tflite",
+    ],
 )
 def test_compare_tflm_refuses_unsupported_models(model: str) -> None:
     from usmp.tools import compare_tflm

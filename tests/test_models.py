@@ -42,9 +42,6 @@ REFUSED = {  # model -> start of the message after "<file>: error: "
     "mlperf_tiny/model_ToyCar_quant.tflite": (
         "operator 0 (FULLY_CONNECTED): hybrid model"
     ),
-    "tflite_micro/trained_lstm_int8.tflite": (
-        "operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)"
-    ),
     "tflite_micro/keyword_scrambled.tflite": "operator 1 (SVDF)",
 }
 

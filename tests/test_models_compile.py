@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from usmp.dialects.relay_lstm import LstmOp
 from usmp.dialects.relay_ops import FixedPointMultiplyOp
 from usmp.frontend.tflite_import import import_tflite
 from usmp.testing.shared_models import MODELS_DIR, SUPPORTED_MODELS, model_facts
@@ -311,6 +312,17 @@ def _requantisation_bytes(name: str, alignment: int) -> int:
     return sum(2 * math.ceil(4 * n / alignment) * alignment for n in lengths if n > 1)
 
 
+def _lstm_table_bytes(name: str) -> int:
+    """The int16 sigmoid table (256 x i16) each integer LSTM's function holds."""
+    module = import_tflite(MODELS_DIR / name)
+    return 512 * sum(
+        1 for op in module.walk() if isinstance(op, LstmOp) and op.quantized
+    )
+
+
+ALIGNMENT_SLACK = {"tflite_micro/trained_lstm_int8.tflite": 8}
+
+
 @pytest.mark.parametrize(
     "name",
     SUPPORTED_MODELS,
@@ -340,8 +352,20 @@ def test_memory_bar(name: str, tmp_path: Path) -> None:
         metadata(plain)["memory_summary"],
         metadata(with_io)["memory_summary"],
     )
-    assert summary["workspace_bytes"] == summary["workspace_lower_bound_bytes"]
-    assert summary_io["workspace_bytes"] == summary_io["workspace_lower_bound_bytes"]
+    # the lower bound ignores the 16-byte alignment of buffers: the LSTM's two
+    # state scratch buffers (until variable tensors become persistent state)
+    # are 20 and 40 bytes, so 8 bytes of padding can be unavoidable
+    slack = ALIGNMENT_SLACK.get(name, 0)
+    assert (
+        0
+        <= summary["workspace_bytes"] - summary["workspace_lower_bound_bytes"]
+        <= slack
+    )
+    assert (
+        0
+        <= summary_io["workspace_bytes"] - summary_io["workspace_lower_bound_bytes"]
+        <= slack
+    )
     assert summary_io["io_in_workspace"] is True
     assert summary_io["workspace_bytes"] <= stats["tflm_arena_head_bytes"]
     buffers = sum(
@@ -349,7 +373,12 @@ def test_memory_bar(name: str, tmp_path: Path) -> None:
         for t in metadata(plain)["memory"]["buffers"]
         if t.get("pool") == "global_const"
     )
-    bound = stats["weight_bytes"] + _requantisation_bytes(name, 16) + 15 * buffers
+    bound = (
+        stats["weight_bytes"]
+        + _requantisation_bytes(name, 16)
+        + _lstm_table_bytes(name)
+        + 15 * buffers
+    )
     assert summary["constant_bytes"] <= bound
 
 

@@ -21,7 +21,7 @@ from usmp.tools import import_tflite
 from usmp.tools.usmp_compile import main as usmp_compile
 
 HELLO = MODELS_DIR / "tflite_micro/hello_world_int8.tflite"
-LSTM = MODELS_DIR / "tflite_micro/micro_speech_lstm.tflite"  # refused: LSTM
+REFUSED = MODELS_DIR / "tflite_micro/person_detect_vela.tflite"  # refused: Ethos-U
 CHAIN = Path(__file__).parent.parent / "examples" / "chain.mlir"
 
 
@@ -65,11 +65,11 @@ def test_usmp_compile_is_byte_identical_run_to_run(
 
 def test_failed_usmp_compile_leaves_no_output(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    assert usmp_compile([str(LSTM), "-o", str(out), "-q"]) == 1
+    assert usmp_compile([str(REFUSED), "-o", str(out), "-q"]) == 1
     assert list(tmp_path.iterdir()) == []  # no output, no staging folder
     assert usmp_compile([str(HELLO), "-o", str(out), "-q"]) == 0
     before = tree(out)
-    assert usmp_compile([str(LSTM), "-o", str(out), "-q"]) == 1
+    assert usmp_compile([str(REFUSED), "-o", str(out), "-q"]) == 1
     assert tree(out) == before
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
@@ -109,7 +109,7 @@ def test_import_tflite_output_file_only_on_success(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     out = tmp_path / "model.mlir"
-    assert import_tflite.main([str(LSTM), "-o", str(out)]) == 1
+    assert import_tflite.main([str(REFUSED), "-o", str(out)]) == 1
     assert list(tmp_path.iterdir()) == []
 
     def fail(*args: object, **kwargs: object) -> None:
