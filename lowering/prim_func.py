@@ -80,7 +80,7 @@ contract, and the TFLite-specific ones of ``relay_tflite_ops``)."""
 
 OPERATORS: frozenset[str] = frozenset(
     name for pattern in ELEMENT_PATTERNS for name in pattern.handlers
-)
+) | {"relay.lstm"}  # lowered whole: ops_lstm.lower_lstm
 """The relay operators ``lower-ops`` lowers."""
 
 
