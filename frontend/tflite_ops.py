@@ -21,7 +21,8 @@ are computed as in their ``Prepare``, see ``quantization.py``):
   QUANTIZE (int8, int16 and int32 in and out, TFLM's ``Requantize``) as a
   requantisation chain;
 * SUB, MUL, MAXIMUM, MINIMUM, CONCATENATION, PAD/PADV2, RELU, RELU6: in
-  ``tflite_ops_elementwise`` (registered into ``CONVERTERS``).
+  ``tflite_ops_elementwise`` (registered into ``CONVERTERS``);
+* UNIDIRECTIONAL_SEQUENCE_LSTM: ``relay.lstm``, in ``tflite_ops_lstm``.
 
 Layouts: TFLite conv weights are OHWI and become HWIO; depthwise weights
 (1, KH, KW, C*M) become (KH, KW, 1, C*M) with ``groups = C``.

@@ -19,10 +19,11 @@ scale (``CreateInterGateMulParams``, in double); the cell scale's power of
 two is ``round(log2(scale))`` (``CheckedLog2``) and the cell clip
 ``int16(clip / cell_scale)``, saturated.
 
-The states (inputs 18 and 19) are TFLite variable tensors. The op takes
-them as operands and returns their new values; a state tensor not bound to
-a value yet starts from TFLM's reset value (``ResetVariableTensors``: the
-zero point for int8, else 0).
+The states (inputs 18 and 19) are TFLite variable tensors, the op's state
+operands (updated in place). A state tensor not bound to a value yet is the
+constant of TFLM's reset value (``ResetVariableTensors``: the zero point for
+int8, else 0), so until variable tensors are persistent state every
+invocation starts from the reset state.
 """
 
 from __future__ import annotations

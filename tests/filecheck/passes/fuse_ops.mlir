@@ -229,3 +229,26 @@ func.func @dead(%x: tensor<1x4xi8>) -> tensor<1x4xi8> {
   %2 = relay.relu %x : tensor<1x4xi8> -> tensor<1x4xi8>
   func.return %2 : tensor<1x4xi8>
 }
+
+// -----
+
+// relay.lstm is OPAQUE: outlined alone (with the splat constants it uses,
+// here the start states), never fused with its producers or consumers.
+
+// CHECK-LABEL: func.func @tvmgen_default_fused_add(
+// CHECK:       func.func @tvmgen_default_fused_lstm(
+// CHECK-NEXT:    relay.constant dense<0.000000e+00> : tensor<1x2xf32>
+// CHECK-NEXT:    relay.lstm(
+// CHECK-NEXT:    func.return
+// CHECK:       func.func @tvmgen_default_fused_nn_relu(
+// CHECK:       func.func @lstm(
+// CHECK:         relay.call @tvmgen_default_fused_add(
+// CHECK-NEXT:    relay.call @tvmgen_default_fused_lstm(
+// CHECK-NEXT:    relay.call @tvmgen_default_fused_nn_relu(
+func.func @lstm(%x: tensor<1x3x2xf32>, %w: tensor<2x2xf32>, %b: tensor<2xf32>) -> tensor<1x3x2xf32> {
+  %z = relay.constant dense<0.0> : tensor<1x2xf32>
+  %a = relay.add %x, %x : (tensor<1x3x2xf32>, tensor<1x3x2xf32>) -> tensor<1x3x2xf32>
+  %0 = relay.lstm(%a, %w, %w, %w, %w, %w, %w, %w, %w, %b, %b, %b, %b, %z, %z) : (tensor<1x3x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<1x3x2xf32>
+  %1 = relay.relu %0 : tensor<1x3x2xf32> -> tensor<1x3x2xf32>
+  func.return %1 : tensor<1x3x2xf32>
+}

@@ -902,3 +902,27 @@ func.func @f(%x: tensor<1x2x2x3xi32>) {
   %0 = relay.resize_bilinear %x : tensor<1x2x2x3xi32> -> tensor<1x4x4x3xi32>
   func.return
 }
+
+// -----
+
+func.func @f(%x: tensor<1x3x2xf32>, %w: tensor<4x2xf32>, %r: tensor<4x4xf32>, %b: tensor<4xf32>, %h: tensor<1x4xf32>, %c: tensor<1x4xf32>) {
+  // expected-error@+1 {{'relay.lstm' op relay.lstm: recurrent_to_input_weights has shape [4, 2], expected [4, 4]}}
+  %0 = relay.lstm(%x, %w, %w, %w, %w, %w, %r, %r, %r, %b, %b, %b, %b, %h, %c) : (tensor<1x3x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x3x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x3x2xi8>, %w: tensor<4x2xi8>, %r: tensor<4x4xi8>, %b: tensor<4xi32>, %h: tensor<1x4xi8>, %c: tensor<1x4xi16>) {
+  // expected-error@+1 {{'relay.lstm' op relay.lstm: data has element type i8, expected f32 for a float LSTM}}
+  %0 = relay.lstm(%x, %w, %w, %w, %w, %r, %r, %r, %r, %b, %b, %b, %b, %h, %c) : (tensor<1x3x2xi8>, tensor<4x2xi8>, tensor<4x2xi8>, tensor<4x2xi8>, tensor<4x2xi8>, tensor<4x4xi8>, tensor<4x4xi8>, tensor<4x4xi8>, tensor<4x4xi8>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<4xi32>, tensor<1x4xi8>, tensor<1x4xi16>) -> tensor<1x3x4xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x3x2xf32>, %w: tensor<4x2xf32>, %r: tensor<4x4xf32>, %b: tensor<4xf32>, %h: tensor<1x4xf32>, %c: tensor<1x4xf32>) {
+  // expected-error@+1 {{'relay.lstm' op relay.lstm: cell_activation 'relu' is not supported, expected one of tanh, sigmoid}}
+  %0 = relay.lstm(%x, %w, %w, %w, %w, %r, %r, %r, %r, %b, %b, %b, %b, %h, %c) {cell_activation = "relu"} : (tensor<1x3x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x3x4xf32>
+  func.return
+}

@@ -230,3 +230,14 @@ func.func @image(%x: tensor<2x5x3xi8>, %i: tensor<4xi32>, %j: tensor<2x4xi32>, %
   %2 = relay.resize_bilinear %y {align_corners = true} : tensor<1x2x5x3xi8> -> tensor<1x4x4x3xi8>
   func.return
 }
+
+// -----
+
+// A stateful recurrent operator (dialects/relay_lstm.py).
+
+// CHECK-LABEL: func.func @lstm(
+// CHECK: relay.lstm(%{{.*}}) {time_major = true, cell_clip = 2.500000e+00 : f64} : (tensor<3x1x2xf32>, {{.*}}, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<3x1x4xf32>
+func.func @lstm(%x: tensor<3x1x2xf32>, %w: tensor<4x2xf32>, %r: tensor<4x4xf32>, %b: tensor<4xf32>, %h: tensor<1x4xf32>, %c: tensor<1x4xf32>) {
+  %0 = relay.lstm(%x, %w, %w, %w, %w, %r, %r, %r, %r, %b, %b, %b, %b, %h, %c) {time_major = true, cell_clip = 2.5 : f64} : (tensor<3x1x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<3x1x4xf32>
+  func.return
+}
