@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     i8,
     i16,
     i32,
+    i64,
 )
 from xdsl.ir import Attribute, OpResult, SSAValue, SSAValues
 from xdsl.irdl import IRDLOperation, ParsePropInAttrDict, result_def, traits_def
@@ -34,9 +35,10 @@ from usmp.dialects.relay_shapes import Shape, ShapeError
 ui8 = IntegerType(8, Signedness.UNSIGNED)
 """TFLite's uint8."""
 
-ELEMENT_TYPES: tuple[Attribute, ...] = (f32, i8, i16, i32, ui8)
-"""Element types relay operators accept (docs/relay-ops.md)."""
-INT_TYPES: tuple[Attribute, ...] = (i8, i16, i32, ui8)
+ELEMENT_TYPES: tuple[Attribute, ...] = (f32, i8, i16, i32, i64, ui8)
+"""Element types relay operators accept (docs/relay-ops.md); i64 holds the
+accumulators and biases of 16x8 convolutions."""
+INT_TYPES: tuple[Attribute, ...] = (i8, i16, i32, i64, ui8)
 
 
 def is_int(t: Attribute) -> bool:
@@ -73,7 +75,7 @@ def tensor_of(op_name: str, what: str, value: SSAValue | Attribute) -> TensorTyp
         fail(
             op_name,
             f"{what} element type {t.element_type} is not supported "
-            "(expected f32, i8, i16, i32 or ui8)",
+            "(expected f32, i8, i16, i32, i64 or ui8)",
         )
     try:
         check_nonempty(t, what)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import TensorType, f32, i8, i32
+from xdsl.dialects.builtin import TensorType, f32, i8, i16, i32, i64
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import irdl_attr_definition, operand_def
@@ -79,7 +79,8 @@ LAYOUT_ATTRS = (DataLayoutAttr, KernelLayoutAttr)
 class AccumulatingOp(RelayOperator):
     """Base of ``relay.conv2d`` and ``relay.dense``: sums of products of
     ``data`` and ``weight`` elements, ``(x - input_zero_point) * (w -
-    kernel_zero_point)`` for i8 operands."""
+    kernel_zero_point)`` for i8 operands; i16 data with i8 weights (TFLite's
+    "16x8" quantisation, symmetric: zero points 0) accumulate in i64."""
 
     data = operand_def(TensorType)
     weight = operand_def(TensorType)
@@ -89,20 +90,22 @@ class AccumulatingOp(RelayOperator):
     assembly_format = DATA_WEIGHT_FORMAT
 
     def accumulation_types(self) -> tuple[TensorType, TensorType, Attribute]:
-        """(data, weight, accumulator element type): f32 x f32 -> f32 with zero
-        points 0, i8 x i8 -> i32 with zero points in i8's range."""
+        """(data, weight, accumulator element type): f32 x f32 -> f32 and
+        i16 x i8 -> i64 with zero points 0, i8 x i8 -> i32 with zero points
+        in i8's range."""
         name = self.name
         data = tensor_of(name, "data", self.data)
         weight = tensor_of(name, "weight", self.weight)
         input_zp, kernel_zp = self.input_zero_point, self.kernel_zero_point
         pair = (data.element_type, weight.element_type)
-        if pair == (f32, f32):
+        if pair in ((f32, f32), (i16, i8)):
             if input_zp != 0 or kernel_zp != 0:
                 fail(
                     name,
-                    f"zero points ({input_zp}, {kernel_zp}) must be 0 for f32 operands",
+                    f"zero points ({input_zp}, {kernel_zp}) must be 0 for "
+                    f"({pair[0]}, {pair[1]}) operands",
                 )
-            return data, weight, f32
+            return data, weight, f32 if pair[0] == f32 else i64
         if pair == (i8, i8):
             lo, hi = int_range(i8)
             for what, zp in (
@@ -118,7 +121,7 @@ class AccumulatingOp(RelayOperator):
         fail(
             name,
             f"operand element types ({pair[0]}, {pair[1]}) are not supported, "
-            "expected (f32, f32) or (i8, i8)",
+            "expected (f32, f32), (i8, i8) or (i16, i8)",
         )
 
 
@@ -135,8 +138,9 @@ class Conv2DOp(AccumulatingOp):
 
     Layouts NHWC + HWIO/OHWI or NCHW + OIHW; the weight holds Cin/groups input
     channels (depthwise: groups == Cin). ``padding`` is (top, left, bottom,
-    right). f32 x f32 -> f32, or i8 x i8 -> i32 accumulating
-    (x - input_zero_point) * (w - kernel_zero_point); padding contributes 0.
+    right). f32 x f32 -> f32, i8 x i8 -> i32 accumulating
+    (x - input_zero_point) * (w - kernel_zero_point), or i16 x i8 -> i64
+    (zero points 0); padding contributes 0.
     """
 
     name = "relay.conv2d"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import IntegerType, TensorType, f32, i8, i32
+from xdsl.dialects.builtin import IntegerType, TensorType, f32, i8, i32, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import operand_def
 
@@ -35,6 +35,9 @@ from usmp.dialects.relay_shapes import normalize_axis, per_axis_length
 SHIFT_MIN, SHIFT_MAX = -31, 30
 """Shifts ``fixed_point_multiply`` accepts (TFLite's range; beyond it the
 generated C would shift by the width of the type or more)."""
+SHIFT_MAX_I64 = 7
+"""The largest shift of an i64 ``fixed_point_multiply`` (TFLite's 64-bit
+``MultiplyByQuantizedMultiplier`` asserts ``shift < 8``)."""
 
 
 @relay_op_definition
@@ -50,7 +53,11 @@ class FixedPointMultiplyOp(RelayOperator):
 
     ``multiplier`` and ``shift`` each have one value (per tensor) or one per
     index of dimension ``axis`` (default -1). Rounding as TFLite's
-    ``MultiplyByQuantizedMultiplier``.
+    ``MultiplyByQuantizedMultiplier``: on i32 its gemmlowp double rounding;
+    on i64 (the accumulators of 16x8 convolutions) its 64-bit overload,
+    ``(x * m16 + 2**(14 - shift)) >> (15 - shift)`` with the multiplier
+    reduced to 16 bits, ``m16 = (m + 2**15) >> 16`` (``0x7FFF`` from
+    ``0x7FFF0000`` on), and ``shift <= 7``. The result is i32 either way.
     """
 
     name = "relay.fixed_point_multiply"
@@ -74,8 +81,12 @@ class FixedPointMultiplyOp(RelayOperator):
     def infer_result_type(self) -> TensorType:
         name, axis, shift = self.name, self.axis, self.shift
         t = tensor_of(name, "operand", self.data)
-        if t.element_type != i32:
-            fail(name, f"element type {t.element_type} is not supported, expected i32")
+        if t.element_type not in (i32, i64):
+            fail(
+                name,
+                f"element type {t.element_type} is not supported, expected i32 or i64",
+            )
+        shift_max = SHIFT_MAX_I64 if t.element_type == i64 else SHIFT_MAX
         shape = shape_of(t)
         if shape:
             infer_shape(name, normalize_axis, axis, len(shape))
@@ -85,13 +96,13 @@ class FixedPointMultiplyOp(RelayOperator):
             infer_shape(name, per_axis_length, shape, axis, what, len(values))
         # TFLite's MultiplyByQuantizedMultiplier: x << max(shift, 0) in 32
         # bits, then a rounding right shift by max(-shift, 0) <= 31.
-        bad = [s for s in shift if not SHIFT_MIN <= s <= SHIFT_MAX]
+        bad = [s for s in shift if not SHIFT_MIN <= s <= shift_max]
         if bad:
             fail(
                 name,
-                f"shift {bad[0]} is out of range, expected {SHIFT_MIN}..{SHIFT_MAX}",
+                f"shift {bad[0]} is out of range, expected {SHIFT_MIN}..{shift_max}",
             )
-        return t
+        return TensorType(i32, shape)
 
 
 def _check_quant_params(
@@ -153,7 +164,7 @@ class QuantizeOp(AffineQuantOp):
             fail(
                 self.name,
                 f"result element type {dst.element_type} is not an integer type "
-                "(expected i8, i16, i32 or ui8)",
+                "(expected i8, i16, i32, i64 or ui8)",
             )
         expected = TensorType(dst.element_type, src.get_shape())
         if dst != expected:
@@ -182,7 +193,7 @@ class DequantizeOp(AffineQuantOp):
             fail(
                 self.name,
                 f"operand element type {t.element_type} is not an integer type "
-                "(expected i8, i16, i32 or ui8)",
+                "(expected i8, i16, i32, i64 or ui8)",
             )
         _check_quant_params(self.name, self.scale, self.zero_point, t.element_type)
         return TensorType(f32, t.get_shape())

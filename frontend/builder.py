@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import (
     i8,
     i16,
     i32,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
@@ -63,6 +64,7 @@ _ELEMENT_TYPES: dict[str, Attribute] = {
     "int8": i8,
     "int16": i16,
     "int32": i32,
+    "int64": i64,
     "uint8": ui8,
 }
 
@@ -282,7 +284,7 @@ class RelayBuilder:
         activation_max: int,
         output_dtype: np.dtype[Any],
     ) -> SSAValue:
-        """TFLite's output stage of an int32 accumulator:
+        """TFLite's output stage of an int32 (or, 16x8, int64) accumulator:
         ``fixed_point_multiply -> add(output_zp) -> clip(act) -> cast``.
         Per-tensor parameters are collapsed to length-1 arrays."""
         if len(set(zip(multipliers, shifts, strict=True))) == 1:

@@ -101,13 +101,22 @@ def _activation(b: RelayBuilder, code: int) -> q.Activation:
     return act
 
 
+_OUTPUT_TYPES = {"float": "FLOAT32", "int8": "INT8", "int16": "INT16"}
+"""The output type of a conv / dense of each kind (``_weights_kind``)."""
+_BIAS_TYPES = {"float": "FLOAT32", "int8": "INT32", "int16": "INT64"}
+"""The bias type of each kind: TFLite Micro reads a 16x8 bias as int64."""
+
+
 def _weights_kind(b: RelayBuilder, x: Tensor, w: Tensor) -> str:
-    """``"float"`` or ``"int8"``; refuses hybrid and other combinations."""
+    """``"float"``, ``"int8"`` or ``"int16"`` (int16 activations with int8
+    weights, "16x8"); refuses hybrid and other combinations."""
     kinds = (_type(x), _type(w))
     if kinds == ("FLOAT32", "FLOAT32"):
         return "float"
     if kinds == ("INT8", "INT8"):
         return "int8"
+    if kinds == ("INT16", "INT8"):
+        return "int16"
     if _type(x) == "FLOAT32" and _type(w) in ("INT8", "UINT8", "INT4"):
         raise b.error(
             f"hybrid model: float32 activations with {_type(w)} weights "
@@ -116,7 +125,7 @@ def _weights_kind(b: RelayBuilder, x: Tensor, w: Tensor) -> str:
         )
     raise b.error(
         f"unsupported types: input {_type(x)} with weights {_type(w)} "
-        "(supported: FLOAT32 x FLOAT32, INT8 x INT8)"
+        "(supported: FLOAT32 x FLOAT32, INT8 x INT8, INT16 x INT8)"
     )
 
 
@@ -189,12 +198,36 @@ def _float_activation(b: RelayBuilder, x: SSAValue, act: q.Activation) -> SSAVal
 
 
 def _bias(
-    b: RelayBuilder, acc: SSAValue, position: int, kind: str, channels: int
+    b: RelayBuilder,
+    acc: SSAValue,
+    position: int,
+    kind: str,
+    channels: int,
+    int32_accumulator: bool = True,
 ) -> SSAValue:
+    """``acc`` plus the operator's bias, if it has one.
+
+    16x8 (``kind == "int16"``): the i64 sum of ``relay.conv2d|dense`` is
+    TFLite Micro's int64 accumulator when the bias is INT64; CONV_2D and
+    FULLY_CONNECTED without a bias or with an INT32 one accumulate in int32
+    instead (``int32_accumulator``; the i64 sum cast to i32 is that int32
+    sum, wrap-around included), which changes the requantisation's rounding
+    (``relay.fixed_point_multiply`` on i32). DEPTHWISE_CONV_2D always
+    accumulates in int64 and takes no INT32 bias."""
     bias = b.input_tensor(position)
+    if kind == "int16":
+        allowed = ("INT64", "INT32") if int32_accumulator else ("INT64",)
+        if bias is not None and _type(bias) not in allowed:
+            raise b.error(
+                f"bias '{bias.name}' is {_type(bias)}, expected "
+                f"{' or '.join(allowed)} for int16 input with int8 weights"
+            )
+        if int32_accumulator and (bias is None or _type(bias) == "INT32"):
+            acc = b.emit(CastOp(acc, i32))
+            kind = "int8"  # an int32 accumulator from here on
     if bias is None:
         return acc
-    _expect_type(b, bias, "FLOAT32" if kind == "float" else "INT32", "bias")
+    _expect_type(b, bias, _BIAS_TYPES[kind], "bias")
     if bias.shape != (channels,):
         raise b.error(
             f"bias '{bias.name}' has shape {list(bias.shape)}, expected [{channels}]"
@@ -212,10 +245,18 @@ def _output_stage(
     axis: int,
     fully_connected: bool = False,
 ) -> SSAValue:
-    """Requantise an int32 accumulator of a conv/dense to ``out`` (int8)."""
-    _expect_type(b, out, "INT8", "output")
+    """Requantise the accumulator of a conv/dense to ``out``: int32 to int8,
+    or int64 to int16 (16x8, input and output zero points 0 as TFLite
+    Micro requires)."""
     in_q = _per_tensor(b, x, "input")
     out_q = _per_tensor(b, out, "output")
+    if _type(out) == "INT16":
+        for what, t, quant in (("input", x, in_q), ("output", out, out_q)):
+            if quant.zero_point != 0:
+                raise b.error(
+                    f"int16 {what} '{t.name}' has zero point {quant.zero_point}; "
+                    "16x8 operators need 0 (symmetric), as TFLite Micro"
+                )
     if fully_connected and not w_quant.per_channel:
         m, s = q.fully_connected_multiplier(in_q.scale, w_quant.scale, out_q.scale)
         multipliers, shifts = [m], [s]
@@ -223,9 +264,12 @@ def _output_stage(
         multipliers, shifts = q.conv_multipliers(
             in_q.scale, list(w_quant.scales), out_q.scale
         )
-    lo, hi = q.activation_range_quantized(act, out_q.scale, out_q.zero_point, -128, 127)
+    dtype = np.dtype("int16" if _type(out) == "INT16" else "int8")
+    lo, hi = q.activation_range_quantized(
+        act, out_q.scale, out_q.zero_point, *int_range(dtype)
+    )
     return b.requantize_i32(
-        acc, multipliers, shifts, axis, out_q.zero_point, lo, hi, np.dtype("int8")
+        acc, multipliers, shifts, axis, out_q.zero_point, lo, hi, dtype
     )
 
 
@@ -236,7 +280,7 @@ def _conv(b: RelayBuilder, depthwise: bool) -> None:
     opts = b.operator.options
     x, w, out = b.required_input(0), b.required_input(1), b.output_tensor()
     kind = _weights_kind(b, x, w)
-    _expect_type(b, out, "FLOAT32" if kind == "float" else "INT8", "output")
+    _expect_type(b, out, _OUTPUT_TYPES[kind], "output")
     if len(x.shape) != 4 or len(w.shape) != 4:
         raise b.error("input and weights must be 4-d (NHWC, OHWI / 1HWC)")
     _, in_h, in_w, in_c = x.shape
@@ -297,7 +341,9 @@ def _conv(b: RelayBuilder, depthwise: bool) -> None:
     else:
         in_q = _per_tensor(b, x, "input")
         w_q = _symmetric_weights(b, w, out_c, quant_axis)
-        acc = _bias(b, conv(in_q.zero_point), 2, kind, out_c)
+        # int16: a zero point != 0 is refused by the output stage
+        zero_point = in_q.zero_point if kind == "int8" else 0
+        acc = _bias(b, conv(zero_point), 2, kind, out_c, not depthwise)
         result = _output_stage(b, acc, x, w_q, out, act, axis=3)
     _check_shape(b, result, out)
     b.bind(out, result)
@@ -315,7 +361,7 @@ def convert_fully_connected(b: RelayBuilder) -> None:
     opts = b.operator.options
     x, w, out = b.required_input(0), b.required_input(1), b.output_tensor()
     kind = _weights_kind(b, x, w)
-    _expect_type(b, out, "FLOAT32" if kind == "float" else "INT8", "output")
+    _expect_type(b, out, _OUTPUT_TYPES[kind], "output")
     if opts is not None and opts.WeightsFormat() != 0:
         raise b.error("shuffled weights (WeightsFormat != DEFAULT) are not supported")
     if len(w.shape) != 2:
@@ -340,7 +386,7 @@ def convert_fully_connected(b: RelayBuilder) -> None:
             DenseOp(
                 data,
                 weight,
-                input_zero_point=in_q.zero_point,
+                input_zero_point=in_q.zero_point if kind == "int8" else 0,
                 kernel_zero_point=w_q.zero_point,
             )
         )

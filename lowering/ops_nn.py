@@ -27,7 +27,8 @@ taps; a loop whose operands are all contiguous stays rolled for the C
 compiler's vectoriser. Taps keep their order, so float sums are unchanged.
 
 Integer semantics follow the oracle: conv2d/dense accumulate
-``(x - input_zp) * (w - kernel_zp)`` in i32 (wrapping); max_pool2d works in
+``(x - input_zp) * (w - kernel_zp)`` in i32 (wrapping), i16 x i8 (16x8) in
+i64 (each product in i32, sign-extended); max_pool2d works in
 the element type; average pooling and mean sum in i32 and divide with
 TFLite's rounding (``acc > 0 ? (acc + n/2)/n : (acc - n/2)/n``, truncating).
 Floats accumulate in f32.
@@ -41,7 +42,7 @@ from types import MappingProxyType
 from typing import ClassVar
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerType, i32
+from xdsl.dialects.builtin import IntegerType, i32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from usmp.dialects.relay_nn_ops import ArgReduceOp, ReduceOp
@@ -154,6 +155,13 @@ def _centred(
     return b.sub(x, b.const(zero_point, acc)) if zero_point else x
 
 
+def _product_type(acc: Attribute) -> Attribute:
+    """The type of the products summed into an ``acc`` accumulator: its own,
+    except for i64 (i16 x i8, 16x8), whose products fit in i32 and are
+    computed there, then sign-extended, as TFLite's 16x8 kernels do."""
+    return i32 if acc == i64 else acc
+
+
 def conv2d(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     return conv2d_jammed(k, op, [index])[0]
 
@@ -177,6 +185,7 @@ def conv2d_jammed(
     groups = op.groups
     izp, kzp = op.input_zero_point, op.kernel_zero_point
     acc_t = element_type(op.result)
+    product_t = _product_type(acc_t)
 
     index = indices[0]
     channels = [i[c_axis] for i in indices]
@@ -200,9 +209,9 @@ def conv2d_jammed(
             x_index[c_axis] = b.iadd(channel_base, ic)
             position = {"H": th, "W": tw, "I": ic, "O": oc}
             w_index = [position[d] for d in kernel_layout]
-            x = _centred(b, k.at(op.data, x_index), acc_t, izp)
-            w = _centred(b, k.at(op.weight, w_index), acc_t, kzp)
-            sums.append(b.add(acc, b.mul(x, w)))
+            x = _centred(b, k.at(op.data, x_index), product_t, izp)
+            w = _centred(b, k.at(op.weight, w_index), product_t, kzp)
+            sums.append(b.add(acc, b.convert(b.mul(x, w), acc_t)))
         return sums
 
     innermost, unroll = _conv_innermost_taps(op)
@@ -265,6 +274,7 @@ def dense_jammed(
     assert isinstance(op, DenseOp)
     b = k.b
     acc_t = element_type(op.result)
+    product_t = _product_type(acc_t)
     izp, kzp = op.input_zero_point, op.kernel_zero_point
     batch = indices[0][0]
     units = [i[1] for i in indices]
@@ -274,9 +284,9 @@ def dense_jammed(
         (d,) = taps
         sums = []
         for unit, acc in zip(units, accs, strict=True):
-            x = _centred(b, k.at(op.data, [batch, d]), acc_t, izp)
-            w = _centred(b, k.at(op.weight, [unit, d]), acc_t, kzp)
-            sums.append(b.add(acc, b.mul(x, w)))
+            x = _centred(b, k.at(op.data, [batch, d]), product_t, izp)
+            w = _centred(b, k.at(op.weight, [unit, d]), product_t, kzp)
+            sums.append(b.add(acc, b.convert(b.mul(x, w), acc_t)))
         return sums
 
     unroll = reduction_unroll(depth, contiguous=True)

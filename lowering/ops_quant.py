@@ -20,7 +20,11 @@ Bit-exact with ``usmp.oracle.quantization`` (TFLite's reference kernels):
   division is emitted, else ``fixed_point_multiply_shift`` holds the signed
   shifts and both directions are derived per element. The channel is the
   output index along ``axis``. A parameter equal for all channels stays an
-  immediate (no table).
+  immediate (no table). On an i64 operand (16x8 accumulators) it is TFLite's
+  64-bit overload: ``(x * m16 + 2**(t-1)) >> t`` in i64 with the reduced
+  16-bit multiplier ``m16`` and ``t = 15 - shift`` computed at compile time
+  (per channel: ``fixed_point_multiply_reduced_multiplier``, i16, and
+  ``fixed_point_multiply_total_shift``, i8).
 * ``quantize``: ``clamp(round_half_away(x / f32(scale)) + zp)``, the division
   in f32 as TFLite Micro's ``AffineQuantize`` (``math.round``: C ``roundf``),
   then ``arith.fptosi``.
@@ -44,6 +48,7 @@ from xdsl.dialects.builtin import (
     f32,
     f64,
     i8,
+    i16,
     i32,
     i64,
 )
@@ -53,7 +58,9 @@ from usmp.dialects.relay_ops import DequantizeOp, FixedPointMultiplyOp, Quantize
 from usmp.lowering.fixed_point import (
     INT32_MIN,
     multiply_by_quantized_multiplier,
+    multiply_by_reduced_multiplier,
     multiply_by_shifted_multiplier,
+    reduced_multiplier,
 )
 from usmp.lowering.kernel import (
     ElementPattern,
@@ -83,6 +90,8 @@ def fixed_point_multiply(
     b = k.b
     x = k.at(op.data, index)
     multipliers, shifts = op.multiplier, op.shift
+    if x.type == i64:
+        return _fixed_point_multiply_i64(k, op, index, x)
     may_saturate = INT32_MIN in multipliers
     if len(set(zip(multipliers, shifts, strict=True))) == 1:
         return multiply_by_quantized_multiplier(
@@ -112,6 +121,28 @@ def fixed_point_multiply(
     s = shift_table("fixed_point_multiply_shift", shifts)
     return multiply_by_quantized_multiplier(b, x, m, s, may_saturate)
 
+
+def _fixed_point_multiply_i64(
+    k: FusedKernel, op: FixedPointMultiplyOp, index: Sequence[Ix], x: SSAValue
+) -> SSAValue:
+    """TFLite's 64-bit ``MultiplyByQuantizedMultiplier`` (16x8 accumulators):
+    the 16-bit reduced multipliers and the total shifts ``15 - shift`` are
+    computed here; per-channel ones are an i16 and an i8 table."""
+    b = k.b
+    reduced = [reduced_multiplier(m) for m in op.multiplier]
+    totals = [15 - s for s in op.shift]
+    channel = index[op.axis % len(shape_of(op.data))] if len(reduced) > 1 else 0
+    r: int | SSAValue = reduced[0]
+    if len(set(reduced)) > 1:
+        table = k.table(
+            "fixed_point_multiply_reduced_multiplier", _int_table("<i2", i16, reduced)
+        )
+        r = b.load(table, [channel])
+    t: int | SSAValue = totals[0]
+    if len(set(totals)) > 1:
+        table = k.table("fixed_point_multiply_total_shift", _int_table("i1", i8, totals))
+        t = b.load(table, [channel])
+    return multiply_by_reduced_multiplier(b, x, r, t)
 
 def quantize(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     assert isinstance(op, QuantizeOp)

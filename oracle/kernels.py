@@ -30,6 +30,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from usmp.oracle.quantization import (
     multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_int64,
     round_half_away_from_zero,
     rounding_divide,
 )
@@ -139,6 +140,12 @@ def _check_positive(v: tuple[int, int], name: str) -> None:
 # ------------------------------------------------------------ conv / dense
 
 
+def _accumulator(exact: Array, data: Array) -> Array:
+    """An integer conv2d / dense sum in its accumulator type: int64 for int16
+    data (16x8), else int32 (modulo 2**32)."""
+    return wrap(exact, np.int64 if data.dtype == np.int16 else np.int32)
+
+
 def conv2d(
     data: Array,
     weight: Array,
@@ -168,7 +175,7 @@ def conv2d(
     Depthwise is ``groups == Cin`` (channel multiplier ``Cout / Cin``).
 
     Float inputs give float32 (accumulated in float64); integer inputs give
-    int32, the exact sum reduced modulo 2**32.
+    int32, the exact sum reduced modulo 2**32, or int64 for int16 data.
     """
     if data.dtype != weight.dtype and not (_is_int(data) and _is_int(weight)):
         raise KernelError(f"conv2d: data {data.dtype} and weight {weight.dtype} differ")
@@ -213,7 +220,7 @@ def conv2d(
     else:
         out = np.matmul(patches, wmat)
     out = out.transpose(1, 0, 2).reshape(n, oh, ow, cout)
-    result = wrap(out, np.int32) if integer else out.astype(np.float32)
+    result = _accumulator(out, data) if integer else out.astype(np.float32)
     return _from_layout(result, data_layout, "NHWC")
 
 
@@ -229,7 +236,7 @@ def dense(
         out[b, n] = sum_k (data[b, k] - input_zp) * (weight[n, k] - kernel_zp)
 
     Float32 result for floats (float64 accumulation), int32 (exact sum
-    modulo 2**32) for integers.
+    modulo 2**32) for integers, int64 for int16 data.
     """
     if data.ndim != 2 or weight.ndim != 2 or data.shape[1] != weight.shape[1]:
         raise KernelError(
@@ -241,7 +248,7 @@ def dense(
     if _is_int(data):
         xs = data.astype(np.int64) - input_zero_point
         ws = weight.astype(np.int64) - kernel_zero_point
-        return wrap(_int_matmul(xs, ws.T), np.int32)
+        return _accumulator(_int_matmul(xs, ws.T), data)
     xs = data.astype(np.float64) - input_zero_point
     ws = weight.astype(np.float64) - kernel_zero_point
     return (xs @ ws.T).astype(np.float32)
@@ -635,11 +642,15 @@ def fixed_point_multiply(
 ) -> Array:
     """TFLite requantisation of an int32 tensor:
     ``multiply_by_quantized_multiplier(x, multiplier, shift)`` (gemmlowp
-    double rounding). ``multiplier`` and ``shift`` each hold one value (for
-    the whole tensor) or ``x.shape[axis]`` values, entry ``c`` applying to
-    the slice ``c`` along ``axis`` (per-channel)."""
-    if x.dtype != np.int32:
-        raise KernelError(f"fixed_point_multiply: int32 input required, got {x.dtype}")
+    double rounding), or of an int64 one (16x8 accumulators):
+    ``multiply_by_quantized_multiplier_int64``; the result is int32.
+    ``multiplier`` and ``shift`` each hold one value (for the whole tensor)
+    or ``x.shape[axis]`` values, entry ``c`` applying to the slice ``c``
+    along ``axis`` (per-channel)."""
+    if x.dtype not in (np.int32, np.int64):
+        raise KernelError(
+            f"fixed_point_multiply: int32 or int64 input required, got {x.dtype}"
+        )
     params = []
     for what, values in (("multiplier", multiplier), ("shift", shift)):
         v = np.asarray(values, dtype=np.int64).reshape(-1)
@@ -663,6 +674,8 @@ def fixed_point_multiply(
             v = v.reshape(())
         params.append(v)
     try:
+        if x.dtype == np.int64:
+            return multiply_by_quantized_multiplier_int64(x, params[0], params[1])
         return multiply_by_quantized_multiplier(x, params[0], params[1])
     except ValueError as e:
         raise KernelError(f"fixed_point_multiply: {e}") from None

@@ -124,6 +124,41 @@ def multiply_by_quantized_multiplier(
     )
 
 
+
+def reduced_multiplier(multiplier: ArrayLike) -> npt.NDArray[np.int64]:
+    """The 16-bit multiplier of TFLite's 64-bit
+    ``MultiplyByQuantizedMultiplier``: ``(m + 2**15) >> 16``, or ``0x7FFF``
+    for ``m >= 0x7FFF0000`` (where the rounding would reach ``2**15``)."""
+    m = np.asarray(multiplier, dtype=np.int64)
+    return np.asarray(np.where(m < 0x7FFF0000, (m + (1 << 15)) >> 16, 0x7FFF))
+
+
+def multiply_by_quantized_multiplier_int64(
+    x: ArrayLike, multiplier: ArrayLike, shift: ArrayLike
+) -> Int32Array:
+    """TFLite ``MultiplyByQuantizedMultiplier(int64_t x, ...)``, the overload
+    of 16x8 (int16 activations, int64 accumulator) kernels, the same in the
+    single- and double-rounding builds: with ``m16 = reduced_multiplier(m)``
+    and ``t = 15 - shift``, ``(x * m16 + 2**(t - 1)) >> t`` in int64,
+    truncated to int32. ``shift`` must lie in ``[-31, 7]`` (TFLite asserts
+    it); ``x * m16`` wraps in int64 like the C++ (TFLite asserts
+    ``|x| < 2**47``, which rules that out), and so does the final truncation.
+    """
+    x64 = np.asarray(x)
+    if x64.dtype.kind not in "iub":
+        raise TypeError(f"x must be integers, got dtype {x64.dtype}")
+    x64 = x64.astype(np.int64)
+    s = np.asarray(shift, dtype=np.int64)
+    if s.size and (s.min() < -31 or s.max() > 7):
+        raise ValueError(
+            "multiply_by_quantized_multiplier_int64: shift must be in [-31, 7], "
+            f"got {s}"
+        )
+    total = 15 - s
+    with np.errstate(over="ignore"):
+        result = (x64 * reduced_multiplier(multiplier) + (np.int64(1) << (total - 1))) >> total
+    return wrap_int32(result)
+
 @overload
 def quantize_multiplier(real: float) -> tuple[int, int]: ...
 @overload

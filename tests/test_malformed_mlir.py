@@ -145,9 +145,9 @@ def _semantic_cases() -> list[Case]:
             ),
         ),
         Case(
-            "i64-elements",
-            RELAY_MAIN.replace("i8", "i64"),
-            expect="expected f32, i8, i16, i32 or ui8",
+            "f64-elements",
+            RELAY_MAIN.replace("i8", "f64"),
+            expect="expected f32, i8, i16, i32, i64 or ui8",
         ),
         Case("non-utf8-comment", b"// caf\xe9\n" + RELAY_MAIN.encode(), expect="UTF-8"),
         Case("non-utf8-symbol", b"func.func @m\xffain() {\n  func.return\n}\n"),

@@ -17,7 +17,9 @@ from usmp.oracle.quantization import (
     INT32_MAX,
     INT32_MIN,
     multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_int64,
     quantize_multiplier,
+    reduced_multiplier,
     round_half_away_from_zero,
     rounding_divide,
     rounding_divide_by_pot,
@@ -215,6 +217,46 @@ def test_multiply_by_quantized_multiplier_per_channel() -> None:
 def test_multiply_by_quantized_multiplier_rejects_bad_shift(shift: int) -> None:
     with pytest.raises(ValueError, match=r"\[-31, 30\]"):
         multiply_by_quantized_multiplier(1, 1 << 30, shift)
+
+
+# ------------------------------------------- 64-bit MultiplyByQuantizedMultiplier
+
+
+@pytest.mark.parametrize(
+    ("x", "m", "shift", "expected"),
+    [
+        (1000, 1 << 30, 0, 500),
+        (1001, 1 << 30, 0, 501),  # 500.5: ties toward +infinity ...
+        (-1001, 1 << 30, 0, -500),  # ... not away from zero (the i32 one: -501)
+        (1 << 40, 1 << 30, -20, 1 << 19),  # a sum beyond int32
+        (3, INT32_MAX, 7, 384),  # reduced to 0x7FFF: 3 * (2^15 - 1) / 2^8
+        (1 << 25, 1 << 30, 7, INT32_MIN),  # 2^31 wraps in the truncation to int32
+    ],
+)
+def test_multiply_by_quantized_multiplier_int64_examples(
+    x: int, m: int, shift: int, expected: int
+) -> None:
+    got = multiply_by_quantized_multiplier_int64(np.int64(x), m, shift)
+    assert got.dtype == np.int32 and int(got) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(-(2**47), 2**47 - 1), st.integers(0, INT32_MAX), st.integers(-31, 7))
+def test_multiply_by_quantized_multiplier_int64_rounds_half_up(
+    x: int, m: int, shift: int
+) -> None:
+    m16 = 0x7FFF if m >= 0x7FFF0000 else round_half_up(Fraction(m, 2**16))
+    assert int(reduced_multiplier(m)) == m16
+    expected = wrap32(round_half_up(Fraction(x * m16, 2 ** (15 - shift))))
+    assert int(multiply_by_quantized_multiplier_int64(np.int64(x), m, shift)) == (
+        expected
+    )
+
+
+@pytest.mark.parametrize("shift", [-32, 8])
+def test_multiply_by_quantized_multiplier_int64_rejects_bad_shift(shift: int) -> None:
+    with pytest.raises(ValueError, match=r"\[-31, 7\]"):
+        multiply_by_quantized_multiplier_int64(1, 1 << 30, shift)
 
 
 # ---------------------------------------------------------- QuantizeMultiplier

@@ -281,3 +281,24 @@ func.func @argmax(%x: tensor<2x6xi8>) -> tensor<2xi32> attributes {relay.primiti
   %0 = relay.argmax %x {axis = 1 : i64} : tensor<2x6xi8> -> tensor<2xi32>
   func.return %0 : tensor<2xi32>
 }
+
+// -----
+
+// 16x8 (i16 data, i8 weights): the accumulators are i64, each product is
+// computed in i32 (it fits: |x * w| < 2^22) and sign-extended before the
+// add, as TFLite's 16x8 kernels; no widened copy of either operand.
+
+// CHECK-LABEL: func.func @conv_16x8(
+// CHECK:         scf.for {{.*}} iter_args({{.*}}) -> (i64, i64, i64, i64)
+// CHECK:           %[[X:.*]] = memref.load %{{.*}} : memref<1x3x3x2xi16>
+// CHECK-NEXT:      %[[X32:.*]] = arith.extsi %[[X]] : i16 to i32
+// CHECK-NEXT:      %[[W:.*]] = memref.load %{{.*}} : memref<4x3x3x2xi8>
+// CHECK-NEXT:      %[[W32:.*]] = arith.extsi %[[W]] : i8 to i32
+// CHECK-NEXT:      %[[P:.*]] = arith.muli %[[X32]], %[[W32]] : i32
+// CHECK-NEXT:      %[[P64:.*]] = arith.extsi %[[P]] : i32 to i64
+// CHECK-NEXT:      arith.addi %{{.*}}, %[[P64]] : i64
+
+func.func @conv_16x8(%x: tensor<1x3x3x2xi16>, %w: tensor<4x3x3x2xi8>) -> tensor<1x1x1x4xi64> attributes {relay.primitive} {
+  %0 = relay.conv2d %x, %w {kernel_layout = #relay<kernel_layout OHWI>} : (tensor<1x3x3x2xi16>, tensor<4x3x3x2xi8>) -> tensor<1x1x1x4xi64>
+  func.return %0 : tensor<1x1x1x4xi64>
+}

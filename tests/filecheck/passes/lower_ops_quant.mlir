@@ -175,3 +175,49 @@ func.func @add_int16(%a: tensor<5x64xi16>, %b: tensor<5x64xi16>) -> tensor<5x64x
   %10 = relay.cast %9 : tensor<5x64xi32> -> tensor<5x64xi16>
   func.return %10 : tensor<5x64xi16>
 }
+
+// -----
+
+// An i64 operand (the accumulator of a 16x8 convolution) takes TFLite's
+// 64-bit MultiplyByQuantizedMultiplier: the multiplier reduced to 16 bits at
+// compile time ((1395864371 + 2^15) >> 16 = 21299), the total shift 15 - shift
+// = 23 and its rounding half 2^22 are immediates: one multiply, add, shift.
+
+// CHECK-LABEL: func.func @per_tensor_i64(
+// CHECK-NOT:     tir.allocate_const
+// CHECK-DAG:     %[[M:.*]] = arith.constant 21299 : i64
+// CHECK-DAG:     %[[HALF:.*]] = arith.constant 4194304 : i64
+// CHECK-DAG:     %[[T:.*]] = arith.constant 23 : i64
+// CHECK:         %[[X:.*]] = memref.load %{{.*}} : memref<4xi64>
+// CHECK-NEXT:    %[[P:.*]] = arith.muli %[[X]], %[[M]] : i64
+// CHECK-NEXT:    %[[S:.*]] = arith.addi %[[P]], %[[HALF]] : i64
+// CHECK-NEXT:    %[[Q:.*]] = arith.shrsi %[[S]], %[[T]] : i64
+// CHECK-NEXT:    %[[R:.*]] = arith.trunci %[[Q]] : i64 to i32
+// CHECK-NEXT:    memref.store %[[R]], %{{.*}} : memref<4xi32>
+
+func.func @per_tensor_i64(%a: tensor<4xi64>) -> tensor<4xi32> attributes {relay.primitive} {
+  %0 = relay.fixed_point_multiply %a {multiplier = array<i32: 1395864371>, shift = array<i32: -8>} : tensor<4xi64> -> tensor<4xi32>
+  func.return %0 : tensor<4xi32>
+}
+
+// -----
+
+// Per-channel i64: an i16 table of reduced multipliers (0x7FFF0000 and up
+// saturate to 0x7FFF) and an i8 table of total shifts.
+
+// CHECK-LABEL: func.func @per_axis_i64(
+// CHECK:         %[[MT:.*]] = tir.allocate_const {name_hint = "fixed_point_multiply_reduced_multiplier", value = dense<[32767, 21299]> : tensor<2xi16>} : memref<2xi16>
+// CHECK-NEXT:    %[[TT:.*]] = tir.allocate_const {name_hint = "fixed_point_multiply_total_shift", value = dense<[14, 23]> : tensor<2xi8>} : memref<2xi8>
+// CHECK:         %[[X:.*]] = memref.load %{{.*}} : memref<1x2x3xi64>
+// CHECK-NEXT:    %[[M16:.*]] = memref.load %[[MT]][%[[C:.*]]] : memref<2xi16>
+// CHECK-NEXT:    %[[T8:.*]] = memref.load %[[TT]][%[[C]]] : memref<2xi8>
+// CHECK-NEXT:    %[[M:.*]] = arith.extsi %[[M16]] : i16 to i64
+// CHECK-NEXT:    %[[T:.*]] = arith.extsi %[[T8]] : i8 to i64
+// CHECK:         %[[P:.*]] = arith.muli %[[X]], %[[M]] : i64
+// CHECK:         arith.shrsi %{{.*}}, %[[T]] : i64
+// CHECK-NEXT:    arith.trunci %{{.*}} : i64 to i32
+
+func.func @per_axis_i64(%a: tensor<1x2x3xi64>) -> tensor<1x2x3xi32> attributes {relay.primitive} {
+  %0 = relay.fixed_point_multiply %a {multiplier = array<i32: 2147418112, 1395864371>, shift = array<i32: 1, -8>, axis = 1 : i64} : tensor<1x2x3xi64> -> tensor<1x2x3xi32>
+  func.return %0 : tensor<1x2x3xi32>
+}

@@ -1,8 +1,8 @@
 // RUN: usmp-opt %s --split-input-file --verify-diagnostics
 
-func.func @f(%a: tensor<4xi64>) {
-  // expected-error@+1 {{'relay.add' op relay.add: lhs element type i64 is not supported (expected f32, i8, i16, i32 or ui8)}}
-  %0 = relay.add %a, %a : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+func.func @f(%a: tensor<4xf64>) {
+  // expected-error@+1 {{'relay.add' op relay.add: lhs element type f64 is not supported (expected f32, i8, i16, i32, i64 or ui8)}}
+  %0 = relay.add %a, %a : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
   func.return
 }
 
@@ -281,7 +281,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<9x9x4x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xf32>, %w: tensor<3x3x4x4xf32>) {
-  // expected-error@+1 {{'relay.conv2d' op relay.conv2d: zero points (1, 0) must be 0 for f32 operands}}
+  // expected-error@+1 {{'relay.conv2d' op relay.conv2d: zero points (1, 0) must be 0 for (f32, f32) operands}}
   %0 = relay.conv2d %x, %w {input_zero_point = 1 : i64} : (tensor<1x8x8x4xf32>, tensor<3x3x4x4xf32>) -> tensor<1x6x6x4xf32>
   func.return
 }
@@ -297,7 +297,7 @@ func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xi8>) {
 // -----
 
 func.func @f(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xf32>) {
-  // expected-error@+1 {{'relay.conv2d' op relay.conv2d: operand element types (i8, f32) are not supported, expected (f32, f32) or (i8, i8)}}
+  // expected-error@+1 {{'relay.conv2d' op relay.conv2d: operand element types (i8, f32) are not supported, expected (f32, f32), (i8, i8) or (i16, i8)}}
   %0 = relay.conv2d %x, %w : (tensor<1x8x8x4xi8>, tensor<3x3x4x4xf32>) -> tensor<1x6x6x4xf32>
   func.return
 }
@@ -465,7 +465,7 @@ func.func @f(%x: tensor<1x8x8x4xi32>) {
 // -----
 
 func.func @f(%x: tensor<4xi8>) {
-  // expected-error@+1 {{'relay.fixed_point_multiply' op relay.fixed_point_multiply: element type i8 is not supported, expected i32}}
+  // expected-error@+1 {{'relay.fixed_point_multiply' op relay.fixed_point_multiply: element type i8 is not supported, expected i32 or i64}}
   %0 = relay.fixed_point_multiply %x {multiplier = array<i32: 1>, shift = array<i32: 0>} : tensor<4xi8> -> tensor<4xi8>
   func.return
 }
@@ -513,7 +513,7 @@ func.func @f(%x: tensor<4xi32>) {
 // -----
 
 func.func @f(%x: tensor<4xf32>) {
-  // expected-error@+1 {{'relay.quantize' op relay.quantize: result element type f32 is not an integer type (expected i8, i16, i32 or ui8)}}
+  // expected-error@+1 {{'relay.quantize' op relay.quantize: result element type f32 is not an integer type (expected i8, i16, i32, i64 or ui8)}}
   %0 = relay.quantize %x {scale = 0.5 : f64, zero_point = 0 : i64} : tensor<4xf32> -> tensor<4xf32>
   func.return
 }
@@ -553,7 +553,7 @@ func.func @f(%x: tensor<4xf32>) {
 // -----
 
 func.func @f(%x: tensor<4xf32>) {
-  // expected-error@+1 {{'relay.dequantize' op relay.dequantize: operand element type f32 is not an integer type (expected i8, i16, i32 or ui8)}}
+  // expected-error@+1 {{'relay.dequantize' op relay.dequantize: operand element type f32 is not an integer type (expected i8, i16, i32, i64 or ui8)}}
   %0 = relay.dequantize %x {scale = 0.5 : f64, zero_point = 0 : i64} : tensor<4xf32> -> tensor<4xf32>
   func.return
 }
@@ -924,5 +924,21 @@ func.func @f(%x: tensor<1x3x2xi8>, %w: tensor<4x2xi8>, %r: tensor<4x4xi8>, %b: t
 func.func @f(%x: tensor<1x3x2xf32>, %w: tensor<4x2xf32>, %r: tensor<4x4xf32>, %b: tensor<4xf32>, %h: tensor<1x4xf32>, %c: tensor<1x4xf32>) {
   // expected-error@+1 {{'relay.lstm' op relay.lstm: cell_activation 'relu' is not supported, expected one of tanh, sigmoid}}
   %0 = relay.lstm(%x, %w, %w, %w, %w, %r, %r, %r, %r, %b, %b, %b, %b, %h, %c) {cell_activation = "relu"} : (tensor<1x3x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x3x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<4xi64>) {
+  // expected-error@+1 {{'relay.fixed_point_multiply' op relay.fixed_point_multiply: shift 8 is out of range, expected -31..7}}
+  %0 = relay.fixed_point_multiply %x {multiplier = array<i32: 1073741824>, shift = array<i32: 8>} : tensor<4xi64> -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x4x4x2xi16>, %w: tensor<3x3x2x4xi8>) {
+  // expected-error@+1 {{'relay.conv2d' op relay.conv2d: zero points (3, 0) must be 0 for (i16, i8) operands}}
+  %0 = relay.conv2d %x, %w {input_zero_point = 3 : i64} : (tensor<1x4x4x2xi16>, tensor<3x3x2x4xi8>) -> tensor<1x2x2x4xi64>
   func.return
 }

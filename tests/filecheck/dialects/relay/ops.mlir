@@ -195,6 +195,22 @@ func.func @layout(%x: tensor<1x1x1x64xi8>) {
 
 // -----
 
+// 16x8: i16 data with i8 weights accumulate in i64; fixed_point_multiply
+// takes the i64 sums to i32.
+
+// CHECK-LABEL: func.func @conv_16x8
+// CHECK: relay.conv2d %{{.*}}, %{{.*}} {kernel_layout = #relay<kernel_layout OHWI>} : (tensor<1x8x8x2xi16>, tensor<4x3x3x2xi8>) -> tensor<1x6x6x4xi64>
+// CHECK: relay.dense %{{.*}}, %{{.*}} : (tensor<2x8xi16>, tensor<3x8xi8>) -> tensor<2x3xi64>
+// CHECK: relay.fixed_point_multiply %{{.*}} {multiplier = array<i32: 1073741824>, shift = array<i32: 7>} : tensor<2x3xi64> -> tensor<2x3xi32>
+func.func @conv_16x8(%x: tensor<1x8x8x2xi16>, %w: tensor<4x3x3x2xi8>, %d: tensor<2x8xi16>, %dw: tensor<3x8xi8>) {
+  %0 = relay.conv2d %x, %w {kernel_layout = #relay<kernel_layout OHWI>} : (tensor<1x8x8x2xi16>, tensor<4x3x3x2xi8>) -> tensor<1x6x6x4xi64>
+  %1 = relay.dense %d, %dw : (tensor<2x8xi16>, tensor<3x8xi8>) -> tensor<2x3xi64>
+  %2 = relay.fixed_point_multiply %1 {multiplier = array<i32: 1073741824>, shift = array<i32: 7>} : tensor<2x3xi64> -> tensor<2x3xi32>
+  func.return
+}
+
+// -----
+
 // Requantization.
 
 // CHECK-LABEL: func.func @quant
