@@ -200,34 +200,6 @@ def multiply_by_shifted_multiplier(
 def reduced_multiplier(multiplier: int) -> int:
     """The 16-bit multiplier of TFLite's 64-bit ``MultiplyByQuantizedMultiplier``:
     ``(m + 2**15) >> 16``, saturated to ``0x7FFF`` from ``m >= 0x7FFF0000``."""
-    return (multiplier) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
-
-
-def multiply_by_reduced_multiplier(
-    b: KernelBuilder,
-    x: SSAValue,
-    reduced: int | SSAValue,
-    total_shift: int | SSAValue,
-) -> SSAValue:
-    """TFLite's 64-bit ``MultiplyByQuantizedMultiplier`` of an i64 ``x``
-    with its 16-bit ``reduced`` multiplier (``reduced_multiplier`` of the
-    oracle) and ``total_shift = 15 - shift`` (8..46):
-    ``(x * reduced + 2**(total_shift - 1)) >> total_shift``, truncated to
-    i32, all in i64 as the C++ (which asserts ``|x| < 2**47``, so the
-    product cannot overflow)."""
-    r = b.const(reduced, i64) if isinstance(reduced, int) else b.convert(reduced, i64)
-    if isinstance(total_shift, int):
-        half = b.const(1 << (total_shift - 1), i64)
-        shift = b.const(total_shift, i64)
-    else:
-        shift = b.convert(total_shift, i64)
-        one = b.const(1, i64)
-        half = b.shl(one, b.sub(shift, one))
-    return b.convert(b.shrsi(b.add(b.mul(x, r), half), shift), i32)
-
-def reduced_multiplier(multiplier: int) -> int:
-    """The 16-bit multiplier of TFLite's 64-bit ``MultiplyByQuantizedMultiplier``:
-    ``(m + 2**15) >> 16``, saturated to ``0x7FFF`` from ``m >= 0x7FFF0000``."""
     return (multiplier + (1 << 15)) >> 16 if multiplier < 0x7FFF0000 else 0x7FFF
 
 
@@ -252,6 +224,7 @@ def multiply_by_reduced_multiplier(
         one = b.const(1, i64)
         half = b.shl(one, b.sub(shift, one))
     return b.convert(b.shrsi(b.add(b.mul(x, r), half), shift), i32)
+
 
 def _exp_on_interval_between_negative_one_quarter_and_0_excl(
     b: KernelBuilder, a: SSAValue

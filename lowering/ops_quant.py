@@ -140,9 +140,12 @@ def _fixed_point_multiply_i64(
         r = b.load(table, [channel])
     t: int | SSAValue = totals[0]
     if len(set(totals)) > 1:
-        table = k.table("fixed_point_multiply_total_shift", _int_table("i1", i8, totals))
+        table = k.table(
+            "fixed_point_multiply_total_shift", _int_table("i1", i8, totals)
+        )
         t = b.load(table, [channel])
     return multiply_by_reduced_multiplier(b, x, r, t)
+
 
 def quantize(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     assert isinstance(op, QuantizeOp)

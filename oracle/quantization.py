@@ -124,7 +124,6 @@ def multiply_by_quantized_multiplier(
     )
 
 
-
 def reduced_multiplier(multiplier: ArrayLike) -> npt.NDArray[np.int64]:
     """The 16-bit multiplier of TFLite's 64-bit
     ``MultiplyByQuantizedMultiplier``: ``(m + 2**15) >> 16``, or ``0x7FFF``
@@ -156,8 +155,11 @@ def multiply_by_quantized_multiplier_int64(
         )
     total = 15 - s
     with np.errstate(over="ignore"):
-        result = (x64 * reduced_multiplier(multiplier) + (np.int64(1) << (total - 1))) >> total
+        result = (
+            x64 * reduced_multiplier(multiplier) + (np.int64(1) << (total - 1))
+        ) >> total
     return wrap_int32(result)
+
 
 @overload
 def quantize_multiplier(real: float) -> tuple[int, int]: ...
