@@ -1,4 +1,5 @@
-"""relay operators with windows or reductions: conv2d, dense, pooling, mean.
+"""relay operators with windows or reductions: conv2d, conv2d_transpose, dense,
+pooling, mean.
 
 Registered through ``relay_ops.OPERATOR_OPS``; the shape rules are the plain
 functions of ``relay_shapes`` (``conv2d_output_shape``, ``dense_output_shape``,
@@ -35,6 +36,7 @@ from usmp.dialects.relay_props import (
 )
 from usmp.dialects.relay_shapes import (
     conv2d_output_shape,
+    conv2d_transpose_output_shape,
     dense_output_shape,
     global_pool2d_output_shape,
     pool2d_output_shape,
@@ -192,6 +194,72 @@ class Conv2DOp(AccumulatingOp):
             groups=self.groups,
             data_layout=self.data_layout,
             kernel_layout=self.kernel_layout,
+        )
+        return TensorType(el, shape)
+
+
+@relay_op_definition
+class Conv2DTransposeOp(AccumulatingOp):
+    """2-d transposed convolution (TFLite's TRANSPOSE_CONV), NHWC data and
+    OHWI weight.
+
+    Syntax::
+
+        %r = relay.conv2d_transpose %x, %w {strides = array<i64: 2, 2>,
+                                            padding = array<i64: 1, 1, 0, 0>}
+               : (tensor<1x4x4x8xi8>, tensor<3x3x3x8xi8>) -> tensor<1x8x8x3xi32>
+
+    Each input element ``x[n, iy, ix, c]`` spreads over the output window at
+    ``(iy * sh - top, ix * sw - left)``; an output element sums, for every
+    input position whose window covers it, in ascending ``(iy, ix, c)``::
+
+        out[n, oy, ox, o] = sum (x[n, iy, ix, c] - input_zero_point)
+                                * (w[o, oy + top - iy*sh, ox + left - ix*sw, c]
+                                   - kernel_zero_point)
+
+    ``padding`` (top, left, bottom, right) crops the full
+    ``(in - 1) * stride + K`` output, ``output_padding`` (h, w) extends it at
+    the bottom / right (elements no input reaches: 0). Element types as
+    ``relay.conv2d``.
+    """
+
+    name = "relay.conv2d_transpose"
+
+    strides = ints_prop(default=(1, 1))
+    padding = ints_prop(default=(0, 0, 0, 0))
+    output_padding = ints_prop(default=(0, 0))
+
+    def __init__(
+        self,
+        data: SSAValue,
+        weight: SSAValue,
+        *,
+        strides: Sequence[int] | None = None,
+        padding: Sequence[int] | None = None,
+        output_padding: Sequence[int] | None = None,
+        input_zero_point: int | None = None,
+        kernel_zero_point: int | None = None,
+    ):
+        """Properties left ``None`` take their declared default."""
+        self._build(
+            [data, weight],
+            strides=strides,
+            padding=padding,
+            output_padding=output_padding,
+            input_zero_point=input_zero_point,
+            kernel_zero_point=kernel_zero_point,
+        )
+
+    def infer_result_type(self) -> TensorType:
+        dt, wt, el = self.accumulation_types()
+        shape = infer_shape(
+            self.name,
+            conv2d_transpose_output_shape,
+            shape_of(dt),
+            shape_of(wt),
+            strides=self.strides,
+            padding=self.padding,
+            output_padding=self.output_padding,
         )
         return TensorType(el, shape)
 

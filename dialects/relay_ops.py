@@ -49,6 +49,7 @@ from usmp.dialects.relay_nn_ops import (
     ArgMinOp,
     AvgPool2DOp,
     Conv2DOp,
+    Conv2DTransposeOp,
     DenseOp,
     GlobalAvgPool2DOp,
     MaxOp,
@@ -603,6 +604,7 @@ OPERATOR_OPS: list[type[IRDLOperation]] = [
     DivideOp,
     SigmoidOp,
     TanhOp,
+    Conv2DTransposeOp,
 ]
 """Every relay operator of docs/relay-ops.md, in the contract's order."""
 

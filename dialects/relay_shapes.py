@@ -164,6 +164,40 @@ def conv2d_output_shape(
     return (n, oh, ow, c_out) if data_layout == "NHWC" else (n, c_out, oh, ow)
 
 
+def conv2d_transpose_output_shape(
+    data: Sequence[int],
+    weight: Sequence[int],
+    *,
+    strides: Sequence[int] = (1, 1),
+    padding: Sequence[int] = (0, 0, 0, 0),
+    output_padding: Sequence[int] = (0, 0),
+) -> Shape:
+    """Result shape of ``relay.conv2d_transpose`` (NHWC data, OHWI weight):
+    ``(in - 1) * stride + K - before - after + output_padding`` per spatial
+    axis, the weight's O output channels."""
+    _check_rank("data", data, 4)
+    _check_rank("weight", weight, 4)
+    _check_window_attrs(strides, padding, (1, 1))
+    _check_len("output_padding", output_padding, 2)
+    _check_min("output_padding", output_padding, 0)
+    n, h, w, c_in = data
+    c_out, kh, kw, k_in = weight
+    if k_in != c_in:
+        raise ShapeError(
+            f"weight {list(weight)} (OHWI) has {k_in} input channels, expected {c_in}"
+        )
+    sizes = []
+    for axis, (size, k) in enumerate(((h, kh), (w, kw))):
+        extent = (size - 1) * strides[axis] + k + output_padding[axis]
+        extent -= padding[axis] + padding[axis + 2]
+        if extent < 1:
+            raise ShapeError(
+                f"padding {list(padding)} leaves no output along spatial axis {axis}"
+            )
+        sizes.append(extent)
+    return (n, sizes[0], sizes[1], c_out)
+
+
 def dense_output_shape(data: Sequence[int], weight: Sequence[int]) -> Shape:
     """Result shape of ``relay.dense``: (B, K) x (N, K) -> (B, N)."""
     _check_rank("data", data, 2)

@@ -633,6 +633,7 @@ def register(converters: Mapping[str, Converter]) -> None:
 # registers its converters when its body has run
 from usmp.frontend import (  # noqa: E402, F401
     tflite_ops_activation,
+    tflite_ops_conv,
     tflite_ops_elementwise,
     tflite_ops_image,
     tflite_ops_layout,

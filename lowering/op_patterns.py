@@ -42,6 +42,7 @@ class OpPattern(IntEnum):
 # op name -> (pattern, TVM operator name used in fused function names)
 _OPERATORS: dict[str, tuple[OpPattern, str]] = {
     "relay.conv2d": (OpPattern.OUT_ELEMWISE_FUSABLE, "nn.conv2d"),
+    "relay.conv2d_transpose": (OpPattern.OUT_ELEMWISE_FUSABLE, "nn.conv2d_transpose"),
     "relay.dense": (OpPattern.OUT_ELEMWISE_FUSABLE, "nn.dense"),
     "relay.max_pool2d": (OpPattern.OUT_ELEMWISE_FUSABLE, "nn.max_pool2d"),
     "relay.avg_pool2d": (OpPattern.OUT_ELEMWISE_FUSABLE, "nn.avg_pool2d"),

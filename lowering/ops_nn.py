@@ -1,5 +1,5 @@
-"""Reductions: conv2d, dense, pooling, mean, sum, max, min, argmax, argmin
-(``LowerNN``).
+"""Reductions: conv2d, conv2d_transpose, dense, pooling, mean, sum, max, min,
+argmax, argmin (``LowerNN``).
 
 Each output element is a reduction in an ``scf.for`` nest whose accumulator
 is an ``iter_args`` scalar: no accumulator tensor, no im2col, no padded copy
@@ -49,6 +49,7 @@ from usmp.dialects.relay_nn_ops import ArgReduceOp, ReduceOp
 from usmp.dialects.relay_ops import (
     AvgPool2DOp,
     Conv2DOp,
+    Conv2DTransposeOp,
     DenseOp,
     GlobalAvgPool2DOp,
     MaxOp,
@@ -262,6 +263,66 @@ def _conv_innermost_taps(op: Conv2DOp) -> tuple[str, int]:
     return tap, reduction_unroll(extent, contiguous)
 
 
+def conv2d_transpose(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    return conv2d_transpose_jammed(k, op, [index])[0]
+
+
+def transposed_window(
+    b: KernelBuilder, o: Ix, stride: int, before: int, size: int, window: int
+) -> tuple[Ix, Ix, Ix]:
+    """``(lo, hi, base)``: the input positions ``lo <= i < hi`` whose window
+    (``i * stride - before + k``, ``0 <= k < window``) covers output position
+    ``o``, the tap of ``i`` being ``base - i * stride`` (``base = o +
+    before``): ``lo = ceil(max(base - window + 1, 0) / stride)``, ``hi =
+    min(size, base // stride + 1)``."""
+    base = b.iadd(o, before)
+    lo = b.imax(b.isub(base, window - 1), 0)
+    if stride > 1:
+        lo = b.idiv(b.iadd(lo, stride - 1), stride)
+    hi = b.imin(b.iadd(b.idiv(base, stride), 1), size)
+    return lo, hi, base
+
+
+def conv2d_transpose_jammed(
+    k: FusedKernel, op: Operation, indices: Sequence[Sequence[Ix]]
+) -> list[SSAValue]:
+    """Elements of a conv2d_transpose (NHWC, OHWI) at ``indices``, which
+    differ in the output channel only: a gather over the input positions
+    ``(iy, ix)`` whose windows cover the output position (ascending, the
+    order TFLite's scatter adds them, so float sums are bit for bit the
+    same) and the input channels, one accumulator per output channel; no
+    scratch."""
+    assert isinstance(op, Conv2DTransposeOp)
+    b = k.b
+    _, in_h, in_w, channels = shape_of(op.data)
+    _, kh, kw, _ = shape_of(op.weight)
+    sh, sw = op.strides
+    top, left, _, _ = op.padding
+    izp, kzp = op.input_zero_point, op.kernel_zero_point
+    acc_t = element_type(op.result)
+    product_t = _product_type(acc_t)
+    batch, oy, ox, _ = indices[0]
+    out_channels = [i[3] for i in indices]
+    h_lo, h_hi, h_base = transposed_window(b, oy, sh, top, in_h, kh)
+    w_lo, w_hi, w_base = transposed_window(b, ox, sw, left, in_w, kw)
+
+    def body(taps: list[Ix], accs: Sequence[SSAValue]) -> list[SSAValue]:
+        iy, ix, ic = taps
+        fy = b.isub(h_base, b.imul(iy, sh))
+        fx = b.isub(w_base, b.imul(ix, sw))
+        x = _centred(b, k.at(op.data, [batch, iy, ix, ic]), product_t, izp)
+        sums = []
+        for oc, acc in zip(out_channels, accs, strict=True):
+            w = _centred(b, k.at(op.weight, [oc, fy, fx, ic]), product_t, kzp)
+            sums.append(b.add(acc, b.convert(b.mul(x, w), acc_t)))
+        return sums
+
+    unroll = reduction_unroll(channels, contiguous=True)
+    inits = [b.const(0, acc_t)] * len(indices)
+    bounds = [(h_lo, h_hi), (w_lo, w_hi), (0, channels)]
+    return b.reduce(bounds, inits, body, unroll)
+
+
 def dense(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     return dense_jammed(k, op, [index])[0]
 
@@ -311,7 +372,7 @@ def jam_factor(op: Operation, extent: int) -> int:
         _, _, c_axis = spatial_axes(op.data_layout)
         if c_axis != len(shape_of(op.result)) - 1:
             return 1
-    elif not isinstance(op, DenseOp):
+    elif not isinstance(op, (DenseOp, Conv2DTransposeOp)):
         return 1
     return max(j for j in range(1, JAM + 1) if extent % j == 0)
 
@@ -542,6 +603,7 @@ class LowerNN(ElementPattern):
     handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
         {
             "relay.conv2d": conv2d,
+            "relay.conv2d_transpose": conv2d_transpose,
             "relay.dense": dense,
             "relay.max_pool2d": max_pool2d,
             "relay.avg_pool2d": avg_pool2d,
@@ -559,6 +621,7 @@ class LowerNN(ElementPattern):
 JAMMED: Mapping[str, JammedHandler] = MappingProxyType(
     {
         "relay.conv2d": conv2d_jammed,
+        "relay.conv2d_transpose": conv2d_transpose_jammed,
         "relay.dense": dense_jammed,
     }
 )

@@ -224,6 +224,62 @@ def conv2d(
     return _from_layout(result, data_layout, "NHWC")
 
 
+def conv2d_transpose(
+    data: Array,
+    weight: Array,
+    *,
+    strides: Sequence[int] = (1, 1),
+    padding: Sequence[int] = (0, 0, 0, 0),
+    output_padding: Sequence[int] = (0, 0),
+    input_zero_point: int = 0,
+    kernel_zero_point: int = 0,
+) -> Array:
+    """2-D transposed convolution, ``relay.conv2d_transpose``: NHWC data,
+    OHWI weight::
+
+        full[n, iy*sh + i, ix*sw + j, o] += (x[n, iy, ix, c] - input_zp)
+                                            * (w[o, i, j, c] - kernel_zp)
+
+    then ``out = full[:, top : top + OH, left : left + OW]`` with
+    ``OH = (H - 1)*sh + KH - top - bottom + output_padding[0]`` (positions
+    past ``full``'s end are 0). Accumulator types as ``conv2d``.
+    """
+    if data.dtype != weight.dtype and not (_is_int(data) and _is_int(weight)):
+        raise KernelError(
+            f"conv2d_transpose: data {data.dtype} and weight {weight.dtype} differ"
+        )
+    if data.ndim != 4 or weight.ndim != 4 or data.shape[3] != weight.shape[3]:
+        raise KernelError(
+            "conv2d_transpose: expected data (N, H, W, C) and weight (O, KH, KW, C), "
+            f"got {data.shape} and {weight.shape}"
+        )
+    sh, sw = _pair(strides, "strides")
+    _check_positive((sh, sw), "strides")
+    top, left, bottom, right = _padding4(padding)
+    ph, pw = _pair(output_padding, "output_padding")
+    n, h, w, _ = data.shape
+    cout, kh, kw, _ = weight.shape
+    oh = (h - 1) * sh + kh - top - bottom + ph
+    ow = (w - 1) * sw + kw - left - right + pw
+    if oh < 1 or ow < 1:
+        raise KernelError(f"conv2d_transpose: padding {list(padding)} leaves no output")
+    integer = _is_int(data)
+    acc_t = np.int64 if integer else np.float64
+    xs = data.astype(acc_t) - input_zero_point
+    ws = weight.astype(acc_t) - kernel_zero_point
+    full = np.zeros(
+        (n, max((h - 1) * sh + kh, top + oh), max((w - 1) * sw + kw, left + ow), cout),
+        acc_t,
+    )
+    for i in range(kh):
+        for j in range(kw):
+            wt = ws[:, i, j, :].T
+            tap = _int_matmul(xs, wt) if integer else xs @ wt  # (N, H, W, O)
+            full[:, i : i + (h - 1) * sh + 1 : sh, j : j + (w - 1) * sw + 1 : sw] += tap
+    out = full[:, top : top + oh, left : left + ow]
+    return _accumulator(out, data) if integer else out.astype(np.float32)
+
+
 def dense(
     data: Array,
     weight: Array,

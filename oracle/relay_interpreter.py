@@ -530,6 +530,7 @@ _HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "relay.on_device": _identity,
         "relay.device_copy": _identity,
         "relay.conv2d": _kernel(kernels.conv2d, 2),
+        "relay.conv2d_transpose": _kernel(kernels.conv2d_transpose, 2),
         "relay.dense": _kernel(kernels.dense, 2),
         "relay.add": _kernel(kernels.add, 2),
         "relay.subtract": _kernel(kernels.subtract, 2),

@@ -87,12 +87,17 @@ def _built_ops() -> list[tuple[Operation, TensorType]]:
         t([1, 4], i32),
         t([2, 16]),
         t([10, 16]),
+        t([2, 3, 3, 4]),
     )
-    x, dw, f, y, d, dwt = b.args
+    x, dw, f, y, d, dwt, tw = b.args
     return [
         (
             R.Conv2DOp(x, dw, padding=(1, 1, 1, 1), groups=4, input_zero_point=-128),
             t([1, 8, 8, 8], i32),
+        ),
+        (
+            R.Conv2DTransposeOp(x, tw, strides=(2, 2), padding=(1, 1, 0, 0)),
+            t([1, 16, 16, 2], i32),
         ),
         (R.DenseOp(d, dwt, kernel_zero_point=1), t([2, 10], i32)),
         (R.AddOp(y, y), t([1, 4], i32)),

@@ -302,3 +302,36 @@ func.func @conv_16x8(%x: tensor<1x3x3x2xi16>, %w: tensor<4x3x3x2xi8>) -> tensor<
   %0 = relay.conv2d %x, %w {kernel_layout = #relay<kernel_layout OHWI>} : (tensor<1x3x3x2xi16>, tensor<4x3x3x2xi8>) -> tensor<1x1x1x4xi64>
   func.return %0 : tensor<1x1x1x4xi64>
 }
+
+// -----
+
+// conv2d_transpose as a gather, no scratch: for output row oy the input rows
+// lo <= iy < hi whose window covers it, lo = ceil(max(oy + top - (K-1), 0) /
+// stride), hi = min(H, (oy + top) / stride + 1), the tap K index oy + top -
+// iy * stride; the same for columns; the input channels innermost; four
+// output channels share each input element.
+
+// CHECK-LABEL: func.func @conv2d_transpose(
+// CHECK-NOT:     tir.allocate
+// CHECK-DAG:     %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-DAG:     %[[H:.*]] = arith.constant 3 : index
+// CHECK:         scf.for %[[OY:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT:      %[[BASE:.*]] = arith.addi %[[OY]], %[[ONE]] : index
+// CHECK-NEXT:      %[[D:.*]] = arith.subi %[[BASE]], %[[TWO]] : index
+// CHECK-NEXT:      %[[M:.*]] = arith.maxsi %[[D]], %{{.*}} : index
+// CHECK-NEXT:      %[[R:.*]] = arith.addi %[[M]], %[[ONE]] : index
+// CHECK-NEXT:      %[[LO:.*]] = arith.divsi %[[R]], %[[TWO]] : index
+// CHECK-NEXT:      %[[Q:.*]] = arith.divsi %[[BASE]], %[[TWO]] : index
+// CHECK-NEXT:      %[[Q1:.*]] = arith.addi %[[Q]], %[[ONE]] : index
+// CHECK-NEXT:      %[[HI:.*]] = arith.minsi %[[Q1]], %[[H]] : index
+// CHECK:           scf.for %[[IY:.*]] = %[[LO]] to %[[HI]] step %[[ONE]] iter_args({{.*}}) -> (i32, i32, i32, i32) {
+// CHECK-NEXT:        %[[S:.*]] = arith.muli %[[IY]], %[[TWO]] : index
+// CHECK-NEXT:        %[[FY:.*]] = arith.subi %[[BASE]], %[[S]] : index
+// CHECK:             memref.load %{{.*}}[%{{.*}}, %[[IY]], %{{.*}}, %{{.*}}] : memref<1x3x3x2xi8>
+// CHECK:             memref.load %{{.*}}[%{{.*}}, %[[FY]], %{{.*}}, %{{.*}}] : memref<4x3x3x2xi8>
+
+func.func @conv2d_transpose(%x: tensor<1x3x3x2xi8>, %w: tensor<4x3x3x2xi8>) -> tensor<1x6x6x4xi32> attributes {relay.primitive} {
+  %0 = relay.conv2d_transpose %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 0, 0>, input_zero_point = -3 : i64} : (tensor<1x3x3x2xi8>, tensor<4x3x3x2xi8>) -> tensor<1x6x6x4xi32>
+  func.return %0 : tensor<1x6x6x4xi32>
+}

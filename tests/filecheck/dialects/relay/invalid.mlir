@@ -942,3 +942,19 @@ func.func @f(%x: tensor<1x4x4x2xi16>, %w: tensor<3x3x2x4xi8>) {
   %0 = relay.conv2d %x, %w {input_zero_point = 3 : i64} : (tensor<1x4x4x2xi16>, tensor<3x3x2x4xi8>) -> tensor<1x2x2x4xi64>
   func.return
 }
+
+// -----
+
+func.func @f(%x: tensor<1x4x4x2xf32>, %w: tensor<3x3x3x4xf32>) {
+  // expected-error@+1 {{'relay.conv2d_transpose' op relay.conv2d_transpose: weight [3, 3, 3, 4] (OHWI) has 4 input channels, expected 2}}
+  %0 = relay.conv2d_transpose %x, %w : (tensor<1x4x4x2xf32>, tensor<3x3x3x4xf32>) -> tensor<1x6x6x3xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x1x1x2xf32>, %w: tensor<3x1x1x2xf32>) {
+  // expected-error@+1 {{'relay.conv2d_transpose' op relay.conv2d_transpose: padding [1, 0, 0, 0] leaves no output along spatial axis 0}}
+  %0 = relay.conv2d_transpose %x, %w {padding = array<i64: 1, 0, 0, 0>} : (tensor<1x1x1x2xf32>, tensor<3x1x1x2xf32>) -> tensor<1x1x1x3xf32>
+  func.return
+}

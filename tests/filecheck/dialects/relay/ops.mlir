@@ -257,3 +257,14 @@ func.func @lstm(%x: tensor<3x1x2xf32>, %w: tensor<4x2xf32>, %r: tensor<4x4xf32>,
   %0 = relay.lstm(%x, %w, %w, %w, %w, %r, %r, %r, %r, %b, %b, %b, %b, %h, %c) {time_major = true, cell_clip = 2.5 : f64} : (tensor<3x1x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<3x1x4xf32>
   func.return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @conv2d_transpose
+// CHECK: relay.conv2d_transpose %{{.*}}, %{{.*}} {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 0, 0>} : (tensor<1x4x4x8xi8>, tensor<3x3x3x8xi8>) -> tensor<1x8x8x3xi32>
+// CHECK: relay.conv2d_transpose %{{.*}}, %{{.*}} {output_padding = array<i64: 1, 0>} : (tensor<1x4x4x8xf32>, tensor<3x1x1x8xf32>) -> tensor<1x5x4x3xf32>
+func.func @conv2d_transpose(%x: tensor<1x4x4x8xi8>, %w: tensor<3x3x3x8xi8>, %f: tensor<1x4x4x8xf32>, %g: tensor<3x1x1x8xf32>) {
+  %0 = relay.conv2d_transpose %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 0, 0>} : (tensor<1x4x4x8xi8>, tensor<3x3x3x8xi8>) -> tensor<1x8x8x3xi32>
+  %1 = relay.conv2d_transpose %f, %g {output_padding = array<i64: 1, 0>} : (tensor<1x4x4x8xf32>, tensor<3x1x1x8xf32>) -> tensor<1x5x4x3xf32>
+  func.return
+}
