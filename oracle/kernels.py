@@ -267,7 +267,7 @@ def conv2d_transpose(
     acc_t = np.int64 if integer else np.float64
     xs = data.astype(acc_t) - input_zero_point
     ws = weight.astype(acc_t) - kernel_zero_point
-    full = np.zeros(
+    full: Array = np.zeros(
         (n, max((h - 1) * sh + kh, top + oh), max((w - 1) * sw + kw, left + ow), cout),
         acc_t,
     )
@@ -275,7 +275,10 @@ def conv2d_transpose(
         for j in range(kw):
             wt = ws[:, i, j, :].T
             tap = _int_matmul(xs, wt) if integer else xs @ wt  # (N, H, W, O)
-            full[:, i : i + (h - 1) * sh + 1 : sh, j : j + (w - 1) * sw + 1 : sw] += tap
+            region = full[
+                :, i : i + (h - 1) * sh + 1 : sh, j : j + (w - 1) * sw + 1 : sw
+            ]
+            np.add(region, tap, out=region)  # a view of full
     out = full[:, top : top + oh, left : left + ow]
     return _accumulator(out, data) if integer else out.astype(np.float32)
 
