@@ -45,6 +45,8 @@ SUPPORTED_MODELS = (
     "tflite_micro/trained_lstm.tflite",
     "tflite_micro/trained_lstm_int8.tflite",
     "tflite_micro/micro_speech_lstm.tflite",
+    "tflite_micro/seanet/conv/conv0.tflite",
+    "tflite_micro/seanet/transpose_conv/transpose_conv0.tflite",
 )
 
 
