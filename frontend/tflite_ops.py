@@ -494,9 +494,11 @@ _REQUANTIZE_TYPES = (
     ("INT16", "INT32"),
     ("INT32", "INT8"),
     ("INT32", "INT16"),
+    ("UINT8", "INT8"),
+    ("INT8", "UINT8"),
 )
-"""Integer QUANTIZE pairs of TFLite Micro's ``quantize_common.cc`` (uint8 ones
-aside): all ``reference_ops::Requantize``."""
+"""Integer QUANTIZE pairs of TFLite Micro's ``quantize_common.cc``: all
+``reference_ops::Requantize`` (uint8 only to and from int8, as TFLM)."""
 
 
 def convert_quantize(b: RelayBuilder) -> None:
@@ -504,9 +506,10 @@ def convert_quantize(b: RelayBuilder) -> None:
     out_q = _per_tensor(b, out, "output")
     dtype = np.dtype(out.dtype)
     if _type(x) == "FLOAT32":
-        if _type(out) not in ("INT8", "UINT8", "INT16"):
+        if _type(out) not in ("INT8", "INT16"):
             raise b.error(
-                f"unsupported output type {_type(out)} (INT8, UINT8 or INT16)"
+                f"unsupported output type {_type(out)} (INT8 or INT16; TFLite "
+                "Micro quantises FLOAT32 to no other)"
             )
         value = QuantizeOp(
             b.value(x), out_q.scale, out_q.zero_point, element_type(dtype)
@@ -517,7 +520,7 @@ def convert_quantize(b: RelayBuilder) -> None:
         pairs = ", ".join(" -> ".join(p) for p in _REQUANTIZE_TYPES)
         raise b.error(
             f"unsupported requantisation {_type(x)} -> {_type(out)} "
-            f"(supported: FLOAT32 -> INT8, UINT8 or INT16; {pairs})"
+            f"(supported: FLOAT32 -> INT8 or INT16; {pairs})"
         )
     # Requantize: MultiplyByQuantizedMultiplier(x - zp_in) + zp_out, clamped
     in_q = _per_tensor(b, x, "input")

@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    UnrealizedConversionCastOp,
     i1,
 )
 from xdsl.dialects.emitc import EmitC_BinaryOperation
@@ -308,6 +309,26 @@ class CastOpLowering(EmitcPattern):
         lw.replace(cast(lw, value, type_))
 
 
+class ScalarReinterpretLowering(EmitcPattern):
+    """``builtin.unrealized_conversion_cast`` between a signless and an
+    unsigned integer of one width (``lower-ops``' way of keeping ``arith``
+    signless on ``ui8`` data): a C conversion (``uint8_t`` <-> ``int8_t``,
+    modulo 2^8). Casts of memrefs are the conversion's own materialisations
+    and are left alone."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: UnrealizedConversionCastOp, rewriter: PatternRewriter
+    ) -> None:
+        if len(op.inputs) != 1 or len(op.outputs) != 1:
+            return
+        source, target = op.inputs[0].type, op.outputs[0].type
+        if not (isinstance(source, IntegerType) and isinstance(target, IntegerType)):
+            return
+        lw = self.lowering(op, rewriter)
+        lw.replace(cast(lw, op.inputs[0], convert_type(target, op)))
+
+
 class ExtSIOpLowering(EmitcPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.ExtSIOp, rewriter: PatternRewriter) -> None:
@@ -453,6 +474,7 @@ def arith_patterns(state: ConversionState) -> list[RewritePattern]:
         BinaryOpLowering(state),
         ConstantOpLowering(state),
         CastOpLowering(state),
+        ScalarReinterpretLowering(state),
         CmpiOpLowering(state),
         SelectOpLowering(state),
         ExtSIOpLowering(state),

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import IntegerType, TensorType, UnitAttr
+from xdsl.dialects.builtin import TensorType, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -64,7 +64,6 @@ from usmp.lowering.ops_lstm import lower_lstm
 from usmp.lowering.ops_nn import LowerNN
 from usmp.lowering.ops_quant import LowerQuantization
 from usmp.lowering.ops_softmax import LowerSoftmax
-from usmp.lowering.scalar import is_unsigned
 
 ELEMENT_PATTERNS: tuple[type[ElementPattern], ...] = (
     LowerConstantElement,
@@ -88,14 +87,6 @@ def _check_type(op: Operation, t: object, what: str) -> None:
     if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):
         raise located_error(
             op, f"{what} has type {t}; lower-ops needs statically shaped tensors"
-        )
-    el = t.get_element_type()
-    if isinstance(el, IntegerType) and is_unsigned(el):
-        raise located_error(
-            op,
-            f"{what} has element type {el}; lower-ops lowers signless integers "
-            "(i8, i16, i32) and f32 (MLIR arith has no unsigned types: import "
-            "uint8 tensors as i8 with the zero point shifted by -128)",
         )
 
 

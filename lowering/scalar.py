@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     Signedness,
+    UnrealizedConversionCastOp,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -95,8 +96,39 @@ class ScalarArithmetic(ABC):
 
     def convert(self, value: SSAValue, target: Attribute) -> SSAValue:
         """Element type conversion with the contract's ``relay.cast`` rules:
-        int -> int wraps or sign-extends, int -> float rounds to nearest,
-        float -> int rounds toward zero, float widening/narrowing rounds."""
+        int -> int wraps or sign-extends (zero-extends from an unsigned
+        type), int -> float rounds to nearest, float -> int rounds toward
+        zero, float widening/narrowing rounds.
+
+        ``arith`` computes on signless integers only, so an unsigned value
+        (a ``ui8`` loaded from a ``memref<..xui8>``) is first seen as the
+        signless type of its width and converted with the unsigned ops
+        (``extui``, ``uitofp``), and an unsigned result is computed signless
+        and then seen as unsigned (``builtin.unrealized_conversion_cast``,
+        a plain C conversion between ``uint8_t`` and ``int8_t``)."""
+        source = value.type
+        if source == target:
+            return value
+        unsigned = is_unsigned(source)
+        if unsigned:
+            assert isinstance(source, IntegerType)
+            source = IntegerType(source.width.data)
+            value = self._reinterpret(value, source)
+        if is_unsigned(target):
+            assert isinstance(target, IntegerType)
+            signless = self._convert(value, IntegerType(target.width.data), unsigned)
+            return self._reinterpret(signless, target)
+        return self._convert(value, target, unsigned)
+
+    def _reinterpret(self, value: SSAValue, type_: Attribute) -> SSAValue:
+        """``value`` seen as the integer type of the same width ``type_``."""
+        if value.type == type_:
+            return value
+        return self.emit(
+            UnrealizedConversionCastOp(operands=[value], result_types=[type_])
+        )
+
+    def _convert(self, value: SSAValue, target: Attribute, unsigned: bool) -> SSAValue:
         source = value.type
         if source == target:
             return value
@@ -106,13 +138,13 @@ class ScalarArithmetic(ABC):
         if isinstance(source, AnyFloat) and isinstance(target, IntegerType):
             return self.emit(arith.FPToSIOp(value, target))
         if isinstance(target, AnyFloat):
-            op = arith.UIToFPOp if is_unsigned(source) else arith.SIToFPOp
+            op = arith.UIToFPOp if unsigned else arith.SIToFPOp
             return self.emit(op(value, target))
         assert isinstance(source, IntegerType) and isinstance(target, IntegerType)
         if source.width.data > target.width.data:
             return self.emit(create(arith.TruncIOp, (value,), target))
         if source.width.data < target.width.data:
-            op = arith.ExtUIOp if is_unsigned(source) else arith.ExtSIOp
+            op = arith.ExtUIOp if unsigned else arith.ExtSIOp
             return self.emit(create(op, (value,), target))
         return value
 

@@ -269,7 +269,7 @@ def test_unsupported_requantisation() -> None:
     message = refusal(m, [x], [y])
     assert message.startswith(
         "crafted.tflite: error: operator 0 (QUANTIZE): unsupported requantisation "
-        "INT32 -> INT32 (supported: FLOAT32 -> INT8, UINT8 or INT16; INT8 -> INT8,"
+        "INT32 -> INT32 (supported: FLOAT32 -> INT8 or INT16; INT8 -> INT8,"
     ), message
 
 

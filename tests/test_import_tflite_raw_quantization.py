@@ -10,15 +10,17 @@ the output (``pad_common.cc``).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
 from tests.test_import_tflite_layout import check, refusal
 from tests.test_import_tflite_synthetic import ModelBuilder
 
-Q_A = dict(scale=0.5, zero_point=0)
-Q_B = dict(scale=0.25, zero_point=5)
-Q_OUT = dict(scale=0.125, zero_point=-3)
+Q_A: dict[str, Any] = dict(scale=0.5, zero_point=0)
+Q_B: dict[str, Any] = dict(scale=0.25, zero_point=5)
+Q_OUT: dict[str, Any] = dict(scale=0.125, zero_point=-3)
 
 
 @pytest.mark.parametrize("dtype", ["int8", "int16"])

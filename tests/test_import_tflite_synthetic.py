@@ -32,7 +32,7 @@ from usmp.testing.tflm_reference import difference, random_inputs
 
 RELU, RELU_N1_TO_1, RELU6, TANH = 1, 2, 3, 4
 SAME, VALID = 0, 1
-_TYPES = {"float32": 0, "int16": 7, "int32": 2, "int64": 4, "int8": 9}
+_TYPES = {"float32": 0, "int16": 7, "int32": 2, "int64": 4, "int8": 9, "uint8": 3}
 
 
 def _table(name: str) -> Any:

@@ -9,14 +9,6 @@ func.func @structural(%x: tensor<4xf32>) -> tensor<4xf32> attributes {relay.prim
 
 // -----
 
-// expected-error@+1 {{argument 0 of @unsigned has element type ui8; lower-ops lowers signless integers (i8, i16, i32) and f32}}
-func.func @unsigned(%x: tensor<4xui8>) -> tensor<4xi32> attributes {relay.primitive} {
-  %0 = relay.cast %x : tensor<4xui8> -> tensor<4xi32>
-  func.return %0 : tensor<4xi32>
-}
-
-// -----
-
 // expected-error@+4 {{primitive function @two_results must return one tensor or one relay.tuple of tensors}}
 func.func @two_results(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) attributes {relay.primitive} {
   %0 = relay.relu %x : tensor<4xf32> -> tensor<4xf32>

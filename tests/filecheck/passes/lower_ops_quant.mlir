@@ -220,4 +220,41 @@ func.func @per_tensor_i64(%a: tensor<4xi64>) -> tensor<4xi32> attributes {relay.
 func.func @per_axis_i64(%a: tensor<1x2x3xi64>) -> tensor<1x2x3xi32> attributes {relay.primitive} {
   %0 = relay.fixed_point_multiply %a {multiplier = array<i32: 2147418112, 1395864371>, shift = array<i32: 1, -8>, axis = 1 : i64} : tensor<1x2x3xi64> -> tensor<1x2x3xi32>
   func.return %0 : tensor<1x2x3xi32>
+
+// -----
+
+// uint8 (TFLite's legacy asymmetric type) keeps its signedness in the
+// buffers (memref<..xui8>, uint8_t in C) while arith stays signless: a loaded
+// ui8 is seen as i8 and zero-extended, a ui8 result is truncated to i8 and
+// seen as ui8 before the store, clamped to 0..255 by the clip.
+
+// CHECK-LABEL: func.func @requantize_uint8_to_int8(
+// CHECK-SAME:      %[[X:.*]]: memref<4xui8>, %[[OUT:.*]]: memref<4xi8>)
+// CHECK:         %[[V:.*]] = memref.load %[[X]][%{{.*}}] : memref<4xui8>
+// CHECK-NEXT:    %[[S:.*]] = builtin.unrealized_conversion_cast %[[V]] : ui8 to i8
+// CHECK-NEXT:    %{{.*}} = arith.extui %[[S]] : i8 to i32
+// CHECK:         arith.trunci %{{.*}} : i32 to i8
+
+// CHECK-LABEL: func.func @requantize_int8_to_uint8(
+// CHECK:         arith.extsi %{{.*}} : i8 to i32
+// CHECK:         %[[T:.*]] = arith.trunci %{{.*}} : i32 to i8
+// CHECK-NEXT:    %[[R:.*]] = builtin.unrealized_conversion_cast %[[T]] : i8 to ui8
+// CHECK-NEXT:    memref.store %[[R]], %{{.*}}[%{{.*}}] : memref<4xui8>
+
+func.func @requantize_uint8_to_int8(%x: tensor<4xui8>) -> tensor<4xi8> attributes {relay.primitive} {
+  %0 = relay.cast %x : tensor<4xui8> -> tensor<4xi32>
+  %1 = relay.constant dense<-128> : tensor<i32>
+  %2 = relay.add %0, %1 : (tensor<4xi32>, tensor<i32>) -> tensor<4xi32>
+  %3 = relay.clip %2 {a_min = -1.280000e+02 : f64, a_max = 1.270000e+02 : f64} : tensor<4xi32> -> tensor<4xi32>
+  %4 = relay.cast %3 : tensor<4xi32> -> tensor<4xi8>
+  func.return %4 : tensor<4xi8>
+}
+
+func.func @requantize_int8_to_uint8(%x: tensor<4xi8>) -> tensor<4xui8> attributes {relay.primitive} {
+  %0 = relay.cast %x : tensor<4xi8> -> tensor<4xi32>
+  %1 = relay.constant dense<128> : tensor<i32>
+  %2 = relay.add %0, %1 : (tensor<4xi32>, tensor<i32>) -> tensor<4xi32>
+  %3 = relay.clip %2 {a_min = 0.000000e+00 : f64, a_max = 2.550000e+02 : f64} : tensor<4xi32> -> tensor<4xi32>
+  %4 = relay.cast %3 : tensor<4xi32> -> tensor<4xui8>
+  func.return %4 : tensor<4xui8>
 }
