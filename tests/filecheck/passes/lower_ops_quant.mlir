@@ -220,6 +220,7 @@ func.func @per_tensor_i64(%a: tensor<4xi64>) -> tensor<4xi32> attributes {relay.
 func.func @per_axis_i64(%a: tensor<1x2x3xi64>) -> tensor<1x2x3xi32> attributes {relay.primitive} {
   %0 = relay.fixed_point_multiply %a {multiplier = array<i32: 2147418112, 1395864371>, shift = array<i32: 1, -8>, axis = 1 : i64} : tensor<1x2x3xi64> -> tensor<1x2x3xi32>
   func.return %0 : tensor<1x2x3xi32>
+}
 
 // -----
 
