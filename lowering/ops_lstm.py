@@ -107,13 +107,16 @@ class _Int16Activations:
 
 
 def _float_sigmoid(k: FusedKernel, x: SSAValue) -> SSAValue:
-    """TFLite's float ``Logistic``: 1 above 16.619047, ``exp(x)`` below -9."""
+    """TFLite's float ``Logistic``: 1 above 16.619047, ``exp(x)`` below -9,
+    else ``1 / (1 + exp(-x))``; one ``expf`` (``exp(x)`` as ``1 / exp(-x)``:
+    both branches are computed, and a division costs less than an ``expf``)."""
     b = k.b
     one = b.const(1.0, f32)
-    mid = b.emit(arith.DivfOp(one, b.add(one, b.exp(b.emit(arith.NegfOp(x))))))
+    e = b.exp(b.emit(arith.NegfOp(x)))
+    mid = b.emit(arith.DivfOp(one, b.add(one, e)))
     low = b.emit(arith.CmpfOp(x, b.const(-9.0, f32), "olt"))
     high = b.emit(arith.CmpfOp(x, b.const(16.619047164916992, f32), "ogt"))
-    out = b.emit(arith.SelectOp(low, b.exp(x), mid))
+    out = b.emit(arith.SelectOp(low, b.emit(arith.DivfOp(one, e)), mid))
     return b.emit(arith.SelectOp(high, one, out))
 
 
