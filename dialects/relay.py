@@ -492,6 +492,7 @@ def _relay_dialect() -> Dialect:
         relay_lstm,
         relay_nn_ops,
         relay_ops,
+        relay_state,
         relay_tflite_ops,
     )
 
@@ -499,6 +500,7 @@ def _relay_dialect() -> Dialect:
         "relay",
         [
             *STRUCTURAL_OPS,
+            *relay_state.STATE_OPS,
             *relay_ops.OPERATOR_OPS,
             *relay_tflite_ops.EXTRA_OPS,
             *relay_image_ops.IMAGE_OPS,

@@ -106,6 +106,10 @@ input/output lives (``#tir.pool_allocation``, in ``tir.input_names`` /
 ``tir.output_names`` order)."""
 INPUT_TYPES = "tir.input_types"
 OUTPUT_TYPES = "tir.output_types"
+STATES = "tir.states"
+"""On the entry function after ``usmp``: one dictionary per state buffer
+(``name``, ``pool``, ``offset``, ``value`` = its initial value), read by the
+generated ``tvmgen_<model>_init``."""
 """... and the memref type of each."""
 
 
@@ -125,6 +129,9 @@ class PoolKind(StrEnum):
     """Buffers live within one ``run`` (shareable between models)."""
     CONSTANT = "constant"
     """Read-only data (weights), packed into the pool at compile time."""
+    PERSISTENT = "persistent"
+    """State that lives across ``run`` calls (``tir.allocate_state``): never
+    shared with anything, initialised by ``tvmgen_<model>_init``."""
 
 
 class AccessMode(StrEnum):
@@ -457,6 +464,55 @@ class AllocateConstOp(IRDLOperation):
             )
 
 
+@irdl_op_definition
+class AllocateStateOp(IRDLOperation):
+    """A buffer whose contents live across invocations of the model (a TFLite
+    variable tensor: an SVDF or LSTM state), allocated in the entry function.
+
+    Syntax::
+
+        %s = tir.allocate_state {name_hint = "state_0",
+                                 value = dense<0> : tensor<1x8xi16>} : memref<1x8xi16>
+
+    ``value`` is the state's initial value (what ``tvmgen_<model>_init``
+    writes). Operators read it and update it in place. ``usmp`` plans it into
+    a ``persistent`` pool, live for the whole program: it never shares bytes
+    with another buffer.
+    """
+
+    name = "tir.allocate_state"
+
+    name_hint = prop_def(StringAttr)
+    value = prop_def(DenseIntOrFPElementsAttr)
+    candidate_pools = opt_prop_def(ArrayAttr[StringAttr])
+    pool_allocation = opt_prop_def(PoolAllocationAttr)
+    result = result_def(MemRefType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(
+        self, result_type: MemRefType, name_hint: str, value: DenseIntOrFPElementsAttr
+    ):
+        super().__init__(
+            properties={"name_hint": StringAttr(name_hint), "value": value},
+            result_types=[result_type],
+        )
+
+    def verify_(self) -> None:
+        mtype = _check_static_memref(self.result.type, "tir.allocate_state")
+        vtype = self.value.type
+        assert isinstance(vtype, TensorType)
+        if (
+            tuple(vtype.get_shape()) != tuple(mtype.get_shape())
+            or vtype.get_element_type() != mtype.get_element_type()
+        ):
+            raise VerifyException(
+                f"tir.allocate_state: value of type {vtype} does not match the "
+                f"result {mtype} (same shape and element type expected)"
+            )
+
+
 class CallSymbolUser(SymbolUserOpInterface):
     """``tir.call`` verifies its callee (see ``CallOp.verify_callee``)."""
 
@@ -598,6 +654,6 @@ class CallOp(IRDLOperation):
 
 TIR = Dialect(
     "tir",
-    [AllocateOp, AllocateConstOp, CallOp],
+    [AllocateOp, AllocateConstOp, AllocateStateOp, CallOp],
     [CallTypeAttr, PoolKindAttr, AccessModeAttr, PoolInfoAttr, PoolAllocationAttr],
 )

@@ -233,6 +233,24 @@ class RelayBuilder:
         ):
             owner.location = NameLoc(StringAttr(t.name), owner.location)
 
+    def state(self, t: Tensor) -> SSAValue:
+        """The ``relay.state`` of variable tensor ``t`` (one per tensor), with
+        TFLite Micro's reset value: the zero point for int8, else 0."""
+        if t.index in self.values:
+            return self.values[t.index]
+        from usmp.dialects.relay_state import StateOp
+
+        if not t.is_variable or t.dtype is None:
+            raise self.error(f"tensor '{t.name}' (#{t.index}) is not a variable")
+        zero = 0
+        if t.dtype == np.int8 and t.quantization is not None:
+            zero = t.quantization.zero_point
+        initial = np.full(t.shape, zero, dtype=t.dtype)
+        value = self.emit(StateOp(t.name, dense_attr(initial)))
+        self._name_after(value, t)
+        self.values[t.index] = value
+        return value
+
     # -- constants -------------------------------------------------------------
 
     def constant(self, array: npt.NDArray[Any], name: str | None = None) -> SSAValue:

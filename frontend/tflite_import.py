@@ -144,8 +144,9 @@ _STATE_INPUTS = {"UNIDIRECTIONAL_SEQUENCE_LSTM": (18, 19)}
 
 
 def _check_no_variables(model: Model) -> None:
-    """Variable (state) tensors keep values between invocations, which the
-    generated C (one static plan per invocation) does not model."""
+    """Variable (state) tensors keep values between invocations: only the
+    operator inputs of ``_STATE_INPUTS`` may be one (a ``relay.state`` the
+    operator updates in place)."""
     for op in model.operators:
         allowed = {
             op.inputs[p] for p in _STATE_INPUTS.get(op.opcode, ()) if p < len(op.inputs)

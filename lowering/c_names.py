@@ -181,7 +181,10 @@ def interface_names(model: str) -> list[str]:
     """The fixed file-scope names of model ``model``'s interface."""
     upper = model.upper()
     return [
-        *(f"tvmgen_{model}_{what}" for what in ("run", "map_inputs", "map_outputs")),
+        *(
+            f"tvmgen_{model}_{what}"
+            for what in ("run", "init", "map_inputs", "map_outputs")
+        ),
         *(
             f"tvmgen_{model}_{tag}"
             for tag in ("inputs", "outputs", "workspace_pools", "parameter_pools")
@@ -208,11 +211,21 @@ def library_files(model: str) -> dict[str, str]:
     }
 
 
-def tvmgen_pool_macros(stem: str, workspace: bool) -> list[str]:
-    """TVM's interface macros of one pool (``src/target/source/interface_c.cc``)."""
-    if workspace:
-        return [f"{stem}_WORKSPACE_POOL_SIZE"]
-    return [f"{stem}_CONSTANT_POOL_SIZE", f"{stem}_CONSTANT_POOL_DATA"]
+def pool_kind(kind: bool | str) -> str:
+    """A pool's kind (``workspace``, ``constant``, ``persistent``); ``True`` /
+    ``False`` are the older workspace / constant flags."""
+    if isinstance(kind, bool):
+        return "workspace" if kind else "constant"
+    return kind
+
+
+def tvmgen_pool_macros(stem: str, kind: bool | str) -> list[str]:
+    """TVM's interface macros of one pool (``src/target/source/interface_c.cc``;
+    a persistent pool's is ours, in the same style)."""
+    kind = pool_kind(kind)
+    if kind == "constant":
+        return [f"{stem}_CONSTANT_POOL_SIZE", f"{stem}_CONSTANT_POOL_DATA"]
+    return [f"{stem}_{kind.upper()}_POOL_SIZE"]
 
 
 def _unique_stem(base: str, macros: Callable[[str], list[str]], files: Namer) -> str:
@@ -226,10 +239,11 @@ def _unique_stem(base: str, macros: Callable[[str], list[str]], files: Namer) ->
     return stem
 
 
-def pool_macros(stem: str, workspace: bool) -> list[str]:
-    kind = "WORKSPACE" if workspace else "PARAMETER"
-    names = [f"{stem}_{kind}_BUFFER_SIZE", f"{stem}_{kind}_BUFFER_ALIGNMENT"]
-    return names if workspace else [*names, f"{stem}_PARAMETER_DATA"]
+def pool_macros(stem: str, kind: bool | str) -> list[str]:
+    kind = pool_kind(kind)
+    upper = "PARAMETER" if kind == "constant" else kind.upper()
+    names = [f"{stem}_{upper}_BUFFER_SIZE", f"{stem}_{upper}_BUFFER_ALIGNMENT"]
+    return names if kind != "constant" else [*names, f"{stem}_PARAMETER_DATA"]
 
 
 def assign_c_names(
@@ -238,7 +252,7 @@ def assign_c_names(
     entry: str | None,
     symbols: Sequence[str],
     externs: Sequence[str] = (),
-    pools: Sequence[tuple[str, bool]] = (),
+    pools: Sequence[tuple[str, bool | str]] = (),
     inputs: Sequence[str] = (),
     outputs: Sequence[str] = (),
     external: Iterable[str] = (),
@@ -248,7 +262,8 @@ def assign_c_names(
     elsewhere (``externs``, kept: ``CNameError`` if one is reserved or taken),
     each pool's macros, the other IR ``symbols`` (in IR order), the pool
     arrays; then the pool fields and the input/output fields, each struct its
-    own scope. ``pools`` is (name, is workspace) in argument order;
+    own scope. ``pools`` is (name, kind) in argument order (kind
+    ``workspace``/``constant``/``persistent``, or True/False for the first two);
     ``external`` the library functions the code calls (``expf``, ...).
     Without a ``model`` (a module that is no model) only symbols are named."""
     model = sanitize(model) if model is not None else ""

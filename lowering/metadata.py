@@ -8,8 +8,10 @@ following the RFC's names (typedefs) and TVM's (struct tags, size macros)::
     #define TVMGEN_M_WORKSPACE_SIZE              n    all workspace pools
     #define TVMGEN_M_<POOL>_WORKSPACE_POOL_SIZE  n    one per workspace pool
     #define TVMGEN_M_<POOL>_CONSTANT_POOL_SIZE   n    one per constant pool
+    #define TVMGEN_M_<POOL>_PERSISTENT_POOL_SIZE n    one per persistent pool
     #define TVM_M_<POOL>_WORKSPACE_BUFFER_SIZE   n    one per workspace pool
     #define TVM_M_<POOL>_PARAMETER_BUFFER_SIZE   n    one per constant pool
+    #define TVM_M_<POOL>_PERSISTENT_BUFFER_SIZE  n    one per persistent pool
     #define TVM_M_<POOL>_..._BUFFER_ALIGNMENT    a
     typedef struct tvmgen_m_inputs  { float* x; }            TVMInputs_m;
     typedef struct tvmgen_m_outputs { int8_t* output; }      TVMOutputs_m;
@@ -31,6 +33,15 @@ written (``user_pools``):
   ``TVM_M_<POOL>_PARAMETER_DATA`` (and TVM's ``TVMGEN_M_<POOL>_CONSTANT_POOL_DATA``)
   in ``tvmgen_m_parameters.h``.
 
+A model with state (TFLite variable tensors, ``tir.states`` on the entry)
+has persistent pools: they hold what ``run`` keeps from one call to the
+next, never shared with anything. ``int32_t tvmgen_m_init(...)`` writes the
+states' initial values: call it once before the first ``run`` and again to
+reset the model. An application-provided persistent pool is a member of
+``TVMWorkspaces_m`` (it is writable memory the application places, as
+workspace pools are), and ``init`` takes that struct: two instances of one
+model are two persistent arrays (and may share one workspace).
+
 With I/O in the workspace (``usmp{use_workspace_io=true}``) the inputs and
 outputs live in a pool: ``tvmgen_m_map_inputs``/``_map_outputs`` return where
 to write inputs and read outputs, and ``run`` takes no I/O arguments.
@@ -44,6 +55,7 @@ from dataclasses import dataclass, replace
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseIntOrFPElementsAttr,
     DictionaryAttr,
     IntegerAttr,
     MemRefType,
@@ -103,7 +115,7 @@ class Pool:
     """A memory pool the entry function takes."""
 
     name: str
-    kind: str  # "workspace" or "constant"
+    kind: str  # "workspace", "constant" or "persistent"
     size: int
     alignment: int
     user: bool  # provided by the application (U2/U3) or defined by the library (U1)
@@ -121,6 +133,21 @@ class Pool:
     def is_workspace(self) -> bool:
         return self.kind == "workspace"
 
+    @property
+    def writable(self) -> bool:
+        """Workspace or persistent: in ``TVMWorkspaces_<m>`` when provided."""
+        return self.kind != "constant"
+
+
+@dataclass(frozen=True)
+class State:
+    """A state buffer (``tir.states``): where it is and its initial bytes."""
+
+    name: str
+    pool: str
+    offset: int
+    initial: bytes
+
 
 @dataclass(frozen=True)
 class ModelInterface:
@@ -134,14 +161,19 @@ class ModelInterface:
     io_in_workspace: bool
     names: CNames
     """The C name of everything in the module (``usmp.lowering.c_names``)."""
+    states: tuple[State, ...] = ()
 
     @property
     def upper(self) -> str:
         return self.names.model.upper()
 
     def define(self, pool: Pool, what: str) -> str:
-        kind = "WORKSPACE" if pool.is_workspace else "PARAMETER"
+        kind = "PARAMETER" if pool.kind == "constant" else pool.kind.upper()
         return f"{pool.macro}_{kind}_BUFFER_{what}"
+
+    def tvmgen_define(self, pool: Pool) -> str:
+        """TVM's size macro of the pool (``TVMGEN_<M>_<POOL>_<KIND>_POOL_SIZE``)."""
+        return f"{pool.tvmgen}_{pool.kind.upper()}_POOL_SIZE"
 
     def data_macro(self, pool: Pool) -> str:
         return f"{pool.macro}_PARAMETER_DATA"
@@ -158,13 +190,15 @@ class ModelInterface:
         return self.names.symbol(self.main.sym_name.data)
 
     def user_pools(self, workspace: bool) -> list[Pool]:
-        return [p for p in self.pools if p.user and p.is_workspace == workspace]
+        """The application's pools: writable ones (workspace and persistent,
+        ``TVMWorkspaces_<m>``) or constant ones (``TVMParameters_<m>``)."""
+        return [p for p in self.pools if p.user and p.writable == workspace]
 
     def pool_table(self) -> list[str]:
         """One comment line per pool: name, kind, bytes, alignment, owner."""
         lines = []
         for p in self.pools:
-            kind = "workspace" if p.is_workspace else "parameters"
+            kind = "parameters" if p.kind == "constant" else p.kind
             owner = (
                 "provided by the application" if p.user else "defined by the library"
             )
@@ -267,7 +301,7 @@ def model_interface(
         module,
         model=model,
         entry=main,
-        pools=[(p.name, p.is_workspace) for p in pools],
+        pools=[(p.name, p.kind) for p in pools],
         inputs=[t.name for t in inputs],
         outputs=[t.name for t in outputs],
     )
@@ -288,7 +322,34 @@ def model_interface(
         ],
         io_in_workspace,
         names,
+        _states(main),
     )
+
+
+def _states(main: emitc.FuncOp) -> tuple[State, ...]:
+    """The entry's ``tir.states``: each state's place and initial bytes."""
+    from usmp.frontend.builder import dense_values
+
+    attr = main.attributes.get(tir.STATES)
+    if not isinstance(attr, ArrayAttr):
+        return ()
+    states: list[State] = []
+    for entry in attr.data:
+        assert isinstance(entry, DictionaryAttr)
+        d = entry.data
+        value = d["value"]
+        assert isinstance(value, DenseIntOrFPElementsAttr)
+        array = dense_values(value)
+        data = array.astype(array.dtype.newbyteorder("<")).tobytes()
+        states.append(
+            State(
+                d["name"].data,  # pyright: ignore[reportAttributeAccessIssue]
+                d["pool"].data,  # pyright: ignore[reportAttributeAccessIssue]
+                _int(d["offset"]),
+                data,
+            )
+        )
+    return tuple(states)
 
 
 def module_c_names(
@@ -296,7 +357,7 @@ def module_c_names(
     *,
     model: str | None = None,
     entry: emitc.FuncOp | None = None,
-    pools: Sequence[tuple[str, bool]] = (),
+    pools: Sequence[tuple[str, bool | str]] = (),
     inputs: Sequence[str] = (),
     outputs: Sequence[str] = (),
 ) -> CNames:
@@ -431,14 +492,19 @@ def _usage(m: ModelInterface) -> list[str]:
     lines = [" * Use:", f' *   #include "{header_name(m)}"']
     for p in m.pools:
         if p.user:
-            ctype = "uint8_t" if p.is_workspace else "const uint8_t"
-            init = "" if p.is_workspace else f" = {m.data_macro(p)}"
+            ctype = "uint8_t" if p.writable else "const uint8_t"
+            init = "" if p.writable else f" = {m.data_macro(p)}"
             lines.append(
                 f" *   static {ctype} my_{p.c_name}[{m.define(p, 'SIZE')}]{init};"
                 f"  (aligned to {m.define(p, 'ALIGNMENT')})"
             )
     pool_lines, io_lines, run_args = call_setup(m, lambda p: f"my_{p.c_name}")
     lines += [f" *   {line}" for line in pool_lines]
+    if m.states:
+        lines.append(
+            f" *   {m.symbol('init')}({init_arguments(m)});"
+            "  (once, and again to reset the model's state)"
+        )
     if m.io_in_workspace:
         lines += [f" *   {line}" for line in io_lines]
         lines += [
@@ -513,11 +579,11 @@ def metadata_header(m: ModelInterface, banner: bool = True) -> str:
         "Workspace bytes, all workspace pools together.",
     )
     for p in m.pools:
-        kind = "WORKSPACE_POOL" if p.is_workspace else "CONSTANT_POOL"
-        doc = "workspace" if p.is_workspace else "constant (parameter)"
-        _define(
-            lines, f"{p.tvmgen}_{kind}_SIZE", p.size, f'Pool "{p.name}": {doc} bytes.'
-        )
+        doc = {
+            "constant": "constant (parameter)",
+            "persistent": "persistent (state kept across runs)",
+        }.get(p.kind, p.kind)
+        _define(lines, m.tvmgen_define(p), p.size, f'Pool "{p.name}": {doc} bytes.')
     lines += ["", "/* The same sizes and the pools' alignments (USMP RFC). */"]
     for p in m.pools:
         lines.append(f"#define {m.define(p, 'SIZE')} {p.size}")
@@ -545,6 +611,16 @@ def metadata_header(m: ModelInterface, banner: bool = True) -> str:
             f"{ctype}* {p.c_name}; /* {m.define(p, 'SIZE')} bytes */" for p in pools
         ]
         lines += _struct(m.symbol(tag), m.typedef(what), fields)
+    if m.states:
+        lines += [
+            "/**",
+            " * Writes the initial value of the model's state (its persistent",
+            " * pools): call it once before the first run, and again to reset the",
+            " * model. run updates the state; returns 0.",
+            " */",
+            f"{_init_signature(m)};",
+            "",
+        ]
     if m.io_in_workspace:
         lines.append(
             "/* Inputs and outputs live in the workspace: write inputs and read "
@@ -569,6 +645,38 @@ def metadata_header(m: ModelInterface, banner: bool = True) -> str:
     return "\n".join(lines)
 
 
+def _init_signature(m: ModelInterface) -> str:
+    persistent = [p for p in m.pools if p.kind == "persistent" and p.user]
+    arg = f"{m.typedef('Workspaces')}* workspaces" if persistent else "void"
+    return f"int32_t {m.symbol('init')}({arg})"
+
+
+def init_arguments(m: ModelInterface, workspaces: str = "&workspaces") -> str:
+    """The argument of ``tvmgen_<m>_init`` (empty when the library owns the
+    persistent pools)."""
+    return workspaces if any(p.kind == "persistent" and p.user for p in m.pools) else ""
+
+
+def _init_function(m: ModelInterface) -> list[str]:
+    """``tvmgen_<m>_init``: each state's initial bytes into its pool (a fill
+    when they are all equal, else a copy of a constant table)."""
+    lines = [f"{_init_signature(m)} {{", "  uint32_t i;"]
+    for k, state in enumerate(m.states):
+        pool = _pool_pointer(m, state.pool)
+        n = len(state.initial)
+        where = f"{pool}[{state.offset} + i]"
+        lines.append(f"  /* {c_text(state.name)}: {n} bytes at {state.offset} */")
+        if len(set(state.initial)) == 1:
+            lines.append(f"  for (i = 0; i < {n}; ++i) {where} = {state.initial[0]};")
+            continue
+        table = f"state_{k}_initial"
+        values = ", ".join(str(b) for b in state.initial)
+        lines.append(f"  {{ static const uint8_t {table}[{n}] = {{ {values} }};")
+        lines.append(f"    for (i = 0; i < {n}; ++i) {where} = {table}[i]; }}")
+    lines += ["  return 0;", "}", ""]
+    return lines
+
+
 def placeholder(what: str) -> str:
     """The one member of ``TVMInputs_<m>``/``TVMOutputs_<m>`` of a model
     without inputs/outputs (C has no empty struct)."""
@@ -583,7 +691,7 @@ def _pool_pointer(m: ModelInterface, pool: str) -> str:
     p = next(p for p in m.pools if p.name == pool)
     if not p.user:
         return pool_variable(m, p)
-    return f"{'workspaces' if p.is_workspace else 'parameters'}->{p.c_name}"
+    return f"{'workspaces' if p.writable else 'parameters'}->{p.c_name}"
 
 
 def metadata_source(m: ModelInterface, prototype: bool = True) -> list[str]:
@@ -596,10 +704,10 @@ def metadata_source(m: ModelInterface, prototype: bool = True) -> list[str]:
         if p.user:
             continue
         size = m.define(p, "SIZE") if p.size > 0 else "1"
-        if p.is_workspace:
+        if p.writable:
+            what = "workspace" if p.is_workspace else "persistent state"
             lines.append(
-                f"/* {p.name}: workspace, defined here "
-                "(the application provides none). */"
+                f"/* {p.name}: {what}, defined here (the application provides none). */"
             )
             lines.append(
                 f"USMP_ALIGNED({p.alignment}) static uint8_t "
@@ -642,6 +750,8 @@ def metadata_source(m: ModelInterface, prototype: bool = True) -> list[str]:
     lines += [f"  (void){name};" for name in unused]
     lines.append(f"  {m.entry}({', '.join(args)});")
     lines += ["  return 0;", "}", ""]
+    if m.states:
+        lines += _init_function(m)
     return lines
 
 

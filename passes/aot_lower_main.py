@@ -31,9 +31,11 @@ Produces
       ``tir.input_names``/``tir.output_names``, see ``aot_io_names``);
     * one ``tir.allocate`` per internal storage id (``sid_N``, numbered in
       execution order, typed like its producer's result so its byte size is
-      exact), one ``tir.allocate_const`` per constant (``constant_N``), all
-      before the first call; storages that are returned are never allocated:
-      their producer writes straight into the output argument;
+      exact), one ``tir.allocate_const`` per constant (``constant_N``), one
+      ``tir.allocate_state`` per ``relay.state`` (``state_N``, with its
+      initial value), all before the first call; storages that are returned
+      are never allocated: their producer writes straight into the output
+      argument;
     * one ``tir.call`` per live operator call in execution order (dead relay
       ops are erased first, by xDSL's ``region_dce``), inputs then
       outputs, with ``call_type`` unless ``unpacked``;
@@ -113,6 +115,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
 from usmp.dialects.relay_ops import ReshapeOp
+from usmp.dialects.relay_state import StateOp
 from usmp.passes.aot_io_names import IONames, io_names
 from usmp.passes.aot_main_checks import check_main
 from usmp.passes.aot_storage import (
@@ -194,6 +197,7 @@ class AOTLowerMainPass(ModulePass):
             GreedyRewritePatternApplier(
                 [
                     _LowerConstant(lowering),
+                    _LowerState(lowering),
                     _LowerCall(lowering),
                     _LowerDeviceCopy(lowering),
                     _ForwardView(lowering),
@@ -236,6 +240,11 @@ class _MainLowering:
             assert isinstance(storage.producer, relay.ConstantOp)
             op = tir.AllocateConstOp(storage.type, name, storage.producer.value)
             anchor, self.last_constant = self.last_constant, op
+        elif storage.kind is StorageKind.STATE:
+            assert isinstance(storage.producer, StateOp)
+            op = tir.AllocateStateOp(storage.type, name, storage.producer.value)
+            anchor = self.last_allocation or self.last_constant
+            self.last_allocation = op
         else:
             scope = device.memory_scope.data if device is not None else ""
             op = tir.AllocateOp(storage.type, name, scope=scope or "global")
@@ -287,6 +296,19 @@ class _LowerConstant(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: relay.ConstantOp, rewriter: PatternRewriter):
+        (view,) = self.lowering.plan.views[op.result]
+        self.lowering.allocate(view.storage, rewriter)
+        self.lowering.bridge(op, rewriter)
+
+
+@dataclass(frozen=True)
+class _LowerState(RewritePattern):
+    """``relay.state`` -> ``tir.allocate_state`` (its initial value kept)."""
+
+    lowering: _MainLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: StateOp, rewriter: PatternRewriter):
         (view,) = self.lowering.plan.views[op.result]
         self.lowering.allocate(view.storage, rewriter)
         self.lowering.bridge(op, rewriter)

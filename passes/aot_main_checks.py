@@ -1,6 +1,6 @@
 """What ``aot-lower-main`` accepts in the relay ``main`` (checks only).
 
-``check_main``: one block of ``relay.call``/``constant``/``tuple``/
+``check_main``: one block of ``relay.call``/``constant``/``state``/``tuple``/
 ``tuple_get_item``/``on_device``/``device_copy``/``reshape`` and
 ``func.return``; control flow, unlowered relay operators and other ops are
 located errors saying what to run first. ``check_callee``: a ``relay.call``
@@ -19,10 +19,11 @@ from xdsl.ir import Attribute, Operation
 from usmp.diagnostics import located_error
 from usmp.dialects import relay
 from usmp.dialects.relay_ops import ReshapeOp
+from usmp.dialects.relay_state import StateOp
 from usmp.dialects.tir import PRIM_FUNC
 
 SUPPORTED_OPS = (
-    "relay.call, relay.constant, relay.tuple, relay.tuple_get_item, "
+    "relay.call, relay.constant, relay.state, relay.tuple, relay.tuple_get_item, "
     "relay.on_device, relay.device_copy, relay.reshape and func.return"
 )
 
@@ -30,6 +31,7 @@ SUPPORTED_OPS = (
 _ACCEPTED = (
     relay.CallOp,
     relay.ConstantOp,
+    StateOp,
     relay.TupleOp,
     relay.TupleGetItemOp,
     relay.OnDeviceOp,

@@ -6,6 +6,10 @@ too), each view being a :class:`Storage` seen with a type:
 
 * a main argument is one ``INPUT`` storage;
 * ``relay.constant`` is one ``CONSTANT`` storage (becomes ``tir.allocate_const``);
+* ``relay.state`` is one ``STATE`` storage (becomes ``tir.allocate_state``,
+  ``state_N``): live for the whole program; a call passing it to an operator
+  that updates it in place only reads it in this analysis (the operator
+  writes it, no new storage);
 * ``relay.call`` and ``relay.device_copy`` create one ``INTERNAL`` storage per
   flattened result (becomes ``tir.allocate`` or, when returned, an output);
 * ``relay.tuple`` concatenates its fields' views, ``relay.tuple_get_item``
@@ -50,6 +54,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from usmp.diagnostics import located_error, location_of
 from usmp.dialects import relay
 from usmp.dialects.relay_ops import ReshapeOp
+from usmp.dialects.relay_state import StateOp
 from usmp.passes.aot_main_checks import check_callee, check_main
 
 DEFAULT_DEVICE = relay.VirtualDeviceAttr()
@@ -59,6 +64,7 @@ DEFAULT_DEVICE = relay.VirtualDeviceAttr()
 class StorageKind(Enum):
     INPUT = "input"
     CONSTANT = "constant"
+    STATE = "state"
     INTERNAL = "internal"
 
 
@@ -252,11 +258,14 @@ class _Assigner:
                 plan.in_place[storage] = i
             else:
                 plan.copied_outputs.append((view, i))
-        constants = sids = 0
+        constants = sids = states = 0
         for storage in plan.storages:
             if storage.kind is StorageKind.CONSTANT:
                 storage.name = f"constant_{constants}"
                 constants += 1
+            elif storage.kind is StorageKind.STATE:
+                storage.name = f"state_{states}"
+                states += 1
             elif storage.kind is StorageKind.INTERNAL and storage not in plan.in_place:
                 storage.name = f"sid_{sids}"
                 sids += 1
@@ -304,6 +313,10 @@ class _Assigner:
         match op:
             case relay.ConstantOp():
                 storage = self.new_storage(StorageKind.CONSTANT, results[0][0], op)
+                self.views[op.result] = (View(storage, results[0][0]),)
+                self.constrain_from_attribute(op)
+            case StateOp():
+                storage = self.new_storage(StorageKind.STATE, results[0][0], op)
                 self.views[op.result] = (View(storage, results[0][0]),)
                 self.constrain_from_attribute(op)
             case relay.TupleOp():

@@ -25,6 +25,10 @@ Time is main's call order. Every top-level op of the entry function (the
   their first use to ``T`` (the caller reads them after main returns);
 * a ``tir.allocate_const`` is a constant: no live range, it goes to a constant
   pool;
+* a ``tir.allocate_state`` is state kept across invocations: it goes to a
+  persistent pool, where every state conflicts with every other (they are all
+  live for the whole program), and it never shares a pool with workspace
+  buffers;
 * after ``usmp-convert-pool-allocations``, a ``memref.view`` into a pool
   argument (``tir.pool_args``) is a buffer already placed there (a constant
   if the pool is a constant pool; an input/output if it is the view
@@ -71,6 +75,7 @@ from usmp.dialects.tir import (
     OUTPUT_TYPES,
     AllocateConstOp,
     AllocateOp,
+    AllocateStateOp,
     PoolAllocationAttr,
     PoolInfoAttr,
     PoolKind,
@@ -152,6 +157,8 @@ class BufferInfoAnalysis:
     buffers: tuple[BufferInfo, ...]
     """Workspace buffers (main's, operators' scratch, I/O), in IR order."""
     constants: tuple[BufferInfo, ...]
+    states: tuple[BufferInfo, ...]
+    """Persistent buffers (``tir.allocate_state``), in IR order."""
     conflicts: dict[str, tuple[str, ...]]
     """Workspace buffer name -> sorted names of the buffers it conflicts with."""
     step_ops: tuple[Operation, ...] = ()
@@ -164,7 +171,12 @@ class BufferInfoAnalysis:
         raise KeyError(name)
 
     def by_name(self) -> dict[str, BufferInfo]:
-        return {b.name: b for b in (*self.buffers, *self.constants)}
+        return {b.name: b for b in (*self.buffers, *self.constants, *self.states)}
+
+    @property
+    def everything(self) -> tuple[BufferInfo, ...]:
+        """Workspace buffers, constants and states."""
+        return (*self.buffers, *self.constants, *self.states)
 
     def workspace_problem(self) -> Problem:
         """The planning problem of the workspace buffers (``planning.model``)."""
@@ -237,6 +249,7 @@ class _Analyzer:
         self.namer = _Namer()
         self.buffers: list[BufferInfo] = []
         self.constants: list[BufferInfo] = []
+        self.states: list[BufferInfo] = []
 
     def run(self, use_workspace_io: bool) -> BufferInfoAnalysis:
         main, timeline = self.main, self.timeline
@@ -272,6 +285,7 @@ class _Analyzer:
             self.pools,
             tuple(self.buffers),
             tuple(self.constants),
+            tuple(self.states),
             compute_conflicts((b.name, b.size, b.live) for b in self.buffers),
             tuple(timeline.step_ops),
         )
@@ -295,9 +309,10 @@ class _Analyzer:
                         f"module; pools: {', '.join(self.pool_by_name) or 'none'}",
                     )
                 if pool.kind.data != kind:
-                    needs = (
-                        "constant" if kind == PoolKind.CONSTANT else "workspace buffer"
-                    )
+                    needs = {
+                        PoolKind.CONSTANT: "constant",
+                        PoolKind.PERSISTENT: "state",
+                    }.get(kind, "workspace buffer")
                     raise located_error(
                         anchor,
                         f"{what}: candidate pool '{name}' is a {pool.kind.data} pool; "
@@ -308,7 +323,7 @@ class _Analyzer:
             base = [p for p in self.pools if p.kind.data == kind]
         chosen = [p for p in base if can_hold(p, kind, targets)]
         if not chosen:
-            mode = "read-write" if kind == PoolKind.WORKSPACE else "read"
+            mode = "read" if kind == PoolKind.CONSTANT else "read-write"
             listed = "candidate" if requested is not None else kind
             raise located_error(
                 anchor,
@@ -353,13 +368,16 @@ class _Analyzer:
         if isinstance(op, memref.ViewOp):
             placement = self.view_placement(op, function)
             pool = self.pool_by_name.get(placement.pool_name.data)
-            is_const = pool is not None and pool.kind.data == PoolKind.CONSTANT
+            kind = pool.kind.data if pool is not None else PoolKind.WORKSPACE
             hint = op.result.name_hint or "view"
             requested = None
         else:
-            assert isinstance(op, (AllocateOp, AllocateConstOp))
+            assert isinstance(op, (AllocateOp, AllocateConstOp, AllocateStateOp))
             placement = op.pool_allocation
-            is_const = isinstance(op, AllocateConstOp)
+            kind = {
+                AllocateConstOp: PoolKind.CONSTANT,
+                AllocateStateOp: PoolKind.PERSISTENT,
+            }.get(type(op), PoolKind.WORKSPACE)
             hint = op.name_hint.data
             requested = (
                 None
@@ -368,8 +386,10 @@ class _Analyzer:
             )
         in_main = function == self.main.sym_name.data
         name = self.namer(hint if in_main else f"{function}/{hint}")
-        kind = PoolKind.CONSTANT if is_const else PoolKind.WORKSPACE
-        what = f"{'constant' if is_const else 'buffer'} '{hint}'"
+        is_const = kind == PoolKind.CONSTANT
+        is_state = kind == PoolKind.PERSISTENT
+        role = "constant" if is_const else "state" if is_state else "allocate"
+        what = f"{'buffer' if role == 'allocate' else role} '{hint}'"
         type_ = cast(MemRefType, op.results[0].type)
         ordered = tuple(sorted(targets))
         pools, align = self.candidates(kind, requested, ordered, op, what)
@@ -378,19 +398,28 @@ class _Analyzer:
             name_hint=hint,
             function=function,
             kind=kind,
-            role="constant" if is_const else "allocate",
+            role=role,
             owner=op,
             anchor=op,
             type=type_,
             size=byte_size(type_, op, what),
             alignment=align,
-            live=() if is_const else live,
+            live=() if is_const else self.whole_program() if is_state else live,
             targets=ordered,
             pools=pools,
             placement=placement,
-            read_at=used if is_const else (),
+            read_at=used if is_const or is_state else (),
         )
-        (self.constants if is_const else self.buffers).append(info)
+        if is_const:
+            self.constants.append(info)
+        elif is_state:
+            self.states.append(info)
+        else:
+            self.buffers.append(info)
+
+    def whole_program(self) -> tuple[Interval, ...]:
+        """A state's live range: every step (at least one), and beyond."""
+        return ((0, max(len(self.timeline.steps), 1)),)
 
     def io_live(self, value: SSAValue, is_input: bool) -> tuple[Interval, ...]:
         """Live range of an input (written by the caller before main runs) or

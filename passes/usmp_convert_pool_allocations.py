@@ -3,17 +3,22 @@
 The rewrite step of TVM's USMP (``convert_pool_allocations_to_offsets``). It
 only acts on placements already recorded in the IR by ``usmp-plan-memory``:
 
-* every ``tir.allocate`` / ``tir.allocate_const`` carrying
+* every ``tir.allocate`` / ``tir.allocate_const`` / ``tir.allocate_state``
+  carrying
   ``pool_allocation = #tir.pool_allocation<"P", N>`` becomes::
 
       %off = arith.constant N : index
       %v = memref.view %P[%off][] : memref<Sxi8> to memref<...>
 
   where ``%P`` is the function's argument for pool ``P`` and ``S`` the pool's
-  planned size (``size`` in the module's ``tir.pools``);
+  planned size (``size`` in the module's ``tir.pools``); a state is also
+  recorded on its function (the entry) in ``tir.states``: one dictionary
+  ``{name, pool, offset, value}`` per state, in IR order, from which the
+  library's ``tvmgen_<model>_init`` writes the initial values;
 * every function that uses a pool, directly or through a function it calls,
   gets one trailing ``memref<Sxi8>`` argument per pool -- workspace pools
-  first, then constant pools, each in ``tir.pools`` order -- named in its
+  first, then persistent pools, then constant pools, each in ``tir.pools``
+  order -- named in its
   ``tir.pool_args`` attribute, and every ``tir.call``/``func.call`` of such a
   function passes the caller's pool arguments through;
 * the bytes of the constants of each constant pool are packed (little endian,
@@ -82,8 +87,10 @@ from usmp.dialects.tir import (
     OUTPUT_ALLOCATIONS,
     OUTPUT_TYPES,
     POOL_ARGS,
+    STATES,
     AllocateConstOp,
     AllocateOp,
+    AllocateStateOp,
     CallOp,
     PoolAllocationAttr,
 )
@@ -248,7 +255,9 @@ class _ConvertAllocation(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(
-        self, op: AllocateOp | AllocateConstOp, rewriter: PatternRewriter
+        self,
+        op: AllocateOp | AllocateConstOp | AllocateStateOp,
+        rewriter: PatternRewriter,
     ):
         where = op.pool_allocation
         assert where is not None
@@ -257,8 +266,30 @@ class _ConvertAllocation(RewritePattern):
         pool_arg = self.state.of(op)[where.pool_name.data]
         view = _view(rewriter, op, pool_arg, where, type_, InsertPoint.before(op))  # pyright: ignore
         view.result.name_hint = op.name_hint.data
+        if isinstance(op, AllocateStateOp):
+            _record_state(op, where)  # pyright: ignore[reportArgumentType]
         rewriter.replace_all_uses_with(op.result, view.result)
         rewriter.erase(op)
+
+
+def _record_state(op: AllocateStateOp, where: PoolAllocationAttr) -> None:
+    """Append the state's placement and initial value to its function's
+    ``tir.states``."""
+    f = op.parent_op()
+    while f is not None and not isinstance(f, func.FuncOp):
+        f = f.parent_op()
+    assert f is not None
+    entry = DictionaryAttr(
+        {
+            "name": op.name_hint,
+            "pool": where.pool_name,
+            "offset": IntegerAttr(where.offset.data, IndexType()),
+            "value": op.value,
+        }
+    )
+    old = f.attributes.get(STATES)
+    states = list(old.data) if isinstance(old, ArrayAttr) else []  # pyright: ignore
+    f.attributes[STATES] = ArrayAttr([*states, entry])
 
 
 @dataclass(frozen=True)

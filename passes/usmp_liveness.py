@@ -26,7 +26,13 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from usmp.dialects.device import VirtualDeviceAttr
-from usmp.dialects.tir import VIRTUAL_DEVICE, AllocateConstOp, AllocateOp, CallOp
+from usmp.dialects.tir import (
+    VIRTUAL_DEVICE,
+    AllocateConstOp,
+    AllocateOp,
+    AllocateStateOp,
+    CallOp,
+)
 from usmp.passes.usmp_pools import DEFAULT_TARGET, function_target
 
 Interval = tuple[int, int]
@@ -58,7 +64,9 @@ def is_view_like(op: Operation) -> bool:
         not op.regions
         and bool(op.results)
         and all(isinstance(r.type, MemRefType) for r in op.results)
-        and not isinstance(op, (AllocateOp, AllocateConstOp, memref.AllocOp))
+        and not isinstance(
+            op, (AllocateOp, AllocateConstOp, AllocateStateOp, memref.AllocOp)
+        )
     )
 
 
@@ -101,7 +109,7 @@ class MainTimeline:
 def defines_buffer(op: Operation, pool_args: Collection[SSAValue]) -> bool:
     """Does ``op`` create a buffer: a static allocation, or (after the
     rewrite) a view into a pool argument?"""
-    if isinstance(op, (AllocateOp, AllocateConstOp)):
+    if isinstance(op, (AllocateOp, AllocateConstOp, AllocateStateOp)):
         return True
     return isinstance(op, memref.ViewOp) and op.source in pool_args
 

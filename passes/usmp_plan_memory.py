@@ -5,9 +5,11 @@ runs the buffer info analysis (``usmp_analysis``), hands the workspace buffers
 to a planning algorithm (``usmp.planning.algorithms``, chosen by the
 ``algorithm`` option), checks the plan with the independent validator
 (``usmp.planning.validate``), lays the constants out back to back in their
-constant pools, and records everything in the IR:
+constant pools and the states (``tir.allocate_state``) back to back in their
+persistent pools (all live at once, for the whole program), and records
+everything in the IR:
 
-* every ``tir.allocate`` / ``tir.allocate_const`` gets
+* every ``tir.allocate`` / ``tir.allocate_const`` / ``tir.allocate_state`` gets
   ``pool_allocation = #tir.pool_allocation<"pool", offset>``;
 * with ``use_workspace_io``, every input/output argument of the entry function
   gets the argument attribute ``tir.pool_allocation`` likewise;
@@ -54,6 +56,7 @@ from usmp.dialects.tir import (
     IO_POOL_ALLOCATION,
     AllocateConstOp,
     AllocateOp,
+    AllocateStateOp,
     PoolAllocationAttr,
     PoolKind,
 )
@@ -140,7 +143,11 @@ def plan_memory(
     already rewritten and there is nothing to do)."""
     if is_rewritten(module):
         leftover = next(
-            (o for o in module.walk() if isinstance(o, (AllocateOp, AllocateConstOp))),
+            (
+                o
+                for o in module.walk()
+                if isinstance(o, (AllocateOp, AllocateConstOp, AllocateStateOp))
+            ),
             None,
         )
         if leftover is not None:
@@ -160,7 +167,11 @@ def plan_memory(
             plan = get_algorithm(algorithm, time_limit=time_limit or None)(problem)
         except PlanningError as e:
             raise _planning_error(analysis, e) from None
-        placements = {**plan.placements, **_layout_constants(analysis)}
+        placements = {
+            **plan.placements,
+            **_layout_back_to_back(analysis, analysis.constants, PoolKind.CONSTANT),
+            **_layout_back_to_back(analysis, analysis.states, PoolKind.PERSISTENT),
+        }
         _check(analysis, Plan(placements, algorithm=algorithm))
         _annotate(analysis, placements)
         planned = PlannedModule(
@@ -181,7 +192,7 @@ def plan_memory(
 def recorded_plan(analysis: BufferInfoAnalysis) -> PlannedModule | None:
     """The plan recorded in the IR, checked by the validator, if every buffer
     has a placement (None if some buffer has none, or there are no buffers)."""
-    everything = (*analysis.buffers, *analysis.constants)
+    everything = analysis.everything
     if not everything or any(b.placement is None for b in everything):
         return None
     placements = {
@@ -193,8 +204,13 @@ def recorded_plan(analysis: BufferInfoAnalysis) -> PlannedModule | None:
 
 
 def _check(analysis: BufferInfoAnalysis, plan: Plan, recorded: bool = False) -> None:
-    """Run the independent validator on the workspace and on the constants."""
-    for problem in (analysis.workspace_problem(), constant_problem(analysis)):
+    """Run the independent validator on the workspace, on the constants and
+    on the states."""
+    for problem in (
+        analysis.workspace_problem(),
+        constant_problem(analysis),
+        constant_problem(analysis, PoolKind.PERSISTENT),
+    ):
         sub = Plan({b.name: plan.placements[b.name] for b in problem.buffers})
         errors = validate_plan(problem, sub)
         if errors:
@@ -207,18 +223,21 @@ def _check(analysis: BufferInfoAnalysis, plan: Plan, recorded: bool = False) -> 
             raise located_error(analysis.main, f"usmp: {what}: " + "; ".join(errors))
 
 
-def constant_problem(analysis: BufferInfoAnalysis) -> Problem:
-    """The constants as a planning problem: all live at once (one step), so
-    the validator checks they never overlap."""
+def constant_problem(
+    analysis: BufferInfoAnalysis, kind: PoolKind = PoolKind.CONSTANT
+) -> Problem:
+    """The constants (or, for ``PERSISTENT``, the states) as a planning
+    problem: all live at once (one step), so the validator checks they never
+    overlap."""
+    buffers = analysis.constants if kind == PoolKind.CONSTANT else analysis.states
     return Problem(
         tuple(
-            Buffer(c.name, c.size, 0, 1, c.element_alignment, c.pools)
-            for c in analysis.constants
+            Buffer(c.name, c.size, 0, 1, c.element_alignment, c.pools) for c in buffers
         ),
         tuple(
             Pool(p.pool_name.data, p.size_limit, p.alignment.data)
             for p in analysis.pools
-            if p.kind.data == PoolKind.CONSTANT
+            if p.kind.data == kind
         ),
     )
 
@@ -227,15 +246,17 @@ def _align_up(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
 
 
-def _layout_constants(analysis: BufferInfoAnalysis) -> dict[str, Placement]:
-    """Constants back to back in IR order, each in its first candidate
-    constant pool with room left, at an offset aligned to the pool's and its
-    element type's alignment."""
-    used = {
-        p.pool_name.data: 0 for p in analysis.pools if p.kind.data == PoolKind.CONSTANT
-    }
+def _layout_back_to_back(
+    analysis: BufferInfoAnalysis, buffers: tuple[BufferInfo, ...], kind: PoolKind
+) -> dict[str, Placement]:
+    """Constants (or states: all live for the whole program, so nothing can
+    share their bytes) back to back in IR order, each in its first candidate
+    pool of ``kind`` with room left, at an offset aligned to the pool's and
+    its element type's alignment."""
+    used = {p.pool_name.data: 0 for p in analysis.pools if p.kind.data == kind}
+    what = "constants" if kind == PoolKind.CONSTANT else "states"
     placements: dict[str, Placement] = {}
-    for c in analysis.constants:
+    for c in buffers:
         for name in c.pools:
             pool = analysis.pool(name)
             offset = _align_up(
@@ -249,12 +270,12 @@ def _layout_constants(analysis: BufferInfoAnalysis) -> dict[str, Placement]:
         else:
             detail = "; ".join(
                 f"pool '{name}' limit {analysis.pool(name).size_limit} B, "
-                f"{used[name]} B already used by constants"
+                f"{used[name]} B already used by {what}"
                 for name in c.pools
             )
             raise located_error(
                 c.anchor,
-                f"{c.describe()} ({c.size} B) fits in no candidate constant "
+                f"{c.describe()} ({c.size} B) fits in no candidate {kind} "
                 f"pool: {detail}",
             )
     return placements
@@ -316,7 +337,7 @@ def _live_together(analysis: BufferInfoAnalysis, info: BufferInfo) -> str:
 
 def _annotate(analysis: BufferInfoAnalysis, placements: dict[str, Placement]) -> None:
     io: dict[int, dict[str, Attribute]] = {}
-    for b in (*analysis.buffers, *analysis.constants):
+    for b in analysis.everything:
         where = placements[b.name]
         attr = PoolAllocationAttr(where.pool, where.offset)
         if isinstance(b.owner, BlockArgument):
@@ -331,7 +352,7 @@ def _pool_sizes(
 ) -> dict[str, int]:
     """Bytes each pool holding a buffer needs: the highest buffer end."""
     sizes: dict[str, int] = {}
-    for b in (*analysis.buffers, *analysis.constants):
+    for b in analysis.everything:
         where = placements[b.name]
         sizes[where.pool] = max(sizes.get(where.pool, 0), where.offset + b.size)
     return sizes

@@ -38,6 +38,7 @@ from usmp.dialects.tir import (
     POOL_ARGS,
     AllocateConstOp,
     AllocateOp,
+    AllocateStateOp,
     PoolAllocationAttr,
     PoolInfoAttr,
 )
@@ -99,7 +100,7 @@ class _Analysis:
         for name, f in self.functions.items():
             used: set[str] = set()
             for op in f.walk():
-                if isinstance(op, AllocateOp | AllocateConstOp):
+                if isinstance(op, AllocateOp | AllocateConstOp | AllocateStateOp):
                     used.add(self.check_allocation(op))
                     if isinstance(op, AllocateConstOp):
                         constants.append(op)
@@ -123,9 +124,13 @@ class _Analysis:
         self.check_globals()
         return PoolUses(self.pools, result, self.constant_data)
 
-    def check_allocation(self, op: AllocateOp | AllocateConstOp) -> str:
+    def check_allocation(
+        self, op: AllocateOp | AllocateConstOp | AllocateStateOp
+    ) -> str:
         if op.pool_allocation is None:
-            what = "constant" if isinstance(op, AllocateConstOp) else "buffer"
+            what = {AllocateConstOp: "constant", AllocateStateOp: "state"}.get(
+                type(op), "buffer"
+            )
             raise located_error(
                 op,
                 f"{what} '{op.name_hint.data}' has no pool_allocation; run "

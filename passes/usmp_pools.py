@@ -8,18 +8,20 @@ Pools come, in order of precedence, from
 1. a pass option ``pools="..."`` (syntax below),
 2. the module attribute ``tir.pools`` (an ``ArrayAttr`` of ``#tir.pool_info``),
 3. the defaults: one unbounded workspace pool ``global_workspace`` and one
-   unbounded constant pool ``global_const`` (alignment 16, target ``c``).
+   unbounded constant pool ``global_const`` (alignment 16, target ``c``),
+   and, for a module with state (``tir.allocate_state``), one unbounded
+   persistent pool ``global_state``.
 
-If the given pools have no workspace pool (or no constant pool), the default
-one of that kind is appended, so a model with weights always has somewhere to
-put them.
+If the given pools have no workspace pool (or no constant pool, or no
+persistent pool when the module has state), the default one of that kind is
+appended, so a model with weights always has somewhere to put them.
 
 Option syntax (the RFC's ``--usmp-workspace-pools`` / ``--usmp-parameter-pools``
 in one string)::
 
     pools := pool ("," pool)*
     pool  := NAME ":" KIND [":" SIZE] (":" KEY "=" VALUE)*
-    KIND  := "workspace" | "constant"
+    KIND  := "workspace" | "constant" | "persistent"
     SIZE  := bytes, 0 = unbounded (also accepted as size=N)
     KEY   := "size" | "align" | "access"
     access=TARGET/MODE("+"TARGET/MODE)*   MODE := rw | ro
@@ -49,6 +51,7 @@ from usmp.dialects.tir import (
     POOL_KINDS,
     POOLS,
     AccessMode,
+    AllocateStateOp,
     PoolInfoAttr,
     PoolKind,
 )
@@ -57,11 +60,12 @@ from usmp.dialects.tir import TARGET as TARGET_ATTR
 DEFAULT_TARGET = "c"
 DEFAULT_WORKSPACE_POOL = "global_workspace"
 DEFAULT_CONSTANT_POOL = "global_const"
+DEFAULT_PERSISTENT_POOL = "global_state"
 DEFAULT_ALIGNMENT = 16
 
 POOLS_SYNTAX = (
     "NAME:KIND[:SIZE][:align=N][:access=TARGET/rw|ro+...], comma separated; "
-    "KIND is workspace or constant, SIZE in bytes (0 = unbounded); e.g. "
+    "KIND is workspace, constant or persistent, SIZE in bytes (0 = unbounded); e.g. "
     '"sram:workspace:65536,flash:constant"'
 )
 
@@ -180,9 +184,11 @@ def default_access(kind: PoolKind) -> AccessMode:
 
 
 def default_pool(kind: PoolKind) -> PoolInfoAttr:
-    name = (
-        DEFAULT_CONSTANT_POOL if kind is PoolKind.CONSTANT else DEFAULT_WORKSPACE_POOL
-    )
+    name = {
+        PoolKind.WORKSPACE: DEFAULT_WORKSPACE_POOL,
+        PoolKind.CONSTANT: DEFAULT_CONSTANT_POOL,
+        PoolKind.PERSISTENT: DEFAULT_PERSISTENT_POOL,
+    }[kind]
     return PoolInfoAttr(
         name, kind, 0, DEFAULT_ALIGNMENT, [(DEFAULT_TARGET, default_access(kind))]
     )
@@ -199,7 +205,10 @@ def resolve_pools(module: ModuleOp, option: str | None) -> list[PoolInfoAttr]:
         pools = list(attr) if isinstance(attr, ArrayAttr) else []  # pyright: ignore
         pools = [p for p in pools if isinstance(p, PoolInfoAttr)]
     names = {p.pool_name.data for p in pools}
-    for kind in PoolKind:
+    kinds = [PoolKind.WORKSPACE, PoolKind.CONSTANT]
+    if any(isinstance(op, AllocateStateOp) for op in module.walk()):
+        kinds.append(PoolKind.PERSISTENT)
+    for kind in kinds:
         if not any(p.kind.data is kind for p in pools):
             default = default_pool(kind)
             if default.pool_name.data not in names:
@@ -240,7 +249,7 @@ def can_hold(pool: PoolInfoAttr, kind: str, targets: Iterable[str]) -> bool:
     if pool.kind.data != kind:
         return False
     access = pool.access_map()
-    if pool.kind.data is PoolKind.WORKSPACE:
+    if pool.kind.data is not PoolKind.CONSTANT:
         return all(access.get(t) is AccessMode.RW for t in targets)
     return all(t in access for t in targets)
 
@@ -258,8 +267,12 @@ def ordered_for_arguments(
     pools: Sequence[PoolInfoAttr], used: Iterable[str]
 ) -> list[str]:
     """Names of the ``used`` pools in argument order: workspace pools, then
-    constant pools, each in the order of ``pools``."""
+    persistent pools, then constant pools, each in the order of ``pools``."""
     used = set(used)
-    names = [p.pool_name.data for p in pools if p.kind.data is PoolKind.WORKSPACE]
-    names += [p.pool_name.data for p in pools if p.kind.data is PoolKind.CONSTANT]
+    names = [
+        p.pool_name.data
+        for kind in (PoolKind.WORKSPACE, PoolKind.PERSISTENT, PoolKind.CONSTANT)
+        for p in pools
+        if p.kind.data is kind
+    ]
     return [n for n in names if n in used]

@@ -136,6 +136,9 @@ def report_json(
             "workspace_lower_bound": total_bound,
             "ratio": round(total_size / total_bound, 4) if total_bound else None,
             "constant_size": sum(p.size for p in pools if p.kind == PoolKind.CONSTANT),
+            "persistent_size": sum(
+                p.size for p in pools if p.kind == PoolKind.PERSISTENT
+            ),
         },
         "buffers": [
             {
@@ -151,7 +154,7 @@ def report_json(
                 "read_at": list(b.read_at),
                 "tensor": _tensor_json(b),
             }
-            for b in (*analysis.buffers, *analysis.constants)
+            for b in analysis.everything
         ],
     }
 

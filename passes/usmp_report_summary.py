@@ -63,18 +63,19 @@ def peak_bytes(buffers: Sequence[BufferInfo]) -> int:
 def pool_reports(planned: PlannedModule) -> list[PoolReport]:
     """Every pool that holds a buffer, with its lower bound: for a workspace
     pool the peak of its live bytes, for a constant pool the sum of its
-    constants."""
+    constants, for a persistent pool the sum of its states (all live at
+    once, for the whole program)."""
     reports: list[PoolReport] = []
     for pool in planned.analysis.pools:
         name = pool.pool_name.data
         kind = pool.kind.data
         members = tuple(
             b
-            for b in (
-                planned.analysis.buffers
-                if kind == PoolKind.WORKSPACE
-                else planned.analysis.constants
-            )
+            for b in {
+                PoolKind.WORKSPACE: planned.analysis.buffers,
+                PoolKind.CONSTANT: planned.analysis.constants,
+                PoolKind.PERSISTENT: planned.analysis.states,
+            }[kind]
             if planned.placements[b.name].pool == name
         )
         if not members:
@@ -247,7 +248,16 @@ def summary_text(
     lines += _columns(table, right=(2, 3, 4, 5))
     workspace = sum(p[2] for p in pools if p[1] == PoolKind.WORKSPACE)
     peak = max((r.live_bytes for r in rows), default=0)
-    lines += ["", f"Workspace: {workspace:,} B planned, peak live {peak:,} B", ""]
+    lines += ["", f"Workspace: {workspace:,} B planned, peak live {peak:,} B"]
+    persistent = [p for p in pools if p[1] == PoolKind.PERSISTENT]
+    if persistent:
+        total = sum(p[2] for p in persistent)
+        count = sum(int(p[5]) for p in persistent)
+        lines.append(
+            f"Persistent: {total:,} B of state kept across runs ({count} "
+            "buffer(s), never shared with the workspace)"
+        )
+    lines.append("")
     steps = [("step", "operator", "live B", "% peak", "buffers live (largest first)")]
     for r in rows:
         share = f"{100 * r.live_bytes / peak:.1f}" if peak else "-"

@@ -130,6 +130,105 @@ def harness(m: ModelInterface) -> str:
     return "\n".join(lines)
 
 
+def sequence_harness(m: ModelInterface, steps: int, resets: Sequence[int]) -> str:
+    """A C main: ``prog in0.bin .. out0.bin ..`` where each input file holds
+    ``steps`` consecutive inputs: ``init`` (a model with state), then ``run``
+    once per step, ``init`` again before each step in ``resets``; each output
+    file gets the ``steps`` outputs one after the other."""
+    if m.io_in_workspace:
+        raise ValueError("sequence_harness: I/O in the workspace is not supported")
+    lines = ["#include <stdio.h>", "#include <string.h>", ""]
+    lines.append("static int io(const char* path, void* data, size_t n, int write) {")
+    lines.append('  FILE* f = fopen(path, write ? "wb" : "rb");')
+    lines.append("  size_t done;")
+    lines.append("  if (f == NULL) return 1;")
+    lines.append("  done = write ? fwrite(data, 1, n, f) : fread(data, 1, n, f);")
+    lines.append("  fclose(f);")
+    lines.append("  return done != n;")
+    lines += ["}", ""]
+    tensors = [*m.inputs, *m.outputs]
+    counts = [max(1, t.nbytes // dtype_of(t).itemsize) for t in tensors]
+    for k, (t, n) in enumerate(zip(tensors, counts, strict=True)):
+        lines.append(f"static {t.c_element} t{k}[{steps}][{n}];")
+    reset = " || ".join(f"s == {r}" for r in resets) or "0"
+    lines += ["", "int main(int argc, char** argv) {", "  int s;"]
+    lines.append(f"  if (argc != {len(tensors) + 1}) return 2;")
+    for k in range(len(m.inputs)):
+        lines.append(f"  if (io(argv[{k + 1}], t{k}, sizeof t{k}, 0)) return 3;")
+    if m.states:
+        lines.append(f"  {m.symbol('init')}();")
+    lines.append(f"  for (s = 0; s < {steps}; ++s) {{")
+    ins = [f"t{k}[s]" for k in range(len(m.inputs))]
+    outs = [f"t{k}[s]" for k in range(len(m.inputs), len(tensors))]
+    if m.states:
+        lines.append(f"    if ({reset}) {m.symbol('init')}();")
+    lines.append(f"    {{ {m.typedef('Inputs')} in = {{{', '.join(ins) or '0'}}};")
+    lines.append(f"      {m.typedef('Outputs')} out = {{{', '.join(outs) or '0'}}};")
+    lines.append(f"      {m.symbol('run')}(&in, &out); }}")
+    lines.append("  }")
+    for k in range(len(m.inputs), len(tensors)):
+        lines.append(f"  if (io(argv[{k + 1}], t{k}, sizeof t{k}, 1)) return 4;")
+    lines += ["  return 0;", "}", ""]
+    return "\n".join(lines)
+
+
+def run_module_sequence(
+    module_or_text: ModuleOp | str,
+    steps: Sequence[Sequence[np.ndarray]],
+    *,
+    resets: Sequence[int] = (),
+    cflags: Sequence[str] = DEFAULT_CFLAGS,
+    sanitize: bool = False,
+    passes: str = "",
+) -> list[list[np.ndarray]]:
+    """Run a model with state on a sequence of inputs, one ``run`` per step
+    (``init`` first, and again before each step in ``resets``): the outputs
+    of every step. The state carries over from one step to the next."""
+    module = load(module_or_text) if isinstance(module_or_text, str) else module_or_text
+    if passes:
+        module = run_pipeline(module, passes)
+    module = as_emitc(module)
+    library = build_library(module)
+    m = library.interface
+    files = dict(library.files)
+    files["harness.c"] = f'#include "{library.file("header")}"\n' + sequence_harness(
+        m, len(steps), resets
+    )
+    arrays: list[np.ndarray] = []
+    for k, t in enumerate(m.inputs):
+        xs = [np.asarray(step[k]) for step in steps]
+        for x in xs:
+            if x.dtype != dtype_of(t) or x.size * x.itemsize != t.nbytes:
+                raise ValueError(
+                    f"input '{t.name}' must be {dtype_of(t)} of shape "
+                    f"{list(t.type.get_shape())}, got {x.dtype} of shape "
+                    f"{list(x.shape)}"
+                )
+        arrays.append(np.ascontiguousarray(np.stack(xs)))
+    flags = [*cflags, *(SANITIZE_FLAGS if sanitize else ())]
+    exe = build(files, flags)
+    with tempfile.TemporaryDirectory(prefix="usmp-run-") as tmp:
+        paths = [Path(tmp) / f"{k}.bin" for k in range(len(m.inputs) + len(m.outputs))]
+        for path, x in zip(paths, arrays, strict=False):
+            path.write_bytes(x.tobytes())
+        result = subprocess.run(
+            [str(exe), *map(str, paths)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=600,
+        )
+        if result.returncode != 0:
+            raise CRunError(f"{exe} exited with {result.returncode}:\n{result.stderr}")
+        per_output = [
+            np.frombuffer(path.read_bytes(), dtype=dtype_of(t)).reshape(
+                (len(steps), *t.type.get_shape())
+            )
+            for path, t in zip(paths[len(m.inputs) :], m.outputs, strict=True)
+        ]
+    return [[o[s].copy() for o in per_output] for s in range(len(steps))]
+
+
 def _sources(module: ModuleOp, emitter: str) -> tuple[ModelInterface, dict[str, str]]:
     library = build_library(module)
     m = library.interface

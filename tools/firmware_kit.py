@@ -24,7 +24,13 @@ I/O inside the workspace (``map_inputs``/``map_outputs``). ``usmp.compile``'s
 from __future__ import annotations
 
 from usmp.lowering.c_printer import ALIGNED_MACRO
-from usmp.lowering.metadata import Tensor, c_text, call_setup, io_macros
+from usmp.lowering.metadata import (
+    Tensor,
+    c_text,
+    call_setup,
+    init_arguments,
+    io_macros,
+)
 from usmp.tools.c_library import CLibrary
 
 INCLUDE_DIR = "codegen/host/include"
@@ -177,13 +183,13 @@ def example_main(library: CLibrary) -> str:
         "",
         f'#include "{header}"',
     ]
-    if any(p.user and not p.is_workspace for p in m.pools):
+    if any(p.user and not p.writable for p in m.pools):
         lines.append(f'#include "{library.file("parameters")}"')
     lines += ["", ALIGNED_MACRO]
     for p in m.pools:
         if p.user:
-            const = "" if p.is_workspace else "const "
-            init = "" if p.is_workspace else f" = {m.data_macro(p)}"
+            const = "" if p.writable else "const "
+            init = "" if p.writable else f" = {m.data_macro(p)}"
             size = f"{m.define(p, 'SIZE')} > 0 ? {m.define(p, 'SIZE')} : 1"
             lines.append(
                 f"USMP_ALIGNED({m.define(p, 'ALIGNMENT')}) static {const}uint8_t "
@@ -273,6 +279,8 @@ def example_main(library: CLibrary) -> str:
             f'  if (read_input(paths[{k}], "{c_text(t.name)}", in.{t.c_name}, '
             f"{macro})) return 1;"
         )
+    if m.states:  # the state starts from its initial value
+        lines.append(f"  {m.symbol('init')}({init_arguments(m)});")
     lines += [
         "  start = clock();",
         "  for (r = 0; r < runs; ++r) {",

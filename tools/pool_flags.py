@@ -2,8 +2,10 @@
 
     --usmp-workspace-pools=sram,dtcm      workspace pools, in fallback order
     --usmp-parameter-pools=flash          parameter (constant) pools, in order
+    --usmp-persistent-pools=state         persistent pools (a model's state), in order
     --usmp-workspace-pool-NAME=SPEC       one per listed pool, optional
     --usmp-parameter-pool-NAME=SPEC
+    --usmp-persistent-pool-NAME=SPEC
 
     SPEC := ITEM (";" ITEM)*
     ITEM := "target=" TARGET[":rw"|":ro"] ("," TARGET[":rw"|":ro"])*
@@ -39,7 +41,7 @@ from usmp.passes.usmp_pools import (
 
 C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-_POOL_FLAG = re.compile(r"--usmp-(workspace|parameter)-pool-(.+)")
+_POOL_FLAG = re.compile(r"--usmp-(workspace|parameter|persistent)-pool-(.+)")
 _POOL_KEYS = ("target", "size", "align")
 
 PoolSpecs = dict[tuple[str, str], str]
@@ -108,13 +110,16 @@ def parse_pool_flags(
     specs: PoolSpecs,
     workspace_alignment: int,
     constant_alignment: int,
+    persistent_pools: str | None = None,
 ) -> list[PoolFlag]:
-    """The RFC's pool flags as ordered pools (workspace pools first)."""
+    """The RFC's pool flags as ordered pools (workspace pools first, then
+    parameter pools, then persistent pools)."""
     pools: list[PoolFlag] = []
     listed: dict[str, str] = {}
     for flag_kind, names in (
         ("workspace", workspace_pools),
         ("parameter", parameter_pools),
+        ("persistent", persistent_pools),
     ):
         for name in _names(names, flag_kind):
             if name in listed:
@@ -127,11 +132,13 @@ def parse_pool_flags(
                 )
             listed[name] = flag_kind
             spec = specs.get((flag_kind, name), "")
-            kind = PoolKind.WORKSPACE if flag_kind == "workspace" else PoolKind.CONSTANT
+            kind = {
+                "workspace": PoolKind.WORKSPACE,
+                "parameter": PoolKind.CONSTANT,
+                "persistent": PoolKind.PERSISTENT,
+            }[flag_kind]
             default_align = (
-                workspace_alignment
-                if kind is PoolKind.WORKSPACE
-                else constant_alignment
+                constant_alignment if kind is PoolKind.CONSTANT else workspace_alignment
             )
             pools.append(_pool(name, kind, spec, default_align))
     for flag_kind, name in specs:

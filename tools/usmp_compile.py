@@ -320,8 +320,7 @@ def _c_interface(library: Any) -> dict[str, Any]:
                 "alignment": p.alignment,
                 "provided_by": "application" if p.user else "library",
                 "size_macro": m.define(p, "SIZE"),
-                "tvm_size_macro": f"{p.tvmgen}_"
-                + ("WORKSPACE_POOL_SIZE" if p.is_workspace else "CONSTANT_POOL_SIZE"),
+                "tvm_size_macro": m.tvmgen_define(p),
             }
             for p in m.pools
         ],
@@ -330,6 +329,8 @@ def _c_interface(library: Any) -> dict[str, Any]:
         interface["workspaces_type"] = m.typedef("Workspaces")
     if m.user_pools(workspace=False):
         interface["parameters_type"] = m.typedef("Parameters")
+    if m.states:
+        interface["init"] = m.symbol("init")
     if m.io_in_workspace:
         interface["map_inputs"] = m.symbol("map_inputs")
         interface["map_outputs"] = m.symbol("map_outputs")
@@ -492,6 +493,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--usmp-parameter-pools", help="parameter (constant) pools, in order"
     )
+    p.add_argument(
+        "--usmp-persistent-pools",
+        help="persistent pools (state kept across runs), in order",
+    )
     p.add_argument("--workspace-byte-alignment", type=int, default=DEFAULT_ALIGNMENT)
     p.add_argument("--constant-byte-alignment", type=int, default=DEFAULT_ALIGNMENT)
     p.add_argument(
@@ -562,6 +567,7 @@ def parse_arguments(
         specs,
         args.workspace_byte_alignment,
         args.constant_byte_alignment,
+        args.usmp_persistent_pools,
     )
     pools = with_default_alignment(
         pools, args.workspace_byte_alignment, args.constant_byte_alignment

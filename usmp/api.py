@@ -36,7 +36,12 @@ from xdsl.dialects.builtin import ModuleOp
 
 from usmp.tools.usmp_compile import CompileError
 
-_KINDS = {"workspace": "workspace", "constant": "parameter", "parameter": "parameter"}
+_KINDS = {
+    "workspace": "workspace",
+    "constant": "parameter",
+    "parameter": "parameter",
+    "persistent": "persistent",
+}
 
 
 @dataclass(frozen=True)
@@ -60,7 +65,7 @@ class Pool:
         if kind is None:
             raise CompileError(
                 f"pool '{self.name}': kind '{self.kind}' is not one of "
-                "workspace, constant"
+                "workspace, constant, persistent"
             )
         spec = [f"size={self.size}"]
         if self.alignment is not None:
@@ -122,6 +127,11 @@ class Plan:
     @property
     def constant_bytes(self) -> int:
         return sum(p.size for p in self.pools if p.kind == "constant")
+
+    @property
+    def persistent_bytes(self) -> int:
+        """State kept across runs (persistent pools)."""
+        return sum(p.size for p in self.pools if p.kind == "persistent")
 
     def __str__(self) -> str:
         lines = [f"{'pool':<20} {'kind':<10} {'bytes':>10} {'lower bound':>12}"]
@@ -346,7 +356,11 @@ def compile(  # noqa: A001 -- usmp.compile, as the issue names it
 
 
 def _pool_flags(pools: Sequence[Pool]) -> list[str]:
-    by_kind: dict[str, list[Pool]] = {"workspace": [], "parameter": []}
+    by_kind: dict[str, list[Pool]] = {
+        "workspace": [],
+        "parameter": [],
+        "persistent": [],
+    }
     flags: list[str] = []
     for pool in pools:
         kind, spec = pool.flags()

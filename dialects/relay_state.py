@@ -1,0 +1,134 @@
+"""State that lives across invocations of a model: ``relay.state``.
+
+A streaming model (keyword spotting, noise suppression) keeps tensors from
+one call of ``run`` to the next: TFLite's *variable* tensors (an SVDF's
+activation history, an LSTM's hidden and cell state). In relay such a tensor
+is the result of ``relay.state``::
+
+    %h = relay.state "lstm/h" dense<0> : tensor<1x16xi8>
+    %y = relay.svdf %x, %wf, %wt, %b, %h {...} : (...) -> tensor<1x4xi8>
+
+Its value is the state as the previous invocation left it (``value`` the
+first time, and after a reset). An operator that updates state (a *stateful*
+operator) lists the operand positions it overwrites in its class attribute
+``STATE_OPERANDS``; it reads the old state there and writes the new one in
+place, before the end of the call. Every other use of a state value only
+reads it. Stateful operators are not ``Pure`` (they carry
+``MemoryWriteEffect``), so dead code elimination and CSE keep them.
+
+Down the pipeline: ``fuse-ops`` passes a state as an argument of the
+primitive function that updates it (the lowered loops store into that
+argument); ``aot-lower-main`` gives every ``relay.state`` its own
+``tir.allocate_state`` (``state_N``, holding ``value``); ``usmp`` plans those
+into a ``persistent`` pool, live for the whole program, and
+``tvmgen_<model>_init`` writes the initial values (see ``docs/relay-ops.md``).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, StringAttr, TensorType
+from xdsl.ir import Operation
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import MemoryAllocEffect
+from xdsl.utils.exceptions import VerifyException
+
+from usmp.dialects.limits import check_buffer_size, check_nonempty
+
+
+@irdl_op_definition
+class StateOp(IRDLOperation):
+    """A tensor kept across invocations (a TFLite variable tensor).
+
+    Syntax::
+
+        %s = relay.state "svdf/state" dense<0> : tensor<1x64xi16>
+
+    ``state_name`` names it (unique in the module); ``value`` is its initial
+    value (a splat or a full dense), whose type is the result type.
+    """
+
+    name = "relay.state"
+
+    traits = traits_def(MemoryAllocEffect())
+
+    state_name = prop_def(StringAttr)
+    value = prop_def(DenseIntOrFPElementsAttr)
+    result = result_def(TensorType)
+
+    def __init__(self, state_name: str, value: DenseIntOrFPElementsAttr):
+        super().__init__(
+            properties={"state_name": StringAttr(state_name), "value": value},
+            result_types=[value.type],
+        )
+
+    def verify_(self) -> None:
+        if self.value.type != self.result.type:
+            raise VerifyException(
+                f"relay.state: result type {self.result.type} differs from the "
+                f"initial value's type {self.value.type}"
+            )
+        check_nonempty(self.result.type, "relay.state")
+        check_buffer_size(self.result.type, "relay.state")
+        module = self.get_toplevel_object()
+        if module is self:
+            return
+        for other in module.walk():
+            if (
+                isinstance(other, StateOp)
+                and other is not self
+                and other.state_name == self.state_name
+            ):
+                raise VerifyException(
+                    f"relay.state: two states are named '{self.state_name.data}'; "
+                    "state names must be unique in the module"
+                )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StateOp:
+        name = parser.parse_str_literal("state name")
+        pos = parser.pos
+        value = parser.parse_attribute()
+        if not isinstance(value, DenseIntOrFPElementsAttr):
+            parser.raise_error(
+                "relay.state expects its initial value as a dense<...> attribute "
+                "with a tensor type",
+                pos,
+                parser.pos,
+            )
+        attrs = parser.parse_optional_attr_dict()
+        op = cls(name, value)
+        op.attributes.update(attrs)
+        return op
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_string_literal(self.state_name.data)
+        printer.print_string(" ")
+        printer.print_attribute(self.value)
+        printer.print_op_attributes(self.attributes)
+
+
+class StatefulOperator:
+    """Mixin of relay operators that update state in place: ``STATE_OPERANDS``
+    are the positions of the operands they overwrite (``relay.state``
+    values)."""
+
+    STATE_OPERANDS: ClassVar[tuple[int, ...]] = ()
+
+
+def state_operands(op: Operation) -> tuple[int, ...]:
+    """Positions of the operands ``op`` updates in place (none for most ops)."""
+    return getattr(type(op), "STATE_OPERANDS", ())
+
+
+STATE_OPS: list[type[IRDLOperation]] = [StateOp]
