@@ -6,7 +6,7 @@
 // RUN: not usmp-opt %s -p 'usmp{pools="sram:workspace:16:size"}' 2>&1 | FileCheck %s --check-prefix=KEY
 
 // ALGO: usmp-opt: error: unknown memory planning algorithm 'first_fit_by_magic'; valid: greedy_by_size,
-// POOLS: usmp-opt: error: bad pools option: pool 'sram': missing kind; accepted: NAME:KIND[:SIZE][:align=N][:access=TARGET/rw|ro+...], comma separated; KIND is workspace or constant, SIZE in bytes (0 = unbounded); e.g. "sram:workspace:65536,flash:constant"
+// POOLS: usmp-opt: error: bad pools option: pool 'sram': missing kind; accepted: NAME:KIND[:SIZE][:align=N][:access=TARGET/rw|ro+...], comma separated; KIND is workspace, constant or persistent, SIZE in bytes (0 = unbounded); e.g. "sram:workspace:65536,flash:constant"
 // ALIGN: usmp-opt: error: bad pools option: pool 'sram': align=3 is not a positive power of two; accepted:
 // KEY: usmp-opt: error: bad pools option: pool 'sram': 'size' is not KEY=VALUE (size, align or access); only the size may be given bare, right after the kind; accepted:
 

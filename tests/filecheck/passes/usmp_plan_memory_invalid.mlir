@@ -6,8 +6,8 @@
 // RUN: not usmp-opt %s -p 'usmp-plan-memory{pools="sram:workspace,sram:constant"}' 2>&1 | FileCheck %s --check-prefix=TWICE
 
 // ALGO: usmp-opt: error: unknown memory planning algorithm 'best_guess'; valid: greedy_by_size, greedy_by_conflicts
-// SIZE: usmp-opt: error: bad pools option: pool 'sram': size '64k' is not a non-negative integer (bytes); accepted: NAME:KIND[:SIZE][:align=N][:access=TARGET/rw|ro+...], comma separated; KIND is workspace or constant, SIZE in bytes (0 = unbounded); e.g. "sram:workspace:65536,flash:constant"
-// KIND: usmp-opt: error: bad pools option: pool 'sram': kind 'scratch' is not one of workspace, constant; accepted: NAME:KIND
+// SIZE: usmp-opt: error: bad pools option: pool 'sram': size '64k' is not a non-negative integer (bytes); accepted: NAME:KIND[:SIZE][:align=N][:access=TARGET/rw|ro+...], comma separated; KIND is workspace, constant or persistent, SIZE in bytes (0 = unbounded); e.g. "sram:workspace:65536,flash:constant"
+// KIND: usmp-opt: error: bad pools option: pool 'sram': kind 'scratch' is not one of workspace, constant, persistent; accepted: NAME:KIND
 // ACCESS: usmp-opt: error: bad pools option: pool 'sram': access entry 'c/rwx' is not TARGET/MODE with MODE one of rw, ro (e.g. access=c/rw+npu/ro); accepted:
 // TWICE: usmp-opt: error: bad pools option: pool 'sram' is given twice; accepted:
 
