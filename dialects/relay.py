@@ -493,6 +493,7 @@ def _relay_dialect() -> Dialect:
         relay_nn_ops,
         relay_ops,
         relay_state,
+        relay_svdf,
         relay_tflite_ops,
     )
 
@@ -505,6 +506,7 @@ def _relay_dialect() -> Dialect:
             *relay_tflite_ops.EXTRA_OPS,
             *relay_image_ops.IMAGE_OPS,
             relay_lstm.LstmOp,
+            *relay_svdf.SVDF_OPS,
         ],
         [*relay_nn_ops.LAYOUT_ATTRS],
     )

@@ -9,12 +9,14 @@ arithmetic; the numpy oracle is ``usmp.oracle.tflite_kernels``.
 * ``relay.quantized_softmax``: int8 SOFTMAX (``reference_ops::Softmax`` for
   int8 in/out: gemmlowp fixed point, Q5.26 input differences, Q12.19 sum of
   exponentials, ``one_over_one_plus_x_for_x_in_0_1`` reciprocal). The output
-  is quantised with scale 1/256 and zero point -128, as TFLite requires.
+  is quantised with scale 1/256 and zero point -128, as TFLite requires;
+  with ``output_bits = 16`` the output is int16 with scale 1/65536 and zero
+  point -32768 (TFLM's int8 -> int16 softmax, ``Softmax<int8_t, int16_t>``).
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import TensorType, i8
+from xdsl.dialects.builtin import TensorType, i8, i16
 from xdsl.ir import SSAValue
 from xdsl.irdl import IRDLOperation, operand_def
 
@@ -63,6 +65,7 @@ class QuantizedSoftmaxOp(RelayOperator):
     input_left_shift = int_prop()
     diff_min = int_prop()
     axis = int_prop(default=-1)
+    output_bits = int_prop(default=8)
 
     assembly_format = UNARY_FORMAT
 
@@ -73,14 +76,15 @@ class QuantizedSoftmaxOp(RelayOperator):
         input_left_shift: int,
         diff_min: int,
         axis: int | None = None,
+        output_bits: int | None = None,
     ):
         self._build(
             [data],
-            data.type,
             input_multiplier=input_multiplier,
             input_left_shift=input_left_shift,
             diff_min=diff_min,
             axis=axis,
+            output_bits=output_bits,
         )
 
     def infer_result_type(self) -> TensorType:
@@ -107,6 +111,10 @@ class QuantizedSoftmaxOp(RelayOperator):
             fail(self.name, f"input_left_shift {shift} is out of range, expected 0..31")
         if self.diff_min > 0:
             fail(self.name, f"diff_min {self.diff_min} must be <= 0")
+        if self.output_bits not in (8, 16):
+            fail(self.name, f"output_bits {self.output_bits} is not 8 or 16")
+        if self.output_bits == 16:
+            return TensorType(i16, t.get_shape())
         return t
 
 

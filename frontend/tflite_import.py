@@ -139,7 +139,7 @@ def check_supported(model: Model) -> None:
     raise model.op_error(first, why)
 
 
-_STATE_INPUTS = {"UNIDIRECTIONAL_SEQUENCE_LSTM": (18, 19)}
+_STATE_INPUTS = {"UNIDIRECTIONAL_SEQUENCE_LSTM": (18, 19), "SVDF": (4,)}
 """Operator inputs that are variable tensors the converter handles."""
 
 

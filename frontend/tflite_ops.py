@@ -465,13 +465,22 @@ def convert_softmax(b: RelayBuilder) -> None:
             data = b.emit(MultiplyOp(data, b.scalar(beta, "float32")))
         b.bind(out, b.emit(SoftmaxOp(data, axis=-1)))
         return
-    if (_type(x), _type(out)) != ("INT8", "INT8"):
+    if (_type(x), _type(out)) not in (("INT8", "INT8"), ("INT8", "INT16")):
         raise b.error(
             f"unsupported types {_type(x)} -> {_type(out)} "
-            "(supported: FLOAT32 -> FLOAT32, INT8 -> INT8)"
+            "(supported: FLOAT32 -> FLOAT32, INT8 -> INT8, INT8 -> INT16)"
         )
     in_q, out_q = _per_tensor(b, x, "input"), _per_tensor(b, out, "output")
-    if (out_q.scale, out_q.zero_point) != (
+    bits = 16 if _type(out) == "INT16" else 8
+    # TFLM's Prepare: int16 output zero point -32768, scale 1/65536 within 0.1%
+    if bits == 16 and (
+        out_q.zero_point != -32768 or abs(out_q.scale - 1.0 / 65536) > 0.001 / 65536
+    ):
+        raise b.error(
+            f"int16 softmax output must have scale 1/65536 and zero point -32768, "
+            f"got scale {out_q.scale} and zero point {out_q.zero_point}"
+        )
+    if bits == 8 and (out_q.scale, out_q.zero_point) != (
         SOFTMAX_OUTPUT_SCALE,
         SOFTMAX_OUTPUT_ZERO_POINT,
     ):
@@ -480,9 +489,14 @@ def convert_softmax(b: RelayBuilder) -> None:
             f"scale {out_q.scale} and zero point {out_q.zero_point}"
         )
     multiplier, left_shift, diff_min = q.softmax_params(beta, in_q.scale)
-    b.bind(
-        out, b.emit(QuantizedSoftmaxOp(b.value(x), multiplier, left_shift, diff_min))
+    op = QuantizedSoftmaxOp(
+        b.value(x),
+        multiplier,
+        left_shift,
+        diff_min,
+        output_bits=bits if bits != 8 else None,
     )
+    b.bind(out, b.emit(op))
 
 
 _REQUANTIZE_TYPES = (
@@ -641,4 +655,5 @@ from usmp.frontend import (  # noqa: E402, F401
     tflite_ops_image,
     tflite_ops_layout,
     tflite_ops_lstm,
+    tflite_ops_svdf,
 )

@@ -82,6 +82,7 @@ _OPERATORS: dict[str, tuple[OpPattern, str]] = {
     "relay.gather": (OpPattern.INJECTIVE, "take"),
     "relay.resize_bilinear": (OpPattern.INJECTIVE, "image.resize2d"),
     "relay.lstm": (OpPattern.OPAQUE, "lstm"),
+    "relay.svdf": (OpPattern.OPAQUE, "svdf"),
 }
 
 ANCHOR_PATTERNS = (OpPattern.COMM_REDUCE, OpPattern.OUT_ELEMWISE_FUSABLE)

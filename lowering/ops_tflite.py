@@ -70,8 +70,10 @@ def quantized_softmax_row(
     reciprocal = fx.one_over_one_plus_x_for_x_in_0_1(
         b, fx.sub(b, shifted, fx.INT32_MIN)
     )
-    # exponent = num_bits_over_unit + 31 - 8
-    exponent = fx.sub(b, _ACCUMULATION_INTEGER_BITS + 31 - 8, headroom_plus_one)
+    # exponent = num_bits_over_unit + 31 - output_bits
+    exponent = fx.sub(
+        b, _ACCUMULATION_INTEGER_BITS + 31 - op.output_bits, headroom_plus_one
+    )
     return peak, reciprocal, exponent
 
 
@@ -82,6 +84,7 @@ def quantized_softmax(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSA
     exp, valid = _exp(k, op, index, peak)
     product = fx.saturating_rounding_doubling_high_mul(b, reciprocal, exp, False)
     unsaturated = fx.rounding_divide_by_pot(b, product, exponent)
-    shifted = fx.sub(b, unsaturated, 128)
-    clamped = b.min(b.max(shifted, b.const(-128, i32)), b.const(127, i32))
-    return b.convert(fx.select(b, valid, clamped, -128), element_type(op.data))
+    low = -(1 << (op.output_bits - 1))
+    shifted = fx.add(b, unsaturated, low)
+    clamped = b.min(b.max(shifted, b.const(low, i32)), b.const(-low - 1, i32))
+    return b.convert(fx.select(b, valid, clamped, low), element_type(op.result))

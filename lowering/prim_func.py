@@ -32,7 +32,8 @@ slice.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from typing import Any
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import TensorType, UnitAttr
@@ -45,7 +46,6 @@ from xdsl.pattern_rewriter import (
 
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
-from usmp.dialects.relay_lstm import LstmOp
 from usmp.dialects.relay_ops import ConcatenateOp
 from usmp.lowering import ops_nn, ops_softmax
 from usmp.lowering.kernel import (
@@ -64,6 +64,7 @@ from usmp.lowering.ops_lstm import lower_lstm
 from usmp.lowering.ops_nn import LowerNN
 from usmp.lowering.ops_quant import LowerQuantization
 from usmp.lowering.ops_softmax import LowerSoftmax
+from usmp.lowering.ops_svdf import lower_svdf
 
 ELEMENT_PATTERNS: tuple[type[ElementPattern], ...] = (
     LowerConstantElement,
@@ -77,10 +78,41 @@ ELEMENT_PATTERNS: tuple[type[ElementPattern], ...] = (
 """The element patterns, one per operator family (every operator of the
 contract, and the TFLite-specific ones of ``relay_tflite_ops``)."""
 
+WHOLE_OPERATORS: dict[str, Callable[[FusedKernel, Any, SSAValue], None]] = {
+    "relay.lstm": lower_lstm,
+    "relay.svdf": lower_svdf,
+}
+"""Operators lowered whole, not element by element (stateful or recurrent
+ones: ``fuse-ops`` outlines each alone): op name -> ``lower(kernel, op,
+out)``, which emits the loops storing the result into ``out`` (and updating
+state operands in place)."""
+
 OPERATORS: frozenset[str] = frozenset(
     name for pattern in ELEMENT_PATTERNS for name in pattern.handlers
-) | {"relay.lstm"}  # lowered whole: ops_lstm.lower_lstm
+) | frozenset(WHOLE_OPERATORS)
 """The relay operators ``lower-ops`` lowers."""
+
+
+def _whole_operator(primitive: func.FuncOp) -> Operation | None:
+    """The operator of ``WHOLE_OPERATORS`` a primitive function returns, if
+    any (its other ops may only be constants)."""
+    if len(primitive.body.blocks) != 1:
+        return None
+    block = primitive.body.blocks[0]
+    ret = block.last_op
+    if not isinstance(ret, func.ReturnOp) or len(ret.arguments) != 1:
+        return None
+    owner = ret.arguments[0].owner
+    if not isinstance(owner, Operation) or owner.name not in WHOLE_OPERATORS:
+        return None
+    for op in block.ops:
+        if op is not owner and op is not ret and not isinstance(op, relay.ConstantOp):
+            raise located_error(
+                op,
+                f"'{op.name}' cannot be lowered with a {owner.name} in one primitive "
+                f"function (fuse-ops outlines a {owner.name} alone)",
+            )
+    return owner
 
 
 def _check_type(op: Operation, t: object, what: str) -> None:
@@ -220,53 +252,30 @@ def _emit_elements(kernel: FusedKernel, result: SSAValue, out: SSAValue) -> None
     b.loop_nest(shape, elements, step=jam)
 
 
-def _lstm_of(primitive: func.FuncOp) -> LstmOp | None:
-    """The ``relay.lstm`` a primitive function returns (``fuse-ops``
-    outlines one alone; its operands may be arguments or constants)."""
-    if len(primitive.body.blocks) != 1:
-        return None
-    ret = primitive.body.blocks[0].last_op
-    if not isinstance(ret, func.ReturnOp) or len(ret.arguments) != 1:
-        return None
-    owner = ret.arguments[0].owner
-    if not isinstance(owner, LstmOp):
-        return None
-    for op in primitive.body.blocks[0].ops:
-        if op is not owner and op is not ret and not isinstance(op, relay.ConstantOp):
-            raise located_error(
-                op,
-                f"'{op.name}' cannot be lowered with a relay.lstm in one primitive "
-                "function (fuse-ops outlines an LSTM alone)",
-            )
-    return owner
-
-
 def lower_primitive(primitive: func.FuncOp) -> func.FuncOp:
     """The tir prim func computing ``primitive``: same name, visibility and
     attributes (``relay.primitive`` becomes ``tir.prim_func``), arguments =
     one memref per input, then one per output (the fields of a returned
     tuple, each computed by its own loop nest)."""
+    whole = _whole_operator(primitive)
+    results = check_primitive(primitive) if whole is None else []
     block = primitive.body.blocks[0]
-    lstm = _lstm_of(primitive)
-    if lstm is None:
-        results = check_primitive(primitive)
-        out_types = [memref_of(r.type) for r in results]
-    else:
-        results = []
-        out_types = [memref_of(lstm.result.type)]
     in_types = [memref_of(a.type) for a in block.args]
+    out_types = [memref_of(r.type) for r in results]
+    if whole is not None:
+        out_types = [memref_of(whole.results[0].type)]
     entry = Block(arg_types=[*in_types, *out_types])
     builder = KernelBuilder(entry)
     inputs, outputs = entry.args[: len(in_types)], entry.args[len(in_types) :]
     buffers: dict[SSAValue, SSAValue] = dict(zip(block.args, inputs, strict=True))
     kernel = FusedKernel(builder, buffers, ELEMENT_PATTERNS)
-    if lstm is not None:
-        builder.location = lstm.location
-        lower_lstm(kernel, lstm, outputs[0])
-        builder.location = None
-    else:
+    if whole is None:
         for result, out in zip(results, outputs, strict=True):
             emit_result(kernel, result, out)
+    else:
+        builder.location = whole.location
+        WHOLE_OPERATORS[whole.name](kernel, whole, outputs[0])
+        builder.location = None
     ret = func.ReturnOp()
     ret.location = block.last_op.location  # type: ignore[union-attr]
     builder.emit(ret)

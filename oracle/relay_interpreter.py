@@ -8,7 +8,8 @@ What it accepts: a ``builtin.module`` (or one ``func.func``) whose functions
 hold relay ops in a single block ending in ``func.return``. ``relay.call``
 evaluates the callee's body (primitive functions, recursively);
 ``relay.constant`` reads ``dense<...>`` values and ``dense_resource<...>``
-blobs; ``relay.on_device`` / ``relay.device_copy`` are the identity; every
+blobs; ``relay.state`` is the state's array (``states``, below);
+``relay.on_device`` / ``relay.device_copy`` are the identity; every
 operator of ``docs/relay-ops.md`` is computed by ``usmp.oracle.kernels``
 (the TFLite-specific ``relay.quantized_softmax`` by
 ``usmp.oracle.tflite_kernels``).
@@ -21,6 +22,14 @@ names; the kernels themselves know nothing of the IR. After each op the
 computed value is checked against the op's result type.
 Errors in the IR (unknown op, bad properties, unsupported callee, a value
 that contradicts its type) are ``LocatedError`` diagnostics at the op.
+
+State: ``evaluate(..., states=d)`` keeps every ``relay.state`` in the
+caller's dict ``d`` (by state name; created from its initial value when
+missing), so consecutive calls with the same dict carry the state over and
+``d.clear()`` resets it; without ``states`` each call starts from the
+initial values. ``relay.state`` evaluates to that very array, and a stateful
+operator's handler (``relay_state.STATE_OPERANDS``) updates it in place, as
+the generated C does.
 
 Values: ``numpy.ndarray`` for tensors (dtype from the element type, see
 ``usmp.oracle.values``), Python tuples for ``tuple<...>``.
@@ -59,8 +68,9 @@ from usmp.dialects.relay import INPUT_TENSOR_NAMES
 from usmp.dialects.relay_base import RelayOperator
 from usmp.dialects.relay_lstm import LstmOp
 from usmp.dialects.relay_props import property_values
+from usmp.dialects.relay_state import StateOp
 from usmp.dialects.tir import PRIM_FUNC
-from usmp.oracle import image_kernels, kernels, lstm, tflite_kernels
+from usmp.oracle import image_kernels, kernels, lstm, svdf, tflite_kernels
 from usmp.oracle.kernels import KernelError
 from usmp.oracle.tflite_kernels import TFLiteKernelError
 from usmp.oracle.values import (
@@ -81,6 +91,7 @@ def evaluate(
     entry: str = "main",
     *,
     resources: Mapping[str, str | bytes] | None = None,
+    states: dict[str, np.ndarray] | None = None,
 ) -> list[np.ndarray]:
     """Run ``entry`` (or the given function) on ``inputs``; return its results.
 
@@ -112,7 +123,11 @@ def evaluate(
             )
     else:
         functions.setdefault(func.sym_name.data, func)
-    interpreter = _Interpreter(functions, MappingProxyType(dict(resources or {})))
+    interpreter = _Interpreter(
+        functions,
+        MappingProxyType(dict(resources or {})),
+        states=states if states is not None else {},
+    )
     results = interpreter.call(func, _bind_inputs(func, inputs), func)
     return [a for r in results for a in _flatten(r)]
 
@@ -125,6 +140,7 @@ class _Interpreter:
     functions: Mapping[str, FuncOp]
     resources: Mapping[str, str | bytes]
     call_stack: list[str] = field(default_factory=list[str])
+    states: dict[str, np.ndarray] = field(default_factory=dict[str, np.ndarray])
 
     def call(self, func: FuncOp, args: list[Value], site: Operation) -> list[Value]:
         name = func.sym_name.data
@@ -393,6 +409,20 @@ def _constant(op: Operation, args: list[Value], it: _Interpreter) -> Value:
     )
 
 
+def _state(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+    """The state's array itself (stateful operators update it in place)."""
+    assert isinstance(op, StateOp)
+    name = op.state_name.data
+    if name not in it.states:
+        it.states[name] = dense_to_numpy(op.value).copy()
+    return it.states[name]
+
+
+def _svdf(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+    tensors = _tensor_args(op, args, 5)
+    return svdf.svdf(*tensors, **property_values(op))
+
+
 def _call(op: Operation, args: list[Value], it: _Interpreter) -> Value:
     callee = prop(op, "callee")
     func = it.functions.get(callee)
@@ -524,6 +554,8 @@ def _affine(fn: Callable[..., np.ndarray]) -> Handler:
 _HANDLERS: Mapping[str, Handler] = MappingProxyType(
     {
         "relay.constant": _constant,
+        "relay.state": _state,
+        "relay.svdf": _svdf,
         "relay.call": _call,
         "relay.tuple": _tuple,
         "relay.tuple_get_item": _tuple_get_item,

@@ -201,9 +201,10 @@ def quantized_softmax(
     input_left_shift: int,
     diff_min: int,
     axis: int = -1,
-) -> npt.NDArray[np.int8]:
+    output_bits: int = 8,
+) -> np.ndarray:
     """TFLite reference int8 softmax over the last axis (output scale 1/256,
-    zero point -128)."""
+    zero point -128; with ``output_bits=16``: int16, 1/65536, -32768)."""
     if x.dtype != np.int8:
         raise TFLiteKernelError(
             f"quantized_softmax: int8 input required, got {x.dtype}"
@@ -229,12 +230,13 @@ def quantized_softmax(
     shifted_scale, num_bits_over_unit = get_reciprocal(
         sum_of_exps, _ACCUMULATION_INTEGER_BITS
     )
-    exponent = num_bits_over_unit + 31 - 8
+    exponent = num_bits_over_unit + 31 - output_bits
     if np.any((exponent < 0) | (exponent > 31)):
         raise TFLiteKernelError("quantized_softmax: reciprocal exponent out of 0..31")
     product = saturating_rounding_doubling_high_mul(
         np.broadcast_to(shifted_scale, exp.shape), exp
     )
     unsat = rounding_divide_by_pot(product, exponent)
-    out = np.clip(unsat - 128, -128, 127)
-    return np.where(valid, out, -128).astype(np.int8)
+    low, high = -(1 << (output_bits - 1)), (1 << (output_bits - 1)) - 1
+    out = np.clip(unsat + low, low, high)
+    return np.where(valid, out, low).astype(np.int16 if output_bits == 16 else np.int8)

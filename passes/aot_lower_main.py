@@ -189,6 +189,9 @@ class AOTLowerMainPass(ModulePass):
             )
         check_main(main)
         region_dce(main.body)  # relay is pure: dead ops need no storage
+        for state in [o for o in main.body.ops if isinstance(o, StateOp)]:
+            if not state.result.uses:  # nothing reads or updates it any more
+                Rewriter.erase_op(state)
         plan = assign_storage(main, functions)
         names = io_names(main, len(plan.inputs), len(plan.returns))
         lowering = _MainLowering(plan, self.call_type)

@@ -285,6 +285,10 @@ def _groups_to_outline(block: Block, max_depth: int) -> dict[Operation, _Group]:
             for r in op.results
             if any(use.operation not in member_set for use in r.uses)
         ]
+        if not outputs and members[-1].results:
+            # an operator updating state whose result is unused: still a call
+            # (dead, with its state, once nothing reads that state)
+            outputs = [members[-1].results[0]]
         if len(outputs) != 1:  # TVM's post-dominator rule gives one root
             raise located_error(
                 members[-1],

@@ -60,6 +60,68 @@ def run_tflm(
         raise TFLMError(f"TFLite Micro cannot run the model: {e}") from None
 
 
+class TFLMSequence:
+    """One TFLite Micro interpreter kept across invocations, for models with
+    state (variable tensors): ``step(inputs)`` invokes it once and returns the
+    outputs (the state carries over), ``reset()`` is TFLM's
+    ``ResetVariableTensors``. Several instances are independent models."""
+
+    def __init__(self, model_data: bytes) -> None:
+        from tflite_micro.python.tflite_micro import runtime
+
+        from usmp.frontend.tflite_reader import read_model
+
+        self.n_outputs = len(read_model(model_data, "model").outputs)
+        try:
+            self.interpreter = runtime.Interpreter.from_bytes(
+                model_data,
+                arena_size=max(1 << 20, 10 * len(model_data)),
+                intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors,
+            )
+        except (RuntimeError, ValueError) as e:
+            raise TFLMError(f"TFLite Micro cannot load the model: {e}") from None
+
+    def step(
+        self, inputs: Sequence[np.ndarray], tensors: Sequence[int] | None = None
+    ) -> list[np.ndarray]:
+        """Invoke once; the outputs, or the values of ``tensors`` (indices)."""
+        try:
+            for i, x in enumerate(inputs):
+                self.interpreter.set_input(x, i)
+            self.interpreter.invoke()
+            if tensors is not None:
+                return [
+                    np.array(self.interpreter.GetTensor(t, 0)["tensor_data"])
+                    for t in tensors
+                ]
+            return [
+                np.array(self.interpreter.get_output(k)) for k in range(self.n_outputs)
+            ]
+        except (RuntimeError, ValueError) as e:
+            raise TFLMError(f"TFLite Micro cannot run the model: {e}") from None
+
+    def reset(self) -> None:
+        self.interpreter.reset()
+
+
+def run_tflm_sequence(
+    model_data: bytes,
+    steps: Sequence[Sequence[np.ndarray]],
+    resets: Sequence[int] = (),
+    tensors: Sequence[int] | None = None,
+) -> list[list[np.ndarray]]:
+    """TFLite Micro on a sequence of inputs, one invocation per step, the
+    state reset before each step in ``resets``: every step's outputs (or the
+    values of ``tensors``, state tensors included)."""
+    tflm = TFLMSequence(model_data)
+    outputs = []
+    for k, inputs in enumerate(steps):
+        if k in resets:
+            tflm.reset()
+        outputs.append(tflm.step(inputs, tensors))
+    return outputs
+
+
 def tflm_arena_bytes(model_data: bytes, arena_size: int = 0) -> dict[str, int]:
     """What TFLite Micro's recording allocator reports for the model: the
     arena's planned tensor part (``head``), its persistent part (``tail``)
