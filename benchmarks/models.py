@@ -10,7 +10,10 @@ For each supported model in ``shared/models`` (``USMP_MODELS_DIR``):
 * ``ws+io``: the same compiled with ``--use-workspace-io`` (I/O inside the
   workspace, as in TFLite Micro's arena) and its lower bound;
 * ``tflm``: TFLite Micro's arena (``stats.json``): the tensor part (head)
-  and the total (with TFLM's own bookkeeping);
+  and the total (with TFLM's own bookkeeping and, in its persistent tail,
+  the variable tensors: a model's state);
+* ``state``: our persistent pool bytes (the model's state, kept across
+  runs; part of neither ``ws`` nor ``lb``);
 * ``const``: our constant pool bytes, against the model's weight bytes;
 * ``compile``: wall time of ``usmp-compile`` (in process, all steps);
 * inference: the tflite-micro interpreter's mean ``invoke()`` time (from
@@ -52,6 +55,7 @@ class Row:
     lower_bound_io: int | None = None
     tflm_head: int | None = None
     tflm_total: int | None = None
+    persistent: int | None = None
     constants: int | None = None
     weights: int | None = None
     compile_s: float | None = None
@@ -149,6 +153,8 @@ def timing_harness(interface: dict[str, Any]) -> str:
         lines.append(f"  {interface['inputs_type']} in = {{{ins}}};")
         lines.append(f"  {interface['outputs_type']} out = {{{outs}}};")
         call = f"{interface['run']}(&in, &out)"
+    if "init" in interface:  # a model with state: from its initial value
+        lines.append(f"  {interface['init']}();")
     lines += [
         f"  {call};",
         "  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &start);",
@@ -229,6 +235,7 @@ def measure(name: str, stats: dict[str, Any], runs: int, repeats: int) -> Row:
             row.workspace = summary.get("workspace_bytes")
             row.lower_bound = summary.get("workspace_lower_bound_bytes")
             row.constants = summary.get("constant_bytes")
+            row.persistent = summary.get("persistent_bytes")
             row.ours_us, why = c_inference_us(
                 out, metadata.get("c_interface"), runs, repeats
             )
@@ -256,6 +263,7 @@ COLUMNS = (
     ("lower_bound_io", "lb+io", ">"),
     ("tflm_head", "tflm head", ">"),
     ("tflm_total", "tflm arena", ">"),
+    ("persistent", "state", ">"),
     ("constants", "const", ">"),
     ("weights", "weights", ">"),
     ("compile_s", "compile s", ">"),
@@ -299,7 +307,8 @@ def table(rows: list[Row]) -> str:
     legend = (
         "bytes: ws = our workspace (I/O outside), lb = its liveness lower bound, "
         "ws+io / lb+io = with --use-workspace-io (I/O inside, like TFLM's arena), "
-        "tflm head / arena = TFLite Micro's tensor arena (stats.json), const = our "
+        "tflm head / arena = TFLite Micro's tensor arena (stats.json; its tail "
+        "holds the variable tensors), state = our persistent pool, const = our "
         "constant pools, weights = the model's weight bytes; tflm us / ours us = "
         "process CPU microseconds per inference (fastest of --repeats timings), "
         "speedup = tflm us / ours us"

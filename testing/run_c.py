@@ -111,6 +111,8 @@ def harness(m: ModelInterface) -> str:
         lines.append(f"  if (io(argv[{k + 1}], t{k}, sizeof t{k}, 0)) return 3;")
     ins = [f"t{k}" for k in range(len(m.inputs))]
     outs = [f"t{k}" for k in range(len(m.inputs), len(tensors))]
+    if m.states:  # a model with state starts from its initial value
+        lines.append(f"  {m.symbol('init')}();")
     if m.io_in_workspace:
         lines.append(f"  {m.typedef('Inputs')} in = {m.symbol('map_inputs')}();")
         lines.append(f"  {m.typedef('Outputs')} out = {m.symbol('map_outputs')}();")

@@ -47,6 +47,8 @@ SUPPORTED_MODELS = (
     "tflite_micro/micro_speech_lstm.tflite",
     "tflite_micro/seanet/conv/conv0.tflite",
     "tflite_micro/seanet/transpose_conv/transpose_conv0.tflite",
+    "tflite_micro/keyword_scrambled.tflite",
+    "tflite_micro/keyword_scrambled_8bit.tflite",
 )
 
 

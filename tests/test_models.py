@@ -42,7 +42,6 @@ REFUSED = {  # model -> start of the message after "<file>: error: "
     "mlperf_tiny/model_ToyCar_quant.tflite": (
         "operator 0 (FULLY_CONNECTED): hybrid model"
     ),
-    "tflite_micro/keyword_scrambled.tflite": "operator 1 (SVDF)",
 }
 
 FLOAT_INTERMEDIATE_RTOL = 1e-4

@@ -77,6 +77,7 @@ def test_output_directory_progress_and_metadata(
         "workspace_bytes": 32,
         "workspace_lower_bound_bytes": 32,
         "constant_bytes": 416,
+        "persistent_bytes": 0,
         "io_in_workspace": False,
     }
     assert meta["memory"] == json.loads((out / "memory/plan.json").read_text())

@@ -428,6 +428,9 @@ def _metadata(c: Compilation) -> dict[str, Any]:
                 p.get("lower_bound") or 0 for p in workspace
             ),
             "constant_bytes": sum(p["size"] for p in constant),
+            "persistent_bytes": sum(
+                p["size"] for p in pools if p.get("kind") == "persistent"
+            ),
             "io_in_workspace": bool(c.args.use_workspace_io),
         }
     return {
