@@ -237,3 +237,13 @@ int main(int argc, char** argv) {
     np.testing.assert_array_equal(got_states[0], state_a, "state of instance a")
     np.testing.assert_array_equal(got_states[1], state_b, "state of instance b")
     assert not np.array_equal(got_states[0], got_states[1])
+
+
+def test_compare_tflm_over_steps(capsys: pytest.CaptureFixture[str]) -> None:
+    from usmp.tools import compare_tflm
+
+    path = MODELS_DIR / "tflite_micro" / "keyword_scrambled_8bit.tflite"
+    assert compare_tflm.main([str(path), "--seeds", "1", "--steps", "3"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("matches TFLite Micro") == 3
+    assert "seed 0, step 2, output 0 int32[1, 2]" in out

@@ -1,6 +1,9 @@
 """``python -m usmp.tools.compare_tflm model.tflite``: compile a model to C,
 build and run it with gcc, run TFLite Micro on the same seeded input, and say
 whether they agree (int8 bit for bit, float within 1e-5 relative).
+``--steps N`` runs each seed as a sequence of N invocations (one library
+instance after ``init`` and one TFLite Micro interpreter, so the state of a
+streaming model carries over) and compares every step.
 
 Exit status 0 when every output agrees, 1 otherwise; a model that cannot be
 compiled (unsupported or damaged) or that TFLite Micro cannot run gives
@@ -18,8 +21,13 @@ from xdsl.utils.exceptions import DiagnosticException
 
 from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import damaged_model_errors, read_model_file
-from usmp.testing.run_c import CRunError, run_module
-from usmp.testing.tflm_reference import TFLMError, difference, random_inputs, run_tflm
+from usmp.testing.run_c import CRunError, run_module_sequence
+from usmp.testing.tflm_reference import (
+    TFLMError,
+    difference,
+    random_inputs,
+    run_tflm_sequence,
+)
 
 PIPELINE = "fuse-ops,lower-ops,aot-lower-main,usmp"
 
@@ -30,9 +38,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--seeds", type=int, default=3, help="inputs to try (default 3)"
     )
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=1,
+        help="invocations per seed, the state carried over (default 1)",
+    )
     args = parser.parse_args(argv)
+    if args.steps < 1:
+        parser.error("--steps must be at least 1")
     try:
-        return _compare(args.model, args.seeds)
+        return _compare(args.model, args.seeds, args.steps)
     except DiagnosticException as e:
         print(str(e), file=sys.stderr)
         return 1
@@ -44,22 +60,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _compare(path: Path, seeds: int) -> int:
+def _compare(path: Path, seeds: int, steps: int = 1) -> int:
     with damaged_model_errors(path):
         model = read_model_file(path)
         module = import_model(model)
     data = path.read_bytes()
     failures = 0
     for seed in range(seeds):
-        inputs = random_inputs(model, seed)
-        ours = run_module(module, inputs, passes=PIPELINE)
-        reference = run_tflm(data, inputs, list(model.outputs))
-        for k, (got, want) in enumerate(zip(ours, reference, strict=True)):
-            problem = difference(got, want)
-            verdict = "matches TFLite Micro" if problem is None else problem
-            print(f"seed {seed}, output {k} {got.dtype}{list(got.shape)}: {verdict}")
-            print(f"  ours: {got.reshape(-1)[:12].tolist()}")
-            failures += problem is not None
+        sequence = [random_inputs(model, seed + 1000 * k) for k in range(steps)]
+        ours = run_module_sequence(module, sequence, passes=PIPELINE)
+        reference = run_tflm_sequence(data, sequence, tensors=list(model.outputs))
+        for step in range(steps):
+            pairs = zip(ours[step], reference[step], strict=True)
+            for k, (got, want) in enumerate(pairs):
+                problem = difference(got, want.reshape(got.shape))
+                verdict = "matches TFLite Micro" if problem is None else problem
+                at = f"seed {seed}" + (f", step {step}" if steps > 1 else "")
+                print(f"{at}, output {k} {got.dtype}{list(got.shape)}: {verdict}")
+                print(f"  ours: {got.reshape(-1)[:12].tolist()}")
+                failures += problem is not None
     return 1 if failures else 0
 
 
