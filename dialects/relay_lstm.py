@@ -20,8 +20,10 @@ from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
     result_def,
+    traits_def,
     var_operand_def,
 )
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
 from usmp.dialects.relay_base import fail, shape_of, tensor_of
@@ -34,6 +36,7 @@ from usmp.dialects.relay_props import (
     relay_op_definition,
     str_prop,
 )
+from usmp.dialects.relay_state import StatefulOperator
 
 GATES = ("input", "forget", "cell", "output")
 CELL_ACTIVATIONS = ("tanh", "sigmoid")
@@ -49,7 +52,7 @@ OPERANDS = (
 
 
 @relay_op_definition
-class LstmOp(IRDLOperation):
+class LstmOp(StatefulOperator, IRDLOperation):
     """A unidirectional LSTM over a sequence, TFLite Micro's kernel.
 
     Syntax::
@@ -88,6 +91,8 @@ class LstmOp(IRDLOperation):
 
     STATE_OPERANDS: ClassVar[tuple[int, ...]] = (13, 14)
     """The hidden and cell states: read, then overwritten in place."""
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
 
     time_major = bool_prop(default=False)
     cell_activation = str_prop(default="tanh")

@@ -19,16 +19,12 @@ scale (``CreateInterGateMulParams``, in double); the cell scale's power of
 two is ``round(log2(scale))`` (``CheckedLog2``) and the cell clip
 ``int16(clip / cell_scale)``, saturated.
 
-The states (inputs 18 and 19) are TFLite variable tensors, the op's state
-operands (updated in place). A state tensor not bound to a value yet is the
-constant of TFLM's reset value (``ResetVariableTensors``: the zero point for
-int8, else 0), so until variable tensors are persistent state every
-invocation starts from the reset state.
+The states (inputs 18 and 19) are TFLite variable tensors: ``relay.state``
+values (``RelayBuilder.state``, TFLM's reset value: the zero point for int8,
+else 0), the op's state operands, updated in place at every invocation.
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 from xdsl.ir import SSAValue
@@ -53,22 +49,10 @@ _NONLINEAR_OUTPUT_SCALE = 2.0**-15
 """Scale of sigmoid / tanh outputs: Q0.15."""
 
 
-def _reset_value(t: Tensor) -> np.ndarray:
-    """TFLM's ``ResetVariableTensors``: an int8 state starts at its zero
-    point, any other at 0."""
-    assert t.dtype is not None
-    fill = 0
-    if t.type_name == "INT8" and t.quantization is not None:
-        fill = t.quantization.zero_point
-    return np.full(t.shape, fill, dtype=t.dtype)
-
-
 def _state(b: RelayBuilder, t: Tensor, what: str) -> SSAValue:
     if not t.is_variable:
         raise b.error(f"{what} '{t.name}' must be a variable tensor")
-    if t.index in b.values:
-        return b.values[t.index]
-    return b.constant(_reset_value(t))
+    return b.state(t)
 
 
 def _check_inputs(b: RelayBuilder) -> None:
@@ -124,10 +108,10 @@ def _integer_properties(
     pairs = [q.quantize_multiplier(a * c / o) for a, c, o in products]
     if c_q.zero_point != 0:
         raise b.error(f"cell state '{cell.name}' must have zero point 0")
-    # CheckedLog2 (TFLM ignores whether the scale is an exact power of two)
-    power = round(
-        float(np.float32(math.log(cell_scale)) * np.float32(1 / math.log(2.0)))
-    )
+    # CheckedLog2 in float32 (TFLM ignores whether the scale is an exact
+    # power of two)
+    log2 = np.log(np.float32(cell_scale)) * (np.float32(1) / np.log(np.float32(2)))
+    power = int(q.tflite_round(float(log2)))
     clip = 0
     if cell_clip > 0:
         clip = int(min(max(cell_clip / cell_scale, -32768.0), 32767.0))

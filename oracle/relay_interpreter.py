@@ -492,7 +492,7 @@ def _lstm(op: Operation, args: list[Value], it: _Interpreter) -> Value:
             cell_scale_power=params["cell_scale_power"],
             cell_clip=params["quantized_cell_clip"],
         )
-    output, _, _ = lstm.lstm(
+    output, hidden, cell = lstm.lstm(
         x,
         rest[0:8],
         rest[8:12],
@@ -503,6 +503,8 @@ def _lstm(op: Operation, args: list[Value], it: _Interpreter) -> Value:
         cell_clip=params["cell_clip"],
         quantization=quantization,
     )
+    np.copyto(rest[12], hidden)  # the state operands, updated in place
+    np.copyto(rest[13], cell)
     return output
 
 

@@ -6,19 +6,28 @@ clip, int8 with other scales); the variants TFLite Micro refuses."""
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+import usmp
 from tests.test_import_tflite_synthetic import ModelBuilder, check
 from tests.test_models import FLOAT_INTERMEDIATE_RTOL
 from usmp.dialects import tir
 from usmp.frontend.tflite_import import import_model, import_tflite_bytes
 from usmp.frontend.tflite_reader import TFLiteImportError, read_model, read_model_file
-from usmp.testing.run_c import run_module, run_pipeline
+from usmp.oracle.relay_interpreter import evaluate
+from usmp.testing.run_c import build, run_module, run_module_sequence, run_pipeline
 from usmp.testing.shared_models import MODELS_DIR
-from usmp.testing.tflm_reference import difference, random_inputs, run_tflm
+from usmp.testing.tflm_reference import (
+    difference,
+    random_inputs,
+    run_tflm,
+    run_tflm_sequence,
+)
 
 PIPELINE = "fuse-ops,lower-ops,aot-lower-main,usmp"
 MODELS = (
@@ -138,12 +147,139 @@ def test_peephole_is_refused_with_the_operator() -> None:
         import_tflite_bytes(m.build(inputs, outputs), "peephole.tflite")
 
 
-def test_lowered_lstm_has_no_gate_buffers() -> None:
-    """The gates are registers: the only scratch of the LSTM's function is
-    the start values of its states (until they are persistent)."""
+def test_lowered_lstm_has_no_scratch() -> None:
+    """The gates are registers, the states (persistent) are updated in place
+    and each step's new hidden values go to the output sequence: the LSTM's
+    function allocates nothing (TFLite Micro: four B x S gate buffers)."""
     model = read_model_file(MODELS_DIR / MODELS[1])
     lowered = run_pipeline(import_model(model), "fuse-ops,lower-ops")
-    names = [
-        op.name_hint.data for op in lowered.walk() if isinstance(op, tir.AllocateOp)
-    ]
-    assert names == ["lstm_hidden_state", "lstm_cell_state"]
+    assert not [op for op in lowered.walk() if isinstance(op, tir.AllocateOp)]
+
+
+def _sequence(model: Any, steps: int, seed: int) -> list[list[np.ndarray]]:
+    """``steps`` seeded inputs; the last one repeats the first (after a reset
+    it must give the first step's outputs again)."""
+    inputs = [random_inputs(model, seed + k) for k in range(steps - 1)]
+    return [*inputs, inputs[0]]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_state_carries_over_like_tflite_micro(name: str) -> None:
+    """A sequence of invocations with the state kept (hidden and cell states
+    in the persistent pool), a reset before the last: every step's LSTM
+    output and model output equal TFLite Micro's interpreter run on the same
+    sequence (oracle with a state dict, and the C library), and the step after
+    the reset repeats the first step."""
+    path = MODELS_DIR / name
+    data = path.read_bytes()
+    model = read_model(data, path.name)
+    lstm_output = model.operators[0].outputs[0]
+    tensors = [lstm_output, *model.outputs]
+    module = import_model(model, tensors)
+    steps = _sequence(model, 4, seed=11)
+    resets = (3,)
+    reference = run_tflm_sequence(data, steps, resets, tensors)
+    ours_c = run_module_sequence(module, steps, resets=resets, passes=PIPELINE)
+    states: dict[str, np.ndarray] = {}
+    for k, inputs in enumerate(steps):
+        if k in resets:
+            states.clear()
+        ours = evaluate(module, inputs, states=states)
+        for what, got_all in (("oracle", ours), ("C", ours_c[k])):
+            for index, got, want in zip(tensors, got_all, reference[k], strict=True):
+                diff = difference(got, want, FLOAT_INTERMEDIATE_RTOL)
+                assert diff is None, f"{name} step {k}, {what}, tensor #{index}: {diff}"
+    # the state matters: the second step differs from a fresh start
+    assert any(
+        difference(a, b) is not None
+        for a, b in zip(reference[1], run_tflm(data, steps[1], tensors), strict=True)
+    )
+    for got, want in zip(ours_c[3], ours_c[0], strict=True):
+        assert np.array_equal(got, want)
+
+
+def test_two_instances_with_application_state_pools(tmp_path: Path) -> None:
+    """Two instances of an int8 LSTM model, each with its own persistent pool
+    given by the application, run interleaved: each equals its own TFLite
+    Micro interpreter (the LSTM output and the model output, every step)."""
+    path = MODELS_DIR / MODELS[1]
+    data = path.read_bytes()
+    model = read_model(data, path.name)
+    tensors = [model.operators[0].outputs[0], *model.outputs]
+    lib = usmp.compile(
+        import_model(model, tensors),
+        pools=[usmp.Pool("state", kind="persistent")],
+        output_dir=tmp_path / "out",
+    )
+    steps = 3
+    inputs = {
+        who: [random_inputs(model, seed)[0] for seed in range(base, base + steps)]
+        for who, base in (("a", 100), ("b", 200))
+    }
+
+    def table(name: str, arrays: list[np.ndarray]) -> str:
+        rows = ",\n".join("{" + ", ".join(map(str, a.ravel())) + "}" for a in arrays)
+        return f"static const int8_t {name}[{steps}][{arrays[0].size}] = {{{rows}}};"
+
+    sizes = [int(np.prod(model.tensors[t].shape)) for t in tensors]
+    main = "\n".join(
+        [
+            "#include <stdio.h>",
+            "#include <string.h>",
+            '#include "tvmgen_default.h"',
+            "static uint8_t state_a[TVM_DEFAULT_STATE_PERSISTENT_BUFFER_SIZE]"
+            " __attribute__((aligned(16)));",
+            "static uint8_t state_b[TVM_DEFAULT_STATE_PERSISTENT_BUFFER_SIZE]"
+            " __attribute__((aligned(16)));",
+            table("in_a", inputs["a"]),
+            table("in_b", inputs["b"]),
+            "static int8_t x[sizeof in_a[0]];",
+            *(f"static int8_t y{k}[{n}];" for k, n in enumerate(sizes)),
+            "static void print(const char* who) {",
+            "  size_t i;",
+            '  printf("%s", who);',
+            *(
+                f'  for (i = 0; i < sizeof y{k}; ++i) printf(" %d", y{k}[i]);'
+                for k in range(len(sizes))
+            ),
+            '  printf("\\n");',
+            "}",
+            "int main(void) {",
+            "  TVMWorkspaces_default a = { state_a }, b = { state_b };",
+            "  TVMInputs_default in = { x };",
+            f"  TVMOutputs_default out = {{ {', '.join(f'y{k}' for k in range(len(sizes)))} }};",
+            "  int s;",
+            "  tvmgen_default_init(&a);",
+            "  tvmgen_default_init(&b);",
+            f"  for (s = 0; s < {steps}; ++s) {{",
+            "    memcpy(x, in_a[s], sizeof x);",
+            "    tvmgen_default_run(&in, &out, &a);",
+            '    print("a");',
+            "    memcpy(x, in_b[s], sizeof x);",
+            "    tvmgen_default_run(&in, &out, &b);",
+            '    print("b");',
+            "  }",
+            "  return 0;",
+            "}",
+            "",
+        ]
+    )
+    sources = {
+        p.name: p.read_text()
+        for relative, p in lib.files.items()
+        if relative.startswith("codegen/host/")
+    }
+    sources["two.c"] = main
+    exe = build(sources, ["-std=c99", "-Wall", "-Wextra", "-Werror"])
+    printed = subprocess.run(
+        [str(exe)], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    reference = {
+        who: run_tflm_sequence(data, [[x] for x in xs], tensors=tensors)
+        for who, xs in inputs.items()
+    }
+    for s in range(steps):
+        for k, who in enumerate(("a", "b")):
+            got = np.array(printed[2 * s + k].split()[1:], np.int64)
+            want = np.concatenate([w.ravel() for w in reference[who][s]])
+            assert np.array_equal(got, want.astype(np.int64)), f"{who}, step {s}"

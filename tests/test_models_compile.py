@@ -321,9 +321,6 @@ def _lstm_table_bytes(name: str) -> int:
     )
 
 
-ALIGNMENT_SLACK = {"tflite_micro/trained_lstm_int8.tflite": 8}
-
-
 @pytest.mark.parametrize(
     "name",
     SUPPORTED_MODELS,
@@ -353,20 +350,8 @@ def test_memory_bar(name: str, tmp_path: Path) -> None:
         metadata(plain)["memory_summary"],
         metadata(with_io)["memory_summary"],
     )
-    # the lower bound ignores the 16-byte alignment of buffers: the LSTM's two
-    # state scratch buffers (until variable tensors become persistent state)
-    # are 20 and 40 bytes, so 8 bytes of padding can be unavoidable
-    slack = ALIGNMENT_SLACK.get(name, 0)
-    assert (
-        0
-        <= summary["workspace_bytes"] - summary["workspace_lower_bound_bytes"]
-        <= slack
-    )
-    assert (
-        0
-        <= summary_io["workspace_bytes"] - summary_io["workspace_lower_bound_bytes"]
-        <= slack
-    )
+    assert summary["workspace_bytes"] == summary["workspace_lower_bound_bytes"]
+    assert summary_io["workspace_bytes"] == summary_io["workspace_lower_bound_bytes"]
     assert summary_io["io_in_workspace"] is True
     assert summary_io["workspace_bytes"] <= stats["tflm_arena_head_bytes"]
     buffers = sum(
