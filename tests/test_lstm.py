@@ -166,15 +166,14 @@ def _sequence(model: Any, steps: int, seed: int) -> list[list[np.ndarray]]:
 @pytest.mark.parametrize("name", MODELS)
 def test_state_carries_over_like_tflite_micro(name: str) -> None:
     """A sequence of invocations with the state kept (hidden and cell states
-    in the persistent pool), a reset before the last: every step's LSTM
-    output and model output equal TFLite Micro's interpreter run on the same
-    sequence (oracle with a state dict, and the C library), and the step after
-    the reset repeats the first step."""
+    in the persistent pool), a reset before the last: every step's operator
+    outputs equal TFLite Micro's interpreter run on the same sequence (oracle
+    with a state dict, and the C library), and the step after the reset
+    repeats the first step."""
     path = MODELS_DIR / name
     data = path.read_bytes()
     model = read_model(data, path.name)
-    lstm_output = model.operators[0].outputs[0]
-    tensors = [lstm_output, *model.outputs]
+    tensors = [t for op in model.operators for t in op.outputs]
     module = import_model(model, tensors)
     steps = _sequence(model, 4, seed=11)
     resets = (3,)
