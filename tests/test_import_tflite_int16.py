@@ -20,7 +20,13 @@ import numpy as np
 import pytest
 
 import usmp
-from tests.test_import_tflite_synthetic import RELU, RELU6, ModelBuilder, refusal
+from tests.test_import_tflite_synthetic import (
+    RELU,
+    RELU6,
+    RELU_N1_TO_1,
+    ModelBuilder,
+    refusal,
+)
 from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import read_model
 from usmp.oracle.relay_interpreter import evaluate
@@ -414,3 +420,26 @@ def test_squared_difference_int16_needs_zero_point_0() -> None:
         "int16 SQUARED_DIFFERENCE needs zero point 0 (symmetric int16, as TFLite "
         "Micro requires): 't2' has zero point -5"
     )
+
+
+@pytest.mark.parametrize("activation", [0, RELU_N1_TO_1])
+def test_sub_int16_constant_operand(activation: int) -> None:
+    """A constant int16 operand (a bias, as in seanet's sub0 where it is an
+    input): an int16_t constant in the C library's constant pool."""
+    m = ModelBuilder()
+    x = _i16(m, (1, 2, 12, 64), 0.0009)
+    bias = m.tensor(
+        (64,),
+        "int16",
+        np.random.default_rng(5).integers(-32768, 32768, 64),
+        scale=0.00004,
+    )
+    y = _i16(m, (1, 2, 12, 64), 0.001)
+    m.op(
+        "SUB", [x, bias], [y], ("SubOptions", dict(FusedActivationFunction=activation))
+    )
+    z = _i16(m, (1, 2, 12, 64), 0.0007)
+    m.op(
+        "MUL", [y, bias], [z], ("MulOptions", dict(FusedActivationFunction=activation))
+    )
+    compare_every_tensor(m.build([x], [z]))
