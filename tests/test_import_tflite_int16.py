@@ -32,7 +32,7 @@ from usmp.frontend.tflite_reader import read_model
 from usmp.oracle.relay_interpreter import evaluate
 from usmp.testing.run_c import run_module
 from usmp.testing.shared_models import MODELS_DIR
-from usmp.testing.tflm_reference import difference, random_inputs, run_tflm
+from usmp.testing.tflm_reference import TFLMError, difference, random_inputs, run_tflm
 
 SEANET = MODELS_DIR / "tflite_micro/seanet"
 PASSES = "fuse-ops,lower-ops,aot-lower-main,usmp"
@@ -443,3 +443,43 @@ def test_sub_int16_constant_operand(activation: int) -> None:
         "MUL", [y, bias], [z], ("MulOptions", dict(FusedActivationFunction=activation))
     )
     compare_every_tensor(m.build([x], [z]))
+
+
+def _refused_int16(opcode: str) -> tuple[ModelBuilder, list[int], list[int]]:
+    m = ModelBuilder()
+    x = _i16(m, (2, 4), 0.001)
+    if opcode in ("REDUCE_MAX", "REDUCE_MIN", "ARG_MAX"):
+        axis = m.tensor((1,), "int32", np.array([1]))
+        if opcode == "ARG_MAX":
+            y = m.tensor((2,), "int32")
+            m.op(opcode, [x, axis], [y], ("ArgMaxOptions", dict(OutputType=2)))
+        else:
+            y = _i16(m, (2,), 0.001)
+            m.op(opcode, [x, axis], [y], ("ReducerOptions", {}))
+        return m, [x], [y]
+    y = _i16(m, (2, 4), 0.001)
+    if opcode in ("PRELU", "DIV"):
+        other = _i16(m, (2, 4), 0.01)
+        m.op(opcode, [x, other], [y])
+        return m, [x, other], [y]
+    m.op(opcode, [x], [y])
+    return m, [x], [y]
+
+
+@pytest.mark.parametrize(
+    "opcode",
+    ["REDUCE_MAX", "REDUCE_MIN", "ARG_MAX", "HARD_SWISH", "NEG", "PRELU", "DIV"],
+)
+def test_int16_operators_tflite_micro_refuses_are_refused(opcode: str) -> None:
+    """Where TFLite Micro's kernel has no int16 path, the importer says so at
+    the operator (and TFLite Micro indeed fails on the same model)."""
+    m, inputs, outputs = _refused_int16(opcode)
+    data = m.build(inputs, outputs)
+    model = read_model(data, "int16.tflite")
+    with pytest.raises(TFLMError):
+        run_tflm(data, random_inputs(model, 0), outputs)
+    message = refusal(m, inputs, outputs)
+    assert message.startswith(f"crafted.tflite: error: operator 0 ({opcode}): "), (
+        message
+    )
+    assert "INT16" in message, message
