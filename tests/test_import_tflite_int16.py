@@ -483,3 +483,44 @@ def test_int16_operators_tflite_micro_refuses_are_refused(opcode: str) -> None:
         message
     )
     assert "INT16" in message, message
+
+
+def _split_pack_model(opcode: str) -> tuple[ModelBuilder, list[int], list[int]]:
+    m = ModelBuilder()
+    s = 0.0006
+    if opcode == "SPLIT":
+        x, axis = _i16(m, (2, 6, 3), s), m.tensor((), "int32", np.array(1))
+        parts = [_i16(m, (2, 2, 3), s) for _ in range(3)]
+        m.op(opcode, [axis, x], parts, ("SplitOptions", dict(NumSplits=3)))
+        return m, [x], parts
+    if opcode == "SPLIT_V":
+        x = _i16(m, (2, 6, 3), s)
+        sizes = m.tensor((2,), "int32", np.array([4, -1]))
+        axis = m.tensor((), "int32", np.array(-2))
+        parts = [_i16(m, (2, 4, 3), s), _i16(m, (2, 2, 3), s)]
+        m.op(opcode, [x, sizes, axis], parts, ("SplitVOptions", dict(NumSplits=2)))
+        return m, [x], parts
+    if opcode == "PACK":
+        xs = [_i16(m, (2, 3), s) for _ in range(3)]
+        y = _i16(m, (2, 3, 3), s)
+        m.op(opcode, xs, [y], ("PackOptions", dict(ValuesCount=3, Axis=-1)))
+        return m, xs, [y]
+    if opcode == "UNPACK":
+        x = _i16(m, (2, 3, 4), s)
+        parts = [_i16(m, (2, 4), s) for _ in range(3)]
+        m.op(opcode, [x], parts, ("UnpackOptions", dict(Num=3, Axis=1)))
+        return m, [x], parts
+    x = _i16(m, (1, 3, 1), s)
+    shape = m.tensor((3,), "int32", np.array([2, 3, 4]))
+    y = _i16(m, (2, 3, 4), s)
+    m.op(opcode, [x, shape], [y])
+    return m, [x], [y]
+
+
+@pytest.mark.parametrize(
+    "opcode", ["SPLIT", "SPLIT_V", "PACK", "UNPACK", "BROADCAST_TO"]
+)
+def test_split_pack_broadcast_int16(opcode: str) -> None:
+    """Data movement on int16 (raw values), every output equal to TFLite Micro."""
+    m, inputs, outputs = _split_pack_model(opcode)
+    compare_every_tensor(m.build(inputs, outputs))
