@@ -285,7 +285,7 @@ def _plan(metadata: dict[str, Any], interface: dict[str, Any]) -> Plan:
             p["name"],
             p["kind"],
             p["size"],
-            p.get("lower_bound") if p["kind"] == "workspace" else None,
+            p.get("lower_bound") if p["kind"] != "constant" else None,
             p["alignment"],
             owners.get(p["name"], "library"),
             tuple(sorted(buffers.get(p["name"], []), key=lambda b: b.offset)),
