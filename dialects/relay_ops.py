@@ -258,7 +258,8 @@ class ReluOp(UnarySameTypeOp):
 
 
 class FloatUnaryOp(UnarySameTypeOp):
-    """Base of the ``f32``-only elementwise functions (``sigmoid``, ``tanh``)."""
+    """Base of the ``f32``-only elementwise functions (``sigmoid``, ``tanh``,
+    ``exp``, ``log``, ``sqrt``, ``rsqrt``)."""
 
     def __init__(self, data: SSAValue):
         self._build([data], data.type)
@@ -287,6 +288,38 @@ class TanhOp(FloatUnaryOp):
     ``%r = relay.tanh %x : tensor<4xf32> -> tensor<4xf32>``."""
 
     name = "relay.tanh"
+
+
+@relay_op_definition
+class ExpOp(FloatUnaryOp):
+    """``exp(x)``, ``f32`` only:
+    ``%r = relay.exp %x : tensor<4xf32> -> tensor<4xf32>``."""
+
+    name = "relay.exp"
+
+
+@relay_op_definition
+class LogOp(FloatUnaryOp):
+    """Natural logarithm, ``f32`` only (``log(0) = -inf``, negative: NaN):
+    ``%r = relay.log %x : tensor<4xf32> -> tensor<4xf32>``."""
+
+    name = "relay.log"
+
+
+@relay_op_definition
+class SqrtOp(FloatUnaryOp):
+    """``sqrt(x)``, ``f32`` only (negative: NaN):
+    ``%r = relay.sqrt %x : tensor<4xf32> -> tensor<4xf32>``."""
+
+    name = "relay.sqrt"
+
+
+@relay_op_definition
+class RsqrtOp(FloatUnaryOp):
+    """``1 / sqrt(x)``, ``f32`` only:
+    ``%r = relay.rsqrt %x : tensor<4xf32> -> tensor<4xf32>``."""
+
+    name = "relay.rsqrt"
 
 
 @relay_op_definition
@@ -605,6 +638,10 @@ OPERATOR_OPS: list[type[IRDLOperation]] = [
     SigmoidOp,
     TanhOp,
     Conv2DTransposeOp,
+    ExpOp,
+    LogOp,
+    SqrtOp,
+    RsqrtOp,
 ]
 """Every relay operator of docs/relay-ops.md, in the contract's order."""
 

@@ -242,3 +242,18 @@ def logistic_tanh_int16_params(input_scale: float, tanh: bool) -> tuple[int, int
             "LOGISTIC/TANH (at most 32767 / (3 * 4096))"
         )
     return int(multiplier), left_shift
+
+
+def softmax_int16_params(beta: float, input_scale: float) -> tuple[int, int]:
+    """int16 SOFTMAX (``CalculateSoftmaxParams``): ``QuantizeMultiplier(
+    double(scale) * double(beta) / (10 / 65535))``, which maps input
+    differences of [-65535, 0] to [-10, 0] (the ``exp`` table's range)."""
+    return quantize_multiplier(float(input_scale) * float(beta) / (10.0 / 65535.0))
+
+
+def rsqrt_multiplier(input_scale: float, output_scale: float) -> tuple[int, int]:
+    """int8 and int16 RSQRT (``SetRsqrtOutputMultiplier``): ``QuantizeMultiplier(1 /
+    (sqrt(double(s_in)) * double(s_out)))``."""
+    return quantize_multiplier(
+        1.0 / (math.sqrt(float(input_scale)) * float(output_scale))
+    )

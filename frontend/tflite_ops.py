@@ -58,6 +58,7 @@ from usmp.dialects.relay_ops import (
 from usmp.dialects.relay_tflite_ops import (
     SOFTMAX_OUTPUT_SCALE,
     SOFTMAX_OUTPUT_ZERO_POINT,
+    QuantizedSoftmaxInt16Op,
     QuantizedSoftmaxOp,
 )
 from usmp.frontend import quantization as q
@@ -465,10 +466,14 @@ def convert_softmax(b: RelayBuilder) -> None:
             data = b.emit(MultiplyOp(data, b.scalar(beta, "float32")))
         b.bind(out, b.emit(SoftmaxOp(data, axis=-1)))
         return
+    if (_type(x), _type(out)) == ("INT16", "INT16"):
+        _int16_softmax(b, x, out, beta)
+        return
     if (_type(x), _type(out)) not in (("INT8", "INT8"), ("INT8", "INT16")):
         raise b.error(
             f"unsupported types {_type(x)} -> {_type(out)} "
-            "(supported: FLOAT32 -> FLOAT32, INT8 -> INT8, INT8 -> INT16)"
+            "(supported: FLOAT32 -> FLOAT32, INT8 -> INT8, INT8 -> INT16, "
+            "INT16 -> INT16)"
         )
     in_q, out_q = _per_tensor(b, x, "input"), _per_tensor(b, out, "output")
     bits = 16 if _type(out) == "INT16" else 8
@@ -497,6 +502,24 @@ def convert_softmax(b: RelayBuilder) -> None:
         output_bits=bits if bits != 8 else None,
     )
     b.bind(out, b.emit(op))
+
+
+def _int16_softmax(b: RelayBuilder, x: Tensor, out: Tensor, beta: float) -> None:
+    """TFLite Micro's int16 SOFTMAX: output zero point 0 and scale 1/32768
+    (within 0.1%, as its Prepare checks)."""
+    in_q, out_q = _per_tensor(b, x, "input"), _per_tensor(b, out, "output")
+    if out_q.zero_point != 0 or abs(out_q.scale - 1 / 32768) > 0.001 / 32768:
+        raise b.error(
+            "int16 softmax output must have scale 1/32768 and zero point 0, got "
+            f"scale {out_q.scale} and zero point {out_q.zero_point}"
+        )
+    multiplier, left_shift = q.softmax_int16_params(beta, in_q.scale)
+    if not -31 <= left_shift <= 30:
+        raise b.error(
+            f"input scale {in_q.scale} times beta {beta} is out of the range of "
+            "TFLite Micro's int16 softmax"
+        )
+    b.bind(out, b.emit(QuantizedSoftmaxInt16Op(b.value(x), multiplier, left_shift)))
 
 
 _REQUANTIZE_TYPES = (
@@ -656,4 +679,5 @@ from usmp.frontend import (  # noqa: E402, F401
     tflite_ops_layout,
     tflite_ops_lstm,
     tflite_ops_svdf,
+    tflite_ops_transcendental,
 )

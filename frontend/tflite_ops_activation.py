@@ -25,8 +25,6 @@ nest); int8 follows TFLite Micro's reference kernels bit for bit:
   ``double(s_in) * double(s_alpha) / double(s_out)``;
 * DIV: float only, a new ``relay.divide`` (TFLite Micro's int8 DIV computes a
   reciprocal per element with data-dependent shifts: not yet);
-* LOGISTIC, TANH: float only (``relay.sigmoid``, ``relay.tanh``); the
-  integer kernels (gemmlowp fixed point) are not yet;
 * HARD_SWISH: float ``x * clip(x + 3, 0, 6) * (1/6)`` (TFLite divides by 6:
   within an ulp); int8 is TFLite Micro's fixed-point ``reference_ops::
   HardSwish`` step by step on i32 values that stay in int16's range: the
@@ -55,9 +53,7 @@ from usmp.dialects.relay_ops import (
     MinimumOp,
     MultiplyOp,
     RightShiftOp,
-    SigmoidOp,
     SubtractOp,
-    TanhOp,
 )
 from usmp.frontend import quantization as q
 from usmp.frontend.builder import RelayBuilder, element_type, int_range
@@ -320,39 +316,15 @@ def convert_div(b: RelayBuilder) -> None:
     _bind(b, out, _float_activation(b, quotient, act))
 
 
-# -- LOGISTIC, TANH -------------------------------------------------------------
-
-
-def _float_only(b: RelayBuilder, op_class: type[SigmoidOp] | type[TanhOp]) -> None:
-    x, out = b.required_input(0), b.output_tensor()
-    types = [_type(t) for t in (x, out)]
-    if any(t != "FLOAT32" for t in types):
-        raise b.error(
-            f"unsupported types {', '.join(types)} (FLOAT32 only; the integer "
-            f"{b.operator.opcode} is not supported yet)"
-        )
-    _bind(b, out, b.emit(op_class(b.value(x))))
-
-
-def convert_logistic(b: RelayBuilder) -> None:
-    _float_only(b, SigmoidOp)
-
-
-def convert_tanh(b: RelayBuilder) -> None:
-    _float_only(b, TanhOp)
-
-
 register(
     {
         "ABS": convert_abs,
         "DIV": convert_div,
         "HARD_SWISH": convert_hard_swish,
         "LEAKY_RELU": convert_leaky_relu,
-        "LOGISTIC": convert_logistic,
         "NEG": convert_neg,
         "PRELU": convert_prelu,
         "RELU_N1_TO_1": convert_relu_n1_to_1,
         "SQUARED_DIFFERENCE": convert_squared_difference,
-        "TANH": convert_tanh,
     }
 )

@@ -58,6 +58,8 @@ _OPERATORS: dict[str, tuple[OpPattern, str]] = {
     "relay.argmin": (OpPattern.COMM_REDUCE, "argmin"),
     "relay.softmax": (OpPattern.COMM_REDUCE, "nn.softmax"),
     "relay.quantized_softmax": (OpPattern.COMM_REDUCE, "qnn.softmax"),
+    "relay.quantized_softmax_i16": (OpPattern.COMM_REDUCE, "qnn.softmax"),
+    "relay.quantized_l2_normalize": (OpPattern.COMM_REDUCE, "l2_normalize"),
     "relay.add": (OpPattern.BROADCAST, "add"),
     "relay.subtract": (OpPattern.BROADCAST, "subtract"),
     "relay.multiply": (OpPattern.BROADCAST, "multiply"),
@@ -79,10 +81,18 @@ _OPERATORS: dict[str, tuple[OpPattern, str]] = {
     "relay.divide": (OpPattern.BROADCAST, "divide"),
     "relay.sigmoid": (OpPattern.ELEMWISE, "sigmoid"),
     "relay.tanh": (OpPattern.ELEMWISE, "tanh"),
+    "relay.exp": (OpPattern.ELEMWISE, "exp"),
+    "relay.log": (OpPattern.ELEMWISE, "log"),
+    "relay.sqrt": (OpPattern.ELEMWISE, "sqrt"),
+    "relay.rsqrt": (OpPattern.ELEMWISE, "rsqrt"),
     "relay.gather": (OpPattern.INJECTIVE, "take"),
     "relay.resize_bilinear": (OpPattern.INJECTIVE, "image.resize2d"),
     "relay.lstm": (OpPattern.OPAQUE, "lstm"),
     "relay.svdf": (OpPattern.OPAQUE, "svdf"),
+    "relay.table_lookup": (OpPattern.ELEMWISE, "table_lookup"),
+    "relay.quantized_sigmoid": (OpPattern.ELEMWISE, "qnn.sigmoid"),
+    "relay.quantized_tanh": (OpPattern.ELEMWISE, "qnn.tanh"),
+    "relay.quantized_rsqrt": (OpPattern.ELEMWISE, "qnn.rsqrt"),
 }
 
 ANCHOR_PATTERNS = (OpPattern.COMM_REDUCE, OpPattern.OUT_ELEMWISE_FUSABLE)

@@ -129,6 +129,20 @@ def tanh(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     return k.b.emit(mathd.TanhOp(k.at(op.data, index)))
 
 
+# relay op -> ``math`` op (libm in C: expf, logf, sqrtf, 1.0f / sqrtf)
+_MATH: dict[str, type[mathd.ExpOp | mathd.LogOp | mathd.SqrtOp | mathd.RsqrtOp]] = {
+    "relay.exp": mathd.ExpOp,
+    "relay.log": mathd.LogOp,
+    "relay.sqrt": mathd.SqrtOp,
+    "relay.rsqrt": mathd.RsqrtOp,
+}
+
+
+def math_function(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    x = k.at(op.operands[0], index)
+    return k.b.emit(_MATH[op.name](x))
+
+
 class LowerElementwise(ElementPattern):
     """An element of a broadcasting binary, ``clip``, ``relu`` or ``cast``."""
 
@@ -140,5 +154,6 @@ class LowerElementwise(ElementPattern):
             "relay.cast": cast,
             "relay.sigmoid": sigmoid,
             "relay.tanh": tanh,
+            **{name: math_function for name in _MATH},
         }
     )

@@ -29,7 +29,14 @@ from usmp.lowering.kernel import (
     shape_of,
 )
 from usmp.lowering.loops import Ix
-from usmp.lowering.ops_tflite import quantized_softmax, quantized_softmax_row
+from usmp.lowering.ops_tflite import (
+    quantized_l2_normalize,
+    quantized_l2_normalize_row,
+    quantized_softmax,
+    quantized_softmax_i16,
+    quantized_softmax_i16_row,
+    quantized_softmax_row,
+)
 
 
 def softmax_row(
@@ -68,12 +75,15 @@ def softmax(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
 
 
 class LowerSoftmax(ElementPattern):
-    """An element of a ``softmax`` or ``quantized_softmax``."""
+    """An element of a row operator: ``softmax``, ``quantized_softmax``,
+    ``quantized_softmax_i16`` or ``quantized_l2_normalize``."""
 
     handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
         {
             "relay.softmax": softmax,
             "relay.quantized_softmax": quantized_softmax,
+            "relay.quantized_softmax_i16": quantized_softmax_i16,
+            "relay.quantized_l2_normalize": quantized_l2_normalize,
         }
     )
 
@@ -82,6 +92,8 @@ ROW_STATISTICS: Mapping[str, RowStatistics] = MappingProxyType(
     {
         "relay.softmax": softmax_row,
         "relay.quantized_softmax": quantized_softmax_row,
+        "relay.quantized_softmax_i16": quantized_softmax_i16_row,
+        "relay.quantized_l2_normalize": quantized_l2_normalize_row,
     }
 )
 """Operators whose elements need statistics of their whole row."""

@@ -60,6 +60,7 @@ from usmp.lowering.op_patterns import OpPattern, op_pattern
 from usmp.lowering.ops_elementwise import LowerElementwise
 from usmp.lowering.ops_image import LowerImage
 from usmp.lowering.ops_layout import LowerDataMovement
+from usmp.lowering.ops_lookup import LowerTableLookup
 from usmp.lowering.ops_lstm import lower_lstm
 from usmp.lowering.ops_nn import LowerNN
 from usmp.lowering.ops_quant import LowerQuantization
@@ -74,6 +75,7 @@ ELEMENT_PATTERNS: tuple[type[ElementPattern], ...] = (
     LowerNN,
     LowerSoftmax,
     LowerImage,
+    LowerTableLookup,
 )
 """The element patterns, one per operator family (every operator of the
 contract, and the TFLite-specific ones of ``relay_tflite_ops``)."""

@@ -374,6 +374,30 @@ def tanh(x: Array) -> Array:
     return np.tanh(np.asarray(x, np.float32))
 
 
+def exp(x: Array) -> Array:
+    """``exp`` in f32."""
+    with np.errstate(over="ignore"):
+        return np.exp(np.asarray(x, np.float32))
+
+
+def log(x: Array) -> Array:
+    """Natural logarithm in f32 (``-inf`` at 0, NaN below)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.log(np.asarray(x, np.float32))
+
+
+def sqrt(x: Array) -> Array:
+    """``sqrt`` in f32 (NaN below 0)."""
+    with np.errstate(invalid="ignore"):
+        return np.sqrt(np.asarray(x, np.float32))
+
+
+def rsqrt(x: Array) -> Array:
+    """``1 / sqrt(x)`` in f32, as TFLite (``inf`` at 0, NaN below)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.float32(1) / np.sqrt(np.asarray(x, np.float32))
+
+
 def maximum(lhs: Array, rhs: Array) -> Array:
     """Elementwise maximum with broadcasting (NaN propagates for floats)."""
     return _int_or_float(lhs, rhs, "maximum", np.maximum)

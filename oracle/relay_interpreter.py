@@ -12,7 +12,9 @@ blobs; ``relay.state`` is the state's array (``states``, below);
 ``relay.on_device`` / ``relay.device_copy`` are the identity; every
 operator of ``docs/relay-ops.md`` is computed by ``usmp.oracle.kernels``
 (the TFLite-specific ``relay.quantized_softmax`` by
-``usmp.oracle.tflite_kernels``).
+``usmp.oracle.tflite_kernels``, ``relay.table_lookup`` and the int16
+``relay.quantized_sigmoid`` / ``relay.quantized_tanh`` by
+``usmp.oracle.tflite_activations``).
 
 Design: one small handler per op name in the ``_HANDLERS`` table; an
 operator's properties come from its class's typed accessors
@@ -70,7 +72,14 @@ from usmp.dialects.relay_lstm import LstmOp
 from usmp.dialects.relay_props import property_values
 from usmp.dialects.relay_state import StateOp
 from usmp.dialects.tir import PRIM_FUNC
-from usmp.oracle import image_kernels, kernels, lstm, svdf, tflite_kernels
+from usmp.oracle import (
+    image_kernels,
+    kernels,
+    lstm,
+    svdf,
+    tflite_activations,
+    tflite_kernels,
+)
 from usmp.oracle.kernels import KernelError
 from usmp.oracle.tflite_kernels import TFLiteKernelError
 from usmp.oracle.values import (
@@ -533,6 +542,12 @@ def _resize_bilinear(op: Operation, args: list[Value], it: _Interpreter) -> Valu
     return image_kernels.resize_bilinear(x, (height, width), **_properties(op))
 
 
+def _quantized_rsqrt(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+    (x,) = _tensor_args(op, args, 1)
+    p = _properties(op)
+    return tflite_activations.quantized_rsqrt(x, 0, 0, p["multiplier"], p["shift"])
+
+
 def _concatenate(op: Operation, args: list[Value], it: _Interpreter) -> Value:
     return kernels.concatenate(_tensor_args(op, args), **_properties(op))
 
@@ -593,6 +608,10 @@ _HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "relay.softmax": _kernel(kernels.softmax, 1),
         "relay.sigmoid": _kernel(kernels.sigmoid, 1),
         "relay.tanh": _kernel(kernels.tanh, 1),
+        "relay.exp": _kernel(kernels.exp, 1),
+        "relay.log": _kernel(kernels.log, 1),
+        "relay.sqrt": _kernel(kernels.sqrt, 1),
+        "relay.rsqrt": _kernel(kernels.rsqrt, 1),
         "relay.cast": _cast,
         "relay.fixed_point_multiply": _kernel(kernels.fixed_point_multiply, 1),
         "relay.quantize": _affine(kernels.quantize),
@@ -603,6 +622,14 @@ _HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "relay.gather": _kernel(image_kernels.gather, 2),
         "relay.resize_bilinear": _resize_bilinear,
         "relay.lstm": _lstm,
+        "relay.quantized_softmax_i16": _kernel(tflite_activations.softmax_int16, 1),
+        "relay.table_lookup": _kernel(tflite_activations.table_lookup, 2),
+        "relay.quantized_rsqrt": _quantized_rsqrt,
+        "relay.quantized_l2_normalize": _kernel(
+            tflite_activations.l2_normalize_int8, 1
+        ),
+        "relay.quantized_sigmoid": _kernel(tflite_activations.logistic_int16, 1),
+        "relay.quantized_tanh": _kernel(tflite_activations.tanh_int16, 1),
     }
 )
 """Op name -> handler: every relay op of ``docs/relay-ops.md``, plus the

@@ -30,12 +30,18 @@ wrap-around.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+from collections.abc import Callable
+
 import numpy as np
 import numpy.typing as npt
 
+from usmp.oracle import tflite_kernels
 from usmp.oracle.quantization import (
     INT32_MAX,
     multiply_by_quantized_multiplier,
+    saturating_rounding_doubling_high_mul,
     wrap_int32,
 )
 from usmp.oracle.tflite_kernels import (
@@ -178,7 +184,9 @@ def _table_input(
     return v, np.abs(v)
 
 
-def _interpolate(abs_input: I64, fraction_bits: int) -> tuple[I64, I64]:
+def _interpolate(
+    abs_input: I64, fraction_bits: int
+) -> tuple[I64, npt.NDArray[np.bool_]]:
     """(``(ua << bits) + ut * (ub - ua)`` at ``abs_input``, whether the index
     ``abs_input >> bits`` is past the table, 255 or more)."""
     uh = abs_input >> fraction_bits
@@ -216,3 +224,226 @@ def tanh_int16(
         -result + (1 << (14 + 9)) + (1 << (9 - 2)) - 1,
     )
     return (result >> (9 - 1)).astype(np.int16)
+
+
+def table_lookup(x: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """``relay.table_lookup``: ``table[x - min]`` for an 8-bit ``x``."""
+    if x.dtype not in (np.int8, np.uint8) or table.shape != (256,):
+        raise ValueError(
+            f"table_lookup: an 8-bit input and 256 values required, got "
+            f"{x.dtype} and shape {table.shape}"
+        )
+    return table[x.astype(np.int64) - np.iinfo(x.dtype).min]
+
+
+# -- int16 SOFTMAX ------------------------------------------------------------
+
+
+def _libm_expf() -> Callable[[float], float] | None:
+    """The C library's ``expf`` (what TFLite Micro's ``std::exp(float)``
+    calls), or ``None`` where it cannot be loaded."""
+    name = ctypes.util.find_library("m")
+    if name is None:
+        return None
+    try:
+        expf = ctypes.CDLL(name).expf
+    except (OSError, AttributeError):
+        return None
+    expf.restype, expf.argtypes = ctypes.c_float, [ctypes.c_float]
+    return expf
+
+
+_EXPF = _libm_expf()
+
+
+def _expf(x: np.float32) -> np.float32:
+    if _EXPF is not None:
+        return np.float32(_EXPF(float(x)))
+    return np.float32(np.exp(x))
+
+
+def _one_over_one_plus_x(x: np.float32) -> np.float32:
+    return np.float32(np.float32(1.0) / np.float32(np.float32(1.0) + x))
+
+
+def _roundf(x: np.float32) -> np.float32:
+    """``TfLiteRound`` on a float: nearest, ties away from zero (exact)."""
+    t = np.float32(np.trunc(x))
+    return np.float32(t + np.sign(x)) if abs(float(x) - float(t)) >= 0.5 else t
+
+
+def gen_lut_int16(
+    func: Callable[[np.float32], np.float32], input_min: float, input_max: float
+) -> npt.NDArray[np.int16]:
+    """TFLite's ``gen_lut<float, int16_t, int16_t>`` with the output range
+    [-1, 1]: 512 samples of ``func`` over [input_min, input_max), each
+    corrected by half its midpoint interpolation error, and the value at
+    ``input_max``; every step in float32 as the C++."""
+    f32 = np.float32
+    lo, hi = f32(input_min), f32(input_max)
+    step = f32(f32(hi - lo) / f32(512))
+    half_step = f32(step / f32(2))
+    scale = f32(f32(65536) / f32(2))  # (max - min + 1) / (output_max - output_min)
+    lut = np.zeros(513, dtype=np.int16)
+    for i in range(512):
+        x = f32(lo + f32(f32(i) * step))
+        val = func(x)
+        val_midpoint = func(f32(x + half_step))
+        val_next = func(f32(lo + f32(f32(i + 1) * step)))
+        sample = _roundf(f32(val * scale))
+        interpolated = _roundf(f32(f32(f32(val_next * scale) + sample) / f32(2)))
+        midpoint = _roundf(f32(val_midpoint * scale))
+        bias = _roundf(f32(f32(interpolated - midpoint) / f32(2)))
+        lut[i] = int(np.clip(f32(sample - bias), -32768, 32767))
+    lut[512] = int(np.clip(_roundf(f32(func(hi) * scale)), -32768, 32767))
+    return lut
+
+
+SOFTMAX_EXP_LUT = gen_lut_int16(_expf, -10.0, 0.0)
+"""TFLite Micro's int16 SOFTMAX ``exp_lut``: exp over [-10, 0]."""
+SOFTMAX_ONE_OVER_ONE_PLUS_X_LUT = gen_lut_int16(_one_over_one_plus_x, 0.0, 1.0)
+"""TFLite Micro's int16 SOFTMAX ``one_over_one_plus_x_lut``: 1/(1+x) over [0, 1]."""
+
+
+def lut_lookup_int16(value: I64, lut: npt.NDArray[np.int16]) -> I64:
+    """TFLite's ``lut_lookup_with_interpolation`` (int16 in and out): linear
+    interpolation between ``lut[256 + (value >> 7)]`` and the next entry."""
+    index = 256 + (value >> 7)
+    offset = value & 0x7F
+    table = lut.astype(np.int64)
+    base = table[index]
+    slope = (table[index + 1] - base).astype(np.int16).astype(np.int64)
+    delta = (slope * offset + 64) >> 7
+    return (base + delta).astype(np.int16).astype(np.int64)
+
+
+def _count_leading_zeros(x: I64) -> I64:
+    """``CountLeadingZeros(uint32_t(x))`` for ``0 < x < 2**31``."""
+    return 32 - np.frexp(x.astype(np.float64))[1].astype(np.int64)
+
+
+def softmax_int16(
+    x: npt.ArrayLike, input_multiplier: int, input_left_shift: int, axis: int = -1
+) -> npt.NDArray[np.int16]:
+    """``reference_ops::SoftmaxInt16`` over the last axis (output Q0.15):
+    ``exp`` of the difference to the row max (rescaled so that [-65535, 0]
+    is [-10, 0]) from ``SOFTMAX_EXP_LUT``, the sum's reciprocal from
+    ``SOFTMAX_ONE_OVER_ONE_PLUS_X_LUT`` after normalising it by its leading
+    zeros, and the rounded product."""
+    v = np.asarray(x)
+    if v.dtype != np.int16 or v.ndim == 0 or axis not in (-1, v.ndim - 1):
+        raise ValueError(
+            f"softmax_int16: an int16 input and its last axis required, got "
+            f"{v.dtype} and axis {axis} of rank {v.ndim}"
+        )
+    v = v.astype(np.int64)
+    diff = v - v.max(axis=-1, keepdims=True)
+    scaled = multiply_by_quantized_multiplier(diff, input_multiplier, input_left_shift)
+    symmetric = np.clip(scaled.astype(np.int64) + 32767, -32768, 32767)
+    exp = lut_lookup_int16(symmetric, SOFTMAX_EXP_LUT)
+    total = exp.sum(axis=-1, keepdims=True)
+    headroom_plus_one = _count_leading_zeros(total)
+    shifted = ((total << (headroom_plus_one - 1)) + (1 << 13)) >> 14
+    centered = np.clip(shifted - ((1 << 15) + (1 << 16)), -32768, 32767)
+    reciprocal = lut_lookup_int16(centered, SOFTMAX_ONE_OVER_ONE_PLUS_X_LUT)
+    right_shift = 31 - headroom_plus_one
+    rounding = np.left_shift(1, right_shift - 1)
+    result = (exp * reciprocal + rounding) >> right_shift
+    return np.clip(result, 0, 32767).astype(np.int16)
+
+
+# -- int8 RSQRT ---------------------------------------------------------------
+
+
+def _srdhm(a: int, b: int) -> int:
+    return int(saturating_rounding_doubling_high_mul(a, b))
+
+
+def _srmul_pot(x: int, exponent: int) -> int:
+    """gemmlowp ``SaturatingRoundingMultiplyByPOT`` (int32, scalar)."""
+    value = np.asarray(x, dtype=np.int64)
+    return int(tflite_kernels.saturating_rounding_multiply_by_pot(value, exponent))
+
+
+def inv_sqrt_quantized_multiplier_exp(
+    value: int, reverse_shift: int
+) -> tuple[int, int]:
+    """TFLite's ``GetInvSqrtQuantizedMultiplierExp``: ``1 / sqrt(value)`` as
+    ``(multiplier, shift)``, by five Newton-Raphson steps in Q3.28."""
+    if value <= 1:
+        return INT32_MAX, 0
+    shift = 11
+    while value >= 1 << 29:
+        value //= 4
+        shift += 1
+    leading_zeros = 32 - value.bit_length()
+    left_shift_bit_pairs = (leading_zeros - 1) // 2 - 1
+    shift -= left_shift_bit_pairs
+    value <<= 2 * left_shift_bit_pairs
+    fixedpoint_input = value >> 1
+    half_input = _srmul_pot(fixedpoint_input, -1)
+    half_three = (1 << 28) + (1 << 27)
+    x = 1 << 28  # F3::One()
+    for _ in range(5):
+        x3 = _srmul_pot(_srdhm(_srdhm(x, x), x), 6)  # Rescale<3> of an F9
+        difference = int(wrap_int32(_srdhm(half_three, x) - _srdhm(half_input, x3)))
+        x = _srmul_pot(difference, 3)  # Rescale<3> of an F6
+    x = _srdhm(x, 1518500250)  # sqrt(2) / 2 in Q0.31
+    if shift < 0:
+        x = int(wrap_int32(x << -shift))
+        shift = 0
+    return x, shift * reverse_shift
+
+
+def quantized_rsqrt(
+    x: npt.ArrayLike,
+    input_zero_point: int,
+    output_zero_point: int,
+    multiplier: int,
+    shift: int,
+) -> npt.NDArray[np.int8 | np.int16]:
+    """TFLite Micro's int8 / int16 RSQRT (``RsqrtEvalQuantized``): ``1 /
+    sqrt(x - zp_in)`` from ``GetInvSqrtQuantizedMultiplierExp`` with 20
+    extra bits, rescaled by ``(multiplier, shift)`` = ``QuantizeMultiplier(1
+    / (sqrt(s_in) * s_out))``, saturated to ``x``'s type; its largest value
+    at the zero point. Inputs below the zero point, which TFLite Micro
+    refuses at run time, give the largest value too."""
+    v = np.asarray(x)
+    low, high = np.iinfo(v.dtype).min, np.iinfo(v.dtype).max
+    out = []
+    for value in (v.astype(np.int64).reshape(-1) - input_zero_point).tolist():
+        if value <= 0:
+            out.append(high)
+            continue
+        inv_sqrt, inv_shift = inv_sqrt_quantized_multiplier_exp(value, -1)
+        data = int(multiply_by_quantized_multiplier(1, inv_sqrt, inv_shift + 20))
+        result = int(multiply_by_quantized_multiplier(data, multiplier, shift - 20))
+        out.append(min(max(result + output_zero_point, low), high))
+    return np.asarray(out, dtype=v.dtype).reshape(v.shape)
+
+
+# -- int8 L2_NORMALIZATION ------------------------------------------------------
+
+
+def l2_normalize_int8(
+    x: npt.ArrayLike, input_zero_point: int, axis: int = -1
+) -> npt.NDArray[np.int8]:
+    """``reference_integer_ops::L2Normalization`` over the last axis (output
+    scale 1/128, zero point 0): per row the sum of squared centred inputs,
+    its ``GetInvSqrtQuantizedMultiplierExp``, and each centred input times
+    it with 7 more bits, saturated."""
+    v = np.asarray(x)
+    if v.dtype != np.int8 or v.ndim == 0 or axis not in (-1, v.ndim - 1):
+        raise ValueError(
+            f"l2_normalize_int8: an int8 input and its last axis required, got "
+            f"{v.dtype} and axis {axis} of rank {v.ndim}"
+        )
+    centred = v.astype(np.int64) - input_zero_point
+    rows = centred.reshape(-1, v.shape[-1])
+    out = np.empty(rows.shape, dtype=np.int8)
+    for r, row in enumerate(rows):
+        total = int(wrap_int32((row * row).sum()))
+        multiplier, shift = inv_sqrt_quantized_multiplier_exp(total, -1)
+        scaled = multiply_by_quantized_multiplier(row, multiplier, shift + 7)
+        out[r] = np.clip(scaled, -128, 127)
+    return out.reshape(v.shape)

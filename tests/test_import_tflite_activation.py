@@ -243,11 +243,3 @@ def test_logistic_and_tanh_c_over_a_wide_range() -> None:
     want = evaluate(module, [values])
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
-
-
-@pytest.mark.parametrize("opcode", ["LOGISTIC", "TANH"])
-def test_int8_logistic_and_tanh_are_refused(opcode: str) -> None:
-    assert refusal(unary_model(opcode, "int8")).endswith(
-        f"operator 0 ({opcode}): unsupported types INT8, INT8 (FLOAT32 only; the "
-        f"integer {opcode} is not supported yet)"
-    )

@@ -135,3 +135,23 @@ func.func @sigmoid_tanh(%a: tensor<8xf32>) -> tensor<8xf32> attributes {relay.pr
   %1 = relay.tanh %0 : tensor<8xf32> -> tensor<8xf32>
   func.return %1 : tensor<8xf32>
 }
+
+// -----
+
+// exp, log, sqrt and rsqrt are math ops (libm expf, logf, sqrtf, 1 / sqrtf in C).
+
+// CHECK-LABEL: func.func @math_functions(
+// CHECK:         %[[X:.*]] = memref.load
+// CHECK-NEXT:    %[[E:.*]] = math.exp %[[X]] : f32
+// CHECK-NEXT:    %[[L:.*]] = math.log %[[E]] : f32
+// CHECK-NEXT:    %[[S:.*]] = math.sqrt %[[L]] : f32
+// CHECK-NEXT:    %[[R:.*]] = math.rsqrt %[[S]] : f32
+// CHECK-NEXT:    memref.store %[[R]]
+
+func.func @math_functions(%a: tensor<8xf32>) -> tensor<8xf32> attributes {relay.primitive} {
+  %0 = relay.exp %a : tensor<8xf32> -> tensor<8xf32>
+  %1 = relay.log %0 : tensor<8xf32> -> tensor<8xf32>
+  %2 = relay.sqrt %1 : tensor<8xf32> -> tensor<8xf32>
+  %3 = relay.rsqrt %2 : tensor<8xf32> -> tensor<8xf32>
+  func.return %3 : tensor<8xf32>
+}

@@ -958,3 +958,59 @@ func.func @f(%x: tensor<1x1x1x2xf32>, %w: tensor<3x1x1x2xf32>) {
   %0 = relay.conv2d_transpose %x, %w {padding = array<i64: 1, 0, 0, 0>} : (tensor<1x1x1x2xf32>, tensor<3x1x1x2xf32>) -> tensor<1x1x1x3xf32>
   func.return
 }
+
+// -----
+
+func.func @f(%a: tensor<4xi16>, %t: tensor<256xi16>) {
+  // expected-error@+1 {{'relay.table_lookup' op relay.table_lookup: data element type i16 is not supported, expected i8 or ui8}}
+  %0 = relay.table_lookup %a, %t : (tensor<4xi16>, tensor<256xi16>) -> tensor<4xi16>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xi8>, %t: tensor<128xi8>) {
+  // expected-error@+1 {{'relay.table_lookup' op relay.table_lookup: table shape (128,) is wrong, expected (256,): one value per 8-bit input}}
+  %0 = relay.table_lookup %a, %t : (tensor<4xi8>, tensor<128xi8>) -> tensor<4xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xi8>) {
+  // expected-error@+1 {{'relay.quantized_sigmoid' op relay.quantized_sigmoid: element type i8 is not supported, expected i16}}
+  %0 = relay.quantized_sigmoid %a {input_multiplier = 0 : i64, input_left_shift = 0 : i64} : tensor<4xi8> -> tensor<4xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xi16>) {
+  // expected-error@+1 {{'relay.quantized_tanh' op relay.quantized_tanh: input_multiplier 40000 is out of range, expected 0..32767}}
+  %0 = relay.quantized_tanh %a {input_multiplier = 40000 : i64, input_left_shift = 3 : i64} : tensor<4xi16> -> tensor<4xi16>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<4x3xi16>) {
+  // expected-error@+1 {{'relay.quantized_softmax_i16' op relay.quantized_softmax_i16: axis 0 is not the last axis (1)}}
+  %0 = relay.quantized_softmax_i16 %a {input_multiplier = 1 : i64, input_left_shift = 0 : i64, axis = 0 : i64} : tensor<4x3xi16> -> tensor<4x3xi16>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xi8>) {
+  // expected-error@+1 {{'relay.rsqrt' op relay.rsqrt: element type i8 is not supported, expected f32}}
+  %0 = relay.rsqrt %a : tensor<4xi8> -> tensor<4xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xi8>) {
+  // expected-error@+1 {{'relay.quantized_l2_normalize' op relay.quantized_l2_normalize: input_zero_point 200 is out of range, expected -128..127}}
+  %0 = relay.quantized_l2_normalize %a {input_zero_point = 200 : i64} : tensor<4xi8> -> tensor<4xi8>
+  func.return
+}

@@ -268,3 +268,39 @@ func.func @conv2d_transpose(%x: tensor<1x4x4x8xi8>, %w: tensor<3x3x3x8xi8>, %f: 
   %1 = relay.conv2d_transpose %f, %g {output_padding = array<i64: 1, 0>} : (tensor<1x4x4x8xf32>, tensor<3x1x1x8xf32>) -> tensor<1x5x4x3xf32>
   func.return
 }
+
+// -----
+
+// TFLite's integer LOGISTIC / TANH, int16 SOFTMAX and int8 L2_NORMALIZATION.
+
+// CHECK-LABEL: func.func @tflite_activations
+// CHECK: relay.table_lookup %{{.*}}, %{{.*}} : (tensor<1x4xi8>, tensor<256xi8>) -> tensor<1x4xi8>
+// CHECK: relay.quantized_sigmoid %{{.*}} {input_multiplier = 0 : i64, input_left_shift = 0 : i64} : tensor<1x4xi16> -> tensor<1x4xi16>
+// CHECK: relay.quantized_tanh %{{.*}} {input_multiplier = 16777 : i64, input_left_shift = 12 : i64} : tensor<1x4xi16> -> tensor<1x4xi16>
+// CHECK: relay.quantized_softmax_i16 %{{.*}} {input_multiplier = 1717960704 : i64, input_left_shift = 1 : i64} : tensor<1x4xi16> -> tensor<1x4xi16>
+// CHECK: relay.quantized_l2_normalize %{{.*}} {input_zero_point = -3 : i64} : tensor<1x4xi8> -> tensor<1x4xi8>
+func.func @tflite_activations(%x: tensor<1x4xi8>, %t: tensor<256xi8>, %h: tensor<1x4xi16>) {
+  %0 = relay.table_lookup %x, %t : (tensor<1x4xi8>, tensor<256xi8>) -> tensor<1x4xi8>
+  %1 = relay.quantized_sigmoid %h {input_multiplier = 0 : i64, input_left_shift = 0 : i64} : tensor<1x4xi16> -> tensor<1x4xi16>
+  %2 = relay.quantized_tanh %h {input_multiplier = 16777 : i64, input_left_shift = 12 : i64} : tensor<1x4xi16> -> tensor<1x4xi16>
+  %3 = relay.quantized_softmax_i16 %h {input_multiplier = 1717960704 : i64, input_left_shift = 1 : i64} : tensor<1x4xi16> -> tensor<1x4xi16>
+  %4 = relay.quantized_l2_normalize %x {input_zero_point = -3 : i64} : tensor<1x4xi8> -> tensor<1x4xi8>
+  func.return
+}
+
+// -----
+
+// Float functions.
+
+// CHECK-LABEL: func.func @float_functions
+// CHECK: relay.exp %{{.*}} : tensor<4xf32> -> tensor<4xf32>
+// CHECK: relay.log %{{.*}} : tensor<4xf32> -> tensor<4xf32>
+// CHECK: relay.sqrt %{{.*}} : tensor<4xf32> -> tensor<4xf32>
+// CHECK: relay.rsqrt %{{.*}} : tensor<4xf32> -> tensor<4xf32>
+func.func @float_functions(%x: tensor<4xf32>) {
+  %0 = relay.exp %x : tensor<4xf32> -> tensor<4xf32>
+  %1 = relay.log %x : tensor<4xf32> -> tensor<4xf32>
+  %2 = relay.sqrt %x : tensor<4xf32> -> tensor<4xf32>
+  %3 = relay.rsqrt %x : tensor<4xf32> -> tensor<4xf32>
+  func.return
+}
