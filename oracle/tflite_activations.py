@@ -41,7 +41,6 @@ from usmp.oracle import tflite_kernels
 from usmp.oracle.quantization import (
     INT32_MAX,
     multiply_by_quantized_multiplier,
-    saturating_rounding_doubling_high_mul,
     wrap_int32,
 )
 from usmp.oracle.tflite_kernels import (
@@ -352,47 +351,43 @@ def softmax_int16(
     return np.clip(result, 0, 32767).astype(np.int16)
 
 
-# -- int8 RSQRT ---------------------------------------------------------------
-
-
-def _srdhm(a: int, b: int) -> int:
-    return int(saturating_rounding_doubling_high_mul(a, b))
-
-
-def _srmul_pot(x: int, exponent: int) -> int:
-    """gemmlowp ``SaturatingRoundingMultiplyByPOT`` (int32, scalar)."""
-    value = np.asarray(x, dtype=np.int64)
-    return int(tflite_kernels.saturating_rounding_multiply_by_pot(value, exponent))
+# -- RSQRT ---------------------------------------------------------------------
 
 
 def inv_sqrt_quantized_multiplier_exp(
-    value: int, reverse_shift: int
-) -> tuple[int, int]:
-    """TFLite's ``GetInvSqrtQuantizedMultiplierExp``: ``1 / sqrt(value)`` as
-    ``(multiplier, shift)``, by five Newton-Raphson steps in Q3.28."""
-    if value <= 1:
-        return INT32_MAX, 0
-    shift = 11
-    while value >= 1 << 29:
-        value //= 4
-        shift += 1
-    leading_zeros = 32 - value.bit_length()
-    left_shift_bit_pairs = (leading_zeros - 1) // 2 - 1
-    shift -= left_shift_bit_pairs
-    value <<= 2 * left_shift_bit_pairs
-    fixedpoint_input = value >> 1
-    half_input = _srmul_pot(fixedpoint_input, -1)
+    value: npt.ArrayLike, reverse_shift: int
+) -> tuple[I64, I64]:
+    """TFLite's ``GetInvSqrtQuantizedMultiplierExp``, elementwise on int32
+    ``value >= 0``: ``1 / sqrt(value)`` as ``(multiplier, shift)``, by five
+    Newton-Raphson steps in Q3.28 (``(INT32_MAX, 0)`` for ``value <= 1``)."""
+    value = np.asarray(value).astype(np.int64)
+    small = value <= 1
+    value = np.maximum(value, 2)
+    shift = np.full(value.shape, 11, dtype=np.int64)
+    for _ in range(2):  # while (value >= 2**29) value /= 4 (twice at most)
+        large = value >= 1 << 29
+        value = np.where(large, value // 4, value)
+        shift = shift + large
+    leading_zeros = 32 - np.frexp(value.astype(np.float64))[1].astype(np.int64)
+    pairs = (leading_zeros - 1) // 2 - 1
+    shift = shift - pairs
+    value = value << (2 * pairs)
+    half_input = tflite_kernels.rounding_divide_by_pot(value >> 1, 1)
     half_three = (1 << 28) + (1 << 27)
-    x = 1 << 28  # F3::One()
+    srdhm = tflite_kernels.saturating_rounding_doubling_high_mul
+    rescale = tflite_kernels.saturating_rounding_multiply_by_pot
+    x = np.full(value.shape, 1 << 28, dtype=np.int64)  # F3::One()
     for _ in range(5):
-        x3 = _srmul_pot(_srdhm(_srdhm(x, x), x), 6)  # Rescale<3> of an F9
-        difference = int(wrap_int32(_srdhm(half_three, x) - _srdhm(half_input, x3)))
-        x = _srmul_pot(difference, 3)  # Rescale<3> of an F6
-    x = _srdhm(x, 1518500250)  # sqrt(2) / 2 in Q0.31
-    if shift < 0:
-        x = int(wrap_int32(x << -shift))
-        shift = 0
-    return x, shift * reverse_shift
+        x3 = rescale(srdhm(srdhm(x, x), x), 6)  # Rescale<3> of an F9
+        x = rescale(_wrap32(srdhm(x, half_three) - srdhm(half_input, x3)), 3)
+    x = srdhm(x, 1518500250)  # sqrt(2) / 2 in Q0.31
+    negative = shift < 0
+    x = np.where(negative, _wrap32(x << np.where(negative, -shift, 0)), x)
+    shift = np.where(negative, 0, shift)
+    return (
+        np.where(small, INT32_MAX, x),
+        np.where(small, 0, shift * reverse_shift),
+    )
 
 
 def quantized_rsqrt(
@@ -410,16 +405,12 @@ def quantized_rsqrt(
     refuses at run time, give the largest value too."""
     v = np.asarray(x)
     low, high = np.iinfo(v.dtype).min, np.iinfo(v.dtype).max
-    out = []
-    for value in (v.astype(np.int64).reshape(-1) - input_zero_point).tolist():
-        if value <= 0:
-            out.append(high)
-            continue
-        inv_sqrt, inv_shift = inv_sqrt_quantized_multiplier_exp(value, -1)
-        data = int(multiply_by_quantized_multiplier(1, inv_sqrt, inv_shift + 20))
-        result = int(multiply_by_quantized_multiplier(data, multiplier, shift - 20))
-        out.append(min(max(result + output_zero_point, low), high))
-    return np.asarray(out, dtype=v.dtype).reshape(v.shape)
+    value = v.astype(np.int64) - input_zero_point
+    inv_sqrt, inv_shift = inv_sqrt_quantized_multiplier_exp(np.maximum(value, 0), -1)
+    data = multiply_by_quantized_multiplier(1, inv_sqrt, inv_shift + 20)
+    result = multiply_by_quantized_multiplier(data, multiplier, shift - 20)
+    out = np.clip(result.astype(np.int64) + output_zero_point, low, high)
+    return np.where(value <= 0, high, out).astype(v.dtype)
 
 
 # -- int8 L2_NORMALIZATION ------------------------------------------------------
@@ -440,10 +431,8 @@ def l2_normalize_int8(
         )
     centred = v.astype(np.int64) - input_zero_point
     rows = centred.reshape(-1, v.shape[-1])
-    out = np.empty(rows.shape, dtype=np.int8)
-    for r, row in enumerate(rows):
-        total = int(wrap_int32((row * row).sum()))
-        multiplier, shift = inv_sqrt_quantized_multiplier_exp(total, -1)
-        scaled = multiply_by_quantized_multiplier(row, multiplier, shift + 7)
-        out[r] = np.clip(scaled, -128, 127)
+    totals = wrap_int32((rows * rows).sum(axis=-1, keepdims=True))
+    multiplier, shift = inv_sqrt_quantized_multiplier_exp(totals, -1)
+    scaled = multiply_by_quantized_multiplier(rows, multiplier, shift + 7)
+    out = np.clip(scaled, -128, 127).astype(np.int8)
     return out.reshape(v.shape)
