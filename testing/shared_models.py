@@ -49,7 +49,6 @@ SUPPORTED_MODELS = (
     "tflite_micro/seanet/transpose_conv/transpose_conv0.tflite",
     "tflite_micro/keyword_scrambled.tflite",
     "tflite_micro/keyword_scrambled_8bit.tflite",
-    "tflite_micro/dtln_noise_suppression.tflite",
 )
 
 
