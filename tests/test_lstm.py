@@ -34,6 +34,7 @@ MODELS = (
     "tflite_micro/trained_lstm.tflite",
     "tflite_micro/trained_lstm_int8.tflite",
     "tflite_micro/micro_speech_lstm.tflite",
+    "tflite_micro/dtln_noise_suppression.tflite",
 )
 
 
