@@ -198,17 +198,33 @@ def run_module_sequence(
     )
     arrays: list[np.ndarray] = []
     for k, t in enumerate(m.inputs):
-        xs = [np.asarray(step[k]) for step in steps]
-        for x in xs:
-            if x.dtype != dtype_of(t) or x.size * x.itemsize != t.nbytes:
-                raise ValueError(
-                    f"input '{t.name}' must be {dtype_of(t)} of shape "
-                    f"{list(t.type.get_shape())}, got {x.dtype} of shape "
-                    f"{list(x.shape)}"
-                )
-        arrays.append(np.ascontiguousarray(np.stack(xs)))
+        arrays.append(np.stack([_checked_input(t, step[k]) for step in steps]))
     flags = [*cflags, *(SANITIZE_FLAGS if sanitize else ())]
-    exe = build(files, flags)
+    outputs = _execute(build(files, flags), arrays, m)
+    per_output = [
+        np.frombuffer(data, dtype=dtype_of(t)).reshape(
+            (len(steps), *t.type.get_shape())
+        )
+        for data, t in zip(outputs, m.outputs, strict=True)
+    ]
+    return [[o[s].copy() for o in per_output] for s in range(len(steps))]
+
+
+def _checked_input(t: Tensor, x: np.ndarray) -> np.ndarray:
+    """``x`` as a contiguous array, or a ValueError naming the input ``t``
+    when its dtype or size is not the input's."""
+    x = np.asarray(x)
+    if x.dtype != dtype_of(t) or x.size * x.itemsize != t.nbytes:
+        raise ValueError(
+            f"input '{t.name}' must be {dtype_of(t)} of shape "
+            f"{list(t.type.get_shape())}, got {x.dtype} of shape {list(x.shape)}"
+        )
+    return np.ascontiguousarray(x)
+
+
+def _execute(exe: Path, arrays: Sequence[np.ndarray], m: ModelInterface) -> list[bytes]:
+    """Run a harness executable on the input files written from ``arrays``:
+    the bytes it wrote to each output file."""
     with tempfile.TemporaryDirectory(prefix="usmp-run-") as tmp:
         paths = [Path(tmp) / f"{k}.bin" for k in range(len(m.inputs) + len(m.outputs))]
         for path, x in zip(paths, arrays, strict=False):
@@ -222,13 +238,7 @@ def run_module_sequence(
         )
         if result.returncode != 0:
             raise CRunError(f"{exe} exited with {result.returncode}:\n{result.stderr}")
-        per_output = [
-            np.frombuffer(path.read_bytes(), dtype=dtype_of(t)).reshape(
-                (len(steps), *t.type.get_shape())
-            )
-            for path, t in zip(paths[len(m.inputs) :], m.outputs, strict=True)
-        ]
-    return [[o[s].copy() for o in per_output] for s in range(len(steps))]
+        return [path.read_bytes() for path in paths[len(m.inputs) :]]
 
 
 def _sources(module: ModuleOp, emitter: str) -> tuple[ModelInterface, dict[str, str]]:
@@ -341,34 +351,10 @@ def run_module(
         raise ValueError(
             f"model '{m.model}' takes {len(m.inputs)} inputs, got {len(inputs)}"
         )
-    arrays = []
-    for t, x in zip(m.inputs, inputs, strict=True):
-        x = np.asarray(x)
-        if x.dtype != dtype_of(t) or x.size * x.itemsize != t.nbytes:
-            raise ValueError(
-                f"input '{t.name}' must be {dtype_of(t)} of shape "
-                f"{list(t.type.get_shape())}, "
-                f"got {x.dtype} of shape {list(x.shape)}"
-            )
-        arrays.append(np.ascontiguousarray(x))
+    arrays = [_checked_input(t, x) for t, x in zip(m.inputs, inputs, strict=True)]
     flags = [*cflags, *(SANITIZE_FLAGS if sanitize else ())]
-    exe = build(files, flags, compiler)
-    with tempfile.TemporaryDirectory(prefix="usmp-run-") as tmp:
-        paths = [Path(tmp) / f"{k}.bin" for k in range(len(m.inputs) + len(m.outputs))]
-        for path, x in zip(paths, arrays, strict=False):
-            path.write_bytes(x.tobytes())
-        result = subprocess.run(
-            [str(exe), *map(str, paths)],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=600,
-        )
-        if result.returncode != 0:
-            raise CRunError(f"{exe} exited with {result.returncode}:\n{result.stderr}")
-        return [
-            np.frombuffer(path.read_bytes(), dtype=dtype_of(t))
-            .reshape(t.type.get_shape())
-            .copy()
-            for path, t in zip(paths[len(m.inputs) :], m.outputs, strict=True)
-        ]
+    outputs = _execute(build(files, flags, compiler), arrays, m)
+    return [
+        np.frombuffer(data, dtype=dtype_of(t)).reshape(t.type.get_shape()).copy()
+        for data, t in zip(outputs, m.outputs, strict=True)
+    ]
