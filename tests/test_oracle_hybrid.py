@@ -29,7 +29,6 @@ def _fully_connected_ops(path: Path) -> Iterator[tuple[Operator, float]]:
         yield op, quant.scale
 
 
-@pytest.mark.skipif(not TOYCAR.exists(), reason="shared models not present")
 @pytest.mark.parametrize("seed", [0, 1])
 def test_toycar_every_operator_equals_litert_reference(seed):
     interp = Interpreter(
