@@ -103,27 +103,23 @@ def infer_shape(
         fail(op_name, str(e))
 
 
-class RelayOperator(IRDLOperation):
-    """Base of the relay operators: verify = infer the result type and compare.
+class InferredResultOperator(IRDLOperation):
+    """An operator with one tensor ``result`` whose type is inferred from its
+    operands and properties: verify = infer the result type and compare.
 
-    Subclasses implement ``infer_result_type()`` from their operands and
-    properties; it raises ``VerifyException`` for invalid inputs, so the same
-    code validates ops and builds them (``__init__`` infers the result type).
-    Every operator has one tensor ``result``; properties print in the
+    Subclasses implement ``infer_result_type()``; it raises
+    ``VerifyException`` for invalid inputs, so the same code validates ops and
+    builds them (``_build`` infers the result type). Properties print in the
     attribute dictionary. The printed form keeps the result type: xDSL's
     declarative format infers result types only from constraint variables
     shared with operands (no hook computing them from properties), so the
-    builders infer it instead.
-
-    Every operator is ``Pure``: relay is functional, an operator's result is a
-    new tensor computed from its operands and properties only (no state, no
-    I/O, operands are never written), so an unused one can be erased (``dce``)
-    and two identical ones merged (``cse``).
+    builders infer it instead. Carries no traits: ``RelayOperator`` adds
+    ``Pure``, stateful operators (``relay_state.StatefulOperator``) their
+    memory effects.
     """
 
     result = result_def(TensorType)
 
-    traits = traits_def(Pure())
     irdl_options = (ParsePropInAttrDict(),)
 
     def infer_result_type(self) -> TensorType:
@@ -161,6 +157,18 @@ class RelayOperator(IRDLOperation):
         # accessors read: built with a placeholder, the result is replaced
         # before anything can use it.
         self.results = SSAValues((OpResult(result_type, self, 0),))
+
+
+class RelayOperator(InferredResultOperator):
+    """Base of the relay operators (an ``InferredResultOperator``).
+
+    Every operator is ``Pure``: relay is functional, an operator's result is a
+    new tensor computed from its operands and properties only (no state, no
+    I/O, operands are never written), so an unused one can be erased (``dce``)
+    and two identical ones merged (``cse``).
+    """
+
+    traits = traits_def(Pure())
 
 
 _PENDING = TensorType(i8, [])

@@ -12,27 +12,22 @@ outlines it alone (``OPAQUE``) and ``lower-ops`` lowers it with
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import TensorType, f32, i8, i16, i32
-from xdsl.ir import OpResult, SSAValue, SSAValues
+from xdsl.ir import SSAValue
 from xdsl.irdl import (
-    IRDLOperation,
-    ParsePropInAttrDict,
-    result_def,
     traits_def,
     var_operand_def,
 )
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
-from xdsl.utils.exceptions import VerifyException
 
-from usmp.dialects.relay_base import fail, shape_of, tensor_of
+from usmp.dialects.relay_base import InferredResultOperator, fail, shape_of, tensor_of
 from usmp.dialects.relay_props import (
     bool_prop,
     float_prop,
     int_prop,
     ints_prop,
-    property_attrs,
     relay_op_definition,
     str_prop,
 )
@@ -52,7 +47,7 @@ OPERANDS = (
 
 
 @relay_op_definition
-class LstmOp(StatefulOperator, IRDLOperation):
+class LstmOp(StatefulOperator, InferredResultOperator):
     """A unidirectional LSTM over a sequence, TFLite Micro's kernel.
 
     Syntax::
@@ -87,7 +82,6 @@ class LstmOp(StatefulOperator, IRDLOperation):
     name = "relay.lstm"
 
     args = var_operand_def(TensorType)
-    result = result_def(TensorType)
 
     STATE_OPERANDS: ClassVar[tuple[int, ...]] = (13, 14)
     """The hidden and cell states: read, then overwritten in place."""
@@ -106,21 +100,10 @@ class LstmOp(StatefulOperator, IRDLOperation):
     cell_scale_power = int_prop(default=0)
     quantized_cell_clip = int_prop(default=0)
 
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "`(` $args `)` attr-dict `:` functional-type($args, $result)"
 
-    def __init__(self, args: Sequence[SSAValue], **properties: object):
-        super().__init__(
-            operands=[args],
-            properties=property_attrs(type(self), dict(properties)),
-            result_types=[TensorType(f32, [1])],
-        )
-        try:
-            result_type = self.infer_result_type()
-        except VerifyException:
-            self.drop_all_references()
-            raise
-        self.results = SSAValues((OpResult(result_type, self, 0),))
+    def __init__(self, args: Sequence[SSAValue], **properties: Any):
+        self._build([args], **properties)
 
     @property
     def quantized(self) -> bool:
@@ -222,12 +205,4 @@ class LstmOp(StatefulOperator, IRDLOperation):
                 self.name,
                 f"quantized_cell_clip {self.quantized_cell_clip} is out of range, "
                 "expected 0..32767",
-            )
-
-    def verify_(self) -> None:
-        expected = self.infer_result_type()
-        if self.result.type != expected:
-            fail(
-                self.name,
-                f"result type {self.result.type} is wrong, expected {expected}",
             )

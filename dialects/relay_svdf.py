@@ -11,24 +11,20 @@ the oracle is ``usmp.oracle.svdf``.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import TensorType, f32, i8, i16, i32
-from xdsl.ir import OpResult, SSAValue, SSAValues
+from xdsl.ir import SSAValue
 from xdsl.irdl import (
     IRDLOperation,
-    ParsePropInAttrDict,
     operand_def,
-    result_def,
     traits_def,
 )
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
-from xdsl.utils.exceptions import VerifyException
 
-from usmp.dialects.relay_base import fail, shape_of, tensor_of
+from usmp.dialects.relay_base import InferredResultOperator, fail, shape_of, tensor_of
 from usmp.dialects.relay_props import (
     int_prop,
-    property_attrs,
     relay_op_definition,
     str_prop,
 )
@@ -40,7 +36,7 @@ ignores its activation, as TFLite Micro's reference kernel does)."""
 
 
 @relay_op_definition
-class SvdfOp(StatefulOperator, IRDLOperation):
+class SvdfOp(StatefulOperator, InferredResultOperator):
     """One step of an SVDF layer, bit-exact with TFLite Micro.
 
     Syntax::
@@ -70,8 +66,6 @@ class SvdfOp(StatefulOperator, IRDLOperation):
 
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
 
-    irdl_options = (ParsePropInAttrDict(),)
-    result = result_def(TensorType)
     data = operand_def(TensorType)
     weights_feature = operand_def(TensorType)
     weights_time = operand_def(TensorType)
@@ -102,27 +96,9 @@ class SvdfOp(StatefulOperator, IRDLOperation):
         weights_time: SSAValue,
         bias: SSAValue,
         state: SSAValue,
-        **properties: object,
+        **properties: Any,
     ):
-        super().__init__(
-            operands=[data, weights_feature, weights_time, bias, state],
-            properties=property_attrs(type(self), dict(properties)),
-            result_types=[TensorType(f32, [1])],
-        )
-        try:
-            result_type = self.infer_result_type()
-        except VerifyException:
-            self.drop_all_references()
-            raise
-        self.results = SSAValues((OpResult(result_type, self, 0),))
-
-    def verify_(self) -> None:
-        expected = self.infer_result_type()
-        if self.result.type != expected:
-            fail(
-                self.name,
-                f"result type {self.result.type} is wrong, expected {expected}",
-            )
+        self._build([data, weights_feature, weights_time, bias, state], **properties)
 
     @property
     def quantized(self) -> bool:
