@@ -488,6 +488,7 @@ STRUCTURAL_OPS: list[type[IRDLOperation]] = [
 
 def _relay_dialect() -> Dialect:
     from usmp.dialects import (
+        relay_hybrid_ops,
         relay_image_ops,
         relay_lstm,
         relay_nn_ops,
@@ -507,6 +508,7 @@ def _relay_dialect() -> Dialect:
             *relay_image_ops.IMAGE_OPS,
             relay_lstm.LstmOp,
             *relay_svdf.SVDF_OPS,
+            *relay_hybrid_ops.HYBRID_OPS,
         ],
         [*relay_nn_ops.LAYOUT_ATTRS],
     )

@@ -102,15 +102,27 @@ def _activation(b: RelayBuilder, code: int) -> q.Activation:
     return act
 
 
-_OUTPUT_TYPES = {"float": "FLOAT32", "int8": "INT8", "int16": "INT16"}
+_OUTPUT_TYPES = {
+    "float": "FLOAT32",
+    "int8": "INT8",
+    "int16": "INT16",
+    "hybrid": "FLOAT32",
+}
 """The output type of a conv / dense of each kind (``_weights_kind``)."""
-_BIAS_TYPES = {"float": "FLOAT32", "int8": "INT32", "int16": "INT64"}
+_BIAS_TYPES = {
+    "float": "FLOAT32",
+    "int8": "INT32",
+    "int16": "INT64",
+    "hybrid": "FLOAT32",
+}
 """The bias type of each kind: TFLite Micro reads a 16x8 bias as int64."""
 
 
-def _weights_kind(b: RelayBuilder, x: Tensor, w: Tensor) -> str:
-    """``"float"``, ``"int8"`` or ``"int16"`` (int16 activations with int8
-    weights, "16x8"); refuses hybrid and other combinations."""
+def _weights_kind(b: RelayBuilder, x: Tensor, w: Tensor, hybrid: bool = False) -> str:
+    """``"float"``, ``"int8"``, ``"int16"`` (int16 activations with int8
+    weights, "16x8") or, where the operator has a hybrid import
+    (``hybrid``), ``"hybrid"`` (float32 activations with int8 weights,
+    ``tflite_ops_hybrid``); refuses other combinations."""
     kinds = (_type(x), _type(w))
     if kinds == ("FLOAT32", "FLOAT32"):
         return "float"
@@ -118,11 +130,14 @@ def _weights_kind(b: RelayBuilder, x: Tensor, w: Tensor) -> str:
         return "int8"
     if kinds == ("INT16", "INT8"):
         return "int16"
+    if hybrid and kinds == ("FLOAT32", "INT8"):
+        return "hybrid"
     if _type(x) == "FLOAT32" and _type(w) in ("INT8", "UINT8", "INT4"):
+        supported = "FULLY_CONNECTED and CONV_2D with INT8 weights"
         raise b.error(
-            f"hybrid model: float32 activations with {_type(w)} weights "
-            "(dynamic-range quantisation) are not supported; convert the model "
-            "fully to float32 or to int8 (TFLite Micro refuses hybrid models too)"
+            f"hybrid operator: float32 activations with {_type(w)} weights "
+            f"(dynamic-range quantisation) are supported for {supported} only; "
+            "convert the model fully to float32 or to int8"
         )
     raise b.error(
         f"unsupported types: input {_type(x)} with weights {_type(w)} "
@@ -280,7 +295,7 @@ def _output_stage(
 def _conv(b: RelayBuilder, depthwise: bool) -> None:
     opts = b.operator.options
     x, w, out = b.required_input(0), b.required_input(1), b.output_tensor()
-    kind = _weights_kind(b, x, w)
+    kind = _weights_kind(b, x, w, hybrid=not depthwise)
     _expect_type(b, out, _OUTPUT_TYPES[kind], "output")
     if len(x.shape) != 4 or len(w.shape) != 4:
         raise b.error("input and weights must be 4-d (NHWC, OHWI / 1HWC)")
@@ -322,10 +337,10 @@ def _conv(b: RelayBuilder, depthwise: bool) -> None:
     pl, pr, _ = _padding(b, opts.Padding(), in_w, kw, sw, dw)
     padding = (pt, pl, pb, pr)
 
-    def conv(input_zero_point: int = 0) -> SSAValue:
+    def conv(input_zero_point: int = 0, data: SSAValue | None = None) -> SSAValue:
         return b.emit(
             Conv2DOp(
-                b.value(x),
+                b.value(x) if data is None else data,
                 weight,
                 strides=(sh, sw),
                 padding=padding,
@@ -339,6 +354,14 @@ def _conv(b: RelayBuilder, depthwise: bool) -> None:
     if kind == "float":
         acc = _bias(b, conv(), 2, kind, out_c)
         result = _float_activation(b, acc, act)
+    elif kind == "hybrid":
+        from usmp.frontend.tflite_ops_hybrid import hybrid_conv
+
+        _symmetric_weights(b, w, out_c, quant_axis)
+        if groups != 1:
+            raise b.error("hybrid CONV_2D with groups is not supported")
+        acc = hybrid_conv(b, x, w, lambda data: conv(data=data))
+        result = _float_activation(b, _bias(b, acc, 2, kind, out_c), act)
     else:
         in_q = _per_tensor(b, x, "input")
         w_q = _symmetric_weights(b, w, out_c, quant_axis)
@@ -361,7 +384,7 @@ def convert_depthwise_conv_2d(b: RelayBuilder) -> None:
 def convert_fully_connected(b: RelayBuilder) -> None:
     opts = b.operator.options
     x, w, out = b.required_input(0), b.required_input(1), b.output_tensor()
-    kind = _weights_kind(b, x, w)
+    kind = _weights_kind(b, x, w, hybrid=True)
     _expect_type(b, out, _OUTPUT_TYPES[kind], "output")
     if opts is not None and opts.WeightsFormat() != 0:
         raise b.error("shuffled weights (WeightsFormat != DEFAULT) are not supported")
@@ -380,6 +403,13 @@ def convert_fully_connected(b: RelayBuilder) -> None:
     if kind == "float":
         acc = _bias(b, b.emit(DenseOp(data, weight)), 2, kind, n)
         result = _float_activation(b, acc, act)
+    elif kind == "hybrid":
+        from usmp.frontend.tflite_ops_hybrid import hybrid_fully_connected
+
+        w_q = _symmetric_weights(b, w, n, 0)
+        asymmetric = opts is not None and bool(opts.AsymmetricQuantizeInputs())
+        acc = hybrid_fully_connected(b, data, weight, w, w_q, asymmetric)
+        result = _float_activation(b, _bias(b, acc, 2, kind, n), act)
     else:
         in_q = _per_tensor(b, x, "input")
         w_q = _symmetric_weights(b, w, n, 0)

@@ -93,6 +93,12 @@ _OPERATORS: dict[str, tuple[OpPattern, str]] = {
     "relay.quantized_sigmoid": (OpPattern.ELEMWISE, "qnn.sigmoid"),
     "relay.quantized_tanh": (OpPattern.ELEMWISE, "qnn.tanh"),
     "relay.quantized_rsqrt": (OpPattern.ELEMWISE, "qnn.rsqrt"),
+    "relay.dynamic_quantize": (OpPattern.COMM_REDUCE, "dynamic_quantize"),
+    "relay.dynamic_quantize_scale": (OpPattern.COMM_REDUCE, "dynamic_quantize_scale"),
+    "relay.dynamic_quantize_zero_point": (
+        OpPattern.COMM_REDUCE,
+        "dynamic_quantize_zero_point",
+    ),
 }
 
 ANCHOR_PATTERNS = (OpPattern.COMM_REDUCE, OpPattern.OUT_ELEMWISE_FUSABLE)

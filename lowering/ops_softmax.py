@@ -29,6 +29,12 @@ from usmp.lowering.kernel import (
     shape_of,
 )
 from usmp.lowering.loops import Ix
+from usmp.lowering.ops_hybrid import (
+    dynamic_quantize,
+    dynamic_quantize_row,
+    dynamic_quantize_scale,
+    dynamic_quantize_zero_point,
+)
 from usmp.lowering.ops_tflite import (
     quantized_l2_normalize,
     quantized_l2_normalize_row,
@@ -76,7 +82,8 @@ def softmax(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
 
 class LowerSoftmax(ElementPattern):
     """An element of a row operator: ``softmax``, ``quantized_softmax``,
-    ``quantized_softmax_i16`` or ``quantized_l2_normalize``."""
+    ``quantized_softmax_i16``, ``quantized_l2_normalize`` or one of the
+    ``dynamic_quantize`` operators (``ops_hybrid``)."""
 
     handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
         {
@@ -84,6 +91,9 @@ class LowerSoftmax(ElementPattern):
             "relay.quantized_softmax": quantized_softmax,
             "relay.quantized_softmax_i16": quantized_softmax_i16,
             "relay.quantized_l2_normalize": quantized_l2_normalize,
+            "relay.dynamic_quantize": dynamic_quantize,
+            "relay.dynamic_quantize_scale": dynamic_quantize_scale,
+            "relay.dynamic_quantize_zero_point": dynamic_quantize_zero_point,
         }
     )
 
@@ -94,6 +104,9 @@ ROW_STATISTICS: Mapping[str, RowStatistics] = MappingProxyType(
         "relay.quantized_softmax": quantized_softmax_row,
         "relay.quantized_softmax_i16": quantized_softmax_i16_row,
         "relay.quantized_l2_normalize": quantized_l2_normalize_row,
+        "relay.dynamic_quantize": dynamic_quantize_row,
+        "relay.dynamic_quantize_scale": dynamic_quantize_row,
+        "relay.dynamic_quantize_zero_point": dynamic_quantize_row,
     }
 )
 """Operators whose elements need statistics of their whole row."""

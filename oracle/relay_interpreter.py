@@ -73,6 +73,7 @@ from usmp.dialects.relay_props import property_values
 from usmp.dialects.relay_state import StateOp
 from usmp.dialects.tir import PRIM_FUNC
 from usmp.oracle import (
+    hybrid,
     image_kernels,
     kernels,
     lstm,
@@ -630,6 +631,12 @@ _HANDLERS: Mapping[str, Handler] = MappingProxyType(
         ),
         "relay.quantized_sigmoid": _kernel(tflite_activations.logistic_int16, 1),
         "relay.quantized_tanh": _kernel(tflite_activations.tanh_int16, 1),
+        # dynamic-range quantisation (dialects/relay_hybrid_ops.py)
+        "relay.dynamic_quantize": _kernel(hybrid.dynamic_quantize, 1),
+        "relay.dynamic_quantize_scale": _kernel(hybrid.dynamic_quantize_scale, 1),
+        "relay.dynamic_quantize_zero_point": _kernel(
+            hybrid.dynamic_quantize_zero_point, 1
+        ),
     }
 )
 """Op name -> handler: every relay op of ``docs/relay-ops.md``, plus the

@@ -60,6 +60,57 @@ def run_tflm(
         raise TFLMError(f"TFLite Micro cannot run the model: {e}") from None
 
 
+def is_hybrid(model: Model) -> bool:
+    """Whether an operator of ``model`` has float32 activations and int8
+    weights (dynamic-range quantisation), which TFLite Micro refuses."""
+    for op in model.operators:
+        if op.opcode not in ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D"):
+            continue
+        x, w = (model.tensors[i] if i >= 0 else None for i in op.inputs[:2])
+        if (
+            x is not None
+            and w is not None
+            and (x.type_name, w.type_name)
+            == (
+                "FLOAT32",
+                "INT8",
+            )
+        ):
+            return True
+    return False
+
+
+def run_litert(
+    model_data: bytes, inputs: Sequence[np.ndarray], tensors: Sequence[int]
+) -> list[np.ndarray]:
+    """Invoke LiteRT (``ai-edge-litert``) with its reference kernels
+    (``BUILTIN_REF``) on ``inputs``; the values of ``tensors``. The reference
+    for hybrid models, which TFLite Micro refuses."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    interpreter = Interpreter(
+        model_content=model_data,
+        experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
+        experimental_preserve_all_tensors=True,
+    )
+    interpreter.allocate_tensors()
+    for detail, x in zip(interpreter.get_input_details(), inputs, strict=True):
+        interpreter.set_tensor(detail["index"], x)
+    interpreter.invoke()
+    return [np.array(interpreter.get_tensor(t)) for t in tensors]
+
+
+def run_reference(
+    model_data: bytes, inputs: Sequence[np.ndarray], tensors: Sequence[int]
+) -> list[np.ndarray]:
+    """``run_tflm``, or ``run_litert`` for a hybrid model (``is_hybrid``)."""
+    from usmp.frontend.tflite_reader import read_model
+
+    if is_hybrid(read_model(model_data, "model")):
+        return run_litert(model_data, inputs, tensors)
+    return run_tflm(model_data, inputs, tensors)
+
+
 class TFLMSequence:
     """One TFLite Micro interpreter kept across invocations, for models with
     state (variable tensors): ``step(inputs)`` invokes it once and returns the

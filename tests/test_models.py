@@ -11,7 +11,7 @@ same seeded random inputs, and compare tensor by tensor:
 * float model outputs: ``max|ours - tflm| <= 1e-5 * max|tflm|``; float
   intermediates within 1e-4 of their range (summation order differs).
 
-Models the importer must refuse (custom ops, hybrid quantisation, LSTM/SVDF)
+Models the importer must refuse (custom ops)
 give exit status 1 and a message naming the operator and its index.
 """
 
@@ -38,10 +38,6 @@ REFUSED = {  # model -> start of the message after "<file>: error: "
         "operator 0 (CUSTOM 'SignalWindow')"
     ),
     "tflite_micro/audio_preprocessor_int8.tflite": "operator 0 (CUSTOM 'SignalWindow')",
-    "mlperf_tiny/kws_ref_model_float32.tflite": "operator 0 (CONV_2D): hybrid model",
-    "mlperf_tiny/model_ToyCar_quant.tflite": (
-        "operator 0 (FULLY_CONNECTED): hybrid model"
-    ),
 }
 
 FLOAT_INTERMEDIATE_RTOL = 1e-4

@@ -284,7 +284,7 @@ def test_refused_model_names_the_operator(tmp_path: Path) -> None:
     result = subprocess.run(
         [
             "usmp-compile",
-            str(MODELS_DIR / "mlperf_tiny/kws_ref_model_float32.tflite"),
+            str(MODELS_DIR / "tflite_micro/person_detect_vela.tflite"),
             "-o",
             str(tmp_path / "out"),
         ],
@@ -294,7 +294,7 @@ def test_refused_model_names_the_operator(tmp_path: Path) -> None:
     )
     assert result.returncode == 1
     assert result.stderr.startswith(
-        "kws_ref_model_float32.tflite: error: operator 0 (CONV_2D): hybrid model"
+        "person_detect_vela.tflite: error: operator 0 (CUSTOM 'ethos-u')"
     )
     assert "Traceback" not in result.stderr
 
