@@ -19,6 +19,9 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+UNSET_ID = -1
+"""``device_id`` of a virtual device whose id is not constrained."""
+
 
 @irdl_attr_definition
 class VirtualDeviceAttr(ParametrizedAttribute):
@@ -27,9 +30,15 @@ class VirtualDeviceAttr(ParametrizedAttribute):
     Syntax::
 
         #device.virtual_device<"cpu", 0, target = "c", scope = "global">
+        #device.virtual_device<"npu">                  // any id, target, scope
+        #device.virtual_device<id = 1, scope = "sram">  // any device type, target
+        #device.virtual_device<>                        // fully unconstrained
 
     Device type (a name such as ``cpu``), virtual device id, target name and
-    memory scope. An empty target or scope means "not constrained".
+    memory scope. Every field may be left unset (an empty string, id -1):
+    as in TVM, unset fields are wildcards. ``join`` unifies two partially
+    known devices field by field (they conflict only on a field both know and
+    disagree on); ``default_from`` fills the unset fields from a default.
     """
 
     name = "device.virtual_device"
@@ -54,44 +63,119 @@ class VirtualDeviceAttr(ParametrizedAttribute):
         )
 
     @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        with parser.in_angle_brackets():
-            device_type = parser.parse_str_literal("device type")
-            parser.parse_punctuation(",")
-            device_id = parser.parse_integer(allow_boolean=False)
-            target, scope = "", ""
-            while parser.parse_optional_punctuation(",") is not None:
-                key = parser.parse_identifier("target or scope")
-                parser.parse_punctuation("=")
-                value = parser.parse_str_literal(key)
-                if key == "target":
-                    target = value
-                elif key == "scope":
-                    scope = value
-                else:
-                    parser.raise_error(
-                        f"unknown virtual_device key '{key}' (expected target or scope)"
-                    )
+    def unconstrained(cls) -> VirtualDeviceAttr:
+        return cls("", UNSET_ID, "", "")
+
+    def _fields(self) -> tuple[str, int, str, str]:
         return (
-            StringAttr(device_type),
-            IntAttr(device_id),
-            StringAttr(target),
-            StringAttr(scope),
+            self.device_type.data,
+            self.device_id.data,
+            self.target.data,
+            self.memory_scope.data,
+        )
+
+    @staticmethod
+    def _is_set(field: str | int) -> bool:
+        return field not in ("", UNSET_ID)
+
+    def is_fully_constrained(self) -> bool:
+        return all(self._is_set(f) for f in self._fields())
+
+    def is_unconstrained(self) -> bool:
+        return not any(self._is_set(f) for f in self._fields())
+
+    def join(self, other: VirtualDeviceAttr) -> VirtualDeviceAttr | None:
+        """The device satisfying both (TVM ``VirtualDevice::Join``), or None
+        when a field both know differs."""
+        joined: list[str | int] = []
+        for mine, theirs in zip(self._fields(), other._fields(), strict=True):
+            if self._is_set(mine) and self._is_set(theirs) and mine != theirs:
+                return None
+            joined.append(mine if self._is_set(mine) else theirs)
+        return VirtualDeviceAttr(*joined)  # pyright: ignore[reportArgumentType]
+
+    def default_from(self, default: VirtualDeviceAttr) -> VirtualDeviceAttr:
+        """This device with its unset fields taken from ``default`` (TVM
+        ``VirtualDevice::Default``): the default's target only when the device
+        types agree (a target compiles for one kind of device)."""
+        kind, ident, target, scope = self._fields()
+        d_kind, d_ident, d_target, d_scope = default._fields()
+        kind = kind or d_kind
+        if not target and kind == d_kind:
+            target = d_target
+        return VirtualDeviceAttr(
+            kind,
+            ident if self._is_set(ident) else d_ident,
+            target,
+            scope or d_scope,
+        )
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        kind, ident, strings = "", UNSET_ID, {"target": "", "scope": ""}
+
+        def checked_id(value: int) -> int:
+            if value < 0:
+                parser.raise_error(
+                    "virtual_device: device id must be >= 0 (omit it for any id)"
+                )
+            return value
+
+        def parse_entry(key: str) -> None:
+            nonlocal ident
+            parser.parse_punctuation("=")
+            if key == "id":
+                ident = checked_id(parser.parse_integer(allow_boolean=False))
+            elif key in strings:
+                strings[key] = parser.parse_str_literal(key)
+            else:
+                parser.raise_error(
+                    f"unknown virtual_device key '{key}' (expected target or scope)"
+                )
+
+        with parser.in_angle_brackets():
+            more = False
+            if (literal := parser.parse_optional_str_literal()) is not None:
+                kind = literal
+                if parser.parse_optional_punctuation(",") is not None:
+                    value = parser.parse_optional_integer(allow_boolean=False)
+                    more = value is None
+                    if value is not None:
+                        ident = checked_id(value)
+                        more = parser.parse_optional_punctuation(",") is not None
+            elif (key := parser.parse_optional_identifier()) is not None:
+                parse_entry(key)
+                more = parser.parse_optional_punctuation(",") is not None
+            while more:
+                parse_entry(parser.parse_identifier("target, scope or id"))
+                more = parser.parse_optional_punctuation(",") is not None
+        return (
+            StringAttr(kind),
+            IntAttr(ident),
+            StringAttr(strings["target"]),
+            StringAttr(strings["scope"]),
         )
 
     def print_parameters(self, printer: Printer) -> None:
+        kind, ident, target, scope = self._fields()
         with printer.in_angle_brackets():
-            printer.print_string_literal(self.device_type.data)
-            printer.print_string(f", {self.device_id.data}")
-            if self.target.data:
-                printer.print_string(", target = ")
-                printer.print_string_literal(self.target.data)
-            if self.memory_scope.data:
-                printer.print_string(", scope = ")
-                printer.print_string_literal(self.memory_scope.data)
+            sep = ""
+            if kind:
+                printer.print_string_literal(kind)
+                if self._is_set(ident):
+                    printer.print_string(f", {ident}")
+                sep = ", "
+            elif self._is_set(ident):
+                printer.print_string(f"id = {ident}")
+                sep = ", "
+            for key, value in (("target", target), ("scope", scope)):
+                if value:
+                    printer.print_string(f"{sep}{key} = ")
+                    printer.print_string_literal(value)
+                    sep = ", "
 
     def verify(self) -> None:
-        if self.device_id.data < 0:
+        if self.device_id.data < UNSET_ID:
             raise VerifyException("virtual_device: device id must be >= 0")
 
 

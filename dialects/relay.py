@@ -166,6 +166,9 @@ class CallOp(IRDLOperation):
     * a relay primitive function (``relay.primitive``) or an external
       declaration on tensors: its signature is the call's (a callee returning
       several results is called with the tuple of them as result type);
+    * another relay function on tensors (a first-order call between relay
+      functions, as TVM's ``@f(%x)``; ``plan-devices`` unifies the callee's
+      parameter and result devices with the call's), same typing;
     * a tir prim func (``tir.prim_func``) or an external declaration on
       memrefs: its arguments are one identity-layout memref per (flattened)
       operand, then one per (flattened) result, and it returns nothing.
@@ -211,7 +214,11 @@ class CallOp(IRDLOperation):
         ):
             self._verify_memref_callee(name, ftype.inputs.data, ftype.outputs.data)
             return
-        if callee.body.blocks and PRIMITIVE not in callee.attributes:
+        if (
+            callee.body.blocks
+            and PRIMITIVE not in callee.attributes
+            and any(isinstance(t, MemRefType) for t in declared)
+        ):
             raise VerifyException(
                 f"relay.call to @{name}, which has a body but is neither a relay "
                 f"primitive function ('{PRIMITIVE}') nor a tir prim func "
@@ -396,8 +403,13 @@ class OnDeviceOp(IRDLOperation):
         %y = relay.on_device %x {virtual_device = #device.virtual_device<"cpu", 0>}
                : tensor<..>
 
-    ``constrain_result`` (default true) fixes the result's device;
-    ``constrain_body`` (default true) fixes the operand's device.
+    TVM's semantics and defaults: ``constrain_body`` (default true) puts the
+    operand on the device, ``constrain_result`` (default false) puts the
+    result on it. Body only (the default): the value is computed on the
+    device and ``plan-devices`` may copy it to its users' device. Both
+    ("fixed"): operand and result are one value on the device. Result only:
+    the result is on the device, the operand anywhere (copy permitted).
+    Neither ("free"): no device imposed, a copy is permitted.
 
     ``Pure``: an annotation on a value; as in TVM, where an unused ``on_device``
     is not part of the expression, erasing an unused one changes nothing.
@@ -410,7 +422,7 @@ class OnDeviceOp(IRDLOperation):
     T: ClassVar = VarConstraint("T", AnyAttr())
     data = operand_def(T)
     virtual_device = prop_def(VirtualDeviceAttr)
-    constrain_result = prop_def(BoolAttr, default_value=IntegerAttr.from_bool(True))
+    constrain_result = prop_def(BoolAttr, default_value=IntegerAttr.from_bool(False))
     constrain_body = prop_def(BoolAttr, default_value=IntegerAttr.from_bool(True))
     result = result_def(T)
 
@@ -422,7 +434,7 @@ class OnDeviceOp(IRDLOperation):
         data: SSAValue,
         virtual_device: VirtualDeviceAttr,
         *,
-        constrain_result: bool = True,
+        constrain_result: bool = False,
         constrain_body: bool = True,
     ):
         super().__init__(

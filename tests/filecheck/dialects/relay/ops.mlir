@@ -36,14 +36,18 @@ func.func @call_tuple(%a: tensor<4xi8>, %f: tensor<2xf32>) -> tensor<2xf32> {
 // -----
 
 // CHECK-LABEL: func.func @devices
-// CHECK: relay.on_device %{{.*}} {virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">} : tensor<4xf32>
-// CHECK: relay.on_device %{{.*}} {virtual_device = #device.virtual_device<"npu", 1>, constrain_result = false, constrain_body = false} : tensor<4xf32>
+// CHECK: relay.on_device %{{.*}} {virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">, constrain_result = true} : tensor<4xf32>
+// CHECK: relay.on_device %{{.*}} {virtual_device = #device.virtual_device<"npu", 1>, constrain_body = false} : tensor<4xf32>
+// CHECK: relay.on_device %{{.*}} {virtual_device = #device.virtual_device<"npu">} : tensor<4xf32>
 // CHECK: relay.device_copy %{{.*}} {src = #device.virtual_device<"cpu", 0, target = "c">, dst = #device.virtual_device<"npu", 0, scope = "sram">} : tensor<4xf32>
+// CHECK: relay.device_copy %{{.*}} {src = #device.virtual_device<id = 1, target = "c">, dst = #device.virtual_device<>} : tensor<4xf32>
 func.func @devices(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = relay.on_device %x {virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">, constrain_result = true} : tensor<4xf32>
   %1 = relay.on_device %0 {virtual_device = #device.virtual_device<"npu", 1>, constrain_result = false, constrain_body = false} : tensor<4xf32>
-  %2 = relay.device_copy %1 {src = #device.virtual_device<"cpu", 0, target = "c">, dst = #device.virtual_device<"npu", 0, scope = "sram">} : tensor<4xf32>
-  func.return %2 : tensor<4xf32>
+  %p = relay.on_device %1 {virtual_device = #device.virtual_device<"npu">, constrain_body = true} : tensor<4xf32>
+  %2 = relay.device_copy %p {src = #device.virtual_device<"cpu", 0, target = "c">, dst = #device.virtual_device<"npu", 0, scope = "sram">} : tensor<4xf32>
+  %3 = relay.device_copy %2 {src = #device.virtual_device<id = 1, target = "c">, dst = #device.virtual_device<>} : tensor<4xf32>
+  func.return %3 : tensor<4xf32>
 }
 
 // -----
