@@ -128,8 +128,9 @@ def test_usmp_compile_time_passes_and_quiet(
     _, err = capsys.readouterr()
     assert "usmp-compile:" not in err  # --quiet: no progress, the tree only
     names = _tree(err)
-    assert names[:7] == [
+    assert names[:8] == [
         "import",
+        "plan-devices",
         "fuse-ops",
         "lower-ops",
         "aot-lower-main",

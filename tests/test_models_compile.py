@@ -204,9 +204,10 @@ def test_stop_after_and_dump_ir(
     assert (status, err) == (0, "")
     assert sorted(p.name for p in (out / "ir").iterdir()) == [
         "00-import.mlir",
-        "01-fuse-ops.mlir",
-        "02-lower-ops.mlir",
-        "03-aot-lower-main.mlir",
+        "01-plan-devices.mlir",
+        "02-fuse-ops.mlir",
+        "03-lower-ops.mlir",
+        "04-aot-lower-main.mlir",
     ]
     text = (out / "default.aot-lower-main.mlir").read_text()
     assert "tvmgen_default___tvm_main__" in text and "tir.allocate" in text

@@ -11,7 +11,7 @@
 The input is a ``.tflite`` file (imported by ``usmp.frontend``) or a relay
 ``.mlir`` module. The pipeline is
 
-    import -> fuse-ops -> lower-ops -> aot-lower-main -> usmp
+    import -> plan-devices -> fuse-ops -> lower-ops -> aot-lower-main -> usmp
            -> convert-to-emitc -> emit-c
 
 each step a registered pass run in process on one module (the input and the
@@ -95,6 +95,7 @@ from usmp.tools.timing import Timer, timed_run
 
 PIPELINE = (
     "import",
+    "plan-devices",
     "fuse-ops",
     "lower-ops",
     "aot-lower-main",
@@ -339,6 +340,7 @@ def _c_interface(library: Any) -> dict[str, Any]:
 
 STEPS: dict[str, Callable[[Compilation], None]] = {
     "import": _step_import,
+    "plan-devices": _pass_step("plan-devices"),
     "fuse-ops": _pass_step("fuse-ops", module_name=lambda c: c.args.module_name),
     "lower-ops": _pass_step("lower-ops"),
     "aot-lower-main": _pass_step(
