@@ -68,8 +68,9 @@ OUTPUT_TENSOR_NAMES = "relay.output_tensor_names"
 INPUT_TENSOR_NAMES = "relay.input_tensor_names"
 """Optional ``ArrayAttr`` of strings on main naming its inputs (else arg names)."""
 VIRTUAL_DEVICE = "relay.virtual_device"
-"""Discardable attribute (on ``relay.call``/``relay.constant``, and as an
-argument/result attribute of main) giving the device of the value, a
+"""Discardable attribute (on relay operators, ``relay.call`` and
+``relay.constant``, and as an argument/result attribute of every relay
+function, written by ``plan-devices``) giving the device of the value, a
 ``#device.virtual_device`` (``usmp.dialects.device``; ``VirtualDeviceAttr`` is
 re-exported here for the graph-level passes)."""
 
