@@ -2,7 +2,8 @@
 
     python benchmarks/tflm_plan.py [--models NAME ...] [--seeds N]
 
-Each supported model in ``shared/models`` is compiled with ``usmp-compile
+Each supported model in ``shared/models`` but the hybrid ones (TFLite
+Micro refuses them) is compiled with ``usmp-compile
 --use-workspace-io --emit-tflm-plan`` and both the original and the planned
 model are loaded by TFLite Micro's own interpreter (the ``tflite-micro``
 package):
@@ -29,7 +30,7 @@ import numpy as np
 
 from usmp.frontend.tflite_reader import read_model_file
 from usmp.testing.shared_models import MODELS_DIR, SUPPORTED_MODELS
-from usmp.testing.tflm_reference import random_inputs, tflm_arena_bytes
+from usmp.testing.tflm_reference import is_hybrid, random_inputs, tflm_arena_bytes
 from usmp.tools.tflm_plan import tflm_plan
 from usmp.tools.usmp_compile import main as usmp_compile
 
@@ -90,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in SUPPORTED_MODELS:
         model = MODELS_DIR / name
         if args.models and model.stem not in args.models:
+            continue
+        if is_hybrid(read_model_file(model)):  # TFLite Micro refuses it
             continue
         with tempfile.TemporaryDirectory() as work:
             rows.append(measure(model, args.seeds, Path(work)))

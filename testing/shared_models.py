@@ -4,7 +4,11 @@
 ``$USMP_MODELS_DIR``): MLPerf Tiny (KWS, VWW, ResNet-8, AD, ToyCar) and
 TFLite Micro's examples, with ``stats.json`` holding TFLite Micro's arena
 sizes. ``SUPPORTED_MODELS`` are the ones the importer accepts and the
-compiler must compile end to end (paths relative to ``MODELS_DIR``).
+compiler must compile end to end (paths relative to ``MODELS_DIR``). Their
+reference is TFLite Micro, except for the hybrid ones (float32 activations
+with int8 weights, ``tflm_reference.is_hybrid``: ToyCar and the float32 KWS),
+which TFLite Micro refuses: LiteRT's reference kernels
+(``tflm_reference.run_reference``).
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ SUPPORTED_MODELS = (
     "tflite_micro/seanet/transpose_conv/transpose_conv0.tflite",
     "tflite_micro/keyword_scrambled.tflite",
     "tflite_micro/keyword_scrambled_8bit.tflite",
+    "mlperf_tiny/model_ToyCar_quant.tflite",
+    "mlperf_tiny/kws_ref_model_float32.tflite",
 )
 
 

@@ -28,7 +28,7 @@ from usmp.testing.tflm_reference import (
     FLOAT_OUTPUT_RTOL,
     difference,
     random_inputs,
-    run_tflm,
+    run_reference,
 )
 from usmp.tools import import_tflite
 
@@ -57,7 +57,7 @@ def compare_with_tflm(
     for seed in seeds:
         inputs = random_inputs(model, seed)
         ours = evaluate(module, inputs)
-        reference = run_tflm(data, inputs, produced)
+        reference = run_reference(data, inputs, produced)
         for index, got, want in zip(produced, ours, reference, strict=True):
             what = f"{name}, seed {seed}, tensor #{index} '{model.tensors[index].name}'"
             rtol = FLOAT_OUTPUT_RTOL if index in outputs else FLOAT_INTERMEDIATE_RTOL

@@ -17,7 +17,7 @@ from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import read_model_file
 from usmp.testing.run_c import run_module
 from usmp.testing.shared_models import MODELS_DIR, SUPPORTED_MODELS
-from usmp.testing.tflm_reference import difference, random_inputs, run_tflm
+from usmp.testing.tflm_reference import difference, random_inputs, run_reference
 
 PIPELINE = "fuse-ops,lower-ops,aot-lower-main,usmp"
 
@@ -53,7 +53,7 @@ def check_c(
         cases.append(("structured input", structured_inputs(model, seed=1)))
     for what, inputs in cases:
         ours = run_module(module, inputs, passes=pipeline)
-        reference = run_tflm(data, inputs, list(model.outputs))
+        reference = run_reference(data, inputs, list(model.outputs))
         for k, (got, want) in enumerate(zip(ours, reference, strict=True)):
             problem = difference(got, want)
             assert problem is None, f"{name}, {what}, output {k}: {problem}"

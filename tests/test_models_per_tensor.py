@@ -33,7 +33,7 @@ from usmp.frontend.tflite_reader import Model, read_model_file
 from usmp.oracle.relay_interpreter import evaluate
 from usmp.testing.run_c import run_module, run_pipeline
 from usmp.testing.shared_models import MODELS_DIR, SUPPORTED_MODELS
-from usmp.testing.tflm_reference import difference, run_tflm
+from usmp.testing.tflm_reference import difference, run_reference
 
 FLOAT_RTOL = 1e-4
 """Float tensors: summation orders differ between the kernels."""
@@ -112,7 +112,7 @@ def test_oracle_every_tensor_matches_tflite_micro(name: str) -> None:
     labels = [f"tensor #{t} '{model.tensors[t].name}'" for t in produced]
     for kind, inputs in model_inputs(name, model).items():
         ours = evaluate(module, inputs)
-        reference = run_tflm(path.read_bytes(), inputs, produced)
+        reference = run_reference(path.read_bytes(), inputs, produced)
         assert_same(f"{name} on {kind} input", ours, reference, labels)
 
 
