@@ -14,6 +14,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "plan-devices": ("plan_devices", "PlanDevicesPass"),
     "aot-lower-main": ("aot_lower_main", "AOTLowerMainPass"),
     "fuse-ops": ("fuse_ops", "FuseOpsPass"),
+    "patch-stage": ("patch_stage", "PatchStagePass"),
     "lower-ops": ("lower_ops", "LowerOpsPass"),
     "usmp": ("usmp", "UsmpPass"),
     "convert-to-emitc": ("convert_to_emitc", "ConvertToEmitcPass"),

@@ -130,6 +130,8 @@ class Compilation:
     progress: Progress | None = None
     files: list[str] = field(default_factory=list[str])
     c_interface: dict[str, Any] | None = None
+    patch: dict[str, Any] | None = None
+    """``patch-stage``'s decision (``--patch auto``)."""
 
     def say(self, message: str) -> None:
         if self.progress is not None:
@@ -338,10 +340,64 @@ def _c_interface(library: Any) -> dict[str, Any]:
     return interface
 
 
+def _step_fuse_ops(c: Compilation) -> None:
+    """``fuse-ops``, after ``patch-stage`` with ``--patch auto``: the
+    decision goes to ``metadata.json`` (``patch``) and, as one line, to
+    stderr."""
+    if c.args.patch != "off":
+        _pass_step(
+            "patch-stage",
+            budget=c.args.patch_budget,
+            depth=c.args.patch_depth,
+            stripes=c.args.patch_stripes,
+            io=c.args.use_workspace_io,
+        )(c)
+        c.patch = _patch_decision(c)
+        c.say(_patch_line(c.patch))
+    _pass_step("fuse-ops", module_name=lambda c: c.args.module_name)(c)
+
+
+def _patch_decision(c: Compilation) -> dict[str, Any]:
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr
+
+    from usmp.passes.patch_stage import PATCH_ATTR
+
+    assert c.module is not None
+    for f in c.module.ops:
+        if isinstance(f, func.FuncOp) and PATCH_ATTR in f.attributes:
+            attr = f.attributes[PATCH_ATTR]
+            assert isinstance(attr, DictionaryAttr)
+
+            def value(a: Any) -> Any:
+                if isinstance(a, IntegerAttr):
+                    return a.value.data
+                if isinstance(a, ArrayAttr):
+                    return [value(x) for x in a.data]
+                return getattr(a, "data", str(a))
+
+            decision = {k: value(v) for k, v in attr.data.items()}
+            decision["applied"] = bool(decision["applied"])
+            return decision
+    return {"applied": False, "reason": "no main function"}
+
+
+def _patch_line(d: dict[str, Any]) -> str:
+    if not d.get("applied"):
+        return f"patch: not applied: {d.get('reason')}"
+    rows, cols = d["grid"]
+    return (
+        f"patch: first {d['depth']} of {d['layers']} layers in {rows}x{cols} "
+        f"tiles; estimated peak {d['peak_before']:,} -> {d['peak_after']:,} B; "
+        f"+{d['extra_macs']:,} MACs (+{100 * d['extra_macs'] / d['model_macs']:.1f}% "
+        f"of {d['model_macs']:,}, budget {d['budget_macs']:,})"
+    )
+
+
 STEPS: dict[str, Callable[[Compilation], None]] = {
     "import": _step_import,
     "plan-devices": _pass_step("plan-devices"),
-    "fuse-ops": _pass_step("fuse-ops", module_name=lambda c: c.args.module_name),
+    "fuse-ops": _step_fuse_ops,
     "lower-ops": _pass_step("lower-ops"),
     "aot-lower-main": _pass_step(
         "aot-lower-main", module_name=lambda c: c.args.module_name
@@ -453,6 +509,7 @@ def _metadata(c: Compilation) -> dict[str, Any]:
             for p in c.pools
         ],
         "memory_summary": summary,
+        "patch": c.patch,
         "memory": memory,
         "c_interface": c.c_interface,
         "files": sorted(set(c.files) | {"metadata.json"}),
@@ -523,6 +580,35 @@ def _parser() -> argparse.ArgumentParser:
         "Micro's offline memory plan (OfflineMemoryAllocation metadata): the "
         "library's workspace offsets when they cover every tensor TFLM plans "
         "(with --use-workspace-io), else the planner run on TFLM's lifetimes",
+    )
+    p.add_argument(
+        "--patch",
+        choices=("off", "auto"),
+        default="off",
+        help="patch-based execution of the first stage (patch-stage): 'auto' "
+        "computes the first layers in row stripes when that lowers the peak "
+        "memory (default off)",
+    )
+    p.add_argument(
+        "--patch-budget",
+        type=float,
+        default=0.10,
+        metavar="F",
+        help="extra MACs patching may add, as a fraction of the model's (default 0.10)",
+    )
+    p.add_argument(
+        "--patch-depth",
+        type=int,
+        default=0,
+        metavar="N",
+        help="layers in the patched stage (default 0: choose)",
+    )
+    p.add_argument(
+        "--patch-stripes",
+        type=int,
+        default=0,
+        metavar="N",
+        help="row stripes of the patched stage (default 0: choose)",
     )
     p.add_argument("--stop-after", choices=PIPELINE, help="end after this step")
     p.add_argument("--dump-ir", action="store_true", help="write every step's MLIR")

@@ -305,6 +305,8 @@ def compile(  # noqa: A001 -- usmp.compile, as the issue names it
     library_pools: bool = False,
     plan_time_limit: float | None = None,
     output_dir: str | Path | None = None,
+    patch: str = "off",
+    patch_budget: float | None = None,
 ) -> Library:
     """Compile ``model`` (a ``.tflite`` file, a relay ``.mlir`` file, or a
     relay ``ModuleOp``, which is not modified) as ``usmp-compile`` does.
@@ -313,8 +315,10 @@ def compile(  # noqa: A001 -- usmp.compile, as the issue names it
     their per-pool flags (default: one workspace and one constant pool);
     pools named here are provided by the application in the C interface
     unless ``library_pools``. ``algorithm``: usmp's planner (default
-    ``best_fit``). The output goes to ``output_dir`` (created; files an
-    earlier run wrote there are replaced) or a temporary folder removed with
+    ``best_fit``). ``patch="auto"``: patch-based execution of the first
+    stage (``--patch auto``; ``patch_budget`` as ``--patch-budget``). The
+    output goes to ``output_dir`` (created; files an earlier run wrote
+    there are replaced) or a temporary folder removed with
     the Library. Raises :class:`CompileError` for a bad input or option."""
     from usmp.tools.usmp_compile import (
         INPUT_ERRORS,
@@ -339,6 +343,9 @@ def compile(  # noqa: A001 -- usmp.compile, as the issue names it
         argv.append("--use-workspace-io")
     if library_pools:
         argv.append("--library-pools")
+    argv += ["--patch", patch]
+    if patch_budget is not None:
+        argv += ["--patch-budget", str(patch_budget)]
     try:
         argv += _pool_flags(pools)
         args, planned = parse_arguments(argv, exit_on_error=False)
