@@ -533,6 +533,13 @@ def _rebuild(
     return new
 
 
+def _like(new: Operation, old: Operation) -> None:
+    """``new`` placed like ``old``: its location and virtual device."""
+    new.location = old.location
+    if relay.VIRTUAL_DEVICE in old.attributes:
+        new.attributes[relay.VIRTUAL_DEVICE] = old.attributes[relay.VIRTUAL_DEVICE]
+
+
 def _rewrite(stage: Stage, choice: PatchChoice) -> list[int]:
     layers = stage.layers[: choice.depth]
     params = stage.params[: choice.depth]
@@ -555,7 +562,7 @@ def _rewrite(stage: Stage, choice: PatchChoice) -> list[int]:
             s = StridedSliceOp(
                 start, [0, first.in_lo, 0, 0], [n, first.in_hi, w, c], [1, 1, 1, 1]
             )
-            s.location = layers[0][0].location
+            _like(s, layers[0][0])
             new_ops.append(s)
             cur = s.result
         for ops, part in zip(layers, plan, strict=True):
@@ -570,7 +577,7 @@ def _rewrite(stage: Stage, choice: PatchChoice) -> list[int]:
                 cur, orig = new.results[0], op.results[0]
         pieces.append(cur)
     concat = ConcatenateOp(pieces, 1)
-    concat.location = output_op.location
+    _like(concat, output_op)
     new_ops.append(concat)
     block.insert_ops_after(new_ops, output_op)
     output.replace_all_uses_with(concat.result)
