@@ -22,6 +22,9 @@ arithmetic; the numpy oracle is ``usmp.oracle.tflite_kernels``.
   elementwise function whose output depends on the input value alone (the
   int8 LOGISTIC and TANH: the importer tabulates TFLite Micro's fixed-point
   kernel on the 256 input values, ``usmp.oracle.tflite_activations``).
+* ``relay.quantized_divide``: the core of int8 DIV (``reference_ops::
+  DivElementwise``) on i32 operands already centred on their zero points:
+  TFLite's per-element reciprocal in fixed point, see the class.
 * ``relay.quantized_sigmoid`` / ``relay.quantized_tanh``: the int16 LOGISTIC
   and TANH (``reference_integer_ops::Logistic`` / ``Tanh`` for int16: linear
   interpolation in TFLite's 256-entry ``sigmoid_table_uint16``).
@@ -29,7 +32,7 @@ arithmetic; the numpy oracle is ``usmp.oracle.tflite_kernels``.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import IntegerType, TensorType, i8, i16
+from xdsl.dialects.builtin import IntegerType, TensorType, i8, i16, i32
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import IRDLOperation, operand_def
 
@@ -41,6 +44,7 @@ from usmp.dialects.relay_base import (
     shape_of,
     tensor_of,
 )
+from usmp.dialects.relay_ops import BinaryElementwiseOp
 from usmp.dialects.relay_props import int_prop, relay_op_definition
 from usmp.dialects.relay_shapes import normalize_axis
 
@@ -401,7 +405,68 @@ class QuantizedRsqrtOp(RelayOperator):
         return t
 
 
+@relay_op_definition
+class QuantizedDivideOp(BinaryElementwiseOp):
+    """TFLite Micro's int8 DIV on centred i32 operands (``lhs = x1 - zp1``,
+    ``rhs = x2 - zp2``), bit for bit (``reference_ops::DivElementwise``),
+    with numpy broadcasting; the result is before the output zero point.
+
+    Syntax::
+
+        %r = relay.quantized_divide %a, %b {output_multiplier = 1342177280 : i64,
+                                            output_shift = 5 : i64}
+               : (tensor<1x8xi32>, tensor<1x8xi32>) -> tensor<1x8xi32>
+
+    Per element: a negative ``rhs`` flips both signs; ``inv, r =
+    GetReciprocal(rhs, 31)`` (leading zeros and
+    ``one_over_one_plus_x_for_x_in_0_1``); ``h`` = the leading sign bits of
+    ``lhs``; ``q = SaturatingRoundingDoublingHighMul(lhs << h, inv)``; then
+    ``RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(q,
+    output_multiplier), h + r - output_shift)``. A zero ``rhs`` (TFLite
+    Micro only asserts in debug builds) and exponents from 32 on give what
+    TFLite Micro's x86-64 build computes (``1 / 0`` from a zero leading-zero
+    count, shift counts modulo 32); the importer refuses scales giving a
+    negative exponent. The oracle is ``usmp.oracle.tflite_kernels.
+    quantized_divide``.
+    """
+
+    name = "relay.quantized_divide"
+
+    output_multiplier = int_prop()
+    output_shift = int_prop()
+
+    def __init__(
+        self, lhs: SSAValue, rhs: SSAValue, output_multiplier: int, output_shift: int
+    ):
+        self._build(
+            [lhs, rhs],
+            output_multiplier=output_multiplier,
+            output_shift=output_shift,
+        )
+
+    @classmethod
+    def check_element_type(cls, element_type: Attribute) -> None:
+        if element_type != i32:
+            fail(cls.name, f"element type {element_type} is not i32")
+
+    def infer_result_type(self) -> TensorType:
+        t = super().infer_result_type()
+        if not 0 <= self.output_multiplier < 1 << 31:
+            fail(
+                self.name,
+                f"output_multiplier {self.output_multiplier} is out of range, "
+                "expected 0..2^31-1",
+            )
+        if not -31 <= self.output_shift <= 31:
+            fail(
+                self.name,
+                f"output_shift {self.output_shift} is out of range, expected -31..31",
+            )
+        return t
+
+
 EXTRA_OPS: list[type[IRDLOperation]] = [
+    QuantizedDivideOp,
     QuantizedRsqrtOp,
     QuantizedL2NormalizeOp,
     QuantizedSoftmaxOp,

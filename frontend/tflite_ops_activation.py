@@ -23,8 +23,9 @@ nest); int8 follows TFLite Micro's reference kernels bit for bit:
 * PRELU (``prelu_common.cc``): as LEAKY_RELU with a broadcast alpha tensor,
   the negative branch ``fpm((x - zp_in) * (alpha - zp_alpha))`` by
   ``double(s_in) * double(s_alpha) / double(s_out)``;
-* DIV: float only, a new ``relay.divide`` (TFLite Micro's int8 DIV computes a
-  reciprocal per element with data-dependent shifts: not yet);
+* DIV: float ``relay.divide``; int8 ``relay.quantized_divide`` (TFLite
+  Micro's per-element reciprocal in fixed point, data-dependent shifts) on
+  the centred operands, then the output zero point and the clamp;
 * HARD_SWISH: float ``x * clip(x + 3, 0, 6) * (1/6)`` (TFLite divides by 6:
   within an ulp); int8 is TFLite Micro's fixed-point ``reference_ops::
   HardSwish`` step by step on i32 values that stay in int16's range: the
@@ -55,6 +56,7 @@ from usmp.dialects.relay_ops import (
     RightShiftOp,
     SubtractOp,
 )
+from usmp.dialects.relay_tflite_ops import QuantizedDivideOp
 from usmp.frontend import quantization as q
 from usmp.frontend.builder import RelayBuilder, element_type, int_range
 from usmp.frontend.tflite_ops import (
@@ -302,18 +304,63 @@ def convert_squared_difference(b: RelayBuilder) -> None:
 
 
 def convert_div(b: RelayBuilder) -> None:
-    """Float ``x1 / x2`` (``relay.divide``) and the fused activation; int8
-    (TFLite Micro's per-element reciprocal in fixed point) is refused."""
+    """Float ``x1 / x2`` (``relay.divide``) and the fused activation; int8 as
+    TFLite Micro's ``DivElementwise``: ``quantized_divide(x1 - zp1, x2 -
+    zp2)`` by ``QuantizeMultiplier(double(float(s1 / (s2 * s_out))))``,
+    then ``+ zp_out``, clamped to the fused activation's range."""
     x1, x2, out = b.required_input(0), b.required_input(1), b.output_tensor()
     act = _fused_activation(b)
     types = [_type(t) for t in (x1, x2, out)]
-    if any(t != "FLOAT32" for t in types):
+    if types == ["FLOAT32"] * 3:
+        quotient = b.emit(DivideOp(b.value(x1), b.value(x2)))
+        _bind(b, out, _float_activation(b, quotient, act))
+        return
+    if types != ["INT8"] * 3:
         raise b.error(
-            f"unsupported types {', '.join(types)} (FLOAT32 only; int8 DIV is "
-            "not supported yet)"
+            f"unsupported types {', '.join(types)} (all FLOAT32 or all INT8, "
+            "as TFLite Micro)"
         )
-    quotient = b.emit(DivideOp(b.value(x1), b.value(x2)))
-    _bind(b, out, _float_activation(b, quotient, act))
+    q1, q2 = _per_tensor(b, x1, "input 1"), _per_tensor(b, x2, "input 2")
+    out_q = _per_tensor(b, out, "output")
+    f32 = np.float32  # TFLite Micro divides and multiplies the float scales
+    real = f32(q1.scale) / (f32(q2.scale) * f32(out_q.scale))
+    multiplier, shift = q.quantize_multiplier(float(real))
+    lowest = _lowest_div_exponent(q1.zero_point, q2.zero_point, shift)
+    if lowest < 0:
+        raise b.error(
+            f"scales {q1.scale} / ({q2.scale} * {out_q.scale}) give TFLite "
+            "Micro's int8 DIV a negative rounding exponent (its kernel is "
+            "undefined there); supported: scales whose ratio keeps it >= 0"
+        )
+    quotient = b.emit(
+        QuantizedDivideOp(
+            _centered_i32(b, x1, q1.zero_point),
+            _centered_i32(b, x2, q2.zero_point),
+            multiplier,
+            shift,
+        )
+    )
+    lo, hi = q.activation_range_quantized(
+        act, out_q.scale, out_q.zero_point, _INT8_MIN, _INT8_MAX
+    )
+    if out_q.zero_point:
+        quotient = b.emit(AddOp(quotient, b.scalar(out_q.zero_point, "int32")))
+    clipped = b.emit(ClipOp(quotient, float(lo), float(hi)))
+    _bind(b, out, b.emit(CastOp(clipped, element_type(np.dtype("int8")))))
+
+
+def _lowest_div_exponent(zp1: int, zp2: int, shift: int) -> int:
+    """The smallest final rounding exponent of ``relay.quantized_divide``
+    over every int8 operand pair (headroom of ``x1 - zp1`` plus the
+    reciprocal's shift of ``|x2 - zp2|``, minus the output shift)."""
+    values = np.arange(_INT8_MIN, _INT8_MAX + 1)
+    lhs, rhs = values - zp1, np.abs(values - zp2)
+    headroom = min(
+        31 - int(v if v >= 0 else ~v).bit_length()
+        for v in (int(lhs.min()), int(lhs.max()))
+    )
+    recip_shift = min(int(v).bit_length() - 1 for v in rhs)
+    return headroom + recip_shift - shift
 
 
 register(

@@ -93,6 +93,7 @@ _OPERATORS: dict[str, tuple[OpPattern, str]] = {
     "relay.quantized_sigmoid": (OpPattern.ELEMWISE, "qnn.sigmoid"),
     "relay.quantized_tanh": (OpPattern.ELEMWISE, "qnn.tanh"),
     "relay.quantized_rsqrt": (OpPattern.ELEMWISE, "qnn.rsqrt"),
+    "relay.quantized_divide": (OpPattern.BROADCAST, "qnn.divide"),
     "relay.dynamic_quantize": (OpPattern.COMM_REDUCE, "dynamic_quantize"),
     "relay.dynamic_quantize_scale": (OpPattern.COMM_REDUCE, "dynamic_quantize_scale"),
     "relay.dynamic_quantize_zero_point": (

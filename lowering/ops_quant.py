@@ -70,6 +70,7 @@ from usmp.lowering.kernel import (
     shape_of,
 )
 from usmp.lowering.loops import Ix
+from usmp.lowering.ops_divide import quantized_divide
 from usmp.lowering.scalar import int_bounds, is_unsigned
 
 
@@ -181,13 +182,14 @@ def dequantize(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
 
 
 class LowerQuantization(ElementPattern):
-    """An element of a ``fixed_point_multiply``, ``quantize`` or
-    ``dequantize``."""
+    """An element of a ``fixed_point_multiply``, ``quantize``,
+    ``dequantize`` or ``quantized_divide`` (``ops_divide``)."""
 
     handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
         {
             "relay.fixed_point_multiply": fixed_point_multiply,
             "relay.quantize": quantize,
             "relay.dequantize": dequantize,
+            "relay.quantized_divide": quantized_divide,
         }
     )

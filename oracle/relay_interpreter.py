@@ -619,6 +619,7 @@ _HANDLERS: Mapping[str, Handler] = MappingProxyType(
         "relay.dequantize": _affine(kernels.dequantize),
         # TFLite-specific operators (dialects/relay_tflite_ops.py)
         "relay.quantized_softmax": _kernel(tflite_kernels.quantized_softmax, 1),
+        "relay.quantized_divide": _kernel(tflite_kernels.quantized_divide, 2),
         # data-dependent indexing (dialects/relay_image_ops.py)
         "relay.gather": _kernel(image_kernels.gather, 2),
         "relay.resize_bilinear": _resize_bilinear,

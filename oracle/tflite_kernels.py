@@ -240,3 +240,45 @@ def quantized_softmax(
     low, high = -(1 << (output_bits - 1)), (1 << (output_bits - 1)) - 1
     out = np.clip(unsat + low, low, high)
     return np.where(valid, out, low).astype(np.int16 if output_bits == 16 else np.int8)
+
+
+def _count_leading_sign_bits(x: I64) -> I64:
+    """``CountLeadingSignBits`` of int32 values (GCC's ``__builtin_clrsb``;
+    31 for 0 and -1)."""
+    return _count_leading_zeros_u32(np.where(x < 0, ~x, x)) - 1
+
+
+def _rounding_divide_by_pot_any(x: I64, exponent: I64) -> I64:
+    """gemmlowp ``RoundingDivideByPOT`` for any exponent >= 0, as TFLite
+    Micro's x86-64 build computes it: the mask ``(1ll << e) - 1`` truncated
+    to int32 (all ones from 32 on) and the shift count taken modulo 32."""
+    mask = _wrap32((np.int64(1) << np.minimum(exponent, 62)) - 1)
+    threshold = (mask >> 1) + (x < 0)
+    return _wrap32((x >> (exponent & 31)) + ((x & mask) > threshold))
+
+
+def quantized_divide(
+    lhs: np.ndarray,
+    rhs: np.ndarray,
+    *,
+    output_multiplier: int,
+    output_shift: int,
+) -> np.ndarray:
+    """``relay.quantized_divide``: TFLite Micro's int8 DIV
+    (``reference_ops::DivElementwise``) on centred int32 operands, before
+    the output zero point (numpy broadcasting)."""
+    if lhs.dtype != np.int32 or rhs.dtype != np.int32:
+        raise TFLiteKernelError(
+            f"quantized_divide: int32 operands required, got {lhs.dtype}, {rhs.dtype}"
+        )
+    a, b = np.broadcast_arrays(lhs.astype(np.int64), rhs.astype(np.int64))
+    negative = b < 0
+    a, b = np.where(negative, -a, a), np.where(negative, -b, b)
+    inverse, recip_shift = get_reciprocal(b, 31)
+    headroom = _count_leading_sign_bits(a)
+    unscaled = saturating_rounding_doubling_high_mul(_wrap32(a << headroom), inverse)
+    exponent = headroom + recip_shift - output_shift
+    if np.any(exponent < 0):
+        raise TFLiteKernelError("quantized_divide: negative rounding exponent")
+    scaled = saturating_rounding_doubling_high_mul(unscaled, output_multiplier)
+    return _rounding_divide_by_pot_any(scaled, exponent).astype(np.int32)

@@ -212,14 +212,6 @@ def test_float_div_matches_tflite_micro(
     assert "relay.divide" in text
 
 
-def test_int8_div_is_refused() -> None:
-    built = binary_model("DIV", "int8", (SHAPE, SHAPE), BINARY_QUANTS[1])
-    assert refusal(built).endswith(
-        "operator 0 (DIV): unsupported types INT8, INT8, INT8 (FLOAT32 only; int8 "
-        "DIV is not supported yet)"
-    )
-
-
 @pytest.mark.parametrize(("opcode", "op"), [("LOGISTIC", "sigmoid"), ("TANH", "tanh")])
 def test_float_logistic_and_tanh_match_tflite_micro(opcode: str, op: str) -> None:
     m = ModelBuilder()

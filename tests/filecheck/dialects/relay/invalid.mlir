@@ -1014,3 +1014,43 @@ func.func @f(%a: tensor<4xi8>) {
   %0 = relay.quantized_l2_normalize %a {input_zero_point = 200 : i64} : tensor<4xi8> -> tensor<4xi8>
   func.return
 }
+
+// -----
+
+func.func @f(%x: tensor<2x3x4xf32>) {
+  // expected-error@+1 {{'relay.dynamic_quantize' op relay.dynamic_quantize: operand must have rank 2 (rows, values), got [2, 3, 4]}}
+  %0 = relay.dynamic_quantize %x : tensor<2x3x4xf32> -> tensor<2x3x4xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%h: tensor<2x4xi8>) {
+  // expected-error@+1 {{'relay.dynamic_quantize_scale' op relay.dynamic_quantize_scale: operand element type i8 is not f32}}
+  %1 = relay.dynamic_quantize_scale %h : tensor<2x4xi8> -> tensor<2x1xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<2x4xf32>) {
+  // expected-error@+1 {{'relay.dynamic_quantize_scale' op relay.dynamic_quantize_scale: result type tensor<2x4xf32> is wrong, expected tensor<2x1xf32>}}
+  %0 = relay.dynamic_quantize_scale %x : tensor<2x4xf32> -> tensor<2x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: tensor<4xi8>) {
+  // expected-error@+1 {{'relay.quantized_divide' op relay.quantized_divide: element type i8 is not i32}}
+  %0 = relay.quantized_divide %a, %a {output_multiplier = 1 : i64, output_shift = 0 : i64} : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%b: tensor<4xi32>) {
+  // expected-error@+1 {{'relay.quantized_divide' op relay.quantized_divide: output_shift 40 is out of range, expected -31..31}}
+  %1 = relay.quantized_divide %b, %b {output_multiplier = 1 : i64, output_shift = 40 : i64} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return
+}

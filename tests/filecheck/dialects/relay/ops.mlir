@@ -308,3 +308,20 @@ func.func @float_functions(%x: tensor<4xf32>) {
   %3 = relay.rsqrt %x : tensor<4xf32> -> tensor<4xf32>
   func.return
 }
+
+// -----
+
+// Dynamic-range quantisation (hybrid operators) and the int8 DIV core.
+
+// CHECK-LABEL: func.func @hybrid_and_divide
+// CHECK: relay.dynamic_quantize %{{.*}} : tensor<2x8xf32> -> tensor<2x8xi8>
+// CHECK: relay.dynamic_quantize_scale %{{.*}} {asymmetric = true} : tensor<2x8xf32> -> tensor<2x1xf32>
+// CHECK: relay.dynamic_quantize_zero_point %{{.*}} {asymmetric = true} : tensor<2x8xf32> -> tensor<2x1xi32>
+// CHECK: relay.quantized_divide %{{.*}}, %{{.*}} {output_multiplier = 1342177280 : i64, output_shift = 5 : i64} : (tensor<2x8xi32>, tensor<8xi32>) -> tensor<2x8xi32>
+func.func @hybrid_and_divide(%x: tensor<2x8xf32>, %a: tensor<2x8xi32>, %b: tensor<8xi32>) {
+  %0 = relay.dynamic_quantize %x : tensor<2x8xf32> -> tensor<2x8xi8>
+  %1 = relay.dynamic_quantize_scale %x {asymmetric = true} : tensor<2x8xf32> -> tensor<2x1xf32>
+  %2 = relay.dynamic_quantize_zero_point %x {asymmetric = true} : tensor<2x8xf32> -> tensor<2x1xi32>
+  %3 = relay.quantized_divide %a, %b {output_multiplier = 1342177280 : i64, output_shift = 5 : i64} : (tensor<2x8xi32>, tensor<8xi32>) -> tensor<2x8xi32>
+  func.return
+}
