@@ -1,7 +1,7 @@
 """Memory, compile time and inference time of usmp-opt on the shared models.
 
     python benchmarks/models.py [--models NAME ...] [--runs N] [--repeats N]
-                                [--json FILE]
+                                [--json FILE] [--patch auto]
 
 For each supported model in ``shared/models`` (``USMP_MODELS_DIR``):
 
@@ -24,6 +24,9 @@ For each supported model in ``shared/models`` (``USMP_MODELS_DIR``):
   other processes does not count) of ``--runs`` inferences after one warm-up,
   repeated ``--repeats`` times, the fastest repetition reported (the one
   least disturbed by other processes).
+
+``--patch auto`` compiles (both ways) with patch-based execution of the
+first stage; the decision is in the notes.
 
 A model whose compilation fails shows the failing step's message. Nothing
 here is a test: numbers are printed as a table (and optionally written as
@@ -242,7 +245,9 @@ def c_inference_us(
     return round(best, 1), ""
 
 
-def measure(name: str, stats: dict[str, Any], runs: int, repeats: int) -> Row:
+def measure(
+    name: str, stats: dict[str, Any], runs: int, repeats: int, patch: str = "off"
+) -> Row:
     path = MODELS_DIR / name
     row = Row(model=name)
     facts = stats.get(name) or model_facts(name)
@@ -251,7 +256,8 @@ def measure(name: str, stats: dict[str, Any], runs: int, repeats: int) -> Row:
     row.weights = facts.get("weight_bytes")
     with tempfile.TemporaryDirectory(prefix="usmp-bench-") as tmp:
         out = Path(tmp) / "out"
-        metadata, seconds, err = compile_model(path, out)
+        flags = ["--patch", patch]
+        metadata, seconds, err = compile_model(path, out, *flags)
         row.compile_s = round(seconds, 3)
         if metadata is None:
             row.notes.append(err.splitlines()[-1] if err else "compilation failed")
@@ -261,13 +267,19 @@ def measure(name: str, stats: dict[str, Any], runs: int, repeats: int) -> Row:
             row.lower_bound = summary.get("workspace_lower_bound_bytes")
             row.constants = summary.get("constant_bytes")
             row.persistent = summary.get("persistent_bytes")
+            if metadata.get("patch"):
+                row.notes.append(_patch_note(metadata["patch"]))
             row.ours_us, why = c_inference_us(
                 out, metadata.get("c_interface"), runs, repeats
             )
             if why:
                 row.notes.append(why)
-        io_metadata, _, _ = compile_model(path, Path(tmp) / "io", "--use-workspace-io")
+        io_metadata, _, _ = compile_model(
+            path, Path(tmp) / "io", "--use-workspace-io", *flags
+        )
         if io_metadata is not None:
+            if io_metadata.get("patch"):
+                row.notes.append("with I/O: " + _patch_note(io_metadata["patch"]))
             summary = io_metadata["memory_summary"]
             row.workspace_io = summary.get("workspace_bytes")
             row.lower_bound_io = summary.get("workspace_lower_bound_bytes")
@@ -286,6 +298,14 @@ def measure(name: str, stats: dict[str, Any], runs: int, repeats: int) -> Row:
     if row.tflm_us and row.ours_us:
         row.speedup = round(row.tflm_us / row.ours_us, 2)
     return row
+
+
+def _patch_note(d: dict[str, Any]) -> str:
+    if not d.get("applied"):
+        return f"patch not applied ({d.get('reason')})"
+    rows, cols = d["grid"]
+    extra = 100 * d["extra_macs"] / d["model_macs"]
+    return f"patch: depth {d['depth']}, {rows}x{cols} tiles, +{extra:.1f}% MACs"
 
 
 COLUMNS = (
@@ -367,12 +387,18 @@ def main(argv: list[str] | None = None) -> int:
         "--repeats", type=int, default=5, help="timings per side (fastest kept)"
     )
     p.add_argument("--json", help="also write the rows as JSON here")
+    p.add_argument(
+        "--patch",
+        choices=("off", "auto"),
+        default="off",
+        help="usmp-compile --patch (patch-based execution of the first stage)",
+    )
     args = p.parse_args(argv)
     stats = json.loads((MODELS_DIR / "stats.json").read_text())
     rows = []
     for name in args.models:
         print(f"... {name}", file=sys.stderr, flush=True)
-        rows.append(measure(name, stats, args.runs, args.repeats))
+        rows.append(measure(name, stats, args.runs, args.repeats, args.patch))
     print(table(rows))
     if args.json:
         Path(args.json).write_text(

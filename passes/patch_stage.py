@@ -586,3 +586,36 @@ def _rewrite(stage: Stage, choice: PatchChoice) -> list[int]:
             op.detach()
             op.erase()
     return rows
+
+
+def dedupe_primitive_functions(module: ModuleOp) -> int:
+    """Merge the ``relay.primitive`` functions that are equal but for their
+    name (the stripes of a patched stage with equal rows and paddings) into
+    the first of them, the calls redirected to it; how many were removed.
+    One function is one operator function in the C: the interior stripes
+    share their code and their constant tables."""
+    from io import StringIO
+
+    from xdsl.dialects.builtin import SymbolRefAttr
+    from xdsl.printer import Printer
+
+    first: dict[str, str] = {}
+    merged: dict[str, str] = {}
+    for f in list(module.ops):
+        if not isinstance(f, func.FuncOp) or relay.PRIMITIVE not in f.attributes:
+            continue
+        name = f.sym_name.data
+        stream = StringIO()
+        Printer(stream=stream).print_op(f)
+        key = stream.getvalue().replace(f"@{name}(", "@(", 1)
+        if key in first:
+            merged[name] = first[key]
+            f.detach()
+            f.erase()
+        else:
+            first[key] = name
+    if merged:
+        for op in module.walk():
+            if isinstance(op, relay.CallOp) and op.callee.string_value() in merged:
+                op.callee = SymbolRefAttr(merged[op.callee.string_value()])
+    return len(merged)

@@ -306,6 +306,7 @@ def test_vww_patched_workspace_and_outputs(tmp_path: Path) -> None:
     patch = meta["patch"]
     assert patch["applied"] and patch["grid"] == [4, 1] and patch["depth"] == 8
     assert patch["extra_macs"] <= patch["budget_macs"]
+    assert patch["merged_functions"] > 0  # the interior stripes share kernels
     assert meta["memory_summary"]["workspace_bytes"] <= 24576
     import usmp
 
@@ -343,3 +344,35 @@ def test_bad_patch_options_are_refused(tmp_path: Path) -> None:
         )
         assert run.returncode == 1 and message in run.stderr, run.stderr
         assert "Traceback" not in run.stderr
+
+
+def test_equal_stripe_kernels_are_merged() -> None:
+    """Interior stripes with equal rows and paddings become one function,
+    called once per stripe; the model computes the same."""
+    from xdsl.dialects import func
+
+    from usmp.dialects import relay
+    from usmp.passes.fuse_ops import FuseOpsPass
+    from usmp.passes.patch_stage import dedupe_primitive_functions
+
+    text = (
+        Path(__file__).parent / "filecheck" / "passes" / "patch_stage_grid.mlir"
+    ).read_text()
+    module = load(text)
+    x = np.random.default_rng(3).integers(-128, 128, (1, 16, 16, 3)).astype(np.int8)
+    expected = evaluate(module, [x], "cnn")
+    PatchStagePass(depth=2, stripes=4).apply(None, module)  # type: ignore[arg-type]
+    FuseOpsPass().apply(None, module)  # type: ignore[arg-type]
+
+    def primitives() -> int:
+        return sum(
+            1
+            for f in module.ops
+            if isinstance(f, func.FuncOp) and relay.PRIMITIVE in f.attributes
+        )
+
+    before = primitives()
+    merged = dedupe_primitive_functions(module)
+    assert merged > 0 and primitives() == before - merged
+    assert dedupe_primitive_functions(module) == 0
+    assert np.array_equal(evaluate(module, [x], "cnn")[0], expected[0])

@@ -343,7 +343,8 @@ def _c_interface(library: Any) -> dict[str, Any]:
 def _step_fuse_ops(c: Compilation) -> None:
     """``fuse-ops``, after ``patch-stage`` with ``--patch auto``: the
     decision goes to ``metadata.json`` (``patch``) and, as one line, to
-    stderr."""
+    stderr; equal stripe kernels are then merged into one function
+    (``merged_functions`` in the decision)."""
     if c.args.patch != "off":
         _pass_step(
             "patch-stage",
@@ -355,6 +356,11 @@ def _step_fuse_ops(c: Compilation) -> None:
         c.patch = _patch_decision(c)
         c.say(_patch_line(c.patch))
     _pass_step("fuse-ops", module_name=lambda c: c.args.module_name)(c)
+    if c.patch is not None and c.patch.get("applied"):
+        from usmp.passes.patch_stage import dedupe_primitive_functions
+
+        assert c.module is not None
+        c.patch["merged_functions"] = dedupe_primitive_functions(c.module)
 
 
 def _patch_decision(c: Compilation) -> dict[str, Any]:
