@@ -435,6 +435,12 @@ def convert_pack(b: RelayBuilder) -> None:
 
 
 def _block_size(b: RelayBuilder, x: Tensor) -> int:
+    kernel = b.operator.opcode.lower() + ".cc"
+    if _type(x) not in ("FLOAT32", "INT8"):
+        raise b.error(
+            f"input '{x.name}' is {_type(x)}; supported: FLOAT32, INT8 (TFLite "
+            f"Micro's {kernel} accepts no other type)"
+        )
     if len(x.shape) != 4:
         raise b.error(f"input must be 4-d (NHWC), got {list(x.shape)}")
     block = b.operator.options.BlockSize()

@@ -21,7 +21,7 @@ from usmp.frontend.tflite_import import import_tflite_bytes
 from usmp.frontend.tflite_ops_layout import keeps_memory_order, mean_multiplier
 from usmp.frontend.tflite_reader import TFLiteImportError, read_model
 from usmp.testing.run_c import run_module, run_pipeline
-from usmp.testing.tflm_reference import difference, random_inputs, run_tflm
+from usmp.testing.tflm_reference import TFLMError, difference, random_inputs, run_tflm
 
 Built = tuple[ModelBuilder, list[int], list[int]]
 
@@ -583,6 +583,29 @@ def test_space_depth_match_tflite_micro(dtype: str) -> None:
     m.op("DEPTH_TO_SPACE", [z], [d], ("DepthToSpaceOptions", dict(BlockSize=3)))
     text = check((m, [x, z], [s, d]))
     assert text.count("relay.transpose") == 2
+
+
+@pytest.mark.parametrize(
+    ("opcode", "options", "shapes"),
+    [
+        ("SPACE_TO_DEPTH", "SpaceToDepthOptions", ((1, 4, 4, 2), (1, 2, 2, 8))),
+        ("DEPTH_TO_SPACE", "DepthToSpaceOptions", ((1, 2, 2, 8), (1, 4, 4, 2))),
+    ],
+)
+def test_int16_space_depth_is_refused_as_tflite_micro(opcode, options, shapes) -> None:
+    """TFLite Micro's kernels take FLOAT32 and INT8 only (and fail on this
+    model); the importer says so at the operator."""
+    m = ModelBuilder()
+    x = m.tensor(shapes[0], "int16", scale=0.001, zero_point=0)
+    y = m.tensor(shapes[1], "int16", scale=0.001, zero_point=0)
+    m.op(opcode, [x], [y], (options, dict(BlockSize=2)))
+    data = m.build([x], [y])
+    with pytest.raises(TFLMError):  # its message: only float32 and int8
+        run_tflm(data, [np.zeros(shapes[0], np.int16)], [y])
+    assert refusal((m, [x], [y])).endswith(
+        f"operator 0 ({opcode}): input 't0' is INT16; supported: FLOAT32, INT8 "
+        f"(TFLite Micro's {opcode.lower()}.cc accepts no other type)"
+    )
 
 
 def test_space_to_depth_refuses_an_uneven_block() -> None:
