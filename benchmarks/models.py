@@ -42,6 +42,7 @@ import json
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,19 @@ def compile_model(
     return json.loads(metadata.read_text()), seconds, err.getvalue().strip()
 
 
+def _invoke_us(invoke: Callable[[], object], runs: int, repeats: int) -> float:
+    """Process CPU microseconds per ``invoke()`` after one warm-up: the
+    fastest of ``repeats`` timings of ``runs`` calls."""
+    invoke()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.process_time()
+        for _ in range(runs):
+            invoke()
+        best = min(best, (time.process_time() - start) / runs * 1e6)
+    return best
+
+
 def litert_inference_us(path: Path, runs: int, repeats: int) -> float:
     """LiteRT's reference kernels (``BUILTIN_REF``): the reference of hybrid
     models, which TFLite Micro refuses; timed as ``tflm_inference_us``."""
@@ -100,14 +114,7 @@ def litert_inference_us(path: Path, runs: int, repeats: int) -> float:
     details = interpreter.get_input_details()
     for detail, x in zip(details, random_inputs(read_model_file(path), 0), strict=True):
         interpreter.set_tensor(detail["index"], x)
-    interpreter.invoke()  # warm up
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.process_time()
-        for _ in range(runs):
-            interpreter.invoke()
-        best = min(best, (time.process_time() - start) / runs * 1e6)
-    return best
+    return _invoke_us(interpreter.invoke, runs, repeats)
 
 
 def tflm_inference_us(path: Path, runs: int, repeats: int) -> float:
@@ -120,14 +127,7 @@ def tflm_inference_us(path: Path, runs: int, repeats: int) -> float:
     interpreter = runtime.Interpreter.from_file(str(path), arena_size=4 << 20)
     for i, x in enumerate(random_inputs(model, seed=0)):
         interpreter.set_input(x, i)
-    interpreter.invoke()  # warm up
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.process_time()
-        for _ in range(runs):
-            interpreter.invoke()
-        best = min(best, (time.process_time() - start) / runs * 1e6)
-    return best
+    return _invoke_us(interpreter.invoke, runs, repeats)
 
 
 TIMING_CFLAGS = ("-std=c99", "-O2", "-D_POSIX_C_SOURCE=199309L")
