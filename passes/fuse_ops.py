@@ -37,6 +37,15 @@ What it does
     ``tir.allocate_const`` the planner sees. Arguments are ordered by first
     use in the group.
 
+    Devices (after ``plan-devices``): an operator and its producer on two
+    devices (their ``relay.virtual_device`` differs) are never fused, so every
+    group runs on one device; its ``relay.call`` and its primitive function
+    keep that ``relay.virtual_device``. A group whose device's target is not
+    the host's (``c``) is named ``tvmgen_<module_name>_<target>_fused_...``
+    and its function gets ``tir.target = "<target>"`` (the C library puts
+    it in that target's own source file; USMP lets it touch only pools that
+    target can access).
+
     A group made of ``relay.reshape``s only is left in main as is:
     ``aot-lower-main`` aliases a reshape to its operand's storage (no copy,
     no call). TVM keeps a reshape as a primitive function (a copy).
@@ -70,6 +79,7 @@ Idempotence
 
 from __future__ import annotations
 
+import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -81,10 +91,11 @@ from xdsl.dialects.builtin import (
     FixedBitwidthType,
     FunctionType,
     ModuleOp,
+    StringAttr,
     TensorType,
     UnitAttr,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -98,9 +109,13 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
+from usmp.dialects.device import VirtualDeviceAttr
 from usmp.dialects.relay_ops import ReshapeOp
 from usmp.lowering.fusion import GraphNode, partition
 from usmp.lowering.op_patterns import OpPattern, is_operator, op_pattern, tvm_name
+
+HOST_TARGET = "c"
+"""The host's target: its groups keep TVM's ``tvmgen_<module>_fused_`` names."""
 
 _MAX_NAME_LENGTH = 80
 """TVM's ``kMaxFuncNameLength`` for the ``fused_...`` part of a name."""
@@ -164,13 +179,31 @@ class _SymbolNames:
         return name
 
 
-def fused_name(op_names: Sequence[str], module_name: str) -> str:
-    """TVM's readable name of a fused function (before uniquing)."""
+def fused_name(op_names: Sequence[str], module_name: str, target: str = "") -> str:
+    """TVM's readable name of a fused function (before uniquing); a group
+    offloaded to another ``target`` than the host's is prefixed
+    ``tvmgen_<module>_<target>_``."""
     candidate = "fused_" + "_".join(tvm_name(n) for n in op_names)
     if len(candidate) > _MAX_NAME_LENGTH:
         digest = zlib.crc32(candidate.encode())
         candidate = f"{candidate[:_MAX_NAME_LENGTH]}_{digest:08x}_"
-    return f"tvmgen_{module_name}_{candidate}"
+    prefix = f"tvmgen_{module_name}_" + (f"{c_identifier(target)}_" if target else "")
+    return prefix + candidate
+
+
+def _offload_target(device: Attribute | None) -> str:
+    """The target of a group on ``device`` when it is not the host's (``c``),
+    else ``""``."""
+    if not isinstance(device, VirtualDeviceAttr):
+        return ""
+    target = device.target.data
+    return "" if target in ("", HOST_TARGET) else target
+
+
+def c_identifier(name: str) -> str:
+    """``name`` (a target such as ``ethos-u``) as a C identifier part:
+    TVM's ``ethos_u``."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 
 def _uniform_constant(value: SSAValue) -> relay.ConstantOp | None:
@@ -219,9 +252,19 @@ def _check_function(function: func.FuncOp) -> Block:
     return block
 
 
+def device_of(op: Operation) -> Attribute | None:
+    """The ``relay.virtual_device`` plan-devices put on ``op`` (``None``:
+    devices not planned)."""
+    return op.attributes.get(relay.VIRTUAL_DEVICE)
+
+
 def _build_graph(nodes: Sequence[Operation]) -> list[GraphNode]:
+    """The dataflow graph of ``nodes``; an edge between two operators on
+    different devices is left out (its value leaves the producer's group, as
+    a use outside ``nodes`` does), so no group spans two devices."""
     index = {op: i for i, op in enumerate(nodes)}
     graph = [GraphNode(op_pattern(op.name)) for op in nodes]
+    crossing: set[int] = set()
     for i, op in enumerate(nodes):
         pattern = graph[i].pattern
         result_type = op.results[0].type if len(op.results) == 1 else None
@@ -230,13 +273,16 @@ def _build_graph(nodes: Sequence[Operation]) -> list[GraphNode]:
             producer = index.get(operand.owner)  # type: ignore[arg-type]
             if producer is None:
                 continue
+            if device_of(nodes[producer]) != device_of(op):
+                crossing.add(producer)
+                continue
             edge = pattern
             if edge == OpPattern.BROADCAST and operand.type == result_type:
                 edge = OpPattern.ELEMWISE
             graph[producer].outputs.append((i, edge))
             graph[i].inputs.append(producer)
     for i, op in enumerate(nodes):
-        graph[i].extern_ref = any(
+        graph[i].extern_ref = i in crossing or any(
             use.operation not in index for r in op.results for use in r.uses
         )
     return graph
@@ -294,6 +340,12 @@ def _groups_to_outline(block: Block, max_depth: int) -> dict[Operation, _Group]:
                 members[-1],
                 f"internal error: fused group has {len(outputs)} outputs, expected 1",
             )
+        devices = {str(device_of(m)) for m in members}
+        if len(devices) > 1:
+            raise located_error(
+                members[-1],
+                "internal error: fused group spans devices " + ", ".join(sorted(devices)),
+            )
         outlined[members[-1]] = _Group(members, outputs[0])
     return outlined
 
@@ -343,13 +395,21 @@ class _OutlineGroup(RewritePattern):
                 elif operand not in arguments:
                     arguments.append(operand)
 
-        name = fused_name([m.name for m in members], self.module_name)
+        device = device_of(members[-1])
+        target = _offload_target(device)
+        name = fused_name([m.name for m in members], self.module_name, target)
         symbol = self.names.unique(name)
         primitive = _primitive_function(symbol, members, output, arguments, constants)
+        if device is not None:
+            primitive.attributes[relay.VIRTUAL_DEVICE] = device
+        if target:
+            primitive.attributes[tir.TARGET] = StringAttr(target)
         rewriter.insert(primitive, InsertPoint.before(self.function))
 
         call = relay.CallOp(symbol, arguments, output.type)
         call.location = output.owner.location  # type: ignore[union-attr]
+        if device is not None:
+            call.attributes[relay.VIRTUAL_DEVICE] = device
         rewriter.insert(call, InsertPoint.after(op))
         rewriter.replace_all_uses_with(output, call.result)
         for member in reversed(members):
