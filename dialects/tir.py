@@ -652,8 +652,67 @@ class CallOp(IRDLOperation):
                 )
 
 
+DEVICE_HOOKS = ("activate", "open", "close", "deactivate")
+"""TVM's device API hooks (``TVMDevice<Device>Activate`` ...), in call order."""
+
+
+def device_camel(device: str) -> str:
+    """TVM's spelling of a device in its hook names: ``ethos_u`` -> ``EthosU``."""
+    return "".join(part[:1].upper() + part[1:] for part in device.split("_") if part)
+
+
+@irdl_op_definition
+class DeviceHookOp(IRDLOperation):
+    """A call of one of TVM's device API hooks, which the application
+    implements (seed 000, ``test_c_device_api.py``)::
+
+        tir.device_hook "activate" @accel    // TVMDeviceAccelActivate(device_context_accel)
+
+    ``hook`` is ``activate``, ``open``, ``close`` or ``deactivate``;
+    ``device`` names the device as a C identifier (the target of its virtual
+    device, ``ethos-u`` -> ``ethos_u``). In C each becomes
+    ``int32_t TVMDevice<Device><Hook>(void* device_context_<device>)``, the
+    context being an argument of the entry function (``device_context``)."""
+
+    name = "tir.device_hook"
+
+    hook = prop_def(StringAttr)
+    device = prop_def(StringAttr)
+
+    assembly_format = "$hook $device attr-dict"
+
+    def __init__(self, hook: str, device: str):
+        super().__init__(
+            properties={"hook": StringAttr(hook), "device": StringAttr(device)}
+        )
+
+    @property
+    def c_function(self) -> str:
+        """TVM's hook name: ``TVMDevice<Device><Hook>``."""
+        return (
+            f"TVMDevice{device_camel(self.device.data)}"
+            f"{device_camel(self.hook.data)}"
+        )
+
+    @staticmethod
+    def device_context(device: str) -> str:
+        """The C name of ``device``'s context: ``device_context_<device>``."""
+        return f"device_context_{device}"
+
+    def verify_(self) -> None:
+        if self.hook.data not in DEVICE_HOOKS:
+            raise VerifyException(
+                f"tir.device_hook: hook '{self.hook.data}' is not one of "
+                f"{', '.join(DEVICE_HOOKS)}"
+            )
+        if not self.device.data.isidentifier() or not self.device.data.isascii():
+            raise VerifyException(
+                f"tir.device_hook: device '{self.device.data}' is not a C identifier"
+            )
+
+
 TIR = Dialect(
     "tir",
-    [AllocateOp, AllocateConstOp, AllocateStateOp, CallOp],
+    [AllocateOp, AllocateConstOp, AllocateStateOp, CallOp, DeviceHookOp],
     [CallTypeAttr, PoolKindAttr, AccessModeAttr, PoolInfoAttr, PoolAllocationAttr],
 )

@@ -57,6 +57,11 @@ Produces
       ``tir.src_virtual_device``/``tir.dst_virtual_device``, and an allocation
       on a device whose memory scope is not ``global`` gets that scope.
       Without planned devices, no device attribute is written (default device).
+    * device hooks (``aot_device_hooks``): for every device other than the
+      host's that runs an operator, ``tir.device_hook`` calls of TVM's device
+      API: ``activate`` first, ``open``/``close`` around each of its calls,
+      ``deactivate`` last; the entry lists those devices in
+      ``tir.device_contexts``.
 
 How
     Unsupported ops are reported (``aot_main_checks``), xDSL's ``region_dce``
@@ -116,6 +121,7 @@ from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
 from usmp.dialects.relay_ops import ReshapeOp
 from usmp.dialects.relay_state import StateOp
+from usmp.passes.aot_device_hooks import insert_device_hooks
 from usmp.passes.aot_io_names import IONames, io_names
 from usmp.passes.aot_main_checks import check_main
 from usmp.passes.aot_storage import (
@@ -212,6 +218,7 @@ class AOTLowerMainPass(ModulePass):
         ).rewrite_region(entry.body)
         for bridge in reversed(lowering.bridges):
             Rewriter.erase_op(bridge)
+        insert_device_hooks(entry)
 
 
 @dataclass
