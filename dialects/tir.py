@@ -690,8 +690,7 @@ class DeviceHookOp(IRDLOperation):
     def c_function(self) -> str:
         """TVM's hook name: ``TVMDevice<Device><Hook>``."""
         return (
-            f"TVMDevice{device_camel(self.device.data)}"
-            f"{device_camel(self.hook.data)}"
+            f"TVMDevice{device_camel(self.device.data)}{device_camel(self.hook.data)}"
         )
 
     @staticmethod

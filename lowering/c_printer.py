@@ -71,8 +71,12 @@ def _strings(attr: object) -> list[str]:
 
 
 def argument_names(f: emitc.FuncOp) -> list[str | None]:
-    """The source-level names of ``f``'s arguments (inputs, outputs, pools)."""
-    n = len(f.function_type.inputs)
+    """The source-level names of ``f``'s arguments (inputs, outputs, pools,
+    device contexts)."""
+    contexts = [
+        f"device_context_{d}" for d in _strings(f.attributes.get("tir.device_contexts"))
+    ]
+    n = len(f.function_type.inputs) - len(contexts)
     pools = _strings(f.attributes.get("tir.pool_args"))
     io = _strings(f.attributes.get("tir.input_names")) + _strings(
         f.attributes.get("tir.output_names")
@@ -82,7 +86,7 @@ def argument_names(f: emitc.FuncOp) -> list[str | None]:
         names[i] = name
     for i, name in enumerate(pools):
         names[n - len(pools) + i] = name
-    return names
+    return names + list[str | None](contexts)
 
 
 _WRITES: frozenset[type[Operation]] = frozenset(

@@ -39,6 +39,10 @@ from usmp.lowering.convert_to_emitc_common import (
     EmitcPattern,
     convert_type,
 )
+from usmp.lowering.convert_to_emitc_devices import (
+    DeviceHookLowering,
+    add_context_arguments,
+)
 from usmp.lowering.convert_to_emitc_module import (
     ModuleInfo,
     builtin_only,
@@ -70,6 +74,8 @@ class FuncOpLowering(EmitcPattern):
             else convert_type(t, op)
             for i, t in enumerate(inputs)
         ]
+        if op.body.blocks:  # TVM's void* device contexts, last
+            arg_types += add_context_arguments(op, op.body.block)
         outputs = [convert_type(t, op) for t in op.function_type.outputs.data]
         if len(outputs) > 1:
             raise located_error(op, "a C function returns at most one value")
@@ -84,7 +90,7 @@ class FuncOpLowering(EmitcPattern):
             new.attributes["sym_visibility"] = StringAttr("private")
         new.arg_attrs = ArrayAttr(  # pyright: ignore[reportAttributeAccessIssue]
             DictionaryAttr({MEMREF_ARG_ATTR: t} if isinstance(t, MemRefType) else {})
-            for t in inputs
+            for t in [*inputs, *arg_types[len(inputs) :]]
         )
         for name, attr in op.attributes.items():
             if name.startswith("tir.") and (value := builtin_only(attr)) is not None:
@@ -198,6 +204,7 @@ class UnsupportedOpLowering(EmitcPattern):
 def func_patterns(state: ConversionState, info: ModuleInfo) -> list[RewritePattern]:
     return [
         CallOpLowering(state, info),
+        DeviceHookLowering(state),
         FuncOpLowering(state, info),
         ReturnOpLowering(state),
         UnplannedAllocationLowering(),

@@ -153,6 +153,8 @@ def add_library(module: ModuleOp) -> None:
         array = _bytes(p.size)
         block.add_op(_mark(emitc.GlobalOp(p.array, array, static=True)))
     param_types = list(main.function_type.inputs)
+    context_types = param_types[len(param_types) - len(m.devices) :]
+    param_types = param_types[: len(param_types) - len(m.devices)]
     n_io = 0 if m.io_in_workspace else len(m.inputs) + len(m.outputs)
     pool_types = dict(zip([p.name for p in m.pools], param_types[n_io:], strict=True))
     sizes = {p.name: max(1, p.size) for p in m.pools}
@@ -190,6 +192,10 @@ def add_library(module: ModuleOp) -> None:
             emitc.PointerType(emitc.OpaqueType(StringAttr(m.typedef(what))))
             for what in ("Inputs", "Outputs")
         ]
+    if m.devices:
+        inputs.append(
+            emitc.PointerType(emitc.OpaqueType(StringAttr(m.typedef("Devices"))))
+        )
     run = emitc.FuncOp(m.symbol("run"), FunctionType.from_lists(inputs, [i32]))
     b = _Builder(run.body.block)
     args: list[SSAValue] = []
@@ -202,6 +208,10 @@ def add_library(module: ModuleOp) -> None:
             args.append(b.member(struct, t.c_name, type_))
     for p in m.pools:
         args.append(b.pool_pointer(globals_[p.name], sizes[p.name], pool_types[p.name]))
+    devices = run.body.block.args[-1] if m.devices else None
+    for d, type_ in zip(m.devices, context_types, strict=True):
+        assert devices is not None
+        args.append(b.member(devices, d, type_))
     b.add(emitc.CallOp(symbol, args))
     b.add(emitc.ReturnOp(b.add(emitc.ConstantOp(IntegerAttr(0, i32)))))
     block.add_op(_mark(run))

@@ -80,7 +80,13 @@ from usmp.lowering.convert_to_emitc import (
     POOLS_ATTR,
     convert_scalar_type,
 )
+from usmp.lowering.convert_to_emitc_devices import device_contexts
 from usmp.lowering.convert_to_emitc_library import is_library_op
+from usmp.lowering.metadata_devices import (
+    devices_arguments,
+    devices_declarations,
+    devices_parameter,
+)
 
 MAIN_SUFFIX = "___tvm_main__"
 
@@ -162,6 +168,8 @@ class ModelInterface:
     names: CNames
     """The C name of everything in the module (``usmp.lowering.c_names``)."""
     states: tuple[State, ...] = ()
+    devices: tuple[str, ...] = ()
+    """Devices whose hooks the entry calls (``tir.device_contexts``), in order."""
 
     @property
     def upper(self) -> str:
@@ -323,6 +331,7 @@ def model_interface(
         io_in_workspace,
         names,
         _states(main),
+        tuple(device_contexts(main)),
     )
 
 
@@ -422,7 +431,7 @@ def run_parameters(m: ModelInterface) -> list[str]:
         params.append(f"{m.typedef('Workspaces')}* workspaces")
     if m.user_pools(workspace=False):
         params.append(f"{m.typedef('Parameters')}* parameters")
-    return params
+    return params + devices_parameter(m)
 
 
 def _map_signature(m: ModelInterface, what: str) -> str:
@@ -471,6 +480,10 @@ def call_setup(
             members = ", ".join(pool_var(p) for p in pools)
             pool_lines.append(f"{m.typedef(what)} {var} = {{ {members} }};")
             pool_args.append(f"&{var}")
+    if m.devices:
+        contexts = ", ".join("0" for _ in m.devices)
+        pool_lines.append(f"{m.typedef('Devices')} devices = {{ {contexts} }};")
+        pool_args.append("&devices")
     if m.io_in_workspace:
         ws = "&workspaces" if m.user_pools(workspace=True) else ""
         io_lines = [
@@ -611,6 +624,7 @@ def metadata_header(m: ModelInterface, banner: bool = True) -> str:
             f"{ctype}* {p.c_name}; /* {m.define(p, 'SIZE')} bytes */" for p in pools
         ]
         lines += _struct(m.symbol(tag), m.typedef(what), fields)
+    lines += devices_declarations(m)
     if m.states:
         lines += [
             "/**",
@@ -744,6 +758,7 @@ def metadata_source(m: ModelInterface, prototype: bool = True) -> list[str]:
             w for w, ts in (("inputs", m.inputs), ("outputs", m.outputs)) if not ts
         ]
     args += [_pool_pointer(m, p.name) for p in m.pools]
+    args += devices_arguments(m)
     lines.append(
         f"int32_t {m.symbol('run')}({', '.join(run_parameters(m)) or 'void'}) {{"
     )

@@ -53,9 +53,7 @@ def insert_device_hooks(entry: func.FuncOp) -> None:
         if isinstance(op, tir.CallOp) and (device := call_device(op)) is not None:
             if device not in devices:
                 devices.append(device)
-            Rewriter.insert_op(
-                _hook("open", device, op), InsertPoint.before(op)
-            )
+            Rewriter.insert_op(_hook("open", device, op), InsertPoint.before(op))
             Rewriter.insert_op(_hook("close", device, op), InsertPoint.after(op))
     if not devices:
         return

@@ -344,7 +344,8 @@ def _groups_to_outline(block: Block, max_depth: int) -> dict[Operation, _Group]:
         if len(devices) > 1:
             raise located_error(
                 members[-1],
-                "internal error: fused group spans devices " + ", ".join(sorted(devices)),
+                "internal error: fused group spans devices "
+                + ", ".join(sorted(devices)),
             )
         outlined[members[-1]] = _Group(members, outputs[0])
     return outlined

@@ -8,7 +8,8 @@ Pools come, in order of precedence, from
 1. a pass option ``pools="..."`` (syntax below),
 2. the module attribute ``tir.pools`` (an ``ArrayAttr`` of ``#tir.pool_info``),
 3. the defaults: one unbounded workspace pool ``global_workspace`` and one
-   unbounded constant pool ``global_const`` (alignment 16, target ``c``),
+   unbounded constant pool ``global_const`` (alignment 16, accessible by the
+   host target ``c`` and every other target the module's functions run on),
    and, for a module with state (``tir.allocate_state``), one unbounded
    persistent pool ``global_state``.
 
@@ -183,15 +184,39 @@ def default_access(kind: PoolKind) -> AccessMode:
     return AccessMode.RO if kind is PoolKind.CONSTANT else AccessMode.RW
 
 
-def default_pool(kind: PoolKind) -> PoolInfoAttr:
+def default_pool(
+    kind: PoolKind, targets: Sequence[str] = (DEFAULT_TARGET,)
+) -> PoolInfoAttr:
+    """The default pool of ``kind``, accessible by every target in
+    ``targets`` (TVM's default pools serve every target of the module)."""
     name = {
         PoolKind.WORKSPACE: DEFAULT_WORKSPACE_POOL,
         PoolKind.CONSTANT: DEFAULT_CONSTANT_POOL,
         PoolKind.PERSISTENT: DEFAULT_PERSISTENT_POOL,
     }[kind]
     return PoolInfoAttr(
-        name, kind, 0, DEFAULT_ALIGNMENT, [(DEFAULT_TARGET, default_access(kind))]
+        name, kind, 0, DEFAULT_ALIGNMENT, [(t, default_access(kind)) for t in targets]
     )
+
+
+def module_targets(module: ModuleOp) -> list[str]:
+    """The host target ``c``, then every other target that runs a function of
+    ``module`` (a function's ``tir.target``, a call's virtual device), in
+    order of appearance."""
+    from usmp.dialects.device import VirtualDeviceAttr
+    from usmp.dialects.tir import VIRTUAL_DEVICE
+
+    targets = [DEFAULT_TARGET]
+    for op in module.walk():
+        target = None
+        if isinstance(op, FuncOp):
+            target = op.attributes.get(TARGET_ATTR)
+            target = target.data if isinstance(target, StringAttr) else None
+        elif isinstance(device := op.attributes.get(VIRTUAL_DEVICE), VirtualDeviceAttr):
+            target = device.target.data or None
+        if target is not None and target not in targets:
+            targets.append(target)
+    return targets
 
 
 def resolve_pools(module: ModuleOp, option: str | None) -> list[PoolInfoAttr]:
@@ -208,9 +233,11 @@ def resolve_pools(module: ModuleOp, option: str | None) -> list[PoolInfoAttr]:
     kinds = [PoolKind.WORKSPACE, PoolKind.CONSTANT]
     if any(isinstance(op, AllocateStateOp) for op in module.walk()):
         kinds.append(PoolKind.PERSISTENT)
+    targets: list[str] | None = None
     for kind in kinds:
         if not any(p.kind.data is kind for p in pools):
-            default = default_pool(kind)
+            targets = targets or module_targets(module)
+            default = default_pool(kind, targets)
             if default.pool_name.data not in names:
                 pools.append(default)
     return pools
