@@ -666,7 +666,8 @@ class DeviceHookOp(IRDLOperation):
     """A call of one of TVM's device API hooks, which the application
     implements (seed 000, ``test_c_device_api.py``)::
 
-        tir.device_hook "activate" @accel    // TVMDeviceAccelActivate(device_context_accel)
+        tir.device_hook "activate" "accel"
+        // C: TVMDeviceAccelActivate(device_context_accel)
 
     ``hook`` is ``activate``, ``open``, ``close`` or ``deactivate``;
     ``device`` names the device as a C identifier (the target of its virtual
