@@ -96,3 +96,19 @@ def hook_stubs(m: ModelInterface, record: str = "") -> list[str]:
                 "}",
             ]
     return lines
+
+
+def stub_devices(m: ModelInterface) -> tuple[list[str], list[str]]:
+    """For an application without devices (a test harness): the definitions
+    of a ``TVMDevices_<m>`` variable ``devices`` (null contexts) and of
+    every hook (returning 0), and ``run``'s extra argument (none without
+    devices)."""
+    if not m.devices:
+        return [], []
+    contexts = ", ".join("0" for _ in m.devices)
+    definitions = [
+        f"static {m.typedef('Devices')} devices = {{ {contexts} }};",
+        *hook_stubs(m),
+        "",
+    ]
+    return definitions, ["&devices"]

@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import (
 )
 
 from usmp.lowering.metadata import ModelInterface, Tensor
+from usmp.lowering.metadata_devices import stub_devices
 from usmp.tools.c_library import as_emitc, build_library, load
 
 DEFAULT_CFLAGS = (
@@ -101,6 +102,8 @@ def harness(m: ModelInterface) -> str:
     lines.append("  return done != n;")
     lines += ["}", ""]
     tensors = [*m.inputs, *m.outputs]
+    devices, device_args = stub_devices(m)
+    lines += devices
     for k, t in enumerate(tensors):
         lines.append(
             f"static {t.c_element} t{k}[{max(1, t.nbytes // dtype_of(t).itemsize)}];"
@@ -119,13 +122,15 @@ def harness(m: ModelInterface) -> str:
         lines += ["  (void)in;", "  (void)out;"]
         for k, t in enumerate(m.inputs):
             lines.append(f"  memcpy(in.{t.c_name}, t{k}, sizeof t{k});")
-        lines.append(f"  {m.symbol('run')}();")
+        lines.append(f"  {m.symbol('run')}({', '.join(device_args)});")
         for k, t in enumerate(m.outputs, len(m.inputs)):
             lines.append(f"  memcpy(t{k}, out.{t.c_name}, sizeof t{k});")
     else:
         lines.append(f"  {m.typedef('Inputs')} in = {{{', '.join(ins) or '0'}}};")
         lines.append(f"  {m.typedef('Outputs')} out = {{{', '.join(outs) or '0'}}};")
-        lines.append(f"  {m.symbol('run')}(&in, &out);")
+        lines.append(
+            f"  {m.symbol('run')}({', '.join(['&in', '&out', *device_args])});"
+        )
     for k in range(len(m.inputs), len(tensors)):
         lines.append(f"  if (io(argv[{k + 1}], t{k}, sizeof t{k}, 1)) return 4;")
     lines += ["  return 0;", "}", ""]
@@ -149,6 +154,8 @@ def sequence_harness(m: ModelInterface, steps: int, resets: Sequence[int]) -> st
     lines.append("  return done != n;")
     lines += ["}", ""]
     tensors = [*m.inputs, *m.outputs]
+    devices, device_args = stub_devices(m)
+    lines += devices
     counts = [max(1, t.nbytes // dtype_of(t).itemsize) for t in tensors]
     for k, (t, n) in enumerate(zip(tensors, counts, strict=True)):
         lines.append(f"static {t.c_element} t{k}[{steps}][{n}];")
@@ -166,7 +173,8 @@ def sequence_harness(m: ModelInterface, steps: int, resets: Sequence[int]) -> st
         lines.append(f"    if ({reset}) {m.symbol('init')}();")
     lines.append(f"    {{ {m.typedef('Inputs')} in = {{{', '.join(ins) or '0'}}};")
     lines.append(f"      {m.typedef('Outputs')} out = {{{', '.join(outs) or '0'}}};")
-    lines.append(f"      {m.symbol('run')}(&in, &out); }}")
+    run_args = ", ".join(["&in", "&out", *device_args])
+    lines.append(f"      {m.symbol('run')}({run_args}); }}")
     lines.append("  }")
     for k in range(len(m.inputs), len(tensors)):
         lines.append(f"  if (io(argv[{k + 1}], t{k}, sizeof t{k}, 1)) return 4;")

@@ -9,7 +9,11 @@ adds to its build, every name prefixed ``tvmgen_<model>`` (and every symbol
   see ``usmp.lowering.metadata``);
 * ``tvmgen_<m>.c``            library-defined pools (aligned static arrays,
   parameters as ``const`` data) and ``tvmgen_<m>_run``;
-* ``tvmgen_<m>_operators.c``  the operator functions;
+* ``tvmgen_<m>_operators.c``  the operator functions (of the host target);
+* ``tvmgen_<m>_<target>.c``   the operators offloaded to another target
+  (``--target accel,c``: ``tvmgen_<m>_accel.c``), each file only that
+  target's functions (prefix ``tvmgen_<m>_<target>_``) and the pools they
+  are passed;
 * ``tvmgen_<m>_aot_main.c``   the AOT entry ``tvmgen_<m>___tvm_main__``;
 * ``tvmgen_<m>_parameters.h`` only if the application provides parameter
   pools: their data as initializer macros.
@@ -26,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
 
 from usmp.dialects import emitc, tir
@@ -47,7 +51,9 @@ from usmp.lowering.metadata import (
     module_c_names,
     parameters_header,
 )
+from usmp.lowering.metadata_devices import hook_prototypes
 from usmp.passes.convert_to_emitc import needs_conversion
+from usmp.passes.fuse_ops import HOST_TARGET, c_identifier
 
 _CPP_OPEN = ["#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
 _CPP_CLOSE = ["#ifdef __cplusplus", "}", "#endif", ""]
@@ -150,6 +156,28 @@ def _split(
     return [f for f in funcs if f is not m.main], [m.main]
 
 
+def split_by_target(
+    operators: list[emitc.FuncOp],
+) -> tuple[list[emitc.FuncOp], dict[str, list[emitc.FuncOp]]]:
+    """The host's operators, and those of every other target (a function's
+    ``tir.target``: offloaded by ``fuse-ops``), by target in order."""
+    host: list[emitc.FuncOp] = []
+    offloaded: dict[str, list[emitc.FuncOp]] = {}
+    for f in operators:
+        target = f.attributes.get(tir.TARGET)
+        name = target.data if isinstance(target, StringAttr) else HOST_TARGET
+        if name == HOST_TARGET:
+            host.append(f)
+        else:
+            offloaded.setdefault(name, []).append(f)
+    return host, offloaded
+
+
+def target_file(model: str, target: str) -> str:
+    """The source file of ``target``'s operators: ``tvmgen_<m>_<target>.c``."""
+    return f"tvmgen_{model}_{c_identifier(target)}.c"
+
+
 def build_library(module: ModuleOp, *, user_pools: Collection[str] = ()) -> CLibrary:
     """The files of ``module``'s library; ``user_pools`` names the pools the
     application provides (empty: U1, the library defines them all)."""
@@ -172,17 +200,23 @@ def build_library(module: ModuleOp, *, user_pools: Collection[str] = ()) -> CLib
             *_CPP_CLOSE,
         ]
     )
-    for name, funcs, globals_ in (
-        (names["operators"], operators, True),
-        (names["aot_main"], main, False),
+    host, offloaded = split_by_target(operators)
+    for name, funcs, globals_, what in (
+        (names["operators"], host, True, "Operators"),
+        *(
+            (target_file(m.names.model, t), fs, False, f"Operators of target {t}")
+            for t, fs in offloaded.items()
+        ),
+        (names["aot_main"], main, False, "AOT entry function"),
     ):
         files[name] = "\n".join(
             [
-                *_banner(m, "Operators" if globals_ else "AOT entry function"),
+                *_banner(m, what),
                 *_includes(module),
                 "",
                 ALIGNED_MACRO if globals_ else "",
                 *_CPP_OPEN,
+                *(hook_prototypes(m) if funcs is main else ()),
                 *_program(module, funcs, globals_, m.names),
                 *_CPP_CLOSE,
             ]

@@ -25,12 +25,14 @@ from __future__ import annotations
 
 from usmp.lowering.c_printer import ALIGNED_MACRO
 from usmp.lowering.metadata import (
+    ModelInterface,
     Tensor,
     c_text,
     call_setup,
     init_arguments,
     io_macros,
 )
+from usmp.lowering.metadata_devices import hook_stubs
 from usmp.tools.c_library import CLibrary
 
 INCLUDE_DIR = "codegen/host/include"
@@ -238,6 +240,7 @@ def example_main(library: CLibrary) -> str:
         "  return done != n;",
         "}",
         "",
+        *_example_hooks(m),
         "static int usage(const char* program) {",
         f'  fprintf(stderr, "usage: %s [-r RUNS] [-o PREFIX] {usage}\\n", program);'
         if usage
@@ -314,3 +317,18 @@ def example_main(library: CLibrary) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _example_hooks(m: ModelInterface) -> list[str]:
+    """The device hooks the library calls (none without devices): this host
+    example has no accelerator, so each only returns 0; on a board they
+    power, configure and release the device its context names."""
+    if not m.devices:
+        return []
+    return [
+        "/* Device hooks (TVM's device API): the library calls them around the",
+        " * operators it runs on each device. This host example has no such",
+        " * device; a firmware switches it on/off and passes its context. */",
+        *hook_stubs(m),
+        "",
+    ]
