@@ -267,7 +267,10 @@ class _Analyzer:
                 value = op.results[0]
                 used = timeline.uses.get(value, set())
                 live = ((min(used), max(used) + 1),) if used else ()
-                targets = main_targets | timeline.value_targets.get(value, set())
+                # the targets of the operators using it; main itself only
+                # passes it (a cross-device memref.copy is the device_copy
+                # moving data between the two sides' pools)
+                targets = timeline.value_targets.get(value) or main_targets
                 self.add_allocation(op, main_name, live, targets, tuple(sorted(used)))
         running = function_steps(timeline, call_graph(self.functions))
         for name, f in self.functions.items():

@@ -3,7 +3,11 @@ build and run it with gcc, run TFLite Micro on the same seeded input, and say
 whether they agree (int8 bit for bit, float within 1e-5 relative).
 ``--steps N`` runs each seed as a sequence of N invocations (one library
 instance after ``init`` and one TFLite Micro interpreter, so the state of a
-streaming model carries over) and compares every step.
+streaming model carries over) and compares every step. ``--target accel,c
+--offload CONV_2D,DEPTHWISE_CONV_2D=accel`` and the pool flags
+(``--usmp-workspace-pools``, ``--usmp-workspace-pool-NAME="target=accel:rw"``
+...) are usmp-compile's; ``--sanitize`` builds with ASan/UBSan, the pools
+being arrays of exactly their planned size.
 
 Exit status 0 when every output agrees, 1 otherwise; a model that cannot be
 compiled (unsupported or damaged) or that TFLite Micro cannot run gives
@@ -15,10 +19,13 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 
+from usmp.dialects.tir import POOLS
 from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import damaged_model_errors, read_model_file
 from usmp.testing.run_c import CRunError, run_module_sequence
@@ -27,6 +34,20 @@ from usmp.testing.tflm_reference import (
     difference,
     random_inputs,
     run_tflm_sequence,
+)
+from usmp.tools.offload import (
+    OffloadError,
+    parse_offload,
+    parse_targets,
+    place_operators,
+)
+from usmp.tools.pool_flags import (
+    DEFAULT_ALIGNMENT,
+    PoolFlag,
+    PoolFlagError,
+    parse_pool_flags,
+    pool_info_attrs,
+    split_pool_flags,
 )
 
 PIPELINE = "fuse-ops,lower-ops,aot-lower-main,usmp"
@@ -44,11 +65,51 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=1,
         help="invocations per seed, the state carried over (default 1)",
     )
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--target",
+        default="c",
+        help="targets, the host 'c' last (as usmp-compile), e.g. accel,c",
+    )
+    parser.add_argument(
+        "--offload",
+        action="append",
+        default=[],
+        metavar="OP_TYPE[,OP_TYPE...]=TARGET",
+        help="run these TFLite operator types on TARGET (as usmp-compile)",
+    )
+    parser.add_argument(
+        "--usmp-workspace-pools", help="workspace pools (as usmp-compile)"
+    )
+    parser.add_argument(
+        "--usmp-parameter-pools", help="parameter pools (as usmp-compile)"
+    )
+    parser.add_argument(
+        "--sanitize",
+        action="store_true",
+        help="build with AddressSanitizer and UBSan (pools are exactly sized "
+        "arrays: a byte outside the plan stops the run)",
+    )
+    rest, specs = split_pool_flags(list(sys.argv[1:] if argv is None else argv))
+    args = parser.parse_args(rest)
     if args.steps < 1:
         parser.error("--steps must be at least 1")
     try:
-        return _compare(args.model, args.seeds, args.steps)
+        placement = Placement.from_flags(
+            args.target,
+            args.offload,
+            parse_pool_flags(
+                args.usmp_workspace_pools,
+                args.usmp_parameter_pools,
+                specs,
+                DEFAULT_ALIGNMENT,
+                DEFAULT_ALIGNMENT,
+            ),
+        )
+    except (OffloadError, PoolFlagError) as e:
+        print(f"{args.model.name}: error: {e}", file=sys.stderr)
+        return 1
+    try:
+        return _compare(args.model, args.seeds, args.steps, placement, args.sanitize)
     except DiagnosticException as e:
         print(str(e), file=sys.stderr)
         return 1
@@ -60,15 +121,46 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _compare(path: Path, seeds: int, steps: int = 1) -> int:
+@dataclass(frozen=True)
+class Placement:
+    """``--target``/``--offload`` and the pool flags, checked."""
+
+    offload: dict[str, str]
+    pools: list[PoolFlag]
+
+    @classmethod
+    def from_flags(
+        cls, target: str, offload: Sequence[str], pools: list[PoolFlag]
+    ) -> Placement:
+        return cls(parse_offload(offload, parse_targets(target)), pools)
+
+    def apply(self, module: ModuleOp) -> str:
+        """Place ``module``'s operators and set its pools; the pipeline to
+        run (``plan-devices`` first when operators are offloaded)."""
+        if self.pools:
+            module.attributes[POOLS] = ArrayAttr(pool_info_attrs(self.pools))
+        if self.offload:
+            place_operators(module, self.offload)
+            return "plan-devices," + PIPELINE
+        return PIPELINE
+
+
+def _compare(
+    path: Path,
+    seeds: int,
+    steps: int = 1,
+    placement: Placement | None = None,
+    sanitize: bool = False,
+) -> int:
     with damaged_model_errors(path):
         model = read_model_file(path)
         module = import_model(model)
+    pipeline = placement.apply(module) if placement is not None else PIPELINE
     data = path.read_bytes()
     failures = 0
     for seed in range(seeds):
         sequence = [random_inputs(model, seed + 1000 * k) for k in range(steps)]
-        ours = run_module_sequence(module, sequence, passes=PIPELINE)
+        ours = run_module_sequence(module, sequence, passes=pipeline, sanitize=sanitize)
         reference = run_tflm_sequence(data, sequence, tensors=list(model.outputs))
         for step in range(steps):
             pairs = zip(ours[step], reference[step], strict=True)

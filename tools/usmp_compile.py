@@ -1,6 +1,7 @@
 """``usmp-compile``: a tvmc-like driver, model in, C library out.
 
-    usmp-compile model.tflite -o out/ [--executor aot] [--target c]
+    usmp-compile model.tflite -o out/ [--executor aot] [--target c | accel,c]
+        [--offload CONV_2D,DEPTHWISE_CONV_2D=accel]
         [--module-name NAME] [--algorithm ALGO] [--use-workspace-io]
         [--usmp-workspace-pools=sram,dtcm] [--usmp-parameter-pools=flash]
         [--usmp-workspace-pool-sram="target=c:rw;size=65536;align=16"]
@@ -104,7 +105,6 @@ PIPELINE = (
     "emit-c",
 )
 EXECUTORS = ("aot",)
-TARGETS = ("c",)
 
 
 class CompileError(Exception):
@@ -186,7 +186,71 @@ def _step_import(c: Compilation) -> None:
         c.model_info = _tflite_info(model)
         c.tflite_model = model
         verify_located(c.module)
+    _place_devices(c)
     c.write(f"src/{path.stem}.relay.mlir", c.mlir())
+
+
+def _place_devices(c: Compilation) -> None:
+    """``--offload``: the offloaded operators on their target
+    (``usmp.tools.offload``); then, when the module uses devices (offloaded,
+    or ``on_device``/``device_copy`` in relay MLIR), ``plan-devices`` makes
+    every device explicit. Every target a device names must be one of
+    ``--target``."""
+    from usmp.tools.offload import HOST_TARGET, place_operators
+
+    assert c.module is not None
+    offload: dict[str, str] = c.args.offload_map
+    if offload:
+        if c.tflite_model is None:
+            raise CompileError(
+                "--offload places the operators of a .tflite model; in relay MLIR "
+                "place them with relay.on_device annotations"
+            )
+        present = {o.display_name for o in c.tflite_model.operators}
+        for op_type, target in offload.items():
+            if op_type not in present:
+                print(
+                    f"usmp-compile: warning: --offload {op_type}={target}: the model "
+                    f"has no {op_type} operator",
+                    file=sys.stderr,
+                )
+        place_operators(c.module, offload)
+    if not _uses_devices(c.module):
+        return
+    _pass_step("plan-devices")(c)
+    used = _device_targets(c.module)
+    unknown = [t for t in used if t not in c.args.targets]
+    if unknown:
+        raise CompileError(
+            f"the model places operators on target(s) {', '.join(unknown)}, which "
+            f"--target {','.join(c.args.targets)} does not name (e.g. --target "
+            f"{','.join([*unknown, HOST_TARGET])})"
+        )
+
+
+def _uses_devices(module: ModuleOp) -> bool:
+    from usmp.dialects import relay
+
+    return any(
+        isinstance(op, relay.OnDeviceOp | relay.DeviceCopyOp)
+        or relay.VIRTUAL_DEVICE in op.attributes
+        for op in module.walk()
+    )
+
+
+def _device_targets(module: ModuleOp) -> list[str]:
+    """The targets of the devices ``plan-devices`` wrote, in order."""
+    from usmp.dialects import relay
+    from usmp.dialects.device import VirtualDeviceAttr
+
+    targets: list[str] = []
+    for op in module.walk():
+        device = op.attributes.get(relay.VIRTUAL_DEVICE)
+        if isinstance(device, VirtualDeviceAttr):
+            t = device.target.data
+            if t and t not in targets:
+                targets.append(t)
+    return targets
 
 
 def _tflite_info(model: Any) -> dict[str, Any]:
@@ -539,7 +603,20 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="a .tflite file or a relay .mlir module")
     p.add_argument("-o", "--output", required=True, help="output directory")
     p.add_argument("--executor", choices=EXECUTORS, default="aot")
-    p.add_argument("--target", choices=TARGETS, default="c")
+    p.add_argument(
+        "--target",
+        default="c",
+        help="targets, the host 'c' last: e.g. 'accel,c' adds a second target "
+        "the operators chosen by --offload run on (their C in its own file)",
+    )
+    p.add_argument(
+        "--offload",
+        action="append",
+        default=[],
+        metavar="OP_TYPE[,OP_TYPE...]=TARGET",
+        help="run the TFLite operators of these types on TARGET (one of --target); "
+        "repeatable",
+    )
     p.add_argument(
         "--module-name", default="default", help="C prefix (tvmgen_<name>_...)"
     )
@@ -647,6 +724,13 @@ def parse_arguments(
     args = parser.parse_args(rest)
     if not C_IDENTIFIER.fullmatch(args.module_name):
         raise CompileError(f"--module-name '{args.module_name}' is not a C identifier")
+    from usmp.tools.offload import OffloadError, parse_offload, parse_targets
+
+    try:
+        args.targets = parse_targets(args.target)
+        args.offload_map = parse_offload(args.offload, args.targets)
+    except OffloadError as e:
+        raise CompileError(str(e)) from None
     if args.plan_time_limit:
         from usmp.planning.algorithms import get_algorithm
 
