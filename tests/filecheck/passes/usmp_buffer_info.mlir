@@ -87,7 +87,7 @@ func.func @alias_main(%x: memref<4xi8>, %y: memref<2x2xi8>) attributes {tir.prim
 
 // Candidate pools: an allocate's own ordered candidate_pools, else every
 // workspace pool in order -- minus the pools a target touching the buffer
-// cannot read and write (the npu-only pool for buffers main or a c operator
+// cannot read and write (the npu-only pool for buffers a c operator
 // touches). Alignment is the largest of the candidates'. Constants go to
 // constant pools the targets can read.
 // CHECK-LABEL: func.func @access_main
@@ -133,6 +133,38 @@ builtin.module attributes {tir.pools = [
     %0 = tir.allocate {name_hint = "sid_0"} : memref<2xi32>
     tir.call @op(%x, %0) {tir.virtual_device = #npu} : (memref<2xi32>, memref<2xi32>) -> ()
     tir.call @op(%0, %y) : (memref<2xi32>, memref<2xi32>) -> ()
+    func.return
+  }
+}
+
+// -----
+
+// Two targets (--target accel,c): a buffer only accel operators use may go
+// to the accel-only pool (first in fallback order); one a host operator
+// uses, or that only main's device_copy touches, may not. The copies between
+// the two sides move data between their pools.
+// CHECK-LABEL: func.func @split_main
+// CHECK: usmp.buffer = "sid_0", {{.*}} usmp.pools = ["accel_sram"]
+// CHECK: usmp.buffer = "sid_1", {{.*}} usmp.pools = ["accel_sram"]
+// CHECK: usmp.buffer = "sid_2", {{.*}} usmp.pools = ["sram"]
+// CHECK: usmp.buffer = "sid_3", {{.*}} usmp.pools = ["sram"]
+#cpu = #device.virtual_device<"cpu", 0, target = "c", scope = "global">
+#acc = #device.virtual_device<"accel", 0, target = "accel", scope = "global">
+builtin.module attributes {tir.pools = [
+    #tir.pool_info<"accel_sram", workspace, access = {accel = "rw"}>,
+    #tir.pool_info<"sram", workspace, access = {c = "rw"}>]} {
+  func.func private @acc_op(memref<2xi32>, memref<2xi32>) attributes {tir.prim_func, tir.target = "accel"}
+  func.func private @cpu_op(memref<2xi32>, memref<2xi32>) attributes {tir.prim_func}
+  func.func @split_main(%x: memref<2xi32>, %y: memref<2xi32>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["y"]} {
+    %0 = tir.allocate {name_hint = "sid_0"} : memref<2xi32>
+    %1 = tir.allocate {name_hint = "sid_1"} : memref<2xi32>
+    %2 = tir.allocate {name_hint = "sid_2"} : memref<2xi32>
+    %3 = tir.allocate {name_hint = "sid_3"} : memref<2xi32>
+    "memref.copy"(%x, %0) {tir.src_virtual_device = #cpu, tir.dst_virtual_device = #acc} : (memref<2xi32>, memref<2xi32>) -> ()
+    tir.call @acc_op(%0, %1) {tir.virtual_device = #acc} : (memref<2xi32>, memref<2xi32>) -> ()
+    "memref.copy"(%1, %2) {tir.src_virtual_device = #acc, tir.dst_virtual_device = #cpu} : (memref<2xi32>, memref<2xi32>) -> ()
+    tir.call @cpu_op(%2, %3) {tir.virtual_device = #cpu} : (memref<2xi32>, memref<2xi32>) -> ()
+    "memref.copy"(%3, %y) : (memref<2xi32>, memref<2xi32>) -> ()
     func.return
   }
 }

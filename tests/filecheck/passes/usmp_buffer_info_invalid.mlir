@@ -71,11 +71,12 @@ builtin.module attributes {tir.pools = [
     #tir.pool_info<"npu_sram", workspace, access = {npu = "rw"}>,
     #tir.pool_info<"sram", workspace, access = {c = "rw", npu = "ro"}>]} {
   func.func private @npu_op(memref<4xi8>, memref<4xi8>) attributes {tir.prim_func, tir.target = "npu"}
+  func.func private @cpu_op(memref<4xi8>, memref<4xi8>) attributes {tir.prim_func}
   func.func @access_main(%x: memref<4xi8>, %y: memref<4xi8>) attributes {tir.prim_func, tir.main} {
     // expected-error@+1 {{buffer 'sid_0': no workspace pool gives target(s) c, npu read-write access; workspace pools: 'npu_sram' (workspace, unbounded, access npu/rw); 'sram' (workspace, unbounded, access c/rw, npu/ro)}}
     %0 = tir.allocate {name_hint = "sid_0"} : memref<4xi8>
     tir.call @npu_op(%x, %0) : (memref<4xi8>, memref<4xi8>) -> ()
-    tir.call @npu_op(%0, %y) : (memref<4xi8>, memref<4xi8>) -> ()
+    tir.call @cpu_op(%0, %y) : (memref<4xi8>, memref<4xi8>) -> ()
     func.return
   }
 }
@@ -86,6 +87,24 @@ builtin.module attributes {tir.pools = [#tir.pool_info<"flash", constant, access
   func.func @const_access_main() attributes {tir.prim_func, tir.main} {
     // expected-error@+1 {{constant 'w': no constant pool gives target(s) c read access; constant pools: 'flash' (constant, unbounded, access npu/ro)}}
     %0 = tir.allocate_const {name_hint = "w", value = dense<1> : tensor<4xi8>} : memref<4xi8>
+    func.return
+  }
+}
+
+// -----
+
+// --target accel,c: a buffer between two accel operators may only go to a
+// pool accel can read and write; none here is.
+#accel = #device.virtual_device<"accel", 0, target = "accel", scope = "global">
+builtin.module attributes {tir.pools = [
+    #tir.pool_info<"sram", workspace, access = {c = "rw"}>,
+    #tir.pool_info<"accel_rom", workspace, access = {accel = "ro"}>]} {
+  func.func private @op(memref<4xi8>, memref<4xi8>) attributes {tir.prim_func}
+  func.func @accel_main(%x: memref<4xi8>, %y: memref<4xi8>) attributes {tir.prim_func, tir.main} {
+    // expected-error@+1 {{buffer 'sid_0': no workspace pool gives target(s) accel read-write access; workspace pools: 'sram' (workspace, unbounded, access c/rw); 'accel_rom' (workspace, unbounded, access accel/ro)}}
+    %0 = tir.allocate {name_hint = "sid_0"} : memref<4xi8>
+    tir.call @op(%x, %0) {tir.virtual_device = #accel} : (memref<4xi8>, memref<4xi8>) -> ()
+    tir.call @op(%0, %y) {tir.virtual_device = #accel} : (memref<4xi8>, memref<4xi8>) -> ()
     func.return
   }
 }
