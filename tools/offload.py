@@ -152,7 +152,12 @@ def place_operators(module: ModuleOp, offload: Mapping[str, str]) -> int:
             key = (operand, wanted)
             if key not in copies:
                 copy = relay.DeviceCopyOp(operand, have, wanted)
-                copy.location = op.location
+                # the copy holds the producer's tensor (memory report labels)
+                copy.location = (
+                    producer.location
+                    if isinstance(producer, Operation)
+                    else op.location
+                )
                 point = (
                     InsertPoint.after(producer)
                     if isinstance(producer, Operation)
