@@ -20,12 +20,20 @@ call on the device, deactivate last).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from usmp.dialects.tir import DEVICE_HOOKS, DeviceHookOp
 
-if TYPE_CHECKING:
-    from usmp.lowering.metadata import ModelInterface
+
+class ModelInterface(Protocol):
+    """What this module reads of ``usmp.lowering.metadata.ModelInterface``."""
+
+    @property
+    def devices(self) -> tuple[str, ...]: ...
+
+    def typedef(self, what: str) -> str: ...
+
+    def symbol(self, what: str) -> str: ...
 
 
 def hook_names(device: str) -> list[str]:

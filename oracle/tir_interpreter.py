@@ -203,6 +203,18 @@ class TirFunctions(InterpreterFunctions):
 
 
 @register_impls
+class DeviceHookFunctions(InterpreterFunctions):
+    """``tir.device_hook``: the application's device API; the interpreter
+    has no device to switch, so a hook does nothing."""
+
+    @impl(tir.DeviceHookOp)
+    def run_device_hook(
+        self, interpreter: Interpreter, op: tir.DeviceHookOp, args: PythonValues
+    ) -> PythonValues:
+        return ()
+
+
+@register_impls
 class MemRefViewFunctions(InterpreterFunctions):
     """``memref`` ops upstream xDSL does not interpret, with real aliasing."""
 
@@ -376,6 +388,7 @@ def make_interpreter(
         MemRefFunctions(),
         ScfFunctions(),
         TirFunctions(externals),
+        DeviceHookFunctions(),
         MemRefViewFunctions(),
     ):
         interpreter.register_implementations(functions)

@@ -29,7 +29,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from usmp.dialects import tir
 from usmp.dialects.device import VirtualDeviceAttr
-from usmp.passes.fuse_ops import HOST_TARGET, c_identifier
+from usmp.lowering.c_names import c_identifier
+from usmp.passes.fuse_ops import HOST_TARGET
 
 DEVICE_CONTEXTS = "tir.device_contexts"
 """Entry attribute: the devices whose hooks the entry calls, in order."""

@@ -79,7 +79,6 @@ Idempotence
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -111,6 +110,7 @@ from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
 from usmp.dialects.device import VirtualDeviceAttr
 from usmp.dialects.relay_ops import ReshapeOp
+from usmp.lowering.c_names import c_identifier
 from usmp.lowering.fusion import GraphNode, partition
 from usmp.lowering.op_patterns import OpPattern, is_operator, op_pattern, tvm_name
 
@@ -198,12 +198,6 @@ def _offload_target(device: Attribute | None) -> str:
         return ""
     target = device.target.data
     return "" if target in ("", HOST_TARGET) else target
-
-
-def c_identifier(name: str) -> str:
-    """``name`` (a target such as ``ethos-u``) as a C identifier part:
-    TVM's ``ethos_u``."""
-    return re.sub(r"[^A-Za-z0-9_]", "_", name)
 
 
 def _uniform_constant(value: SSAValue) -> relay.ConstantOp | None:

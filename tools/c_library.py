@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
 
 from usmp.dialects import emitc, tir
-from usmp.lowering.c_names import CNames, library_files
+from usmp.lowering.c_names import CNames, c_identifier, library_files
 from usmp.lowering.c_printer import (
     ALIGNED_MACRO,
     print_function,
@@ -53,7 +53,7 @@ from usmp.lowering.metadata import (
 )
 from usmp.lowering.metadata_devices import hook_prototypes
 from usmp.passes.convert_to_emitc import needs_conversion
-from usmp.passes.fuse_ops import HOST_TARGET, c_identifier
+from usmp.passes.fuse_ops import HOST_TARGET
 
 _CPP_OPEN = ["#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
 _CPP_CLOSE = ["#ifdef __cplusplus", "}", "#endif", ""]
