@@ -50,7 +50,7 @@ from usmp.tools.pool_flags import (
     split_pool_flags,
 )
 
-PIPELINE = "fuse-ops,lower-ops,aot-lower-main,usmp"
+PIPELINE = "plan-devices,fuse-ops,lower-ops,aot-lower-main,usmp"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -135,13 +135,12 @@ class Placement:
         return cls(parse_offload(offload, parse_targets(target)), pools)
 
     def apply(self, module: ModuleOp) -> str:
-        """Place ``module``'s operators and set its pools; the pipeline to
-        run (``plan-devices`` first when operators are offloaded)."""
+        """Place ``module``'s operators and set its pools (usmp-compile's
+        pipeline, ``PIPELINE``, then plans the devices)."""
         if self.pools:
             module.attributes[POOLS] = ArrayAttr(pool_info_attrs(self.pools))
         if self.offload:
             place_operators(module, self.offload)
-            return "plan-devices," + PIPELINE
         return PIPELINE
 
 

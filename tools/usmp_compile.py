@@ -192,50 +192,44 @@ def _step_import(c: Compilation) -> None:
 
 def _place_devices(c: Compilation) -> None:
     """``--offload``: the offloaded operators on their target
-    (``usmp.tools.offload``); then, when the module uses devices (offloaded,
-    or ``on_device``/``device_copy`` in relay MLIR), ``plan-devices`` makes
-    every device explicit. Every target a device names must be one of
-    ``--target``."""
-    from usmp.tools.offload import HOST_TARGET, place_operators
+    (``usmp.tools.offload``), before ``plan-devices`` makes every device
+    explicit."""
+    from usmp.tools.offload import place_operators
 
     assert c.module is not None
     offload: dict[str, str] = c.args.offload_map
-    if offload:
-        if c.tflite_model is None:
-            raise CompileError(
-                "--offload places the operators of a .tflite model; in relay MLIR "
-                "place them with relay.on_device annotations"
-            )
-        present = {o.display_name for o in c.tflite_model.operators}
-        for op_type, target in offload.items():
-            if op_type not in present:
-                print(
-                    f"usmp-compile: warning: --offload {op_type}={target}: the model "
-                    f"has no {op_type} operator",
-                    file=sys.stderr,
-                )
-        place_operators(c.module, offload)
-    if not _uses_devices(c.module):
+    if not offload:
         return
+    if c.tflite_model is None:
+        raise CompileError(
+            "--offload places the operators of a .tflite model; in relay MLIR "
+            "place them with relay.on_device annotations"
+        )
+    present = {o.display_name for o in c.tflite_model.operators}
+    for op_type, target in offload.items():
+        if op_type not in present:
+            print(
+                f"usmp-compile: warning: --offload {op_type}={target}: the model "
+                f"has no {op_type} operator",
+                file=sys.stderr,
+            )
+    place_operators(c.module, offload)
+
+
+def _step_plan_devices(c: Compilation) -> None:
+    """``plan-devices``; every target a device names must be one of
+    ``--target``."""
+    from usmp.tools.offload import HOST_TARGET
+
     _pass_step("plan-devices")(c)
-    used = _device_targets(c.module)
-    unknown = [t for t in used if t not in c.args.targets]
+    assert c.module is not None
+    unknown = [t for t in _device_targets(c.module) if t not in c.args.targets]
     if unknown:
         raise CompileError(
             f"the model places operators on target(s) {', '.join(unknown)}, which "
             f"--target {','.join(c.args.targets)} does not name (e.g. --target "
             f"{','.join([*unknown, HOST_TARGET])})"
         )
-
-
-def _uses_devices(module: ModuleOp) -> bool:
-    from usmp.dialects import relay
-
-    return any(
-        isinstance(op, relay.OnDeviceOp | relay.DeviceCopyOp)
-        or relay.VIRTUAL_DEVICE in op.attributes
-        for op in module.walk()
-    )
 
 
 def _device_targets(module: ModuleOp) -> list[str]:
@@ -466,7 +460,7 @@ def _patch_line(d: dict[str, Any]) -> str:
 
 STEPS: dict[str, Callable[[Compilation], None]] = {
     "import": _step_import,
-    "plan-devices": _pass_step("plan-devices"),
+    "plan-devices": _step_plan_devices,
     "fuse-ops": _step_fuse_ops,
     "lower-ops": _pass_step("lower-ops"),
     "aot-lower-main": _pass_step(
