@@ -113,6 +113,15 @@ def test_hooks_wrap_every_accel_call(kws: Path) -> None:
     for hook in HOOKS:
         assert f"int32_t TVMDeviceAccel{hook}(void* device_context_accel);" in header
     assert "TVMDevices_kws* devices);" in header
+    io = json.loads((kws / "metadata.json").read_text())["c_interface"]
+    assert io["devices_type"] == "TVMDevices_kws"
+    assert io["devices"] == [
+        {
+            "name": "accel",
+            "context": "device_context_accel",
+            "hooks": [f"TVMDeviceAccel{hook}" for hook in HOOKS],
+        }
+    ]
 
 
 def _application(kws: Path) -> str:
@@ -162,7 +171,7 @@ def _application(kws: Path) -> str:
         f"  {io['workspaces_type']} ws = {{ "
         + ", ".join(f"pool_{p['c_name']}" for p in pools)
         + " };",
-        "  TVMDevices_kws devices = { &accel_context };",
+        f"  {io['devices_type']} devices = {{ &accel_context }};",
         '  if (argc != 3 || (f = fopen(argv[1], "rb")) == NULL) return 2;',
         "  if (fread(x, 1, sizeof x, f) != sizeof x) return 3;",
         "  fclose(f);",

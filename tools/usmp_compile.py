@@ -390,6 +390,14 @@ def _c_interface(library: Any) -> dict[str, Any]:
         interface["workspaces_type"] = m.typedef("Workspaces")
     if m.user_pools(workspace=False):
         interface["parameters_type"] = m.typedef("Parameters")
+    if m.devices:  # TVM's device API: the application implements the hooks
+        from usmp.lowering.metadata_devices import hook_names
+
+        interface["devices_type"] = m.typedef("Devices")
+        interface["devices"] = [
+            {"name": d, "context": f"device_context_{d}", "hooks": hook_names(d)}
+            for d in m.devices
+        ]
     if m.states:
         interface["init"] = m.symbol("init")
     if m.io_in_workspace:
