@@ -440,3 +440,11 @@ def _primitive_function(
     primitive.attributes[relay.PRIMITIVE] = UnitAttr()
     primitive.location = members[-1].location
     return primitive
+
+
+def fusion_groups(nodes: Sequence[Operation], max_depth: int = 256) -> list[int]:
+    """The group (a representative index) of each of ``nodes`` (a block's
+    relay ops in order, constants and the terminator left out) as
+    ``fuse-ops`` partitions them; for analyses that predict the kernels
+    (``patch-stage``'s peak estimate)."""
+    return partition(_build_graph(nodes), max_depth)

@@ -330,37 +330,27 @@ def _model_macs(block: Block) -> int:
 
 
 def liveness_steps(block: Block, io: bool) -> tuple[list[int], dict[Operation, int]]:
-    """Bytes live at each kernel of the block (an estimate of what the
-    planner sees after fusion: an elementwise op joins the kernel of its
-    operand when it is that operand's only use, with the same shape), and
-    the step of every op."""
+    """Bytes live at each kernel of the block (the groups ``fuse-ops``
+    would make; an estimate of what the planner sees: no aliases, no
+    scratch), and the step of every op."""
+    from usmp.passes.fuse_ops import fusion_groups
+
     step_of: dict[Operation, int] = {}
-    group_end: list[Operation] = []
     ops = [
         op
         for op in block.ops
         if not isinstance(op, relay.ConstantOp | func.ReturnOp) and op.results
     ]
+    reps = fusion_groups(ops)
+    index_of: dict[int, int] = {}
+    group_end: list[Operation] = []
     group: dict[Operation, int] = {}
-    for op in ops:
-        joined = None
-        if op_pattern(op.name) in (OpPattern.ELEMWISE, OpPattern.BROADCAST):
-            for v in op.operands:
-                owner = v.owner
-                if (
-                    isinstance(owner, Operation)
-                    and owner in group
-                    and len(list(v.uses)) == 1
-                    and _shape(v) == _shape(op.results[0])
-                ):
-                    joined = group[owner]
-                    break
-        if joined is None:
-            joined = len(group_end)
+    for op, rep in zip(ops, reps, strict=True):
+        if rep not in index_of:
+            index_of[rep] = len(group_end)
             group_end.append(op)
-        else:
-            group_end[joined] = op
-        group[op] = joined
+        group_end[index_of[rep]] = op
+        group[op] = index_of[rep]
     # steps in the order of each group's last op
     order = {id(op): i for i, op in enumerate(ops)}
     ends = sorted(range(len(group_end)), key=lambda g: order[id(group_end[g])])

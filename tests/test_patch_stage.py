@@ -324,6 +324,10 @@ def test_bad_patch_options_are_refused(tmp_path: Path) -> None:
         (["--patch-budget", "-1"], "budget must be a fraction >= 0"),
         (["--patch-stripes", "1"], "stripes must be 0 (choose) or at least 2"),
         (["--patch-depth", "40"], "depth 40 is more than the 28 layers"),
+        (
+            ["--emit-tflm-plan", str(tmp_path / "p.tflite")],
+            "--emit-tflm-plan cannot be combined with --patch",
+        ),
     ):
         run = subprocess.run(
             [

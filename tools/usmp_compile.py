@@ -744,6 +744,12 @@ def parse_arguments(
         value = getattr(args, flag)
         if (error := alignment_error(value)) is not None:
             raise CompileError(f"--{flag.replace('_', '-')}: {error}")
+    if args.patch != "off" and args.emit_tflm_plan:
+        raise CompileError(
+            "--emit-tflm-plan cannot be combined with --patch: TFLite Micro runs "
+            "the model operator by operator, not the patched stripes, so the "
+            "library's plan does not describe its tensors (use --patch off)"
+        )
     pools = parse_pool_flags(
         args.usmp_workspace_pools,
         args.usmp_parameter_pools,
