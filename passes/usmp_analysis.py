@@ -270,7 +270,11 @@ class _Analyzer:
                 # the targets of the operators using it; main itself only
                 # passes it (a cross-device memref.copy is the device_copy
                 # moving data between the two sides' pools)
-                targets = timeline.value_targets.get(value) or main_targets
+                # (a buffer only copies touch: its own device's target, else
+                # main's)
+                targets = timeline.value_targets.get(value) or (
+                    set() if device_target(op) else main_targets
+                )
                 self.add_allocation(op, main_name, live, targets, tuple(sorted(used)))
         running = function_steps(timeline, call_graph(self.functions))
         for name, f in self.functions.items():

@@ -270,6 +270,31 @@ def test_compare_tflm_resnet_split(capsys: pytest.CaptureFixture[str]) -> None:
     assert "matches TFLite Micro" in capsys.readouterr().out
 
 
+def test_compare_tflm_three_targets(capsys: pytest.CaptureFixture[str]) -> None:
+    """VWW int8 on three targets: depthwise convolutions and the pooling on
+    accel, the reshape (aliased: only device copies touch its buffer) and
+    the softmax on npu, the rest on c; accel has its own pool, npu shares the
+    host's. Under ASan, bit-exact."""
+    argv = [
+        str(MODELS_DIR / "mlperf_tiny/vww_96_int8.tflite"),
+        "--seeds",
+        "1",
+        "--target",
+        "accel,npu,c",
+        "--offload",
+        "DEPTHWISE_CONV_2D,AVERAGE_POOL_2D=accel",
+        "--offload",
+        "RESHAPE,SOFTMAX=npu",
+        "--usmp-workspace-pools",
+        "accel_sram,sram",
+        "--usmp-workspace-pool-accel_sram=target=accel:rw",
+        "--usmp-workspace-pool-sram=target=c:rw,npu:rw",
+        "--sanitize",
+    ]
+    assert compare_tflm(argv) == 0
+    assert "matches TFLite Micro" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(
     ("flags", "message"),
     [

@@ -168,3 +168,23 @@ builtin.module attributes {tir.pools = [
     func.return
   }
 }
+
+// -----
+
+// A buffer only device copies touch (a value passing through a device that
+// runs no operator on it, e.g. an aliased reshape placed there) needs only
+// its own device's target: here the npu-only pool.
+// CHECK-LABEL: func.func @copies_main
+// CHECK: usmp.buffer = "sid_0", {{.*}} usmp.pools = ["npu_sram"]
+#cpu = #device.virtual_device<"cpu", 0, target = "c", scope = "global">
+#npu = #device.virtual_device<"npu", 0, target = "npu", scope = "global">
+builtin.module attributes {tir.pools = [
+    #tir.pool_info<"npu_sram", workspace, access = {npu = "rw"}>,
+    #tir.pool_info<"sram", workspace, access = {c = "rw"}>]} {
+  func.func @copies_main(%x: memref<2xi32>, %y: memref<2xi32>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["y"]} {
+    %0 = tir.allocate {tir.virtual_device = #npu, name_hint = "sid_0"} : memref<2xi32>
+    "memref.copy"(%x, %0) {tir.src_virtual_device = #cpu, tir.dst_virtual_device = #npu} : (memref<2xi32>, memref<2xi32>) -> ()
+    "memref.copy"(%0, %y) {tir.src_virtual_device = #npu, tir.dst_virtual_device = #cpu} : (memref<2xi32>, memref<2xi32>) -> ()
+    func.return
+  }
+}
