@@ -106,6 +106,11 @@ input/output lives (``#tir.pool_allocation``, in ``tir.input_names`` /
 ``tir.output_names`` order)."""
 INPUT_TYPES = "tir.input_types"
 OUTPUT_TYPES = "tir.output_types"
+CALL_ORDER = "tir.call_order"
+"""Entry attribute written by ``aot-lower-main{order=memory}`` when it moved
+main's calls into an order of smaller peak: ``{exact, peak, source_peak}``
+(live bytes of the order chosen and of the source order; ``exact``: no
+order has a smaller peak)."""
 STATES = "tir.states"
 """On the entry function after ``usmp``: one dictionary per state buffer
 (``name``, ``pool``, ``offset``, ``value`` = its initial value), read by the

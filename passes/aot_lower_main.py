@@ -98,6 +98,7 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
+    IntegerAttr,
     MemRefType,
     ModuleOp,
     ShapedType,
@@ -124,6 +125,7 @@ from usmp.dialects.relay_state import StateOp
 from usmp.passes.aot_device_hooks import insert_device_hooks
 from usmp.passes.aot_io_names import IONames, io_names
 from usmp.passes.aot_main_checks import check_main
+from usmp.passes.aot_order import order_main
 from usmp.passes.aot_storage import (
     CallStep,
     CopyStep,
@@ -133,8 +135,22 @@ from usmp.passes.aot_storage import (
     View,
     assign_storage,
 )
+from usmp.planning.operator_order import OrderResult
 
 _C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ORDERS = ("memory", "source")
+"""Values of ``aot-lower-main{order=...}``."""
+
+
+def _order_attr(chosen: OrderResult) -> DictionaryAttr:
+    """``tir.call_order``: what the memory-aware order chose."""
+    attrs: dict[str, Attribute] = {
+        "peak": IntegerAttr(chosen.peak, 64),
+        "source_peak": IntegerAttr(chosen.source_peak, 64),
+    }
+    if chosen.exact:
+        attrs["exact"] = UnitAttr()
+    return DictionaryAttr(attrs)
 
 
 def main_symbol(module_name: str) -> str:
@@ -157,6 +173,15 @@ class AOTLowerMainPass(ModulePass):
     """How operators are called: ``unpacked`` (memrefs passed directly),
     ``packed`` or ``cpacked`` (TVM's packed conventions)."""
 
+    order: str = "memory"
+    """The order of main's calls: ``memory`` (the topological order of least
+    peak live bytes, see ``aot_order``; the source order when none is
+    smaller) or ``source`` (main's order as written)."""
+
+    order_io: bool = False
+    """Count main's inputs and outputs in the peak the order minimises (set
+    it with ``usmp{use_workspace_io=true}``)."""
+
     def __post_init__(self) -> None:
         if not _C_IDENTIFIER.fullmatch(self.module_name):
             raise ValueError(
@@ -169,11 +194,16 @@ class AOTLowerMainPass(ModulePass):
                 f"aot-lower-main: call_type '{self.call_type}' is not one of "
                 f"{', '.join(tir.CALL_TYPES)}"
             )
+        if self.order not in ORDERS:
+            raise ValueError(
+                f"aot-lower-main: order '{self.order}' is not one of "
+                f"{', '.join(ORDERS)}"
+            )
 
     @classmethod
     def option_choices(cls) -> dict[str, tuple[str, ...]]:
         """Accepted values of the options with a closed set (``--help``)."""
-        return {"call_type": tir.CALL_TYPES}
+        return {"call_type": tir.CALL_TYPES, "order": ORDERS}
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = {f.sym_name.data: f for f in op.ops if isinstance(f, func.FuncOp)}
@@ -198,10 +228,15 @@ class AOTLowerMainPass(ModulePass):
         for state in [o for o in main.body.ops if isinstance(o, StateOp)]:
             if not state.result.uses:  # nothing reads or updates it any more
                 Rewriter.erase_op(state)
+        chosen = None
+        if self.order == "memory":
+            chosen = order_main(main, functions, io=self.order_io)
         plan = assign_storage(main, functions)
         names = io_names(main, len(plan.inputs), len(plan.returns))
         lowering = _MainLowering(plan, self.call_type)
         entry = _lower_signature(main, symbol, names, lowering)
+        if chosen is not None and chosen.changed:
+            entry.attributes[tir.CALL_ORDER] = _order_attr(chosen)
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [

@@ -52,6 +52,7 @@ from usmp.passes.usmp_plan_memory import PlannedModule
 from usmp.passes.usmp_report_summary import (
     PoolReport,
     buffer_tensor,
+    call_order,
     peak_bytes,
     pool_reports,
     step_operators,
@@ -113,6 +114,8 @@ def report_json(
     workspace = [p for p in pools if p.kind == PoolKind.WORKSPACE]
     total_size = sum(p.size for p in workspace)
     total_bound = peak_bytes(analysis.buffers)
+    chosen = call_order(analysis.main)
+    order = {"call_order": chosen} if chosen is not None else {}
     return {
         "model": analysis.main.sym_name.data,
         "algorithm": planned.algorithm or None,
@@ -140,6 +143,7 @@ def report_json(
                 p.size for p in pools if p.kind == PoolKind.PERSISTENT
             ),
         },
+        **order,
         "buffers": [
             {
                 "name": b.name,

@@ -25,10 +25,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import func
+from xdsl.dialects.builtin import DictionaryAttr, IntegerAttr
 from xdsl.ir import Operation
 
 from usmp.diagnostics import operator_location, tensor_location
-from usmp.dialects.tir import PoolKind
+from usmp.dialects.tir import CALL_ORDER, PoolKind
 from usmp.passes.usmp_analysis import BufferInfo
 from usmp.passes.usmp_liveness import callee_of
 from usmp.passes.usmp_plan_memory import PlannedModule
@@ -228,6 +229,27 @@ def _pool_rows(planned: PlannedModule) -> list[tuple[str, str, int, int, str, in
     ]
 
 
+def call_order(main: func.FuncOp) -> dict[str, int | bool] | None:
+    """What ``aot-lower-main``'s memory-aware order chose (``tir.call_order``):
+    the peak live bytes of the order taken and of the source order, and
+    whether no order has a smaller peak; ``None`` when main keeps its source
+    order."""
+    attr = main.attributes.get(CALL_ORDER)
+    if not isinstance(attr, DictionaryAttr):
+        return None
+    values = attr.data
+
+    def number(key: str) -> int:
+        value = values.get(key)
+        return value.value.data if isinstance(value, IntegerAttr) else 0
+
+    return {
+        "peak": number("peak"),
+        "source_peak": number("source_peak"),
+        "exact": "exact" in values,
+    }
+
+
 def summary_text(
     planned: PlannedModule, model: str = "", operators: Sequence[str] | None = None
 ) -> str:
@@ -249,6 +271,13 @@ def summary_text(
     workspace = sum(p[2] for p in pools if p[1] == PoolKind.WORKSPACE)
     peak = max((r.live_bytes for r in rows), default=0)
     lines += ["", f"Workspace: {workspace:,} B planned, peak live {peak:,} B"]
+    order = call_order(planned.analysis.main)
+    if order is not None:
+        how = "minimal" if order["exact"] else "heuristic"
+        lines.append(
+            f"Order: calls reordered for memory ({how}): liveness peak "
+            f"{order['peak']:,} B, {order['source_peak']:,} B in source order"
+        )
     persistent = [p for p in pools if p[1] == PoolKind.PERSISTENT]
     if persistent:
         total = sum(p[2] for p in persistent)

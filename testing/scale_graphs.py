@@ -87,13 +87,15 @@ class _Builder:
         x = self.emit(ClipOp(x, -128.0, 127.0))
         return self.emit(CastOp(x, i8))
 
-    def conv(self, x: SSAValue, channels_in: int = CHANNELS) -> SSAValue:
-        """A 1x1 int8 convolution to ``CHANNELS`` channels, requantised."""
+    def conv(
+        self, x: SSAValue, channels_in: int = CHANNELS, channels: int = CHANNELS
+    ) -> SSAValue:
+        """A 1x1 int8 convolution to ``channels`` channels, requantised."""
         self.weights += 1
         k = self.weights
-        w = (np.arange(channels_in * CHANNELS, dtype=np.int64) * 7 + k) % 255 - 127
-        weight = self.constant(w.astype(np.int8).reshape(1, 1, channels_in, CHANNELS))
-        bias = self.constant(np.arange(CHANNELS, dtype=np.int32) * 100 - k % 1000)
+        w = (np.arange(channels_in * channels, dtype=np.int64) * 7 + k) % 255 - 127
+        weight = self.constant(w.astype(np.int8).reshape(1, 1, channels_in, channels))
+        bias = self.constant(np.arange(channels, dtype=np.int32) * 100 - k % 1000)
         acc = self.emit(Conv2DOp(x, weight, input_zero_point=ZERO_POINT))
         return self.requantize(self.emit(AddOp(acc, bias)))
 
@@ -144,6 +146,30 @@ def scale_graph(n_ops: int, blocks: tuple[str, ...] = BLOCKS) -> ModuleOp:
     while b.operators < n_ops:
         x = _BLOCKS[blocks[i % len(blocks)]](b, x)
         i += 1
+    b.block.add_op(ReturnOp(x))
+    main = FuncOp(
+        "main",
+        FunctionType.from_lists([b.block.args[0].type], [x.type]),
+        Region(b.block),
+    )
+    return ModuleOp([main])
+
+
+def inception_graph(blocks: int, widths: tuple[int, ...] = (4, 1, 3, 2)) -> ModuleOp:
+    """Inception-like blocks in the order a converter may write them,
+    breadth first: every branch's expanding 1x1 convolution
+    (``CHANNELS`` -> ``CHANNELS * widths[i]``), then every branch's reducing
+    one (back to ``CHANNELS``), the branches concatenated and brought back to
+    ``CHANNELS`` by one more convolution. Running each branch to its end
+    before the next expansion needs less memory (``aot-lower-main``'s
+    memory-aware order)."""
+    b = _Builder()
+    x: SSAValue = b.block.args[0]
+    for _ in range(blocks):
+        wide = [b.conv(x, CHANNELS, CHANNELS * w) for w in widths]
+        narrow = [b.conv(e, CHANNELS * w) for e, w in zip(wide, widths, strict=True)]
+        joined = b.emit(ConcatenateOp(narrow, axis=3))
+        x = b.conv(joined, CHANNELS * len(widths))
     b.block.add_op(ReturnOp(x))
     main = FuncOp(
         "main",

@@ -3,6 +3,7 @@
     usmp-compile model.tflite -o out/ [--executor aot] [--target c | accel,c]
         [--offload CONV_2D,DEPTHWISE_CONV_2D=accel]
         [--module-name NAME] [--algorithm ALGO] [--use-workspace-io]
+        [--operator-order memory|source]
         [--usmp-workspace-pools=sram,dtcm] [--usmp-parameter-pools=flash]
         [--usmp-workspace-pool-sram="target=c:rw;size=65536;align=16"]
         [--usmp-parameter-pool-flash="target=c;size=0"]
@@ -472,7 +473,10 @@ STEPS: dict[str, Callable[[Compilation], None]] = {
     "fuse-ops": _step_fuse_ops,
     "lower-ops": _pass_step("lower-ops"),
     "aot-lower-main": _pass_step(
-        "aot-lower-main", module_name=lambda c: c.args.module_name
+        "aot-lower-main",
+        module_name=lambda c: c.args.module_name,
+        order=lambda c: c.args.operator_order,
+        order_io=lambda c: c.args.use_workspace_io,
     ),
     "usmp": _step_usmp,
     "convert-to-emitc": _pass_step("convert-to-emitc"),
@@ -570,6 +574,7 @@ def _metadata(c: Compilation) -> dict[str, Any]:
         "executor": c.args.executor,
         "target": c.args.target,
         "algorithm": c.args.algorithm,
+        "operator_order": c.args.operator_order,
         "pools_requested": [
             {
                 "name": p.name,
@@ -650,6 +655,13 @@ def _parser() -> argparse.ArgumentParser:
         "--use-workspace-io",
         action="store_true",
         help="place the model's inputs and outputs in the workspace pool",
+    )
+    p.add_argument(
+        "--operator-order",
+        choices=("memory", "source"),
+        default="memory",
+        help="order of the operator calls: 'memory' (default) the order of least "
+        "peak live bytes (aot-lower-main{order=memory}), 'source' the model's",
     )
     p.add_argument(
         "--library-pools",

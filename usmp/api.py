@@ -307,6 +307,7 @@ def compile(  # noqa: A001 -- usmp.compile, as the issue names it
     output_dir: str | Path | None = None,
     patch: str = "off",
     patch_budget: float | None = None,
+    operator_order: str | None = None,
 ) -> Library:
     """Compile ``model`` (a ``.tflite`` file, a relay ``.mlir`` file, or a
     relay ``ModuleOp``, which is not modified) as ``usmp-compile`` does.
@@ -316,9 +317,10 @@ def compile(  # noqa: A001 -- usmp.compile, as the issue names it
     pools named here are provided by the application in the C interface
     unless ``library_pools``. ``algorithm``: usmp's planner (default
     ``best_fit``). ``patch="auto"``: patch-based execution of the first
-    stage (``--patch auto``; ``patch_budget`` as ``--patch-budget``). The
-    output goes to ``output_dir`` (created; files an earlier run wrote
-    there are replaced) or a temporary folder removed with
+    stage (``--patch auto``; ``patch_budget`` as ``--patch-budget``).
+    ``operator_order``: ``memory`` (default) or ``source``, as
+    ``--operator-order``. The output goes to ``output_dir`` (created; files
+    an earlier run wrote there are replaced) or a temporary folder removed with
     the Library. Raises :class:`CompileError` for a bad input or option."""
     from usmp.tools.usmp_compile import (
         INPUT_ERRORS,
@@ -346,6 +348,8 @@ def compile(  # noqa: A001 -- usmp.compile, as the issue names it
     argv += ["--patch", patch]
     if patch_budget is not None:
         argv += ["--patch-budget", str(patch_budget)]
+    if operator_order is not None:
+        argv += ["--operator-order", operator_order]
     try:
         argv += _pool_flags(pools)
         args, planned = parse_arguments(argv, exit_on_error=False)
