@@ -15,6 +15,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "aot-lower-main": ("aot_lower_main", "AOTLowerMainPass"),
     "fuse-ops": ("fuse_ops", "FuseOpsPass"),
     "patch-stage": ("patch_stage", "PatchStagePass"),
+    "fold-explicit-padding": ("fold_explicit_padding", "FoldExplicitPaddingPass"),
     "lower-ops": ("lower_ops", "LowerOpsPass"),
     "usmp": ("usmp", "UsmpPass"),
     "convert-to-emitc": ("convert_to_emitc", "ConvertToEmitcPass"),

@@ -3,7 +3,7 @@
     usmp-compile model.tflite -o out/ [--executor aot] [--target c | accel,c]
         [--offload CONV_2D,DEPTHWISE_CONV_2D=accel]
         [--module-name NAME] [--algorithm ALGO] [--use-workspace-io]
-        [--operator-order memory|source]
+        [--operator-order memory|source] [--fold-padding on|off]
         [--usmp-workspace-pools=sram,dtcm] [--usmp-parameter-pools=flash]
         [--usmp-workspace-pool-sram="target=c:rw;size=65536;align=16"]
         [--usmp-parameter-pool-flash="target=c;size=0"]
@@ -292,6 +292,14 @@ def _pass_step(flag: str, **options: Any) -> Callable[[Compilation], None]:
             verify_located(c.module)
 
     return run
+
+
+def _step_fuse_ops(c: Compilation) -> None:
+    """``fold-explicit-padding`` (unless ``--fold-padding off``), then
+    ``fuse-ops``."""
+    if c.args.fold_padding == "on":
+        _pass_step("fold-explicit-padding")(c)
+    _pass_step("fuse-ops", module_name=lambda c: c.args.module_name)(c)
 
 
 def _step_usmp(c: Compilation) -> None:
@@ -662,6 +670,13 @@ def _parser() -> argparse.ArgumentParser:
         default="memory",
         help="order of the operator calls: 'memory' (default) the order of least "
         "peak live bytes (aot-lower-main{order=memory}), 'source' the model's",
+    )
+    p.add_argument(
+        "--fold-padding",
+        choices=("on", "off"),
+        default="on",
+        help="fold a PAD feeding convolutions into their padding "
+        "(fold-explicit-padding, before fuse-ops; default on)",
     )
     p.add_argument(
         "--library-pools",
