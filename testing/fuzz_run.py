@@ -89,6 +89,7 @@ def _apply(module: ModuleOp, spec: str) -> None:
 def pipeline(case: Case, pools: str) -> list[str]:
     """The pass pipeline of ``case`` (``usmp-opt -p`` syntax), one step each."""
     usmp = [f"algorithm={case.algorithm}"]
+    io = "true" if case.use_workspace_io else "false"
     if case.use_workspace_io:
         usmp.append("use_workspace_io=true")
     if pools:
@@ -96,7 +97,7 @@ def pipeline(case: Case, pools: str) -> list[str]:
     return [
         f"fuse-ops{{max_depth={case.max_depth} module_name={case.name}}}",
         "lower-ops",
-        f"aot-lower-main{{module_name={case.name}}}",
+        f"aot-lower-main{{module_name={case.name} order_io={io}}}",
         f"usmp{{{' '.join(usmp)}}}",
         "usmp-validate",
         "convert-to-emitc",

@@ -185,3 +185,34 @@ def test_scale_graph_order_is_kept_when_no_better() -> None:
     better, so the source order (and the C) is kept."""
     lowered = run_pipeline(scale_graph(60), "fuse-ops,lower-ops,aot-lower-main")
     assert CALL_ORDER not in _entry_attributes(lowered)
+
+
+# Fuzz cases whose memory-aware order differs from the source order (11 of
+# the seeds 0-299 do; 13.5% smaller liveness peak on average, 31% at most).
+REORDERED_FUZZ_SEEDS = (157, 263, 283)
+
+
+def test_reordered_fuzz_graphs_match_the_oracle() -> None:
+    """Random graphs (tuples, several outputs, reshapes, int8 and float,
+    random pools and planners, I/O in the workspace or not) whose order
+    changes: the whole pipeline under ASan/UBSan equals the numpy oracle and
+    every plan validates (``usmp.testing.fuzz_run``)."""
+    from usmp.testing.fuzz_graphs import generate_from_seed
+    from usmp.testing.fuzz_run import run_batch
+    from usmp.tools.c_library import load
+
+    cases = [generate_from_seed(seed) for seed in REORDERED_FUZZ_SEEDS]
+    for case in cases:  # still reordered: the test checks what it claims
+        io = str(case.use_workspace_io).lower()
+        lowered = run_pipeline(
+            load(case.text),
+            f"fuse-ops{{max_depth={case.max_depth}}},lower-ops,"
+            f"aot-lower-main{{order_io={io}}}",
+        )
+        assert CALL_ORDER in _entry_attributes(lowered), case.name
+    failures = [
+        f"{r.case.name} [{r.failure.stage}] {r.failure.message}"
+        for r in run_batch(cases)
+        if r.failure is not None
+    ]
+    assert not failures, "\n".join(failures)
