@@ -294,14 +294,6 @@ def _pass_step(flag: str, **options: Any) -> Callable[[Compilation], None]:
     return run
 
 
-def _step_fuse_ops(c: Compilation) -> None:
-    """``fold-explicit-padding`` (unless ``--fold-padding off``), then
-    ``fuse-ops``."""
-    if c.args.fold_padding == "on":
-        _pass_step("fold-explicit-padding")(c)
-    _pass_step("fuse-ops", module_name=lambda c: c.args.module_name)(c)
-
-
 def _step_usmp(c: Compilation) -> None:
     from xdsl.dialects.builtin import ArrayAttr
 
@@ -416,10 +408,13 @@ def _c_interface(library: Any) -> dict[str, Any]:
 
 
 def _step_fuse_ops(c: Compilation) -> None:
-    """``fuse-ops``, after ``patch-stage`` with ``--patch auto``: the
-    decision goes to ``metadata.json`` (``patch``) and, as one line, to
-    stderr; equal stripe kernels are then merged into one function
-    (``merged_functions`` in the decision)."""
+    """``fuse-ops``, after ``fold-explicit-padding`` (unless ``--fold-padding
+    off``) and ``patch-stage`` with ``--patch auto``: the patch decision goes
+    to ``metadata.json`` (``patch``) and, as one line, to stderr; equal
+    stripe kernels are then merged into one function (``merged_functions``
+    in the decision)."""
+    if c.args.fold_padding == "on":
+        _pass_step("fold-explicit-padding")(c)
     if c.args.patch != "off":
         _pass_step(
             "patch-stage",
