@@ -81,6 +81,10 @@ MAIN_FUNC = "tir.main"
 """Unit attribute on the AOT entry point produced by ``aot-lower-main``."""
 INPUT_NAMES = "tir.input_names"
 OUTPUT_NAMES = "tir.output_names"
+INTERFACE_API = "tir.interface_api"
+"""Entry attribute: ``"packed"`` when the library's entry point takes TVM's
+packed arguments (TVM's executor option ``interface-api``); absent: ``c``."""
+INTERFACE_APIS = ("c", "packed")
 POOLS = "tir.pools"
 """Module attribute: ``ArrayAttr`` of ``#tir.pool_info`` (ordered)."""
 POOL_ARGS = "tir.pool_args"

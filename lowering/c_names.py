@@ -183,7 +183,7 @@ def interface_names(model: str) -> list[str]:
     return [
         *(
             f"tvmgen_{model}_{what}"
-            for what in ("run", "init", "map_inputs", "map_outputs")
+            for what in ("run", "run_model", "init", "map_inputs", "map_outputs")
         ),
         *(
             f"tvmgen_{model}_{tag}"

@@ -49,6 +49,7 @@ from usmp.lowering.convert_to_emitc_module import (
     ModuleInfo,
     finish_module,
 )
+from usmp.lowering.convert_to_emitc_packed import PackedCallLowering, PackedCalls
 from usmp.lowering.convert_to_emitc_scf import scf_patterns
 from usmp.lowering.gc_pause import cyclic_gc_paused
 
@@ -65,7 +66,7 @@ __all__ = [
 
 
 def conversion_patterns(
-    state: ConversionState, info: ModuleInfo
+    state: ConversionState, info: ModuleInfo, packed: PackedCalls | None = None
 ) -> list[RewritePattern]:
     """Every pattern, the most frequent source ops first; the last one
     reports ops that none converts."""
@@ -74,6 +75,7 @@ def conversion_patterns(
         *arith_patterns(state),
         *memref_patterns(state)[2:],
         *scf_patterns(state),
+        PackedCallLowering(state, packed or PackedCalls()),
         *func_patterns(state, info),
         GlobalOpLowering(info),
         unsupported_op_pattern(state),
@@ -119,8 +121,9 @@ def convert_module(module: ModuleOp) -> None:
     """Replace every function and global of ``module`` by its emitc form."""
     info = ModuleInfo.of(module)
     state = ConversionState()
+    packed = PackedCalls()
     applier = GreedyRewritePatternApplier(
-        conversion_patterns(state, info), dce_enabled=False
+        conversion_patterns(state, info, packed), dce_enabled=False
     )
     walker = PatternRewriteWalker(applier, apply_recursively=False)
     with cyclic_gc_paused():
@@ -135,6 +138,7 @@ def convert_module(module: ModuleOp) -> None:
             cast.results[0].replace_all_uses_with(cast.inputs[0])
             cast.detach()
             cast.erase()
+        packed.finish(module)
         for f in state.functions:
             erase_dead_values(f.body.block)
     finish_module(module, info, state.includes)

@@ -212,6 +212,10 @@ def add_library(module: ModuleOp) -> None:
     for d, type_ in zip(m.devices, context_types, strict=True):
         assert devices is not None
         args.append(b.member(devices, d, type_))
-    b.add(emitc.CallOp(symbol, args))
-    b.add(emitc.ReturnOp(b.add(emitc.ConstantOp(IntegerAttr(0, i32)))))
+    call = emitc.CallOp(symbol, args, main.function_type.outputs.data)
+    b.block.add_op(call)
+    if call.results:  # packed calls inside: main returns their status
+        b.add(emitc.ReturnOp(call.results[0]))
+    else:
+        b.add(emitc.ReturnOp(b.add(emitc.ConstantOp(IntegerAttr(0, i32)))))
     block.add_op(_mark(run))

@@ -545,11 +545,18 @@ def _define(lines: list[str], name: str, value: int, doc: str) -> None:
     lines += [f"/** {doc} */", f"#define {name} {value}"]
 
 
-def metadata_header(m: ModelInterface, banner: bool = True) -> str:
+def metadata_header(
+    m: ModelInterface,
+    banner: bool = True,
+    includes: Sequence[str] = (),
+    declarations: Sequence[str] = (),
+) -> str:
     """``tvmgen_<model>.h``: the model's whole C interface -- TVM's size
     macros (``TVMGEN_<MODEL>_<TENSOR>_SIZE``, ``..._WORKSPACE_SIZE``,
     ``..._<POOL>_WORKSPACE_POOL_SIZE``, ``..._<POOL>_CONSTANT_POOL_SIZE``),
-    the RFC's pool macros, I/O and pool structs, and ``run``."""
+    the RFC's pool macros, I/O and pool structs, and ``run``; ``includes``
+    and ``declarations`` (lines) are added after the standard includes and
+    after ``run`` (the packed entry, ``usmp.lowering.metadata_packed``)."""
     guard = f"TVMGEN_{m.upper}_H_"
     lines = (
         [
@@ -573,6 +580,7 @@ def metadata_header(m: ModelInterface, banner: bool = True) -> str:
         "",
         "#include <stdbool.h>",
         "#include <stdint.h>",
+        *includes,
         "",
         "#ifdef __cplusplus",
         'extern "C" {',
@@ -655,7 +663,8 @@ def metadata_header(m: ModelInterface, banner: bool = True) -> str:
     lines.append(
         f"int32_t {m.symbol('run')}({', '.join(run_parameters(m)) or 'void'});"
     )
-    lines += ["", "#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */", ""]
+    lines += ["", *declarations]
+    lines += ["#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */", ""]
     return "\n".join(lines)
 
 
@@ -708,9 +717,12 @@ def _pool_pointer(m: ModelInterface, pool: str) -> str:
     return f"{'workspaces' if p.writable else 'parameters'}->{p.c_name}"
 
 
-def metadata_source(m: ModelInterface, prototype: bool = True) -> list[str]:
+def metadata_source(
+    m: ModelInterface, prototype: bool = True, definitions: Sequence[str] = ()
+) -> list[str]:
     """The lines of metadata.c (after its includes): library-defined pools,
-    the entry function's prototype (unless defined above) and ``run``."""
+    the entry function's prototype (unless defined above), ``run`` and
+    ``definitions`` (lines)."""
     from usmp.lowering.c_printer import print_global
 
     lines: list[str] = []
@@ -763,10 +775,14 @@ def metadata_source(m: ModelInterface, prototype: bool = True) -> list[str]:
         f"int32_t {m.symbol('run')}({', '.join(run_parameters(m)) or 'void'}) {{"
     )
     lines += [f"  (void){name};" for name in unused]
-    lines.append(f"  {m.entry}({', '.join(args)});")
-    lines += ["  return 0;", "}", ""]
+    if m.main.function_type.outputs.data:  # status of the packed calls
+        lines += [f"  return {m.entry}({', '.join(args)});", "}", ""]
+    else:
+        lines.append(f"  {m.entry}({', '.join(args)});")
+        lines += ["  return 0;", "}", ""]
     if m.states:
         lines += _init_function(m)
+    lines += list(definitions)
     return lines
 
 

@@ -38,7 +38,11 @@ Produces
       argument;
     * one ``tir.call`` per live operator call in execution order (dead relay
       ops are erased first, by xDSL's ``region_dce``), inputs then
-      outputs, with ``call_type`` unless ``unpacked``;
+      outputs, with ``call_type`` unless ``unpacked`` (TVM's ``CallType``:
+      ``convert-to-emitc`` gives ``cpacked``/``packed`` calls TVM's packed
+      arguments, see ``lowering/convert_to_emitc_packed.py``);
+    * ``interface_api=packed`` marks the entry ``tir.interface_api = "packed"``:
+      the library then also has TVM's packed entry point (``run_model``);
     * ``relay.device_copy`` becomes ``memref.copy`` into a new storage;
     * an output that is an input, a constant or a storage already returned
       earlier is filled by a ``memref.copy`` at the end;
@@ -182,12 +186,23 @@ class AOTLowerMainPass(ModulePass):
     """Count main's inputs and outputs in the peak the order minimises (set
     it with ``usmp{use_workspace_io=true}``)."""
 
+    interface_api: str = "c"
+    """The library's entry point (TVM's executor option ``interface-api``):
+    ``c`` (structs of pointers) or ``packed`` (also TVM's packed entry
+    ``tvmgen_<module>_run_model``); recorded on the entry as
+    ``tir.interface_api`` when ``packed``."""
+
     def __post_init__(self) -> None:
         if not _C_IDENTIFIER.fullmatch(self.module_name):
             raise ValueError(
                 f"aot-lower-main: module_name '{self.module_name}' is not a C "
                 "identifier (expected letters, digits and '_', not starting with a "
                 "digit)"
+            )
+        if self.interface_api not in tir.INTERFACE_APIS:
+            raise ValueError(
+                f"aot-lower-main: interface_api '{self.interface_api}' is not one "
+                f"of {', '.join(tir.INTERFACE_APIS)}"
             )
         if self.call_type not in tir.CALL_TYPES:
             raise ValueError(
@@ -203,7 +218,11 @@ class AOTLowerMainPass(ModulePass):
     @classmethod
     def option_choices(cls) -> dict[str, tuple[str, ...]]:
         """Accepted values of the options with a closed set (``--help``)."""
-        return {"call_type": tir.CALL_TYPES, "order": ORDERS}
+        return {
+            "call_type": tir.CALL_TYPES,
+            "interface_api": tir.INTERFACE_APIS,
+            "order": ORDERS,
+        }
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         functions = {f.sym_name.data: f for f in op.ops if isinstance(f, func.FuncOp)}
@@ -254,6 +273,8 @@ class AOTLowerMainPass(ModulePass):
         for bridge in reversed(lowering.bridges):
             Rewriter.erase_op(bridge)
         insert_device_hooks(entry)
+        if self.interface_api != "c":
+            entry.attributes[tir.INTERFACE_API] = StringAttr(self.interface_api)
 
 
 @dataclass

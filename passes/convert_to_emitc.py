@@ -17,11 +17,15 @@ Requires
     The output of ``usmp`` (or any module of the same form): prim funcs whose
     bodies use ``scf.for``/``scf.if``, ``arith``, ``math``, ``memref``
     (load/store/view/copy/subview/reshapes/get_global) and ``tir.call``
-    (``unpacked``); pools as trailing ``memref<Nxi8>`` arguments named in
+    (``unpacked``: a C call; ``cpacked``/``packed``: TVM's packed calling
+    conventions, ``lowering/convert_to_emitc_packed.py``, the callee taking
+    the packed signature and the caller returning the first non-zero status);
+    pools as trailing ``memref<Nxi8>`` arguments named in
     ``tir.pool_args`` and described in the module's ``tir.pools``; constant
     pool data in ``memref.global "private" constant @<pool>``. Static shapes
     only. A ``tir.allocate``/``tir.allocate_const`` left over (usmp not run),
-    a dynamically sized buffer, a packed call or an op without a C form is a
+    a dynamically sized buffer, a packed call passing a non-buffer or a
+    function called both packed and cpacked, or an op without a C form is a
     located error.
 
 IR afterwards

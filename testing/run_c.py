@@ -122,15 +122,16 @@ def harness(m: ModelInterface) -> str:
         lines += ["  (void)in;", "  (void)out;"]
         for k, t in enumerate(m.inputs):
             lines.append(f"  memcpy(in.{t.c_name}, t{k}, sizeof t{k});")
-        lines.append(f"  {m.symbol('run')}({', '.join(device_args)});")
+        lines.append(
+            f"  if ({m.symbol('run')}({', '.join(device_args)}) != 0) return 5;"
+        )
         for k, t in enumerate(m.outputs, len(m.inputs)):
             lines.append(f"  memcpy(t{k}, out.{t.c_name}, sizeof t{k});")
     else:
         lines.append(f"  {m.typedef('Inputs')} in = {{{', '.join(ins) or '0'}}};")
         lines.append(f"  {m.typedef('Outputs')} out = {{{', '.join(outs) or '0'}}};")
-        lines.append(
-            f"  {m.symbol('run')}({', '.join(['&in', '&out', *device_args])});"
-        )
+        run_args = ", ".join(["&in", "&out", *device_args])
+        lines.append(f"  if ({m.symbol('run')}({run_args}) != 0) return 5;")
     for k in range(len(m.inputs), len(tensors)):
         lines.append(f"  if (io(argv[{k + 1}], t{k}, sizeof t{k}, 1)) return 4;")
     lines += ["  return 0;", "}", ""]
@@ -311,6 +312,7 @@ def build(files: dict[str, str], flags: Sequence[str], compiler: str = "gcc") ->
     CACHE.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(dir=CACHE))
     for name, text in files.items():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
         (work / name).write_text(text)
     sources = [name for name in files if name.endswith(".c") and name != "translated.c"]
     result = subprocess.run(

@@ -324,6 +324,7 @@ def test_lowering_twice_changes_nothing() -> None:
             {"call_type": "fancy"},
             "call_type 'fancy' is not one of unpacked, packed, cpacked",
         ),
+        ({"interface_api": "cpp"}, "interface_api 'cpp' is not one of c, packed"),
         ({"module_name": "my-model"}, "module_name 'my-model' is not a C identifier"),
         ({"module_name": ""}, "module_name '' is not a C identifier"),
     ],

@@ -562,10 +562,14 @@ ERRORS = [
         "--executor graph: usmp-tvmc compiles for TVM's AOT executor only (accepted: aot)",
     ),
     (["--runtime=cpp"], "--runtime cpp:"),
-    (["--executor-aot-interface-api=packed"], "accepted: c"),
+    (["--executor-aot-interface-api=cpp"], "accepted: c, packed"),
     (
         ["--executor-aot-unpacked-api=0"],
         "--executor-aot-unpacked-api=0: the C interface needs unpacked-api = 1",
+    ),
+    (
+        ["--executor-aot-interface-api=c", "--executor-aot-unpacked-api=0"],
+        "add --executor-aot-interface-api=packed",
     ),
     (["--executor-aot-link-params=false"], "--executor-aot-link-params=false:"),
     (
@@ -709,3 +713,36 @@ def test_model_error_is_reported_once(
     assert status == 1
     assert "bad.tflite: error: cannot read the model" in err
     assert not (tmp_path / "m.tar").exists()
+
+
+@pytest.mark.parametrize("unpacked", ["0", "1"])
+def test_packed_interface_combinations(
+    unpacked: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """TVM's valid executor combinations with the packed interface: cpacked
+    (unpacked-api 0) or unpacked operator calls, TVM's packed entry
+    ``tvmgen_default_run_model`` and the runtime headers in the archive; the
+    struct API still matches TFLite Micro."""
+    tar = tmp_path / "module.tar"
+    status, err = tvmc(
+        [
+            *BASE,
+            "--executor-aot-interface-api=packed",
+            f"--executor-aot-unpacked-api={unpacked}",
+            "-o",
+            str(tar),
+            str(HELLO),
+        ],
+        capsys,
+    )
+    assert status == 0, err
+    module = extract(tar, tmp_path / "mlf")["modules"]["default"]
+    include = tmp_path / "mlf/codegen/host/include"
+    assert (include / "tvm/runtime/c_runtime_api.h").is_file()
+    assert (
+        "tvmgen_default_run_model(TVMValue* args"
+        in (include / "tvmgen_default.h").read_text()
+    )
+    aot_main = (tmp_path / "mlf/codegen/host/src/tvmgen_default_aot_main.c").read_text()
+    assert ("stack_value" in aot_main) == (unpacked == "0")
+    build_and_compare(tmp_path / "mlf", module, HELLO)

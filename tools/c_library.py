@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 
 from usmp.dialects import emitc, tir
@@ -43,6 +43,11 @@ from usmp.lowering.c_printer import (
 )
 from usmp.lowering.convert_to_emitc import POOL_ATTR, convert_module
 from usmp.lowering.convert_to_emitc_library import is_library_op
+from usmp.lowering.convert_to_emitc_packed import (
+    PACKED_FUNCTIONS_ATTR,
+    RUNTIME_HEADER,
+    packed_table_name,
+)
 from usmp.lowering.metadata import (
     ModelInterface,
     metadata_header,
@@ -52,6 +57,13 @@ from usmp.lowering.metadata import (
     parameters_header,
 )
 from usmp.lowering.metadata_devices import hook_prototypes
+from usmp.lowering.metadata_packed import (
+    header_include,
+    header_lines,
+    is_packed,
+)
+from usmp.lowering.metadata_packed import source_lines as packed_entry
+from usmp.lowering.tvm_runtime_header import HEADERS as RUNTIME_HEADERS
 from usmp.passes.convert_to_emitc import needs_conversion
 from usmp.passes.fuse_ops import HOST_TARGET
 
@@ -137,6 +149,57 @@ def _program(
     return lines
 
 
+def _function_tables(
+    module: ModuleOp, names: CNames, defined: Collection[str], definition: bool
+) -> list[str]:
+    """The function tables of ``packed`` callers (``usmp.packed_functions``):
+    their definition (after the functions, each declared unless in
+    ``defined``) or, with ``definition`` false, their declaration."""
+    by_name = {
+        op.sym_name.data: op for op in module.ops if isinstance(op, emitc.FuncOp)
+    }
+    lines: list[str] = []
+    for caller in by_name.values():
+        listed = caller.attributes.get(PACKED_FUNCTIONS_ATTR)
+        if not isinstance(listed, ArrayAttr):
+            continue
+        functions = [a.data for a in listed.data if isinstance(a, StringAttr)]
+        table = names.symbol(packed_table_name(caller.sym_name.data))
+        declaration = f"extern const TVMFuncRegistryEntry {table}[];"
+        if not definition:
+            lines += [declaration, ""]
+            continue
+        lines += [
+            print_prototype(by_name[f], names).rstrip()
+            for f in functions
+            if f not in defined
+        ]
+        lines += [
+            "/* The packed functions a packed call can look up by name. */",
+            declaration,
+            f"const TVMFuncRegistryEntry {table}[] = {{",
+            *(f'  {{"{f}", {names.symbol(f)}}},' for f in functions),
+            "  {NULL, NULL}",
+            "};",
+            "",
+        ]
+    return lines
+
+
+def _header(m: ModelInterface, banner: bool = True) -> str:
+    """The interface header, with TVM's packed entry if the model has one."""
+    return metadata_header(m, banner, header_include(m), header_lines(m))
+
+
+def _runtime_headers(module: ModuleOp, m: ModelInterface) -> dict[str, str]:
+    """The TVM runtime headers, if the library's C includes them (packed
+    calls or the packed entry point)."""
+    includes = {op.include.data for op in module.ops if isinstance(op, emitc.IncludeOp)}
+    if RUNTIME_HEADER in includes or is_packed(m):
+        return dict(RUNTIME_HEADERS)
+    return {}
+
+
 def _callees(f: Operation) -> list[str]:
     return [
         op.callee.root_reference.data for op in f.walk() if isinstance(op, emitc.CallOp)
@@ -185,7 +248,7 @@ def build_library(module: ModuleOp, *, user_pools: Collection[str] = ()) -> CLib
     m = model_interface(module, user_pools)
     operators, main = _split(module, m)
     names = library_files(m.names.model)
-    files = {names["header"]: metadata_header(m)}
+    files = {names["header"]: _header(m)}
     files[names["source"]] = "\n".join(
         [
             *_banner(m, "Pools and entry point"),
@@ -196,7 +259,7 @@ def build_library(module: ModuleOp, *, user_pools: Collection[str] = ()) -> CLib
             "",
             ALIGNED_MACRO,
             *_CPP_OPEN,
-            *metadata_source(m),
+            *metadata_source(m, definitions=packed_entry(m)),
             *_CPP_CLOSE,
         ]
     )
@@ -209,6 +272,7 @@ def build_library(module: ModuleOp, *, user_pools: Collection[str] = ()) -> CLib
         ),
         (names["aot_main"], main, False, "AOT entry function"),
     ):
+        defined = {f.sym_name.data for f in funcs}
         files[name] = "\n".join(
             [
                 *_banner(m, what),
@@ -217,10 +281,13 @@ def build_library(module: ModuleOp, *, user_pools: Collection[str] = ()) -> CLib
                 ALIGNED_MACRO if globals_ else "",
                 *_CPP_OPEN,
                 *(hook_prototypes(m) if funcs is main else ()),
+                *(_function_tables(module, m.names, defined, False) * (not globals_)),
                 *_program(module, funcs, globals_, m.names),
+                *(_function_tables(module, m.names, defined, True) * globals_),
                 *_CPP_CLOSE,
             ]
         )
+    files.update(_runtime_headers(module, m))
     if (params := parameters_header(m)) is not None:
         files[names["parameters"]] = params
     return CLibrary(m, files)
@@ -234,6 +301,7 @@ def write_library(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for name, text in library.files.items():
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
         (out / name).write_text(text)
     return library
 
@@ -269,11 +337,15 @@ def single_source(module: ModuleOp) -> str:
             *_banner(m, "C99 source"),
             *_includes(module),
             "",
-            metadata_header(m, banner=False),
+            _header(m, banner=False),
             ALIGNED_MACRO,
             *_CPP_OPEN,
+            *_function_tables(module, m.names, (), False),
             *_program(module, [*operators, *main], True, m.names),
-            *metadata_source(m, prototype=False),
+            *_function_tables(
+                module, m.names, {f.sym_name.data for f in operators}, True
+            ),
+            *metadata_source(m, prototype=False, definitions=packed_entry(m)),
             *_CPP_CLOSE,
         ]
     )

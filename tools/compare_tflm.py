@@ -3,7 +3,9 @@ build and run it with gcc, run TFLite Micro on the same seeded input, and say
 whether they agree (int8 bit for bit, float within 1e-5 relative).
 ``--steps N`` runs each seed as a sequence of N invocations (one library
 instance after ``init`` and one TFLite Micro interpreter, so the state of a
-streaming model carries over) and compares every step. ``--target accel,c
+streaming model carries over) and compares every step. ``--call-type
+packed|cpacked`` compiles the operator calls with TVM's packed conventions
+(default unpacked). ``--target accel,c
 --offload CONV_2D,DEPTHWISE_CONV_2D=accel`` and the pool flags
 (``--usmp-workspace-pools``, ``--usmp-workspace-pool-NAME="target=accel:rw"``
 ...) are usmp-compile's; ``--sanitize`` builds with ASan/UBSan, the pools
@@ -25,7 +27,7 @@ from pathlib import Path
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 
-from usmp.dialects.tir import POOLS
+from usmp.dialects.tir import CALL_TYPES, POOLS
 from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import damaged_model_errors, read_model_file
 from usmp.testing.run_c import CRunError, run_module_sequence
@@ -84,6 +86,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--usmp-parameter-pools", help="parameter pools (as usmp-compile)"
     )
     parser.add_argument(
+        "--call-type",
+        choices=CALL_TYPES,
+        default="unpacked",
+        help="how the AOT main calls operators (aot-lower-main{call_type})",
+    )
+    parser.add_argument(
         "--sanitize",
         action="store_true",
         help="build with AddressSanitizer and UBSan (pools are exactly sized "
@@ -109,7 +117,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{args.model.name}: error: {e}", file=sys.stderr)
         return 1
     try:
-        return _compare(args.model, args.seeds, args.steps, placement, args.sanitize)
+        return _compare(
+            args.model,
+            args.seeds,
+            args.steps,
+            placement,
+            args.sanitize,
+            args.call_type,
+        )
     except DiagnosticException as e:
         print(str(e), file=sys.stderr)
         return 1
@@ -150,11 +165,15 @@ def _compare(
     steps: int = 1,
     placement: Placement | None = None,
     sanitize: bool = False,
+    call_type: str = "unpacked",
 ) -> int:
     with damaged_model_errors(path):
         model = read_model_file(path)
         module = import_model(model)
     pipeline = placement.apply(module) if placement is not None else PIPELINE
+    pipeline = pipeline.replace(
+        "aot-lower-main", f"aot-lower-main{{call_type={call_type}}}"
+    )
     data = path.read_bytes()
     failures = 0
     for seed in range(seeds):

@@ -291,6 +291,10 @@ class Request:
                 f"--usmp-workspace-pool-{p.pool_name}={p.usmp_spec()}"
                 for p in self.pools
             ]
+        if self.executor.interface_api != "c":
+            argv += ["--interface-api", self.executor.interface_api]
+        if self.executor.unpacked_api is not None:
+            argv += ["--use-unpacked-api", str(int(self.executor.unpacked_api))]
         argv += ["--workspace-byte-alignment", str(self.workspace_alignment)]
         argv += ["--constant-byte-alignment", str(self.constant_alignment)]
         if self.config.use_workspace_io:

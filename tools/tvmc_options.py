@@ -205,6 +205,9 @@ class Executor:
     workspace_alignment: int | None = None
     constant_alignment: int | None = None
     interface_api_given: bool = False
+    interface_api: str = "c"
+    unpacked_api: bool | None = None
+    """``--executor-aot-unpacked-api`` if given."""
 
 
 def check_executor(name: str | None, options: dict[str, str]) -> Executor:
@@ -220,17 +223,19 @@ def check_executor(name: str | None, options: dict[str, str]) -> Executor:
     given = {k: v for k, v in options.items() if k.startswith("aot-")}
     flags = {k: f"--executor-{k}={v}" for k, v in given.items()}
     api = given.get("aot-interface-api")
-    if api is not None and api != "c":
+    if api is not None and api not in ("c", "packed"):
         raise TvmcError(
-            f"{flags['aot-interface-api']}: usmp-tvmc generates the C interface "
-            "only (tvmgen_<model>_run with input/output structs); TVM's packed "
-            "interface needs TVM's C runtime; accepted: c"
+            f"{flags['aot-interface-api']}: interface '{api}' is not one of "
+            "TVM's; accepted: c, packed"
         )
-    unpacked = given.get("aot-unpacked-api")
-    if unpacked is not None and not parse_bool(unpacked, flags["aot-unpacked-api"]):
+    text = given.get("aot-unpacked-api")
+    unpacked = None if text is None else parse_bool(text, flags["aot-unpacked-api"])
+    if unpacked is False and api in (None, "c"):
         raise TvmcError(
             f"{flags['aot-unpacked-api']}: the C interface needs unpacked-api = 1 "
-            "(as in TVM: operators are called with plain pointers); accepted: 1"
+            '(as in TVM: "either interface-api == packed or unpacked-api == '
+            "true\"); add --executor-aot-interface-api=packed for TVM's packed "
+            "operator calls"
         )
     link = given.get("aot-link-params")
     if link is not None and not parse_bool(link, flags["aot-link-params"]):
@@ -244,7 +249,7 @@ def check_executor(name: str | None, options: dict[str, str]) -> Executor:
         if text is not None and not text.isdigit():
             raise TvmcError(f"{flags[key]}: '{text}' is not a number of bytes")
         alignments.append(None if text is None else int(text))
-    return Executor(alignments[0], alignments[1], api is not None)
+    return Executor(alignments[0], alignments[1], api is not None, api or "c", unpacked)
 
 
 def check_runtime(name: str | None, options: dict[str, str]) -> None:

@@ -80,6 +80,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from usmp.dialects import new_context
 from usmp.dialects.limits import alignment_error
+from usmp.dialects.tir import CALL_TYPES, INTERFACE_APIS
 from usmp.lowering.gc_pause import cyclic_gc_paused
 from usmp.tools.pool_flags import (
     C_IDENTIFIER,
@@ -480,6 +481,8 @@ STEPS: dict[str, Callable[[Compilation], None]] = {
         module_name=lambda c: c.args.module_name,
         order=lambda c: c.args.operator_order,
         order_io=lambda c: c.args.use_workspace_io,
+        call_type=lambda c: call_type(c.args),
+        interface_api=lambda c: c.args.interface_api,
     ),
     "usmp": _step_usmp,
     "convert-to-emitc": _pass_step("convert-to-emitc"),
@@ -717,6 +720,29 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="row stripes of the patched stage (default 0: choose)",
     )
+    p.add_argument(
+        "--interface-api",
+        choices=INTERFACE_APIS,
+        default="c",
+        help="the entry point: c (tvmgen_<m>_run with input and output structs, "
+        "the default) or packed (TVM's packed calling convention)",
+    )
+    p.add_argument(
+        "--use-unpacked-api",
+        type=_flag_bool,
+        metavar="0|1",
+        help="call operators with plain pointers (1; required by --interface-api "
+        "c) or with TVM's C-packed convention (0: cpacked); default 1 with "
+        "--interface-api c, 0 with packed",
+    )
+    p.add_argument(
+        "--call-type",
+        choices=CALL_TYPES,
+        help="how the AOT main calls operators (aot-lower-main{call_type}): "
+        "unpacked (pointers), cpacked (TVMValue/DLTensor arguments, called "
+        "directly) or packed (looked up by name, called through TVMFuncCall); "
+        "default from --use-unpacked-api",
+    )
     p.add_argument("--stop-after", choices=PIPELINE, help="end after this step")
     p.add_argument("--dump-ir", action="store_true", help="write every step's MLIR")
     p.add_argument(
@@ -733,6 +759,38 @@ def _parser() -> argparse.ArgumentParser:
         "run ends (also with --quiet)",
     )
     return p
+
+
+def _flag_bool(text: str) -> bool:
+    value = {"1": True, "true": True, "0": False, "false": False}.get(text.lower())
+    if value is None:
+        raise argparse.ArgumentTypeError(f"'{text}' is not 0, 1, true or false")
+    return value
+
+
+def call_type(args: argparse.Namespace) -> str:
+    """The operators' calling convention the flags select, as TVM's AOT
+    executor chose it: unpacked API -> ``unpacked``; else ``cpacked`` (or
+    ``packed`` when asked for); the C interface needs the unpacked API."""
+    interface = getattr(args, "interface_api", "c")
+    unpacked = getattr(args, "use_unpacked_api", None)
+    chosen = getattr(args, "call_type", None)
+    if unpacked is None:
+        unpacked = chosen == "unpacked" if chosen else interface == "c"
+    if interface == "c" and not unpacked:
+        raise CompileError(
+            '--interface-api c needs --use-unpacked-api 1 (TVM: "Either need '
+            'interface_api == packed or unpacked-api == true"); use '
+            "--interface-api packed for packed or cpacked operator calls"
+        )
+    if chosen is None:
+        return "unpacked" if unpacked else "cpacked"
+    if (chosen == "unpacked") != unpacked:
+        raise CompileError(
+            f"--call-type {chosen} contradicts --use-unpacked-api "
+            f"{int(unpacked)}: unpacked calls are the unpacked API"
+        )
+    return chosen
 
 
 def parse_arguments(
@@ -755,6 +813,7 @@ def parse_arguments(
         args.offload_map = parse_offload(args.offload, args.targets)
     except OffloadError as e:
         raise CompileError(str(e)) from None
+    call_type(args)  # the calling-convention flags agree
     if args.plan_time_limit:
         from usmp.planning.algorithms import get_algorithm
 

@@ -1,6 +1,7 @@
 // RUN: usmp-opt %s -p aot-lower-main --split-input-file | FileCheck %s
 // RUN: usmp-opt %s -p 'aot-lower-main{call_type=packed}' --split-input-file | FileCheck %s --check-prefix=PACKED
 // RUN: usmp-opt %s -p 'aot-lower-main{call_type=cpacked module_name=kws}' --split-input-file | FileCheck %s --check-prefix=CPACKED
+// RUN: usmp-opt %s -p 'aot-lower-main{interface_api=packed}' --split-input-file | FileCheck %s --check-prefix=IFACE
 
 // A chain: the intermediate gets one storage id, the last call writes the output.
 // CHECK-LABEL: func.func @tvmgen_default___tvm_main__(%x: memref<1x4xf32>, %output: memref<1x4xf32>)
@@ -15,6 +16,11 @@
 // PACKED:         tir.call packed @relu(%{{.*}}, %output)
 // CPACKED-LABEL: func.func @tvmgen_kws___tvm_main__
 // CPACKED:         tir.call cpacked @neg(%x, %{{.*}})
+// TVM's interface-api: recorded on the entry, the calls stay unpacked.
+// IFACE-LABEL: func.func @tvmgen_default___tvm_main__
+// IFACE-SAME:    tir.interface_api = "packed"
+// IFACE-NEXT:    tir.allocate
+// IFACE-NEXT:    tir.call @neg
 func.func private @neg(memref<1x4xf32>, memref<1x4xf32>) attributes {tir.prim_func}
 func.func private @relu(memref<1x4xf32>, memref<1x4xf32>) attributes {tir.prim_func}
 func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {

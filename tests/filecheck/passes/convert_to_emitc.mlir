@@ -237,3 +237,71 @@ func.func @strided_copy(%a: memref<4x8xf32>, %b: memref<2x2xf32>) {
   memref.store %zero, %tmp[%c0] : memref<8xf32>
   func.return
 }
+
+// -----
+
+// cpacked calls (TVM's LegalizePackedCalls, tvm_call_cpacked): main fills one
+// DLTensor per buffer on its stacks, calls the operator directly with TVM's
+// packed arguments and returns its status when it is not 0; the operator
+// gets the packed signature (TVM's MakePackedAPI): it checks the argument
+// count and type codes, reads each buffer from its DLTensor, returns 0.
+// CHECK-LABEL: builtin.module
+// CHECK:         emitc.include <"tvm/runtime/c_runtime_api.h">
+// CHECK:         emitc.func @op(%args: !emitc.ptr<!emitc.opaque<"TVMValue">>, %type_codes: !emitc.ptr<!emitc.opaque<"int">>, %num_args: !emitc.opaque<"int">, %out_ret_value: !emitc.ptr<!emitc.opaque<"TVMValue">>, %out_ret_tcode: !emitc.ptr<!emitc.opaque<"int">>, %resource_handle: !emitc.ptr<!emitc.opaque<"void">>) -> i32
+// CHECK-SAME:      usmp.packed_api = [!emitc.ptr<i8>, !emitc.ptr<f32>]
+// CHECK:           emitc.cmp ne, %num_args, %{{.*}} : (!emitc.opaque<"int">, !emitc.opaque<"int">) -> i1
+// CHECK:           emitc.verbatim "return -1;"
+// CHECK:           %a_tensor = "emitc.variable"
+// CHECK:           "emitc.member_of_ptr"(%a_tensor) <{member = "data"}>
+// CHECK:           %a = emitc.cast %{{.*}} : !emitc.ptr<!emitc.opaque<"void">> to !emitc.ptr<i8>
+// CHECK:           %b = emitc.cast %{{.*}} : !emitc.ptr<!emitc.opaque<"void">> to !emitc.ptr<f32>
+// CHECK:           emitc.return %{{.*}} : i32
+// CHECK:         emitc.func @tvmgen_default___tvm_main__({{.*}}) -> i32
+// CHECK:           %stack_array = "emitc.variable"() <{value = #emitc.opaque<"">}> : () -> !emitc.array<2x!emitc.opaque<"DLTensor">>
+// CHECK:           %stack_value = "emitc.variable"() <{value = #emitc.opaque<"">}> : () -> !emitc.array<2x!emitc.opaque<"TVMValue">>
+// CHECK:           %stack_tcode = "emitc.variable"() <{value = #emitc.opaque<"">}> : () -> !emitc.array<2x!emitc.opaque<"int">>
+// CHECK:           %stack_shape = "emitc.variable"() <{value = #emitc.opaque<"">}> : () -> !emitc.array<3xi64>
+// CHECK:           "emitc.member"(%{{.*}}) <{member = "data"}>
+// CHECK:           "emitc.member"(%{{.*}}) <{member = "ndim"}>
+// CHECK:           emitc.literal "kTVMDLTensorHandle"
+// CHECK:           %[[STATUS:.*]] = emitc.call @op(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!emitc.ptr<!emitc.opaque<"TVMValue">>, !emitc.ptr<!emitc.opaque<"int">>, !emitc.opaque<"int">, !emitc.ptr<!emitc.opaque<"TVMValue">>, !emitc.ptr<!emitc.opaque<"int">>, !emitc.ptr<!emitc.opaque<"void">>) -> i32
+// CHECK-NEXT:      %[[FAILED:.*]] = emitc.cmp ne, %[[STATUS]], %{{.*}} : (i32, i32) -> i1
+// CHECK-NEXT:      emitc.if %[[FAILED]] {
+// CHECK-NEXT:        emitc.verbatim "return {};" args %[[STATUS]] : i32
+// CHECK:           emitc.return %{{.*}} : i32
+// CHECK:         emitc.func @tvmgen_default_run
+// CHECK:           %[[ENTRY:.*]] = emitc.call @tvmgen_default___tvm_main__({{.*}}) -> i32
+// CHECK-NEXT:      emitc.return %[[ENTRY]] : i32
+func.func @op(%a: memref<2x4xi8>, %b: memref<4xf32>) attributes {tir.prim_func} {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %a[%c0, %c0] : memref<2x4xi8>
+  %f = arith.sitofp %v : i8 to f32
+  memref.store %f, %b[%c0] : memref<4xf32>
+  func.return
+}
+func.func @tvmgen_default___tvm_main__(%x: memref<2x4xi8>, %output: memref<4xf32>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["output"]} {
+  tir.call cpacked @op(%x, %output) : (memref<2x4xi8>, memref<4xf32>) -> ()
+  func.return
+}
+
+// -----
+
+// packed calls (tvm_call_packed): the operator is looked up by name in the
+// module's function table, then called through TVMFuncCall; both statuses
+// are checked. Main lists the functions the table must hold.
+// CHECK-LABEL: builtin.module
+// CHECK:         emitc.func @op({{.*}}) -> i32 attributes {tir.prim_func, usmp.packed_api
+// CHECK:         emitc.func @tvmgen_default___tvm_main__({{.*}}) -> i32 attributes {{{.*}}usmp.packed_functions = ["op"]}
+// CHECK:           %op_packed = "emitc.variable"() <{value = #emitc.opaque<"NULL">}> : () -> !emitc.lvalue<!emitc.opaque<"TVMFunctionHandle">>
+// CHECK:           emitc.literal "tvmgen_default_packed_functions"
+// CHECK:           %[[FOUND:.*]] = emitc.call_opaque "TVMBackendGetFuncFromEnv"(%{{.*}}, %{{.*}}, %{{.*}})
+// CHECK:           emitc.verbatim "return {};" args %[[FOUND]] : i32
+// CHECK:           %[[CALLED:.*]] = emitc.call_opaque "TVMFuncCall"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK:           emitc.verbatim "return {};" args %[[CALLED]] : i32
+func.func @op(%a: memref<4xi8>, %b: memref<4xi8>) attributes {tir.prim_func} {
+  func.return
+}
+func.func @tvmgen_default___tvm_main__(%x: memref<4xi8>, %output: memref<4xi8>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["output"]} {
+  tir.call packed @op(%x, %output) : (memref<4xi8>, memref<4xi8>) -> ()
+  func.return
+}

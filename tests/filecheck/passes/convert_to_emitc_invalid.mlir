@@ -18,8 +18,18 @@ func.func @f(%n: index) {
 
 func.func private @op(memref<4xi8>)
 func.func @f(%a: memref<4xi8>) {
-  // expected-error@+1 {{tir.call with call_type 'packed' needs the TVM C runtime}}
   tir.call packed @op(%a) : (memref<4xi8>) -> ()
+  // expected-error@+1 {{@op is called both packed and cpacked; one function has one calling convention}}
+  tir.call cpacked @op(%a) : (memref<4xi8>) -> ()
+  func.return
+}
+
+// -----
+
+func.func private @op(i32)
+func.func @f(%n: i32) {
+  // expected-error@+1 {{a cpacked call passes buffers only (DLTensor handles); operand of type i32 is not a memref}}
+  tir.call cpacked @op(%n) : (i32) -> ()
   func.return
 }
 
