@@ -263,7 +263,8 @@ def _sources(module: ModuleOp, emitter: str) -> tuple[ModelInterface, dict[str, 
     # defines the pools, the I/O structs and run itself
     translated = translate_with_mlir(module)
     main = f'#include "translated.c"\n{harness(m)}'
-    return m, {"translated.c": translated, "harness.c": main}
+    runtime = {k: v for k, v in library.files.items() if "/" in k}  # TVM's headers
+    return m, {**runtime, "translated.c": translated, "harness.c": main}
 
 
 def translate_with_mlir(module: ModuleOp, generic: bool = False) -> str:
