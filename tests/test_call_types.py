@@ -306,3 +306,17 @@ def test_mlir_translate_emits_cpacked_calls() -> None:
     )
     for a, b in zip(ours, theirs, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_api_runs_packed_calls() -> None:
+    """``usmp.compile(interface_api=..., call_type=...)`` as the flags; the
+    library's struct API runs the packed operators."""
+    import usmp
+
+    x = [np.array([[37]], np.int8)]
+    plain = usmp.compile(HELLO).run(x)
+    packed = usmp.compile(HELLO, interface_api="packed", call_type="packed")
+    assert "tvmgen_default_run_model" in packed.header
+    np.testing.assert_array_equal(packed.run(x)[0], plain[0])
+    with pytest.raises(usmp.CompileError, match="--use-unpacked-api 1"):
+        usmp.compile(HELLO, call_type="cpacked")

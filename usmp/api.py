@@ -207,8 +207,10 @@ class Library:
 
     def _example_sources(self) -> dict[str, str]:
         """The library's C files and the example's main, by file name."""
-        sources = {
-            path.name: path.read_text()
+        sources = {  # by name; headers under include/ by their include path
+            relative.removeprefix("codegen/host/include/").removeprefix(
+                "codegen/host/src/"
+            ): path.read_text()
             for relative, path in self.files.items()
             if relative.startswith("codegen/host/")
         }
@@ -308,6 +310,8 @@ def compile(  # noqa: A001 -- usmp.compile, as the issue names it
     patch: str = "off",
     patch_budget: float | None = None,
     operator_order: str | None = None,
+    interface_api: str = "c",
+    call_type: str | None = None,
 ) -> Library:
     """Compile ``model`` (a ``.tflite`` file, a relay ``.mlir`` file, or a
     relay ``ModuleOp``, which is not modified) as ``usmp-compile`` does.
@@ -321,7 +325,9 @@ def compile(  # noqa: A001 -- usmp.compile, as the issue names it
     ``operator_order``: ``memory`` (default) or ``source``, as
     ``--operator-order``. The output goes to ``output_dir`` (created; files
     an earlier run wrote there are replaced) or a temporary folder removed with
-    the Library. Raises :class:`CompileError` for a bad input or option."""
+    the Library. ``interface_api`` and ``call_type``: TVM's calling
+    conventions (``--interface-api``, ``--call-type``; README "Call types").
+    Raises :class:`CompileError` for a bad input or option."""
     from usmp.tools.usmp_compile import (
         INPUT_ERRORS,
         compile_into,
@@ -350,6 +356,10 @@ def compile(  # noqa: A001 -- usmp.compile, as the issue names it
         argv += ["--patch-budget", str(patch_budget)]
     if operator_order is not None:
         argv += ["--operator-order", operator_order]
+    if interface_api != "c":
+        argv += ["--interface-api", interface_api]
+    if call_type is not None:
+        argv += ["--call-type", call_type]
     try:
         argv += _pool_flags(pools)
         args, planned = parse_arguments(argv, exit_on_error=False)
