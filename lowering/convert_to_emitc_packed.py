@@ -142,8 +142,8 @@ class _Stacks:
 class PackedCalls:
     """What the packed call patterns of one conversion share."""
 
-    callees: dict[str, str] = field(default_factory=dict[str, str])
-    """Callee -> call type (``packed`` or ``cpacked``)."""
+    call_types: dict[str, str] = field(default_factory=dict[str, str])
+    """Callee of a ``tir.call`` -> its call type."""
     callers: dict[str, list[str]] = field(default_factory=dict[str, list[str]])
     """Caller -> callees it looks up by name (``packed``), in call order."""
     stacks: dict[emitc.FuncOp, _Stacks] = field(
@@ -163,8 +163,9 @@ class PackedCalls:
                 f.attributes[PACKED_FUNCTIONS_ATTR] = ArrayAttr(
                     StringAttr(n) for n in dict.fromkeys(names)
                 )
-        for name in self.callees:
-            _make_packed_api(functions[name])
+        for name, call_type in self.call_types.items():
+            if call_type != tir.CallType.UNPACKED:
+                _make_packed_api(functions[name])
 
 
 def _memref_operands(op: tir.CallOp) -> list[tuple[SSAValue, MemRefType]]:
@@ -190,16 +191,16 @@ class PackedCallLowering(EmitcPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tir.CallOp, rewriter: PatternRewriter) -> None:
         call_type = op.call_type.data
-        if call_type == tir.CallType.UNPACKED:
-            return
         callee = op.callee.root_reference.data
-        known = self.calls.callees.setdefault(callee, call_type)
+        known = self.calls.call_types.setdefault(callee, call_type)
         if known != call_type:
             raise located_error(
                 op,
                 f"@{callee} is called both {known} and {call_type}; one function "
                 "has one calling convention",
             )
+        if call_type == tir.CallType.UNPACKED:
+            return  # CallOpLowering
         function = self.state.function
         assert function is not None
         args = _memref_operands(op)

@@ -26,6 +26,16 @@ func.func @f(%a: memref<4xi8>) {
 
 // -----
 
+func.func private @op(memref<4xi8>)
+func.func @f(%a: memref<4xi8>) {
+  tir.call @op(%a) : (memref<4xi8>) -> ()
+  // expected-error@+1 {{@op is called both unpacked and packed; one function has one calling convention}}
+  tir.call packed @op(%a) : (memref<4xi8>) -> ()
+  func.return
+}
+
+// -----
+
 func.func private @op(i32)
 func.func @f(%n: i32) {
   // expected-error@+1 {{a cpacked call passes buffers only (DLTensor handles); operand of type i32 is not a memref}}
