@@ -57,6 +57,11 @@ def header_lines(m: ModelInterface) -> list[str]:
         " * TVM's packed entry (interface-api packed): args[k] is a DLTensor*",
         " * (type code kTVMDLTensorHandle) for each of, in order: "
         + (described or "nothing")
+        + (
+            f"; then the context (kTVMOpaqueHandle) of device {', '.join(m.devices)}"
+            if m.devices
+            else ""
+        )
         + ".",
         " * Returns -1 if the arguments are not the model's (nothing runs),",
         " * else what run returns.",
@@ -75,8 +80,13 @@ def source_lines(m: ModelInterface) -> list[str]:
     if not is_packed(m):
         return []
     arguments = _arguments(m)
-    checks = [f"num_args != {len(arguments)}"]
-    checks += [f"type_codes[{k}] != kTVMDLTensorHandle" for k in range(len(arguments))]
+    n = len(arguments)
+    checks = [f"num_args != {n + len(m.devices)}"]
+    checks += [f"type_codes[{k}] != kTVMDLTensorHandle" for k in range(n)]
+    checks += [  # device contexts: a handle, or NULL
+        f"(type_codes[{k}] != kTVMOpaqueHandle && type_codes[{k}] != kTVMNullptr)"
+        for k in range(n, n + len(m.devices))
+    ]
     lines = [
         f"{_signature(m)} {{",
         "  (void)out_ret_value;",
@@ -111,6 +121,7 @@ def source_lines(m: ModelInterface) -> list[str]:
     io = [] if m.io_in_workspace else [*m.inputs, *m.outputs]
     call = [data[True, t.name] for t in io]
     call += [data[False, p.name] if p.user else pool_variable(m, p) for p in m.pools]
+    call += [f"args[{k}].v_handle" for k in range(n, n + len(m.devices))]
     if m.main.function_type.outputs.data:
         lines.append(f"  return {m.entry}({', '.join(call)});")
     else:
