@@ -68,6 +68,7 @@ from usmp.dialects.relay_quant_ops import DequantizeOp, FixedPointMultiplyOp, Qu
 from usmp.dialects.relay_shapes import (
     broadcast_shapes,
     concatenate_output_shape,
+    contiguous_slice_offset,
     normalize_axis,
     pad_output_shape,
     strided_slice_output_shape,
@@ -521,6 +522,14 @@ class StridedSliceOp(RelayOperator):
         )
         return TensorType(t.element_type, shape)
 
+    def contiguous_offset(self) -> int | None:
+        """The element offset of the result in its operand when the result is
+        one contiguous block of it, in order (then it is a view: ``fuse-ops``
+        leaves it alone in main and ``aot-lower-main`` aliases it), else
+        ``None``."""
+        t = tensor_of(self.name, "operand", self.data)
+        return contiguous_slice_offset(shape_of(t), self.begin, self.end, self.strides)
+
 
 @relay_op_definition
 class PadOp(RelayOperator):
@@ -649,3 +658,13 @@ OPERATOR_OPS: list[type[IRDLOperation]] = [
 def tensor_shape(t: Attribute) -> tuple[int, ...]:
     """Static shape of a tensor type."""
     return shape_of(tensor_of("relay", "value", t))
+
+
+def is_view(op: Operation) -> bool:
+    """Whether ``op`` moves no data: a ``relay.reshape`` or a contiguous
+    ``relay.strided_slice`` (its result is its operand's storage, seen with
+    another shape at an element offset). ``fuse-ops`` leaves a group of views
+    alone in main, ``aot-lower-main`` aliases them."""
+    if isinstance(op, StridedSliceOp):
+        return op.contiguous_offset() is not None
+    return isinstance(op, ReshapeOp)

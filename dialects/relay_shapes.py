@@ -316,6 +316,32 @@ def strided_slice_output_shape(
     return tuple(shape)
 
 
+def contiguous_slice_offset(
+    data: Sequence[int],
+    begin: Sequence[int],
+    end: Sequence[int],
+    strides: Sequence[int],
+) -> int | None:
+    """The row-major element offset of a valid ``relay.strided_slice`` whose
+    elements are one contiguous block of ``data``, kept in order (a view of
+    its operand at that offset); ``None`` when the slice must copy.
+
+    Contiguous: every axis before the first one with more than one selected
+    element selects one element, that axis steps by 1, and every axis after
+    it is whole (in order)."""
+    counts = strided_slice_output_shape(data, begin, end, strides)
+    offset, stride = 0, 1
+    split = next((d for d, c in enumerate(counts) if c > 1), len(data))
+    for d in reversed(range(len(data))):
+        if d > split and counts[d] != data[d]:
+            return None  # an inner axis is cut
+        if counts[d] > 1 and strides[d] != 1:
+            return None  # elements skipped or reversed
+        offset += begin[d] * stride
+        stride *= data[d]
+    return offset
+
+
 def pad_output_shape(data: Sequence[int], pad_width: Sequence[int]) -> Shape:
     """Result shape of ``relay.pad`` (``pad_width`` = before0, after0, ...)."""
     _check_len("pad_width (before, after per axis)", pad_width, 2 * len(data))

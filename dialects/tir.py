@@ -36,6 +36,8 @@ from xdsl.dialects.builtin import (
     FlatSymbolRefAttrConstr,
     IntAttr,
     MemRefType,
+    NoneAttr,
+    StridedLayoutAttr,
     StringAttr,
     SymbolRefAttr,
     TensorType,
@@ -655,7 +657,7 @@ class CallOp(IRDLOperation):
                 f"takes {len(expected)} {type_list(expected)}{note}"
             )
         for i, (g, e) in enumerate(zip(got, expected, strict=True)):
-            if g != e:
+            if g != e and not is_offset_view(g, e):
                 raise VerifyException(
                     f"tir.call: argument {i} is {g}, but @{name} takes {e}"
                 )
@@ -718,6 +720,32 @@ class DeviceHookOp(IRDLOperation):
             raise VerifyException(
                 f"tir.device_hook: device '{self.device.data}' is not a C identifier"
             )
+
+
+def is_offset_view(arg: Attribute, param: Attribute) -> bool:
+    """Whether a ``tir.call`` may pass a buffer of type ``arg`` for a parameter
+    of type ``param``: ``param`` has the identity layout and ``arg`` is the
+    same shape and element type, row-major at a static element offset (a
+    view into a larger buffer, as ``aot-lower-main`` makes for a slice). The
+    callee gets the address of its first element."""
+    if not (
+        isinstance(arg, MemRefType)
+        and isinstance(param, MemRefType)
+        and isinstance(param.layout, NoneAttr)
+        and isinstance(arg.layout, StridedLayoutAttr)
+        and arg.element_type == param.element_type
+        and arg.get_shape() == param.get_shape()
+        and arg.memory_space == param.memory_space
+    ):
+        return False
+    offset = arg.get_offset()
+    strides = arg.get_strides()
+    return (
+        offset is not None
+        and offset >= 0
+        and strides is not None
+        and tuple(strides) == MemRefType.strides_for_shape(param.get_shape())
+    )
 
 
 TIR = Dialect(

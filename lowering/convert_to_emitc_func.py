@@ -43,6 +43,7 @@ from usmp.lowering.convert_to_emitc_devices import (
     DeviceHookLowering,
     add_context_arguments,
 )
+from usmp.lowering.convert_to_emitc_memref import first_element_pointer
 from usmp.lowering.convert_to_emitc_module import (
     ModuleInfo,
     builtin_only,
@@ -136,7 +137,8 @@ class ReturnOpLowering(EmitcPattern):
 @dataclass(frozen=True)
 class CallOpLowering(EmitcPattern):
     """``func.call`` and unpacked ``tir.call``: ``emitc.call`` of a function
-    of the module."""
+    of the module. A ``tir.call`` passes a view at an offset (a slice
+    ``aot-lower-main`` aliases) as the address of its first element."""
 
     info: ModuleInfo
 
@@ -150,7 +152,14 @@ class CallOpLowering(EmitcPattern):
         if callee not in self.info.functions:
             raise located_error(op, f"call of unknown function @{callee}")
         lw = self.lowering(op, rewriter)
-        args = [lw.value(v) for v in op.operands]
+        args = [
+            first_element_pointer(lw, v, op)
+            if isinstance(op, tir.CallOp)
+            and isinstance(v.type, MemRefType)
+            and v.type.get_offset()
+            else lw.value(v)
+            for v in op.operands
+        ]
         results = [convert_type(r.type, op) for r in op.results]
         call = lw.emit(emitc.CallOp(callee, args, results))
         lw.replace(*call.results)

@@ -68,6 +68,20 @@ def element_pointer(lw: OpLowering, memref_value: SSAValue, op: Operation) -> SS
     return pointer
 
 
+def first_element_pointer(
+    lw: OpLowering, memref_value: SSAValue, op: Operation
+) -> SSAValue:
+    """``&p[offset]``: the address of ``memref_value``'s first element (its
+    pointer itself when its layout's offset is 0)."""
+    type_ = memref_value.type
+    assert isinstance(type_, MemRefType)
+    offset, _ = static_layout(type_, op)
+    pointer = element_pointer(lw, memref_value, op)
+    if offset == 0:
+        return pointer
+    return address_of(lw, lw.result(emitc.SubscriptOp(pointer, [lw.index(offset)])))
+
+
 def linear_index(
     lw: OpLowering, type_: MemRefType, indices: Sequence[SSAValue], op: Operation
 ) -> SSAValue:
@@ -175,11 +189,9 @@ class AssumeAlignmentOpLowering(EmitcPattern):
         lw.replace(*(lw.value(op.operands[0]) for _ in op.results))
 
 
-def _contiguous(type_: MemRefType, op: Operation) -> tuple[int, bool]:
-    offset, strides = static_layout(type_, op)
-    return offset, list(strides) == list(
-        ShapedType.strides_for_shape(type_.get_shape())
-    )
+def _contiguous(type_: MemRefType, op: Operation) -> bool:
+    _, strides = static_layout(type_, op)
+    return list(strides) == list(ShapedType.strides_for_shape(type_.get_shape()))
 
 
 class CopyOpLowering(EmitcPattern):
@@ -191,24 +203,14 @@ class CopyOpLowering(EmitcPattern):
         assert isinstance(src_t, MemRefType) and isinstance(dst_t, MemRefType)
         if src_t.get_shape() != dst_t.get_shape():
             raise located_error(op, f"memref.copy between shapes {src_t} and {dst_t}")
-        (src_off, src_dense), (dst_off, dst_dense) = (
-            _contiguous(src_t, op),
-            _contiguous(dst_t, op),
-        )
+        src_dense, dst_dense = _contiguous(src_t, op), _contiguous(dst_t, op)
         lw = self.lowering(op, rewriter)
         count = math.prod(src_t.get_shape())
         if count and src_dense and dst_dense:
             lw.include("string.h")
-
-            def base(value: SSAValue, offset: int) -> SSAValue:
-                pointer = element_pointer(lw, value, op)
-                if offset == 0:
-                    return pointer
-                first = lw.result(emitc.SubscriptOp(pointer, [lw.index(offset)]))
-                return address_of(lw, first)
-
             size = count * src_t.get_element_type().size  # pyright: ignore[reportAttributeAccessIssue]
-            dst, src = base(op.destination, dst_off), base(op.source, src_off)
+            dst = first_element_pointer(lw, op.destination, op)
+            src = first_element_pointer(lw, op.source, op)
             lw.emit(emitc.CallOpaqueOp("memcpy", [dst, src, lw.index(size)], []))
         elif count:
             _copy_loops(lw, op, src_t.get_shape())

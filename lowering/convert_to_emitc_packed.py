@@ -59,6 +59,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc, tir
 from usmp.lowering.convert_to_emitc_common import INDEX_TYPE, EmitcPattern, OpLowering
+from usmp.lowering.convert_to_emitc_memref import first_element_pointer
 from usmp.lowering.create import create
 
 RUNTIME_HEADER = "tvm/runtime/c_runtime_api.h"
@@ -210,7 +211,13 @@ class PackedCallLowering(EmitcPattern):
             stacks = self.calls.stacks[function] = _new_stacks(op, lw)
         shape_at = 0
         for k, (value, type_) in enumerate(args):
-            shape_at = _fill_tensor(lw, stacks, k, lw.value(value), type_, shape_at)
+            # a view at an offset (an aliased slice): its first element's address
+            pointer = (
+                first_element_pointer(lw, value, op)
+                if type_.get_offset()
+                else lw.value(value)
+            )
+            shape_at = _fill_tensor(lw, stacks, k, pointer, type_, shape_at)
         first_value = _address(lw, stacks.value, 0, _TVM_VALUE)
         first_tcode = _address(lw, stacks.tcode, 0, _INT)
         num_args = lw.result(emitc.LiteralOp(str(len(args)), _INT))

@@ -6,7 +6,8 @@ TVM's AOTLowerMain (seed 000) on MLIR. The storage assignment is an analysis
 Requires
     ``func.func @main`` whose body is straight-line relay dataflow
     (``relay.call``/``constant``/``tuple``/``tuple_get_item``/``on_device``/
-    ``device_copy``/``reshape``, ``func.return``) on statically shaped
+    ``device_copy``/``reshape``/contiguous ``strided_slice``, ``func.return``)
+    on statically shaped
     tensors, each ``relay.call`` naming a tir prim func (``tir.prim_func``) or
     an external declaration whose memref signature is the call's flattened
     operands followed by its flattened results. Anything else in main
@@ -44,14 +45,20 @@ Produces
     * ``interface_api=packed`` marks the entry ``tir.interface_api = "packed"``:
       the library then also has TVM's packed entry point (``run_model``);
     * ``relay.device_copy`` becomes ``memref.copy`` into a new storage;
-    * an output that is an input, a constant or a storage already returned
-      earlier is filled by a ``memref.copy`` at the end;
-    * ``relay.reshape`` aliases its operand's storage: where a value is used
-      with another shape than its storage's SSA value has, the pass emits
-      ``memref.reinterpret_cast`` (offset 0, row-major strides) of that value
-      just before the use. It is a pure view: valid MLIR, still valid once
-      ``usmp`` has turned the ``tir.allocate`` it reads into a
-      ``memref.view``, and a pointer cast in C.
+    * an output that is an input, a constant, a storage already returned
+      earlier or a view of part of a storage (a slice) is filled by a
+      ``memref.copy`` at the end;
+    * ``relay.reshape`` and a contiguous ``relay.strided_slice`` (a SLICE,
+      SPLIT or UNPACK piece that is one block of its operand) alias their
+      operand's storage: where a value is used with another type or at an
+      offset, the pass emits ``memref.reinterpret_cast`` of the storage's SSA
+      value just before the use, with row-major strides and the view's
+      element offset (``memref<4x8xi8, strided<[8, 1], offset: 16>>``; offset
+      0 gives the identity layout). It is a pure view: valid MLIR, still valid
+      once ``usmp`` has turned the ``tir.allocate`` it reads into a
+      ``memref.view``, a pointer cast in C, and ``&p[16]`` where a
+      ``tir.call`` passes it (``tir.call`` accepts such a view for a
+      parameter of the identity layout).
     * where an allocation sits says nothing about liveness: a storage lives
       from its first to its last use (through any ``reinterpret_cast``).
     * devices, when planned (see ``aot_storage``): the entry gets ``tir.devices``
@@ -79,7 +86,8 @@ How
     ``relay.call`` -> ``tir.allocate`` of its outputs + ``tir.call``,
     ``relay.device_copy`` -> ``tir.allocate`` + ``memref.copy``, ``func.return``
     -> output copies + ``func.return``; ``tuple``/``tuple_get_item``/
-    ``on_device``/``reshape`` move no data and only disappear. Allocations are
+    ``on_device``/``reshape``/``strided_slice`` move no data and only
+    disappear. Allocations are
     hoisted to the top of the entry (constants first) in storage order. A
     lowered relay value is one or several buffers, so until its users are
     lowered it is bridged by a ``builtin.unrealized_conversion_cast`` of its
@@ -106,6 +114,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     ShapedType,
+    StridedLayoutAttr,
     StringAttr,
     UnitAttr,
     UnrealizedConversionCastOp,
@@ -124,7 +133,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
-from usmp.dialects.relay_ops import ReshapeOp
+from usmp.dialects.relay_ops import ReshapeOp, StridedSliceOp
 from usmp.dialects.relay_state import StateOp
 from usmp.passes.aot_device_hooks import insert_device_hooks
 from usmp.passes.aot_io_names import IONames, io_names
@@ -285,11 +294,11 @@ class _MainLowering:
     plan: StoragePlan
     call_type: str
     values: dict[Storage, SSAValue] = field(default_factory=dict[Storage, SSAValue])
-    casts: dict[tuple[Storage, MemRefType], SSAValue] = field(
-        default_factory=dict[tuple[Storage, MemRefType], SSAValue]
+    casts: dict[tuple[Storage, MemRefType, int], SSAValue] = field(
+        default_factory=dict[tuple[Storage, MemRefType, int], SSAValue]
     )
-    """``memref.reinterpret_cast`` of a storage to a reshaped type, made at its
-    first use and reused after."""
+    """``memref.reinterpret_cast`` of a storage to a reshaped type at an
+    element offset, made at its first use and reused after."""
     last_constant: Operation | None = None
     last_allocation: Operation | None = None
     bridges: list[Operation] = field(default_factory=list[Operation])
@@ -327,17 +336,22 @@ class _MainLowering:
         self.values[storage] = op.results[0]
 
     def value(self, view: View, user: Operation, rewriter: PatternRewriter) -> SSAValue:
-        """The storage's SSA value, reinterpreted with the view's type (just
-        before ``user``, once per storage and type) if needed."""
+        """The storage's SSA value, reinterpreted with the view's type at its
+        offset (just before ``user``, once per storage, type and offset) if
+        needed."""
         base = self.values[view.storage]
-        if base.type == view.type:
+        if base.type == view.type and view.offset == 0:
             return base
-        key = (view.storage, view.type)
+        key = (view.storage, view.type, view.offset)
         if key not in self.casts:
             shape = view.type.get_shape()
             strides = [s or 0 for s in ShapedType.strides_for_shape(shape)]
+            type_ = view.type
+            if view.offset:
+                layout = StridedLayoutAttr(strides, view.offset)
+                type_ = MemRefType(type_.element_type, shape, layout)
             cast = memref.ReinterpretCastOp(
-                base, [], [], [], [0], shape, strides, view.type
+                base, [], [], [], [view.offset], shape, strides, type_
             )
             rewriter.insert(_located(cast, user, {}))
             self.casts[key] = cast.result
@@ -428,16 +442,21 @@ class _LowerDeviceCopy(RewritePattern):
 
 @dataclass(frozen=True)
 class _ForwardView(RewritePattern):
-    """``relay.tuple``/``tuple_get_item``/``on_device``/``reshape`` move no data:
-    their result is a view of storages the analysis resolved (a reshaped use
-    gets its ``reinterpret_cast`` at the user)."""
+    """``relay.tuple``/``tuple_get_item``/``on_device``/``reshape`` and a
+    contiguous ``strided_slice`` move no data: their result is a view of
+    storages the analysis resolved (a reshaped or offset use gets its
+    ``reinterpret_cast`` at the user)."""
 
     lowering: _MainLowering
 
     @op_type_rewrite_pattern
     def match_and_rewrite(
         self,
-        op: relay.TupleOp | relay.TupleGetItemOp | relay.OnDeviceOp | ReshapeOp,
+        op: relay.TupleOp
+        | relay.TupleGetItemOp
+        | relay.OnDeviceOp
+        | ReshapeOp
+        | StridedSliceOp,
         rewriter: PatternRewriter,
     ):
         self.lowering.bridge(op, rewriter)

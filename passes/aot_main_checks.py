@@ -1,9 +1,10 @@
 """What ``aot-lower-main`` accepts in the relay ``main`` (checks only).
 
 ``check_main``: one block of ``relay.call``/``constant``/``state``/``tuple``/
-``tuple_get_item``/``on_device``/``device_copy``/``reshape`` and
-``func.return``; control flow, unlowered relay operators and other ops are
-located errors saying what to run first. ``check_callee``: a ``relay.call``
+``tuple_get_item``/``on_device``/``device_copy``/``reshape``, contiguous
+``strided_slice`` (views, see ``relay_ops.is_view``) and ``func.return``;
+control flow, unlowered relay operators and other ops are located errors
+saying what to run first. ``check_callee``: a ``relay.call``
 in main calls a tir prim func (or an external declaration) whose memref
 signature is the call's flattened operands then results.
 """
@@ -18,13 +19,14 @@ from xdsl.ir import Attribute, Operation
 
 from usmp.diagnostics import located_error
 from usmp.dialects import relay
-from usmp.dialects.relay_ops import ReshapeOp
+from usmp.dialects.relay_ops import is_view
 from usmp.dialects.relay_state import StateOp
 from usmp.dialects.tir import PRIM_FUNC
 
 SUPPORTED_OPS = (
     "relay.call, relay.constant, relay.state, relay.tuple, relay.tuple_get_item, "
-    "relay.on_device, relay.device_copy, relay.reshape and func.return"
+    "relay.on_device, relay.device_copy, relay.reshape, a relay.strided_slice "
+    "selecting one contiguous block in order, and func.return"
 )
 
 
@@ -36,13 +38,12 @@ _ACCEPTED = (
     relay.TupleGetItemOp,
     relay.OnDeviceOp,
     relay.DeviceCopyOp,
-    ReshapeOp,
     func.ReturnOp,
 )
 
 
 def _check_op_kind(op: Operation) -> None:
-    if isinstance(op, _ACCEPTED):
+    if isinstance(op, _ACCEPTED) or is_view(op):
         return
     if op.regions or op.successors:
         raise located_error(

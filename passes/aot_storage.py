@@ -15,7 +15,9 @@ too), each view being a :class:`Storage` seen with a type:
 * ``relay.tuple`` concatenates its fields' views, ``relay.tuple_get_item``
   selects the field's slice of the flattened views, ``relay.on_device`` is
   transparent (it only constrains the device), ``relay.reshape`` aliases its
-  operand's storage with the new type (contiguous data: no call, no copy).
+  operand's storage with the new type (contiguous data: no call, no copy), and
+  a contiguous ``relay.strided_slice`` (``relay_ops.is_view``) aliases it at
+  the slice's element offset (offsets add up along a chain of views).
 
 A value used many times keeps its storages. Every op is taken to be live:
 dead relay ops (relay is pure) are erased by xDSL's dead code elimination
@@ -23,7 +25,10 @@ before the analysis runs (``aot_main_checks.check_main`` first reports
 unsupported ops, dead or not). The result is a
 :class:`StoragePlan`: storages in creation order with their allocation names,
 the views of every value, the call and copy steps of each op, the flattened
-returned views (which are written in place, which copied), and the devices.
+returned views (which are written in place, which copied: an internal storage
+returned first-hand and whole is written in place; a view at an offset or of
+part of a storage, an input, a constant or a storage returned before is
+copied), and the devices.
 The rewrite patterns of ``aot_lower_main`` read it.
 
 Devices are "planned" when the main carries any virtual device: an
@@ -37,6 +42,7 @@ unconstrained storages live on the default device.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -53,7 +59,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 from usmp.diagnostics import located_error, location_of
 from usmp.dialects import relay
-from usmp.dialects.relay_ops import ReshapeOp
+from usmp.dialects.relay_ops import ReshapeOp, StridedSliceOp
 from usmp.dialects.relay_state import StateOp
 from usmp.passes.aot_main_checks import check_callee, check_main
 
@@ -88,10 +94,20 @@ class Storage:
 
 @dataclass(frozen=True)
 class View:
-    """A storage seen with the (same-sized) type of one relay value."""
+    """A storage seen with the type of one relay value, from element
+    ``offset`` on (a reshape sees all of it, a slice one contiguous block)."""
 
     storage: Storage
     type: MemRefType
+    offset: int = 0
+    """Elements of the storage before the view's first element."""
+
+    @property
+    def is_whole(self) -> bool:
+        """Whether the view covers its storage exactly (a reshape at most)."""
+        return self.offset == 0 and math.prod(self.type.get_shape()) == math.prod(
+            self.storage.type.get_shape()
+        )
 
 
 @dataclass(frozen=True)
@@ -254,7 +270,11 @@ class _Assigner:
         plan = self.plan
         for i, view in enumerate(plan.returns):
             storage = view.storage
-            if storage.kind is StorageKind.INTERNAL and storage not in plan.in_place:
+            if (
+                storage.kind is StorageKind.INTERNAL
+                and storage not in plan.in_place
+                and view.is_whole
+            ):
                 plan.in_place[storage] = i
             else:
                 plan.copied_outputs.append((view, i))
@@ -347,7 +367,15 @@ class _Assigner:
                     self.add_step(CopyStep(op, src, dst))
             case ReshapeOp():
                 (source,) = self.views[op.data]
-                self.views[op.result] = (View(source.storage, results[0][0]),)
+                view = View(source.storage, results[0][0], source.offset)
+                self.views[op.result] = (view,)
+                self.constrain_from_attribute(op)
+            case StridedSliceOp():  # contiguous: check_main refused the others
+                (source,) = self.views[op.data]
+                offset = op.contiguous_offset()
+                assert offset is not None
+                view = View(source.storage, results[0][0], source.offset + offset)
+                self.views[op.result] = (view,)
                 self.constrain_from_attribute(op)
             case func.ReturnOp():
                 self.visit_return(op)

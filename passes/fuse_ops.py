@@ -46,9 +46,13 @@ What it does
     it in that target's own source file; USMP lets it touch only pools that
     target can access).
 
-    A group made of ``relay.reshape``s only is left in main as is:
-    ``aot-lower-main`` aliases a reshape to its operand's storage (no copy,
-    no call). TVM keeps a reshape as a primitive function (a copy).
+    A group made of views only (``relay.reshape``, and ``relay.strided_slice``
+    selecting one contiguous block in order: a SLICE, STRIDED_SLICE, SPLIT or
+    UNPACK piece along the outermost axis that is not 1) is left in main as
+    is: ``aot-lower-main`` aliases a view to its operand's storage at an
+    element offset (no copy, no call). TVM keeps them as primitive functions
+    (copies). A view fused with compute stays in its group: the kernel reads
+    its operand at the offset.
 
     Dead code: relay ops whose results are unused are erased first, and
     uniform constants copied into every group that used them last, by xDSL's
@@ -71,10 +75,11 @@ Requires
 
 Afterwards
     main holds ``relay.call``/``relay.constant``/structural ops and standalone
-    ``relay.reshape``; every other operator lives in a primitive function.
+    views (``relay.reshape``, contiguous ``relay.strided_slice``); every other
+    operator lives in a primitive function.
 
 Idempotence
-    A second run finds only opaque calls and standalone reshapes: no change.
+    A second run finds only opaque calls and standalone views: no change.
 """
 
 from __future__ import annotations
@@ -109,7 +114,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
 from usmp.dialects.device import VirtualDeviceAttr
-from usmp.dialects.relay_ops import ReshapeOp
+from usmp.dialects.relay_ops import is_view
 from usmp.lowering.c_names import c_identifier
 from usmp.lowering.fusion import GraphNode, partition
 from usmp.lowering.op_patterns import OpPattern, is_operator, op_pattern, tvm_name
@@ -316,7 +321,7 @@ def _groups_to_outline(block: Block, max_depth: int) -> dict[Operation, _Group]:
             members[0].name
         ):
             continue  # structural or unknown: stays in main
-        if all(isinstance(m, ReshapeOp) for m in members):
+        if all(is_view(m) for m in members):
             continue  # aliased by aot-lower-main
         member_set = set(members)
         outputs = [

@@ -254,6 +254,58 @@ func.func @main(%x: tensor<2x2xi8>) -> tensor<4xi8> {
 
 // -----
 
+// A contiguous strided_slice aliases its operand's storage at an element
+// offset; offsets add up along a chain of views (slice, reshape, slice). No
+// call, no copy, no allocation for either piece of this split.
+// CHECK-LABEL: func.func @tvmgen_default___tvm_main__(%x: memref<4x6xi8>, %output0: memref<3xi8>, %output1: memref<3xi8>)
+// CHECK-NEXT:    %[[S:.*]] = tir.allocate {name_hint = "sid_0"} : memref<4x6xi8>
+// CHECK-NOT:     tir.allocate
+// CHECK-NEXT:    tir.call @produce(%x, %[[S]])
+// CHECK-NEXT:    %[[A:.*]] = memref.reinterpret_cast %[[S]] to offset: [0], sizes: [2, 6], strides: [6, 1] : memref<4x6xi8> to memref<2x6xi8>
+// CHECK-NEXT:    tir.call @consume(%[[A]], %output0) : (memref<2x6xi8>, memref<3xi8>) -> ()
+// CHECK-NEXT:    %[[B:.*]] = memref.reinterpret_cast %[[S]] to offset: [9], sizes: [2, 6], strides: [6, 1] : memref<4x6xi8> to memref<2x6xi8, strided<[6, 1], offset: 9>>
+// CHECK-NEXT:    tir.call @consume(%[[B]], %output1) : (memref<2x6xi8, strided<[6, 1], offset: 9>>, memref<3xi8>) -> ()
+// CHECK-NOT:     memref.copy
+func.func private @produce(memref<4x6xi8>, memref<4x6xi8>) attributes {tir.prim_func}
+func.func private @consume(memref<2x6xi8>, memref<3xi8>) attributes {tir.prim_func}
+func.func @main(%x: tensor<4x6xi8>) -> (tensor<3xi8>, tensor<3xi8>) {
+  %0 = relay.call @produce(%x) : (tensor<4x6xi8>) -> tensor<4x6xi8>
+  %1 = relay.strided_slice %0 {begin = array<i64: 0, 0>, end = array<i64: 2, 6>, strides = array<i64: 1, 1>} : tensor<4x6xi8> -> tensor<2x6xi8>
+  %2 = relay.call @consume(%1) : (tensor<2x6xi8>) -> tensor<3xi8>
+  %3 = relay.strided_slice %0 {begin = array<i64: 1, 0>, end = array<i64: 4, 6>, strides = array<i64: 1, 1>} : tensor<4x6xi8> -> tensor<3x6xi8>
+  %4 = relay.reshape %3 : tensor<3x6xi8> -> tensor<18xi8>
+  %5 = relay.strided_slice %4 {begin = array<i64: 3>, end = array<i64: 15>, strides = array<i64: 1>} : tensor<18xi8> -> tensor<12xi8>
+  %6 = relay.reshape %5 : tensor<12xi8> -> tensor<2x6xi8>
+  %7 = relay.call @consume(%6) : (tensor<2x6xi8>) -> tensor<3xi8>
+  func.return %2, %7 : tensor<3xi8>, tensor<3xi8>
+}
+
+// -----
+
+// A returned slice is copied into its output (the storage is larger than the
+// output); a slice of an input points into it; the storage that is returned
+// whole is still written in place.
+// CHECK-LABEL: func.func @tvmgen_default___tvm_main__(%x: memref<4x6xi8>, %output0: memref<6xi8>, %output1: memref<4x6xi8>, %output2: memref<6xi8>)
+// CHECK-NOT:     tir.allocate
+// CHECK:         %[[I:.*]] = memref.reinterpret_cast %x to offset: [6], sizes: [2, 6], strides: [6, 1] : memref<4x6xi8> to memref<2x6xi8, strided<[6, 1], offset: 6>>
+// CHECK-NEXT:    tir.call @produce(%[[I]], %output1)
+// CHECK-NEXT:    %[[O:.*]] = memref.reinterpret_cast %output1 to offset: [18], sizes: [6], strides: [1] : memref<4x6xi8> to memref<6xi8, strided<[1], offset: 18>>
+// CHECK-NEXT:    "memref.copy"(%[[O]], %output0) : (memref<6xi8, strided<[1], offset: 18>>, memref<6xi8>) -> ()
+// CHECK-NEXT:    %[[X:.*]] = memref.reinterpret_cast %x to offset: [12], sizes: [6], strides: [1] : memref<4x6xi8> to memref<6xi8, strided<[1], offset: 12>>
+// CHECK-NEXT:    "memref.copy"(%[[X]], %output2)
+func.func private @produce(memref<2x6xi8>, memref<4x6xi8>) attributes {tir.prim_func}
+func.func @main(%x: tensor<4x6xi8>) -> (tensor<6xi8>, tensor<4x6xi8>, tensor<6xi8>) {
+  %0 = relay.strided_slice %x {begin = array<i64: 1, 0>, end = array<i64: 3, 6>, strides = array<i64: 1, 1>} : tensor<4x6xi8> -> tensor<2x6xi8>
+  %1 = relay.call @produce(%0) : (tensor<2x6xi8>) -> tensor<4x6xi8>
+  %2 = relay.strided_slice %1 {begin = array<i64: 3, 0>, end = array<i64: 4, 6>, strides = array<i64: 1, 1>} : tensor<4x6xi8> -> tensor<1x6xi8>
+  %3 = relay.reshape %2 : tensor<1x6xi8> -> tensor<6xi8>
+  %4 = relay.strided_slice %x {begin = array<i64: 2, 0>, end = array<i64: 3, 6>, strides = array<i64: 1, 1>} : tensor<4x6xi8> -> tensor<1x6xi8>
+  %5 = relay.reshape %4 : tensor<1x6xi8> -> tensor<6xi8>
+  func.return %3, %1, %5 : tensor<6xi8>, tensor<4x6xi8>, tensor<6xi8>
+}
+
+// -----
+
 // Input names are sanitised for C (TVM's SanitizeName), from
 // relay.input_tensor_names when main has it.
 // CHECK-LABEL: func.func @tvmgen_default___tvm_main__(%{{.*}}: memref<4xf32>, %_1st_layer: memref<4xf32>, %output: memref<4xf32>)

@@ -2,7 +2,7 @@
 
 func.func private @neg(memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
 func.func @main(%x: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
-  // expected-error@+1 {{'scf.if' is control flow, which aot-lower-main does not support (relay 'if' is rejected as in TVM); main may only contain relay.call, relay.constant, relay.state, relay.tuple, relay.tuple_get_item, relay.on_device, relay.device_copy, relay.reshape and func.return}}
+  // expected-error@+1 {{'scf.if' is control flow, which aot-lower-main does not support (relay 'if' is rejected as in TVM); main may only contain relay.call, relay.constant, relay.state, relay.tuple, relay.tuple_get_item, relay.on_device, relay.device_copy, relay.reshape, a relay.strided_slice selecting one contiguous block in order, and func.return}}
   %0 = scf.if %c -> (tensor<4xf32>) {
     %1 = relay.call @neg(%x) : (tensor<4xf32>) -> tensor<4xf32>
     scf.yield %1 : tensor<4xf32>
@@ -169,4 +169,13 @@ func.func private @neg(memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> attributes {relay.output_tensor_names = [1]} {
   %0 = relay.call @neg(%x) : (tensor<4xf32>) -> tensor<4xf32>
   func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A slice that is not one contiguous block in order copies: it is an operator.
+func.func @main(%x: tensor<4x4xi8>) -> tensor<4x2xi8> {
+  // expected-error@+1 {{'relay.strided_slice' must first be fused into a primitive function and lowered to a tir prim func (fuse-ops, lower-ops)}}
+  %0 = relay.strided_slice %x {begin = array<i64: 0, 1>, end = array<i64: 4, 3>, strides = array<i64: 1, 1>} : tensor<4x4xi8> -> tensor<4x2xi8>
+  func.return %0 : tensor<4x2xi8>
 }

@@ -52,6 +52,23 @@ builtin.module attributes {tir.pools = [#tir.pool_info<"sram", workspace, size =
 
 // -----
 
+// A tir.call passing a view at an offset (a slice aot-lower-main aliases)
+// passes the address of its first element, &p[offset]: the callee indexes
+// from 0.
+// CHECK-LABEL: emitc.func @offset_view(%a: !emitc.ptr<i8> {usmp.memref = memref<4x3xi8>}, %b: !emitc.ptr<i8> {usmp.memref = memref<2x3xi8>})
+// CHECK:         %[[C6:.*]] = "emitc.constant"() <{value = 6 : index}> : () -> !emitc.ptrdiff_t
+// CHECK-NEXT:    %[[E:.*]] = emitc.subscript %a[%[[C6]]] : (!emitc.ptr<i8>, !emitc.ptrdiff_t) -> !emitc.lvalue<i8>
+// CHECK-NEXT:    %[[P:.*]] = emitc.apply "&"(%[[E]]) : (!emitc.lvalue<i8>) -> !emitc.ptr<i8>
+// CHECK-NEXT:    emitc.call @op(%[[P]], %b) : (!emitc.ptr<i8>, !emitc.ptr<i8>) -> ()
+func.func private @op(memref<2x3xi8>, memref<2x3xi8>) attributes {tir.prim_func}
+func.func @offset_view(%a: memref<4x3xi8>, %b: memref<2x3xi8>) {
+  %v = memref.reinterpret_cast %a to offset: [6], sizes: [2, 3], strides: [3, 1] : memref<4x3xi8> to memref<2x3xi8, strided<[3, 1], offset: 6>>
+  tir.call @op(%v, %b) : (memref<2x3xi8, strided<[3, 1], offset: 6>>, memref<2x3xi8>) -> ()
+  func.return
+}
+
+// -----
+
 // A global that is not a pool stays a global of its own type.
 // CHECK-LABEL: emitc.global static const @table : !emitc.array<4xi32> = dense<[1, 2, 3, 4]>
 // CHECK:       emitc.func @lookup(%i: !emitc.ptrdiff_t) -> i32

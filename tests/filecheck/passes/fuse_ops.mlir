@@ -66,6 +66,35 @@ func.func @unique_names(%x: tensor<1x16xf32>) -> tensor<1x16xf32> {
 
 // -----
 
+// Slices between two anchors: a contiguous one (rows 1..2, then a reshape: a
+// SPLIT piece along the outer axis) is a view, left in main with its reshape
+// (aot-lower-main aliases them at an offset); a column slice is not one block
+// in order and becomes a primitive function (a copy).
+
+// CHECK-LABEL: func.func @tvmgen_default_fused_strided_slice(
+// CHECK-NEXT:    relay.strided_slice %{{.*}} {begin = array<i64: 0, 1>
+// CHECK:       func.func @slices(
+// CHECK:         %[[D:.*]] = relay.call @tvmgen_default_fused_nn_dense(
+// CHECK-NEXT:    %[[S:.*]] = relay.strided_slice %[[D]] {begin = array<i64: 1, 0>, end = array<i64: 3, 4>, strides = array<i64: 1, 1>} : tensor<4x4xf32> -> tensor<2x4xf32>
+// CHECK-NEXT:    %[[R:.*]] = relay.reshape %[[S]] : tensor<2x4xf32> -> tensor<1x8xf32>
+// CHECK-NEXT:    relay.call @tvmgen_default_fused_nn_dense_1(%[[R]],
+// CHECK-NEXT:    %[[C:.*]] = relay.call @tvmgen_default_fused_strided_slice(%[[D]])
+// CHECK-NEXT:    relay.call @tvmgen_default_fused_nn_dense_2(%[[C]],
+func.func @slices(%x: tensor<4x4xf32>) -> (tensor<1x2xf32>, tensor<4x2xf32>) {
+  %w0 = relay.constant dense_resource<w0> : tensor<4x4xf32>
+  %w1 = relay.constant dense_resource<w1> : tensor<2x8xf32>
+  %w2 = relay.constant dense_resource<w2> : tensor<2x2xf32>
+  %0 = relay.dense %x, %w0 : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %1 = relay.strided_slice %0 {begin = array<i64: 1, 0>, end = array<i64: 3, 4>, strides = array<i64: 1, 1>} : tensor<4x4xf32> -> tensor<2x4xf32>
+  %2 = relay.reshape %1 : tensor<2x4xf32> -> tensor<1x8xf32>
+  %3 = relay.dense %2, %w1 : (tensor<1x8xf32>, tensor<2x8xf32>) -> tensor<1x2xf32>
+  %4 = relay.strided_slice %0 {begin = array<i64: 0, 1>, end = array<i64: 4, 3>, strides = array<i64: 1, 1>} : tensor<4x4xf32> -> tensor<4x2xf32>
+  %5 = relay.dense %4, %w2 : (tensor<4x2xf32>, tensor<2x2xf32>) -> tensor<4x2xf32>
+  func.return %3, %5 : tensor<1x2xf32>, tensor<4x2xf32>
+}
+
+// -----
+
 // A value that leaves main (here: also returned) ends its group: the conv2d
 // result must exist, so the relu cannot be fused into it.
 

@@ -85,6 +85,28 @@ func.func @alias_main(%x: memref<4xi8>, %y: memref<2x2xi8>) attributes {tir.prim
 
 // -----
 
+// A slice aliased at an offset (a view of rows 2..3 of sid_0) keeps all of
+// sid_0 live until its last use, so sid_1, written before that, conflicts
+// with it.
+// CHECK-LABEL: func.func @offset_alias
+// CHECK: usmp.buffer = "sid_0", {{.*}} usmp.live = array<i64: 0, 3>, {{.*}} usmp.conflicts = ["sid_1"]
+// CHECK: usmp.buffer = "sid_1", {{.*}} usmp.live = array<i64: 1, 3>, {{.*}} usmp.conflicts = ["sid_0"]
+func.func private @produce(memref<4x2xi8>, memref<4x2xi8>) attributes {tir.prim_func}
+func.func private @half(memref<2x2xi8>, memref<2x2xi8>) attributes {tir.prim_func}
+func.func private @add(memref<2x2xi8>, memref<2x2xi8>, memref<2x2xi8>) attributes {tir.prim_func}
+func.func @offset_alias(%x: memref<4x2xi8>, %y: memref<2x2xi8>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["y"]} {
+  %0 = tir.allocate {name_hint = "sid_0"} : memref<4x2xi8>
+  %1 = tir.allocate {name_hint = "sid_1"} : memref<2x2xi8>
+  tir.call @produce(%x, %0) : (memref<4x2xi8>, memref<4x2xi8>) -> ()
+  %2 = memref.reinterpret_cast %0 to offset: [0], sizes: [2, 2], strides: [2, 1] : memref<4x2xi8> to memref<2x2xi8>
+  tir.call @half(%2, %1) : (memref<2x2xi8>, memref<2x2xi8>) -> ()
+  %3 = memref.reinterpret_cast %0 to offset: [4], sizes: [2, 2], strides: [2, 1] : memref<4x2xi8> to memref<2x2xi8, strided<[2, 1], offset: 4>>
+  tir.call @add(%3, %1, %y) : (memref<2x2xi8, strided<[2, 1], offset: 4>>, memref<2x2xi8>, memref<2x2xi8>) -> ()
+  func.return
+}
+
+// -----
+
 // Candidate pools: an allocate's own ordered candidate_pools, else every
 // workspace pool in order -- minus the pools a target touching the buffer
 // cannot read and write (the npu-only pool for buffers a c operator

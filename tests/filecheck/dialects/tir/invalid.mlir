@@ -157,3 +157,14 @@ func.func @f() {
   %0 = memref.alloca() {alignment = 8192 : i64} : memref<4xi8>
   func.return
 }
+
+// -----
+
+// A view with other than row-major strides is not a buffer of the parameter's type.
+func.func private @g(memref<2x3xi8>) attributes {tir.prim_func}
+func.func @f(%a: memref<4x3xi8>) {
+  %v = memref.reinterpret_cast %a to offset: [1], sizes: [2, 3], strides: [6, 1] : memref<4x3xi8> to memref<2x3xi8, strided<[6, 1], offset: 1>>
+  // expected-error@+1 {{'tir.call' op tir.call: argument 0 is memref<2x3xi8, strided<[6, 1], offset: 1>>, but @g takes memref<2x3xi8>}}
+  tir.call @g(%v) : (memref<2x3xi8, strided<[6, 1], offset: 1>>) -> ()
+  func.return
+}

@@ -37,6 +37,19 @@ func.func @call(%a: memref<4xi8>, %b: memref<4xi8>) attributes {tir.prim_func, t
 
 // -----
 
+// A row-major view at a static offset (a slice aot-lower-main aliases) may be
+// passed for a parameter of the identity layout.
+// CHECK-LABEL: func.func @call_with_offset_view
+// CHECK: tir.call @op(%{{.*}}, %{{.*}}) : (memref<2x3xi8, strided<[3, 1], offset: 6>>, memref<2x3xi8>) -> ()
+func.func private @op(memref<2x3xi8>, memref<2x3xi8>) attributes {tir.prim_func}
+func.func @call_with_offset_view(%a: memref<4x3xi8>, %b: memref<2x3xi8>) attributes {tir.prim_func, tir.main} {
+  %v = memref.reinterpret_cast %a to offset: [6], sizes: [2, 3], strides: [3, 1] : memref<4x3xi8> to memref<2x3xi8, strided<[3, 1], offset: 6>>
+  tir.call @op(%v, %b) : (memref<2x3xi8, strided<[3, 1], offset: 6>>, memref<2x3xi8>) -> ()
+  func.return
+}
+
+// -----
+
 // CHECK: builtin.module attributes {tir.pools = [#tir.pool_info<"sram", workspace, size = 65536, alignment = 16, access = {c = rw, "ethos-u" = ro}>, #tir.pool_info<"flash", constant, size = 0, alignment = 4, access = {c = ro}>]}
 builtin.module attributes {tir.pools = [#tir.pool_info<"sram", workspace, size = 65536, alignment = 16, access = {"c" = "rw", "ethos-u" = "ro"}>, #tir.pool_info<"flash", constant, alignment = 4, access = {c = "ro"}>]} {
 }
