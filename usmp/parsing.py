@@ -256,7 +256,26 @@ class LocatingParser(Parser):
         generic form (so that ``mlir-opt``'s output reads back)."""
         if self.parse_optional_keyword("memref.global") is not None:
             return self._parse_memref_global()
+        if self.parse_optional_keyword("memref.copy") is not None:
+            return self._parse_memref_copy()
         return None
+
+    def _parse_memref_copy(self) -> memref.CopyOp:
+        """``memref.copy %source, %target {attrs} : memref<...> to memref<...>``."""
+        source = self.parse_unresolved_operand()
+        self.parse_punctuation(",")
+        target = self.parse_unresolved_operand()
+        attrs = self.parse_optional_attr_dict()
+        self.parse_punctuation(":")
+        source_type = self.parse_type()
+        self.parse_keyword("to")
+        target_type = self.parse_type()
+        op = memref.CopyOp(
+            self.resolve_operand(source, source_type),
+            self.resolve_operand(target, target_type),
+        )
+        op.attributes.update(attrs)
+        return op
 
     def _parse_memref_global(self) -> memref.GlobalOp:
         """``memref.global ["private"|"public"|"nested"] [constant] @sym :
