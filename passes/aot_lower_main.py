@@ -58,7 +58,8 @@ Produces
       once ``usmp`` has turned the ``tir.allocate`` it reads into a
       ``memref.view``, a pointer cast in C, and ``&p[16]`` where a
       ``tir.call`` passes it (``tir.call`` accepts such a view for a
-      parameter of the identity layout).
+      parameter of the identity layout). The cast has the location of the
+      reshape or slice that made the view (the TFLite tensor it is).
     * where an allocation sits says nothing about liveness: a storage lives
       from its first to its last use (through any ``reinterpret_cast``).
     * devices, when planned (see ``aot_storage``): the entry gets ``tir.devices``
@@ -353,7 +354,7 @@ class _MainLowering:
             cast = memref.ReinterpretCastOp(
                 base, [], [], [], [view.offset], shape, strides, type_
             )
-            rewriter.insert(_located(cast, user, {}))
+            rewriter.insert(_located(cast, view.origin or user, {}))
             self.casts[key] = cast.result
         return self.casts[key]
 

@@ -57,7 +57,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
-from usmp.diagnostics import located_error, location_of
+from usmp.diagnostics import located_error, location_of, tensor_location
 from usmp.dialects import relay
 from usmp.dialects.relay_ops import ReshapeOp, StridedSliceOp
 from usmp.dialects.relay_state import StateOp
@@ -101,6 +101,10 @@ class View:
     type: MemRefType
     offset: int = 0
     """Elements of the storage before the view's first element."""
+    origin: Operation | None = field(default=None, compare=False)
+    """The ``relay.reshape``/``strided_slice`` that made this view (its
+    location names the TFLite tensor it is, see ``_origin``), ``None`` for a
+    storage's own."""
 
     @property
     def is_whole(self) -> bool:
@@ -367,14 +371,21 @@ class _Assigner:
                     self.add_step(CopyStep(op, src, dst))
             case ReshapeOp():
                 (source,) = self.views[op.data]
-                view = View(source.storage, results[0][0], source.offset)
+                view = View(
+                    source.storage, results[0][0], source.offset, _origin(op, source)
+                )
                 self.views[op.result] = (view,)
                 self.constrain_from_attribute(op)
             case StridedSliceOp():  # contiguous: check_main refused the others
                 (source,) = self.views[op.data]
                 offset = op.contiguous_offset()
                 assert offset is not None
-                view = View(source.storage, results[0][0], source.offset + offset)
+                view = View(
+                    source.storage,
+                    results[0][0],
+                    source.offset + offset,
+                    _origin(op, source),
+                )
                 self.views[op.result] = (view,)
                 self.constrain_from_attribute(op)
             case func.ReturnOp():
@@ -410,6 +421,15 @@ class _Assigner:
             if (vd := _device_attr(attrs, self.main, what)) is not None:
                 self.constrain(views, vd, self.main)
             self.plan.returns.extend(views)
+
+
+def _origin(op: Operation, source: View) -> Operation:
+    """The op a view made by ``op`` is named after: ``op`` if the importer
+    names a TFLite tensor after it, else the view it reshapes if that one is
+    named (an operator's own reshape of its input is no tensor)."""
+    if tensor_location(op.location) is None and source.origin is not None:
+        return source.origin
+    return op
 
 
 def _name(value: SSAValue) -> str:

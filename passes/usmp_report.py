@@ -16,7 +16,10 @@ checks it like ``usmp-validate`` does, and writes (the composite
   The JSON also names each step's TFLite operators (``step_operators``) and
   each buffer's TFLite tensor (``tensor``: name, opcode and index of the
   operator computing it, or null) and, for constants, the steps reading them
-  (``read_at``). Beside it, with ``usmp{report=...}``, ``summary.txt`` and
+  (``read_at``). ``aliases`` lists the tensors that live inside a buffer of
+  main without being one (a reshape, or a slice ``aot-lower-main`` aliases at
+  an offset): ``{tensor, buffer, offset}``, ``offset`` in bytes from the
+  buffer's start. Beside it, with ``usmp{report=...}``, ``summary.txt`` and
   ``summary.csv`` (for ``plan.json``; else ``<stem>.summary.*``): per pool
   size, lower bound and ratio, per step operator, live bytes and buffers
   live (``usmp_report_summary``).
@@ -42,12 +45,16 @@ from pathlib import Path
 from typing import Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import FixedBitwidthType, MemRefType, ModuleOp
+from xdsl.ir import OpResult
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
+from usmp.diagnostics import tensor_location
 from usmp.dialects.tir import PoolKind
 from usmp.output_files import write_text_atomic
+from usmp.passes.usmp_analysis import BufferInfo
 from usmp.passes.usmp_plan_memory import PlannedModule
 from usmp.passes.usmp_report_summary import (
     PoolReport,
@@ -160,7 +167,36 @@ def report_json(
             }
             for b in analysis.everything
         ],
+        "aliases": _aliases_json(planned),
     }
+
+
+def _aliases_json(planned: PlannedModule) -> list[dict[str, object]]:
+    """The views of main's buffers that name a TFLite tensor of their own
+    (``memref.reinterpret_cast``s located at a reshape or slice)."""
+    analysis = planned.analysis
+    owners: dict[object, BufferInfo] = {b.owner: b for b in analysis.everything}
+    found: list[dict[str, object]] = []
+    for op in analysis.main.body.block.ops:
+        if not isinstance(op, memref.ReinterpretCastOp):
+            continue
+        source, type_ = op.source, op.result.type
+        buffer = owners.get(source.owner if isinstance(source, OpResult) else source)
+        tensor = tensor_location(op.location)
+        if buffer is None or tensor is None or not isinstance(type_, MemRefType):
+            continue
+        offset, element = type_.get_offset(), type_.get_element_type()
+        if offset is None or not isinstance(element, FixedBitwidthType):
+            continue
+        name, opcode, operator = tensor
+        found.append(
+            {
+                "tensor": {"name": name, "opcode": opcode, "operator": operator},
+                "buffer": buffer.name,
+                "offset": offset * element.size,
+            }
+        )
+    return found
 
 
 def _tensor_json(b: Any) -> dict[str, object] | None:

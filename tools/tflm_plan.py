@@ -13,7 +13,11 @@ gets our (smaller) arena.
   names the op computing each tensor, ``usmp.frontend.builder``); main's
   inputs and outputs (planned in the workspace with ``--use-workspace-io``)
   are the model's. A RESHAPE output we alias to its input gets the input's
-  offset (TFLM's RESHAPE copies nothing when both share an address).
+  offset (TFLM's RESHAPE copies nothing when both share an address). A slice
+  we alias at an offset (SLICE, STRIDED_SLICE, a SPLIT/SPLIT_V/UNPACK piece:
+  the report's ``aliases``) gets its address inside the buffer when that is
+  a multiple of 16 bytes: TFLM's kernel then copies each element onto
+  itself. The tensors at one buffer's bytes are checked as one.
 * When that leaves out a tensor TFLM allocates (a tensor inside a fused
   group, model I/O planned outside the workspace), TFLM's greedy planner
   would place it around the offline ones and the arena could grow; then the
@@ -163,28 +167,69 @@ def tflm_offsets(model: Model, report: dict[str, Any]) -> list[int]:
     if not pools:
         return offsets
     pool = pools[0]["name"]
-    buffers = [
-        b
+    buffers = {
+        b["name"]: b
         for b in report.get("buffers", [])
         if b.get("pool") == pool and b.get("function") == report.get("model")
-    ]  # not an operator's scratch: TFLM has its own
+    }  # not an operator's scratch: TFLM has its own
+    holder: dict[str, int] = {}
+    """Buffer name -> the tensor it holds."""
     # main's inputs and outputs are the model's, in order
     for role, tensors in (("input", model.inputs), ("output", model.outputs)):
-        io = [b for b in buffers if b.get("role") == role]
+        io = [b for b in buffers.values() if b.get("role") == role]
         if len(io) == len(tensors):
             for b, index in zip(io, tensors, strict=True):
-                offsets[index] = int(b["offset"])
-    for b in buffers:
+                offsets[index], holder[b["name"]] = int(b["offset"]), index
+    for b in buffers.values():
         index = _tensor_of(model, b) if b.get("role") == "allocate" else None
         if index is not None:
-            offsets[index] = int(b["offset"])
+            offsets[index], holder[b["name"]] = int(b["offset"]), index
+    inside = _offset_aliases(model, report, buffers, holder, offsets)
+    if inside:  # TFLM may still refuse them together: then without them
+        with_aliases = list(offsets)
+        for t, (_, offset) in inside.items():
+            with_aliases[t] = offset
+        _alias_reshapes(model, with_aliases)
+        try:
+            _check(model, with_aliases, {t: h for t, (h, _) in inside.items()})
+            return with_aliases
+        except TFLMPlanError:
+            pass
+    _alias_reshapes(model, offsets)
+    _check(model, offsets)
+    return offsets
+
+
+def _offset_aliases(
+    model: Model,
+    report: dict[str, Any],
+    buffers: dict[str, dict[str, Any]],
+    holder: dict[str, int],
+    offsets: Sequence[int],
+) -> dict[int, tuple[int, int]]:
+    """Tensor -> (the tensor whose buffer holds it, its offset) for the
+    report's aliases that TFLM can take (16-byte aligned, inside the buffer,
+    not placed otherwise)."""
+    inside: dict[int, tuple[int, int]] = {}
+    for alias in report.get("aliases", []):
+        t = _tensor_of(model, alias)
+        b = buffers.get(alias.get("buffer", ""))
+        if t is None or b is None or b["name"] not in holder:
+            continue
+        offset = int(b["offset"]) + int(alias["offset"])
+        end = int(alias["offset"]) + tensor_bytes(model.tensors[t])
+        if offsets[t] < 0 and offset % ALIGNMENT == 0 and end <= int(b["size"]):
+            inside[t] = (holder[b["name"]], offset)
+    return inside
+
+
+def _alias_reshapes(model: Model, offsets: list[int]) -> None:
+    """A RESHAPE output not placed otherwise gets its input's offset."""
     for op in model.operators:
         if op.opcode in ALIASING_OPERATORS and op.inputs and op.outputs:
             source, target = op.inputs[0], op.outputs[0]
             if source >= 0 and offsets[source] >= 0 and offsets[target] < 0:
                 offsets[target] = offsets[source]
-    _check(model, offsets)
-    return offsets
 
 
 def _tensor_of(model: Model, b: dict[str, Any]) -> int | None:
@@ -246,10 +291,15 @@ def _op_name(op: Operator) -> str:
     return f"{op.display_name} #{op.index}"
 
 
-def _check(model: Model, offsets: Sequence[int]) -> None:
+def _check(
+    model: Model, offsets: Sequence[int], inside: dict[int, int] | None = None
+) -> None:
+    """A located error unless TFLM can use ``offsets``; ``inside``: tensors
+    placed within the bytes of another (an aliased slice -> its source)."""
     lifetimes = tflm_lifetimes(model)
+    inside = inside or {}
     groups: dict[int, list[int]] = {}
-    """Alias root -> the tensors at its address."""
+    """Alias root -> the tensors at its bytes."""
     for t, offset in enumerate(offsets):
         if offset < 0:
             continue
@@ -265,15 +315,18 @@ def _check(model: Model, offsets: Sequence[int]) -> None:
                 f"{offset}, not a multiple of TFLite Micro's {ALIGNMENT}-byte "
                 f"alignment; plan with --workspace-byte-alignment {ALIGNMENT}"
             )
-        groups.setdefault(_alias_root(model, t, offsets), []).append(t)
+        groups.setdefault(_alias_root(model, t, offsets, inside), []).append(t)
     placed: list[_Placed] = []
-    for members in groups.values():  # an alias chain shares one address
+    for members in groups.values():  # an alias chain shares its bytes
         spans = [lifetimes[t] for t in members]
+        spans_at = [(t, offsets[t]) for t in members]
+        start = min(o for _, o in spans_at)
+        end = max(o + _aligned(tensor_bytes(model.tensors[t])) for t, o in spans_at)
         placed.append(
             _Placed(
                 tuple(members),
-                offsets[members[0]],
-                max(_aligned(tensor_bytes(model.tensors[t])) for t in members),
+                start,
+                end - start,
                 min(s for s, _ in spans),
                 max(e for _, e in spans),
             )
@@ -287,9 +340,15 @@ def _check(model: Model, offsets: Sequence[int]) -> None:
                 _overlap(model, a.tensors[0], b.tensors[0], lifetimes)
 
 
-def _alias_root(model: Model, t: int, offsets: Sequence[int]) -> int:
-    """Follow aliasing operators back to the tensor that owns the address."""
+def _alias_root(
+    model: Model, t: int, offsets: Sequence[int], inside: dict[int, int]
+) -> int:
+    """Follow aliasing operators and slices placed inside another tensor back
+    to the tensor that owns the bytes."""
     while True:
+        if t in inside:
+            t = inside[t]
+            continue
         op = next(
             (
                 op
