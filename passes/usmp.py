@@ -3,7 +3,7 @@
 The composite of TVM's USMP: buffer info analysis -> planning algorithm ->
 validation -> (report) -> rewrite. It is
 
-    usmp-plan-memory{algorithm pools use_workspace_io time_limit}
+    usmp-plan-memory{algorithm pools use_workspace_io time_limit overlap}
     [usmp-report{json svg}]          when ``report`` is given
     usmp-convert-pool-allocations
 
@@ -67,6 +67,10 @@ class UsmpPass(ModulePass):
     (``summary.txt``/``.csv`` beside ``plan.json``, else
     ``<stem>.summary.*``); an existing directory (or a path ending in ``/``):
     ``DIR/plan.json``, ``DIR/plan.<pool>.svg``, ``DIR/summary.*``."""
+    overlap: bool = True
+    """Let an operator's output overlap an input it reads for the last time,
+    where the kernel's access order makes it safe (``usmp_overlap``);
+    ``false``: every conflicting pair disjoint."""
 
     def __post_init__(self) -> None:
         check_algorithm(self.algorithm, self.time_limit)
@@ -80,7 +84,12 @@ class UsmpPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         planned = plan_memory(
-            op, self.algorithm, self.use_workspace_io, self.pools, self.time_limit
+            op,
+            self.algorithm,
+            self.use_workspace_io,
+            self.pools,
+            self.time_limit,
+            self.overlap,
         )
         if self.report:
             # already rewritten: report the plan the pool views record

@@ -44,6 +44,12 @@ Alignment: a buffer's offset is aligned to its pool's alignment and to its
 element type's natural alignment; ``BufferInfo.alignment`` reports the largest
 over its candidate pools.
 
+With ``overlap``, the analysis also lists the *allowed overlaps*
+(``usmp_overlap.find_overlaps``): a buffer a call reads for the last time
+and one it writes first may share bytes in the direction the kernel's traced
+loop nest makes safe (``planning.model.Overlap``); ``workspace_problem``
+passes them to the planner.
+
 Errors caused by the input (no entry function, a buffer type with no fixed
 byte size, an unknown or inaccessible candidate pool) are located diagnostics
 at the offending op.
@@ -52,7 +58,7 @@ at the offending op.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import cast
 
 from xdsl.dialects import arith, func, memref
@@ -97,8 +103,9 @@ from usmp.passes.usmp_liveness import (
     intervals,
     main_timeline,
 )
+from usmp.passes.usmp_overlap import find_overlaps
 from usmp.passes.usmp_pools import can_hold, describe_pool, function_target
-from usmp.planning.model import Buffer, Pool, Problem
+from usmp.planning.model import Buffer, Overlap, Pool, Problem
 
 
 @dataclass(eq=False)
@@ -163,6 +170,11 @@ class BufferInfoAnalysis:
     """Workspace buffer name -> sorted names of the buffers it conflicts with."""
     step_ops: tuple[Operation, ...] = ()
     """main's top-level op at each step (its location names the operator)."""
+    overlaps: tuple[Overlap, ...] = ()
+    """Allowed overlaps between a call's dying input and its output
+    (``usmp_overlap``), when asked for."""
+    functions: dict[str, func.FuncOp] | None = None
+    """The module's functions by name (for the kernel replays)."""
 
     def pool(self, name: str) -> PoolInfoAttr:
         for p in self.pools:
@@ -184,6 +196,7 @@ class BufferInfoAnalysis:
         return Problem(
             tuple(_to_buffer(b, self.conflicts, live) for b in self.buffers),
             tuple(_to_pool(p) for p in self.pools if p.kind.data == PoolKind.WORKSPACE),
+            self.overlaps,
         )
 
 
@@ -230,9 +243,18 @@ def analyze(
     module: ModuleOp,
     pools: Sequence[PoolInfoAttr],
     use_workspace_io: bool = False,
+    overlap: bool = False,
 ) -> BufferInfoAnalysis:
-    """Buffer info of every static allocation of ``module`` (never mutates it)."""
-    return _Analyzer(module, pools).run(use_workspace_io)
+    """Buffer info of every static allocation of ``module`` (never mutates it);
+    with ``overlap``, also the allowed overlaps (``usmp_overlap``)."""
+    analyzer = _Analyzer(module, pools)
+    analysis = analyzer.run(use_workspace_io)
+    analysis = replace(analysis, functions=analyzer.functions)
+    if overlap:
+        analysis = replace(
+            analysis, overlaps=find_overlaps(analysis, analyzer.functions)
+        )
+    return analysis
 
 
 class _Analyzer:

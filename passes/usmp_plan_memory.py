@@ -13,6 +13,11 @@ everything in the IR:
   ``pool_allocation = #tir.pool_allocation<"pool", offset>``;
 * with ``use_workspace_io``, every input/output argument of the entry function
   gets the argument attribute ``tir.pool_allocation`` likewise;
+* with ``overlap`` (the default), an operator's output may share bytes
+  with an input it reads for the last time where its traced loop nest makes
+  that safe (``usmp_overlap``), after ``usmp-kernel-direction`` has chosen
+  which kernels run backwards; every pair that shares bytes is replayed on
+  its kernel's access order by the validation;
 * the module attribute ``tir.pools`` lists the pools in order; each pool that
   holds a buffer gets its planned size as ``size`` (the highest end of a
   buffer in it: exactly the bytes the pool array must have; a size limit
@@ -62,6 +67,8 @@ from usmp.dialects.tir import (
 )
 from usmp.passes.usmp_analysis import BufferInfo, BufferInfoAnalysis, analyze
 from usmp.passes.usmp_ir import is_rewritten, merge_arg_attrs
+from usmp.passes.usmp_kernel_direction import choose_directions
+from usmp.passes.usmp_overlap import find_overlaps, overlap_violations
 from usmp.passes.usmp_pools import (
     parse_pools_option,
     resolve_pools,
@@ -102,6 +109,9 @@ class UsmpPlanMemoryPass(ModulePass):
     comma separated (see ``usmp_pools``); empty: ``tir.pools`` or defaults."""
     time_limit: int | float = 0
     """CPU seconds for ``algorithm=optimal`` (0: its default)."""
+    overlap: bool = True
+    """Let an operator's output overlap an input it reads for the last time,
+    where the kernel's access order makes it safe (``usmp_overlap``)."""
 
     def __post_init__(self) -> None:
         check_algorithm(self.algorithm, self.time_limit)
@@ -115,7 +125,12 @@ class UsmpPlanMemoryPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         plan_memory(
-            op, self.algorithm, self.use_workspace_io, self.pools, self.time_limit
+            op,
+            self.algorithm,
+            self.use_workspace_io,
+            self.pools,
+            self.time_limit,
+            self.overlap,
         )
 
 
@@ -138,6 +153,7 @@ def plan_memory(
     use_workspace_io: bool,
     pools_option: str,
     time_limit: int | float = 0,
+    overlap: bool = True,
 ) -> PlannedModule | None:
     """Annotate ``module`` with a plan and return it (None when the module was
     already rewritten and there is nothing to do)."""
@@ -159,7 +175,12 @@ def plan_memory(
             )
         return None
     pools = resolve_pools(module, pools_option)
-    analysis = analyze(module, pools, use_workspace_io)
+    if overlap and not any(
+        isinstance(o, AllocateOp) and o.pool_allocation is not None
+        for o in module.walk()
+    ):
+        choose_directions(module, pools, use_workspace_io)
+    analysis = analyze(module, pools, use_workspace_io, overlap)
     planned = recorded_plan(analysis)
     if planned is None:
         problem = analysis.workspace_problem()
@@ -205,14 +226,25 @@ def recorded_plan(analysis: BufferInfoAnalysis) -> PlannedModule | None:
 
 def _check(analysis: BufferInfoAnalysis, plan: Plan, recorded: bool = False) -> None:
     """Run the independent validator on the workspace, on the constants and
-    on the states."""
+    on the states; every pair of workspace buffers sharing bytes must also
+    pass the replay of its kernel (``usmp_overlap.overlap_violations``)."""
+    workspace = analysis.workspace_problem()
+    if recorded and not workspace.overlaps and analysis.functions is not None:
+        # a recorded plan may use overlaps the analysis was not asked for
+        sub = Plan({b.name: plan.placements[b.name] for b in workspace.buffers})
+        if validate_plan(workspace, sub):
+            overlaps = find_overlaps(analysis, analysis.functions)
+            workspace = Problem(workspace.buffers, workspace.pools, overlaps)
     for problem in (
-        analysis.workspace_problem(),
+        workspace,
         constant_problem(analysis),
         constant_problem(analysis, PoolKind.PERSISTENT),
     ):
         sub = Plan({b.name: plan.placements[b.name] for b in problem.buffers})
         errors = validate_plan(problem, sub)
+        if not errors and problem is workspace and analysis.functions is not None:
+            # every pair sharing bytes, replayed on its kernel's access order
+            errors = overlap_violations(analysis, analysis.functions, sub.placements)
         if errors:
             what = (
                 "the placements recorded in the IR are invalid"

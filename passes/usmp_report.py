@@ -11,7 +11,10 @@ checks it like ``usmp-validate`` does, and writes (the composite
   (``limit``: the size limit planned under, null if unbounded). The
   lower bound of a workspace pool is the peak, over main's steps, of the bytes
   of its buffers live at once (no plan can do better with the same pool
-  assignment); of a constant pool, the sum of its constants; ``ratio`` is
+  assignment), less what the allowed overlaps live then can share (the finer
+  bound, ``planning.lower_bound``; ``no_alias_bound``: without them; the
+  allowed overlaps are listed in ``total.overlaps`` with the bytes each pair
+  shares in the plan); of a constant pool, the sum of its constants; ``ratio`` is
   ``size / lower_bound``. ``total`` does the same over all workspace pools.
   The JSON also names each step's TFLite operators (``step_operators``) and
   each buffer's TFLite tensor (``tensor``: name, opcode and index of the
@@ -60,6 +63,7 @@ from usmp.passes.usmp_report_summary import (
     PoolReport,
     buffer_tensor,
     call_order,
+    finer_bound,
     peak_bytes,
     pool_reports,
     step_operators,
@@ -120,7 +124,12 @@ def report_json(
     pools = pool_reports(planned)
     workspace = [p for p in pools if p.kind == PoolKind.WORKSPACE]
     total_size = sum(p.size for p in workspace)
-    total_bound = peak_bytes(analysis.buffers)
+    no_alias = peak_bytes(analysis.buffers)
+    total_bound = (
+        finer_bound(analysis, {b.name for b in analysis.buffers})
+        if analysis.overlaps
+        else no_alias
+    )
     chosen = call_order(analysis.main)
     order = {"call_order": chosen} if chosen is not None else {}
     return {
@@ -136,6 +145,7 @@ def report_json(
                 "limit": p.limit,
                 "alignment": p.alignment,
                 "lower_bound": p.lower_bound,
+                "no_alias_bound": p.no_alias_bound,
                 "ratio": p.ratio,
                 "buffers": len(p.buffers),
             }
@@ -144,6 +154,16 @@ def report_json(
         "total": {
             "workspace_size": total_size,
             "workspace_lower_bound": total_bound,
+            "workspace_no_alias_bound": no_alias,
+            "overlaps": [
+                {
+                    "source": o.source,
+                    "target": o.target,
+                    "max_shift": o.max_shift,
+                    "shared_bytes": _shared(planned, o.source, o.target),
+                }
+                for o in analysis.overlaps
+            ],
             "ratio": round(total_size / total_bound, 4) if total_bound else None,
             "constant_size": sum(p.size for p in pools if p.kind == PoolKind.CONSTANT),
             "persistent_size": sum(
@@ -197,6 +217,17 @@ def _aliases_json(planned: PlannedModule) -> list[dict[str, object]]:
             }
         )
     return found
+
+
+def _shared(planned: PlannedModule, a: str, b: str) -> int:
+    """Bytes buffers ``a`` and ``b`` share in the plan."""
+    by_name = planned.analysis.by_name()
+    pa, pb = planned.placements[a], planned.placements[b]
+    if pa.pool != pb.pool:
+        return 0
+    lo = max(pa.offset, pb.offset)
+    hi = min(pa.offset + by_name[a].size, pb.offset + by_name[b].size)
+    return max(0, hi - lo)
 
 
 def _tensor_json(b: Any) -> dict[str, object] | None:

@@ -30,11 +30,11 @@ from xdsl.ir import Operation
 
 from usmp.diagnostics import operator_location, tensor_location
 from usmp.dialects.tir import CALL_ORDER, PoolKind
-from usmp.passes.usmp_analysis import BufferInfo
+from usmp.passes.usmp_analysis import BufferInfo, BufferInfoAnalysis
 from usmp.passes.usmp_liveness import callee_of
 from usmp.passes.usmp_plan_memory import PlannedModule
-from usmp.planning.lower_bound import interval_peak
-from usmp.planning.model import Buffer
+from usmp.planning.lower_bound import interval_peak, lower_bound
+from usmp.planning.model import Buffer, Problem
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,11 @@ class PoolReport:
     """The size limit the plan was made under (None: unbounded)."""
     alignment: int
     lower_bound: int
+    """Workspace: the finer bound (allowed overlaps counted, see
+    ``planning.lower_bound``); else the sum of the pool's buffers."""
     buffers: tuple[BufferInfo, ...]
+    no_alias_bound: int | None = None
+    """Workspace: the peak of live bytes (every conflicting pair disjoint)."""
 
     @property
     def ratio(self) -> float | None:
@@ -58,6 +62,21 @@ def peak_bytes(buffers: Sequence[BufferInfo]) -> int:
     interval counted: exact for scratch of operators called several times)."""
     return interval_peak(
         Buffer(f"{b.name}@{s}", b.size, s, e) for b in buffers for s, e in b.live
+    )
+
+
+def finer_bound(analysis: BufferInfoAnalysis, names: set[str]) -> int:
+    """The lower bound of the workspace buffers ``names`` with the allowed
+    overlaps among them (``planning.lower_bound``)."""
+    problem = analysis.workspace_problem()
+    return lower_bound(
+        Problem(
+            tuple(b for b in problem.buffers if b.name in names),
+            problem.pools,
+            tuple(
+                o for o in problem.overlaps if o.source in names and o.target in names
+            ),
+        )
     )
 
 
@@ -86,6 +105,9 @@ def pool_reports(planned: PlannedModule) -> list[PoolReport]:
             if kind == PoolKind.WORKSPACE
             else sum(b.size for b in members)
         )
+        no_alias = bound if kind == PoolKind.WORKSPACE else None
+        if kind == PoolKind.WORKSPACE and planned.analysis.overlaps:
+            bound = finer_bound(planned.analysis, {b.name for b in members})
         reports.append(
             PoolReport(
                 name,
@@ -95,6 +117,7 @@ def pool_reports(planned: PlannedModule) -> list[PoolReport]:
                 pool.alignment.data,
                 bound,
                 members,
+                no_alias,
             )
         )
     return reports

@@ -7,8 +7,10 @@
   labelled with its tensor name and size where the label fits *inside* the
   rectangle (cut short with ``…`` otherwise, left out when even that does not
   fit), so labels never overlap: the rectangles of a valid plan do not. The
-  bytes live at each step are shaded behind; the pool size and the lower
-  bound are lines labelled in the right margin.
+  bytes in use at each step (the union of the live buffers' ranges) are
+  shaded behind; the pool size and the lower bound are lines labelled in the
+  right margin. Bytes an allowed overlap shares (``usmp_overlap``) are
+  hatched at the step where the target is written over its source.
 * A constant pool is drawn per layer: for each step a bar of the constant
   bytes it reads, stacked per constant (weights, bias, requantisation
   tables; hover for name, size and offset), with the bar's total above it.
@@ -90,13 +92,27 @@ def _fit(text: str, width: float, font: float) -> str | None:
     return "…" + text[len(text) - room + 1 :]
 
 
-def _live_profile(buffers: Sequence[BufferInfo], steps: int) -> list[int]:
-    live = [0] * max(steps, 1)
+def _occupied_profile(
+    buffers: Sequence[BufferInfo], planned: PlannedModule, steps: int
+) -> list[int]:
+    """Bytes in use at each step: the union of the live buffers' address
+    ranges (less than their sum where allowed overlaps share bytes)."""
+    ranges: list[list[tuple[int, int]]] = [[] for _ in range(max(steps, 1))]
     for b in buffers:
+        offset = planned.placements[b.name].offset
         for s, e in b.live:
-            for t in range(s, min(e, len(live))):
-                live[t] += b.size
-    return live
+            for t in range(s, min(e, len(ranges))):
+                ranges[t].append((offset, offset + b.size))
+    out: list[int] = []
+    for step in ranges:
+        total, reach = 0, 0
+        for lo, hi in sorted(step):
+            lo = max(lo, reach)
+            if hi > lo:
+                total += hi - lo
+                reach = hi
+        out.append(total)
+    return out
 
 
 class _Canvas:
@@ -115,6 +131,11 @@ class _Canvas:
             f"<title>{escape(title)}</title>",
             f'<rect x="0" y="0" width="{self.width}" height="{self.height}" '
             'fill="white"/>',
+            '<defs><pattern id="shared" width="6" height="6" '
+            'patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
+            '<line x1="0" y1="0" x2="0" y2="6" stroke="#000" stroke-opacity="0.3" '
+            'stroke-width="2"/>'
+            "</pattern></defs>",
         ]
 
     def x(self, t: float) -> float:
@@ -267,23 +288,55 @@ def pool_svg(
     return constant_svg(pool, planned, steps, operators)
 
 
+def _shared_bytes(c: _Canvas, pool: PoolReport, planned: PlannedModule) -> None:
+    """Hatch the bytes an overlapping pair shares, at the step where the
+    target is written over its source (``usmp_overlap``)."""
+    members = {b.name: b for b in pool.buffers}
+    for o in planned.analysis.overlaps:
+        source, target = members.get(o.source), members.get(o.target)
+        if source is None or target is None or not source.live or not target.live:
+            continue
+        a, b = planned.placements[o.source].offset, planned.placements[o.target].offset
+        lo, hi = max(a, b), min(a + source.size, b + target.size)
+        if lo >= hi:
+            continue
+        step = target.live[0][0]
+        tip = (
+            f"{o.source} and {o.target} share {hi - lo:,} B at step {step}: the "
+            f"operator writes {o.target} over {o.source} only after reading "
+            f"those bytes for the last time (target at most {o.max_shift:+,} B "
+            "from the source's start)"
+        )
+        c.out.append(
+            f'<rect x="{c.x(step):.1f}" y="{c.y(hi):.1f}" '
+            f'width="{c.x(step + 1) - c.x(step):.1f}" '
+            f'height="{max(c.y(lo) - c.y(hi), 0.5):.1f}" fill="url(#shared)" '
+            f'stroke="#000" stroke-width="0.8"><title>{escape(tip)}</title></rect>'
+        )
+
+
 def workspace_svg(
     pool: PoolReport, planned: PlannedModule, steps: int, operators: Sequence[str]
 ) -> str:
     """The pool drawn as time x address, a rectangle per buffer live interval."""
-    profile = _live_profile(pool.buffers, steps)
+    profile = _occupied_profile(pool.buffers, planned, steps)
     c = _Canvas(steps, max(pool.size, pool.lower_bound), f"usmp plan: pool {pool.name}")
     ratio = f", ratio {pool.ratio:.3f}" if pool.ratio else ""
     algorithm = f" by {planned.algorithm}" if planned.algorithm else ""
+    bound = (
+        f"lower bound {pool.lower_bound:,} B (peak live bytes)"
+        if pool.no_alias_bound in (None, pool.lower_bound)
+        else f"lower bound {pool.lower_bound:,} B (overlaps counted; "
+        f"{pool.no_alias_bound:,} B without)"
+    )
     c.heading(
         f"pool {pool.name} (workspace): {pool.size:,} B = {_bytes_label(pool.size)}",
-        f"lower bound {pool.lower_bound:,} B (peak live bytes){ratio}; "
-        f"{len(pool.buffers)} buffers over {steps} steps{algorithm}",
+        f"{bound}{ratio}; {len(pool.buffers)} buffers over {steps} steps{algorithm}",
     )
     c.columns(
         [
             f"step {t}: {operators[t]}\n{planned.analysis.steps[t]}\n"
-            f"{profile[t]:,} B live in this pool"
+            f"{profile[t]:,} B in use in this pool"
             for t in range(steps)
         ]
     )
@@ -293,9 +346,10 @@ def workspace_svg(
     points.append(f"{c.x(len(profile)):.1f},{c.y(0):.1f}")
     c.out.append(
         f'<polygon points="{" ".join(points)}" fill="#d9d9d9" fill-opacity="0.6" '
-        'stroke="none"><title>bytes live at each step</title></polygon>'
+        'stroke="none"><title>bytes in use at each step</title></polygon>'
     )
     prefix = name_prefix([buffer_label(b) for b in pool.buffers])
+    sharing = {n for o in planned.analysis.overlaps for n in (o.source, o.target)}
     for b in sorted(pool.buffers, key=lambda b: b.name):
         offset = planned.placements[b.name].offset
         label = buffer_label(b).removeprefix(prefix)
@@ -313,8 +367,12 @@ def workspace_svg(
                 f'fill="{_color(b.name)}" fill-opacity="0.75" stroke="#333" '
                 'stroke-width="0.6"/>'
             )
-            _box_label(c.out, x0, x1, y0, y1, label, b.size)
+            # a buffer sharing bytes with its neighbour in time is labelled
+            # in its own first step, where the neighbour's rectangle is not
+            x_end = c.x(min(e, s + 1)) if b.name in sharing else x1
+            _box_label(c.out, x0, x_end, y0, y1, label, b.size)
             c.out.append("</g>")
+    _shared_bytes(c, pool, planned)
     _size_lines(c, pool)
     c.axes(
         operators,
@@ -324,10 +382,10 @@ def workspace_svg(
     legend_y = c.legend_y
     c.legend(
         f'<rect x="{_LEFT}" y="{legend_y - 9}" width="12" height="9" fill="#d9d9d9"/>'
-        f'<text x="{_LEFT + 16}" y="{legend_y}">bytes live at each step</text>'
+        f'<text x="{_LEFT + 16}" y="{legend_y}">bytes in use at each step</text>'
         f'<line x1="{_LEFT + 170}" x2="{_LEFT + 194}" y1="{legend_y - 4}" '
         f'y2="{legend_y - 4}" stroke="#d62728" stroke-dasharray="6,3"/>'
-        f'<text x="{_LEFT + 198}" y="{legend_y}">lower bound (peak live bytes)</text>',
+        f'<text x="{_LEFT + 198}" y="{legend_y}">lower bound</text>',
         prefix,
     )
     return c.text()

@@ -10,12 +10,17 @@
    the size limits.
    Above ``large`` buffers (2,000) only the size order's first-fit and
    best-fit decodes run (no hill climb, no search): O(n log n + conflicts).
+   Allowed overlaps (``model.Overlap``) shape every gap-reusing decode.
 2. *Search.* While a pool of that plan is above its lower bound, its buffers
    are re-laid out (pool assignment kept) by MiniMalloc's search
    (``minimize.minimize_pool`` over ``minimalloc_solver``, in C when a
    compiler is there): probes at capacities between the bound and the best
    top. The budget counts search nodes, not seconds, so the plan is the
    same on every machine (that has a C compiler: see ``PYTHON_SLOWDOWN``).
+   The search treats allowed overlaps as conflicts (its target is the
+   no-alias bound of the pool): it only runs while the portfolio's plan is
+   above that bound, and keeps the portfolio's plan unless it finds a lower
+   one.
 
 ``stats`` of the plan: ``lower_bound`` (of the whole problem),
 ``portfolio_bytes`` (before the search), ``search_nodes``, and
@@ -61,7 +66,49 @@ def _orders(ix: Indexed) -> list[tuple[list[int], tuple[OffsetRule, ...]]]:
         ),
         (lambda i: (b[i].start, -sizes[i], names[i]), gap_rules),
     ]
-    return [(sorted(range(n), key=key), rules) for key, rules in keys]
+    orders = [(sorted(range(n), key=key), rules) for key, rules in keys]
+    if ix.forbidden:
+        orders += [
+            (targets_first(ix, order, depth), gap_rules)
+            for depth in (1, len(ix.names))
+            for order, _ in list(orders)
+        ]
+    return orders
+
+
+def targets_first(ix: Indexed, order: list[int], depth: int) -> list[int]:
+    """``order`` with the upper buffer of each allowed overlap moved after
+    the lower one, and so on ``depth`` levels deep: an overlap puts the
+    target below its source (``max_shift``; or above it, ``min_shift``), and
+    the lower one placed first leaves the upper one room just above it,
+    where the upper one placed first (say at 0) leaves none."""
+    index = {name: i for i, name in enumerate(ix.names)}
+    targets: dict[int, list[int]] = {}
+    for o in ix.problem.overlaps:
+        if o.source in index and o.target in index:
+            s, t = index[o.source], index[o.target]
+            if o.min_shift is not None and o.max_shift <= -ix.sizes[t]:
+                s, t = t, s  # the target goes above: its source first
+            targets.setdefault(s, []).append(t)
+    out: list[int] = []
+    done: set[int] = set()
+    for first in order:
+        stack = [(first, False, 0)]
+        while stack:  # depth first, targets before their source
+            i, expanded, level = stack.pop()
+            if i in done:
+                continue
+            if expanded or level >= depth:
+                done.add(i)
+                out.append(i)
+                continue
+            stack.append((i, True, level))
+            stack.extend(
+                (t, False, level + 1)
+                for t in reversed(targets.get(i, ()))
+                if t not in done
+            )
+    return out
 
 
 @dataclass(frozen=True)
@@ -136,7 +183,19 @@ class BestFit:
                 max_nodes=budget,
             )
             nodes += result.nodes
-            optimal = optimal and result.top <= result.proven_lower
+            # The search keeps every conflicting pair disjoint: with allowed
+            # overlaps its infeasibility proofs do not bound this pool, only
+            # the finer bound does.
+            names = {b.name for b in subset}
+            finer = tuple(
+                o for o in problem.overlaps if o.source in names and o.target in names
+            )
+            proven = (
+                lower_bound(Problem(subset, problem.pools, finer))
+                if finer
+                else result.proven_lower
+            )
+            optimal = optimal and result.top <= proven
             for x, i in enumerate(members):
                 offsets[i] = result.offsets[x]
         return Plan(

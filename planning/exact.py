@@ -23,6 +23,11 @@ whole run a CPU-time deadline (``time.process_time``), so a plan that is not
 proven optimal can depend on the machine's speed (how many rounds fit); a
 proven optimum cannot.
 
+Allowed overlaps (``model.Overlap``): the start uses them, the search keeps
+every conflicting pair disjoint (MiniMalloc's canonical solutions assume
+it), so it only improves a pool that the start left above its no-alias
+bound, and only the finer lower bound counts as proven.
+
 Pools are laid out independently. With several candidate pools per buffer the
 assignment is the heuristic's, and optimality is claimed only when the plan
 reaches the problem's lower bound.
@@ -90,7 +95,9 @@ class Optimal:
                 offsets[i] = result.offsets[y]
         plan = Plan(ix.placements(pools, offsets), algorithm="optimal")
         total = sum(plan.pool_sizes(problem).values())
-        proven = max(bound, proven) if single else bound
+        # the search keeps every pair disjoint: with allowed overlaps only
+        # the finer bound is proven
+        proven = max(bound, proven) if single and not problem.overlaps else bound
         return Plan(
             plan.placements,
             algorithm="optimal",

@@ -13,6 +13,12 @@ of sizes) of any clique bounds the total bytes of every valid plan from below.
   greedily (heaviest compatible buffer first): still a valid bound, at least
   the liveness peak, but not necessarily the maximum clique.
 
+* With ``overlaps`` (``model.Overlap``) a pair may share bytes: at each
+  instant the bound is the live bytes minus, for each allowed pair live
+  then, the most bytes the pair can share (Bonferroni: the union of sets is
+  at least the sum of sizes minus the pairwise intersections), the *finer*
+  bound; ``no_alias_bound`` is the bound without the overlaps.
+
 Alignment padding is not counted (a bound, not an estimate). The bound of the
 whole problem bounds the *sum* of all pool sizes; ``pool_lower_bounds`` gives,
 for a plan's pool assignment, the bound of the buffers placed in each pool.
@@ -58,9 +64,53 @@ def _instant_cliques(buffers: list[Buffer]) -> list[list[Buffer]]:
     return cliques
 
 
+def overlap_saving(
+    source: int, target: int, max_shift: int, min_shift: int | None = None
+) -> int:
+    """The most bytes a source and a target buffer of these sizes can share
+    when ``target - source <= max_shift`` or ``>= min_shift``."""
+    if max_shift >= min(0, source - target):
+        span = max(source, target)
+    else:
+        span = max(source - max_shift, target)
+    if min_shift is not None:
+        if min_shift <= max(0, source - target):
+            span = max(source, target)
+        else:
+            span = min(span, min_shift + target)
+    return max(0, source + target - span)
+
+
+def no_alias_bound(problem: Problem) -> int:
+    """The bound with every conflicting pair disjoint (overlaps ignored)."""
+    return lower_bound(Problem(problem.buffers, problem.pools))
+
+
+def _finer_bound(problem: Problem, buffers: list[Buffer]) -> int:
+    sizes = {b.name: b.size for b in buffers}
+    savings: dict[str, list[tuple[str, int]]] = {}
+    for o in problem.overlaps:
+        if o.source in sizes and o.target in sizes:
+            saved = overlap_saving(
+                sizes[o.source], sizes[o.target], o.max_shift, o.min_shift
+            )
+            if saved:
+                savings.setdefault(o.source, []).append((o.target, saved))
+    best = max(sizes.values(), default=0)
+    for clique in _instant_cliques(buffers):
+        names = {b.name for b in clique}
+        weight = sum(b.size for b in clique)
+        for b in clique:
+            weight -= sum(s for t, s in savings.get(b.name, ()) if t in names)
+        best = max(best, weight)
+    return best
+
+
 def lower_bound(problem: Problem) -> int:
     """A clique weight of the problem's conflict graph (see module doc)."""
     buffers = [b for b in problem.buffers if b.size > 0]
+    if problem.overlaps:
+        return _finer_bound(problem, buffers)
     peak = interval_peak(buffers)
     if not any(b.conflicts for b in buffers):
         return peak
@@ -88,5 +138,11 @@ def pool_lower_bounds(problem: Problem, plan: Plan) -> dict[str, int]:
         placed = tuple(
             b for b in problem.buffers if plan.placements[b.name].pool == pool.name
         )
-        out[pool.name] = lower_bound(Problem(placed, problem.pools)) if placed else 0
+        names = {b.name for b in placed}
+        overlaps = tuple(
+            o for o in problem.overlaps if o.source in names and o.target in names
+        )
+        out[pool.name] = (
+            lower_bound(Problem(placed, problem.pools, overlaps)) if placed else 0
+        )
     return out

@@ -13,7 +13,12 @@ rewrite passes) and the planning algorithms, after TVM USMP's
 Two buffers *conflict* when their half-open live intervals overlap, or when one
 names the other in ``conflicts`` (used for scratch buffers whose liveness is
 finer or coarser than an interval). Conflicting buffers in the same pool must
-not overlap in address.
+not overlap in address -- unless an ``Overlap`` allows it: an operator that
+reads ``source`` for the last time and writes ``target`` in an order where
+``target`` placed at most ``max_shift`` bytes above ``source``'s start
+(negative: below it) never overwrites a byte before its last read. Such a
+pair may then sit at any relative offset ``target - source <= max_shift``, or
+apart as usual.
 """
 
 from __future__ import annotations
@@ -61,6 +66,43 @@ class Buffer:
 
 
 @dataclass(frozen=True)
+class Overlap:
+    """``target`` may overlap ``source`` when ``target.offset - source.offset
+    <= max_shift`` or ``>= min_shift`` (both in one pool; ``None``: only
+    disjoint above); any disjoint placement stays allowed. A kernel writing
+    in ascending address order gives a ``max_shift`` (its output at or below
+    its input), one writing in descending order a ``min_shift``."""
+
+    source: str
+    target: str
+    max_shift: int
+    min_shift: int | None = None
+
+
+def forbidden_shifts(
+    problem: Problem,
+) -> dict[tuple[str, str], tuple[int, int]]:
+    """For each ordered pair (a, b) of an ``Overlap``: the open interval
+    ``(lo, hi)`` that ``a.offset - b.offset`` must avoid (instead of the
+    usual ``(-a.size, b.size)``). Overlaps that allow nothing beyond
+    disjointness are left out."""
+    sizes = {b.name: b.size for b in problem.buffers}
+    out: dict[tuple[str, str], tuple[int, int]] = {}
+    for o in problem.overlaps:
+        if o.source not in sizes or o.target not in sizes:
+            continue
+        s, t = sizes[o.source], sizes[o.target]
+        lo = max(o.max_shift, -t)
+        hi = s if o.min_shift is None else min(o.min_shift, s)
+        if (lo == -t and hi == s) or s == 0 or t == 0:
+            continue
+        hi = max(hi, lo + 1)
+        out[(o.target, o.source)] = (lo, hi)
+        out[(o.source, o.target)] = (-hi, -lo)
+    return out
+
+
+@dataclass(frozen=True)
 class Placement:
     pool: str
     offset: int
@@ -70,6 +112,9 @@ class Placement:
 class Problem:
     buffers: tuple[Buffer, ...]
     pools: tuple[Pool, ...] = (Pool("global_workspace"),)
+    overlaps: tuple[Overlap, ...] = ()
+    """Conflicting pairs allowed to overlap in a safe direction (see
+    ``Overlap``)."""
 
     def pool(self, name: str) -> Pool:
         for p in self.pools:

@@ -24,7 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from usmp.planning.model import Buffer, Placement, PlanningError, Problem
+from usmp.planning.model import (
+    Buffer,
+    Placement,
+    PlanningError,
+    Problem,
+    forbidden_shifts,
+)
 
 OffsetRule = Literal["after_conflicts", "first_fit", "best_fit"]
 OFFSET_RULES: tuple[OffsetRule, ...] = ("after_conflicts", "first_fit", "best_fit")
@@ -51,6 +57,10 @@ class Indexed:
     candidates: tuple[tuple[int, ...], ...]
     alignments: tuple[tuple[int, ...], ...]
     limits: tuple[int | None, ...]
+    forbidden: dict[tuple[int, int], tuple[int, int]]
+    """``(i, j)`` of an allowed overlap -> the open interval ``(lo, hi)``
+    that ``offset[i] - offset[j]`` must avoid (see ``model.Overlap``); every
+    other conflicting pair avoids ``(-size[i], size[j])``."""
 
     @staticmethod
     def of(problem: Problem) -> Indexed:
@@ -96,6 +106,10 @@ class Indexed:
             candidates=tuple(candidates),
             alignments=tuple(alignments),
             limits=tuple(p.size_limit for p in problem.pools),
+            forbidden={
+                (index[a], index[b]): interval
+                for (a, b), interval in forbidden_shifts(problem).items()
+            },
         )
 
     @property
@@ -187,6 +201,14 @@ def decode(
                     for j in ix.neighbours[i]
                     if pool_of[j] == pool
                 ]
+            elif ix.forbidden:
+                # an allowed overlap moves the range to avoid (see Indexed)
+                occupied = []
+                for j in ix.neighbours[i]:
+                    if pool_of[j] != pool:
+                        continue
+                    lo, hi = ix.forbidden.get((i, j), (-size, sizes[j]))
+                    occupied.append((offset_of[j] + lo + size, offset_of[j] + hi))
             else:
                 occupied = [
                     (offset_of[j], offset_of[j] + sizes[j])

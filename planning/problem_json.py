@@ -6,7 +6,9 @@ Either a list of buffers, or an object ``{"pools": [...], "buffers": [...]}``::
      "buffers": [{"name": "sid_1", "size": 1024, "start": 0, "end": 2,
                   "alignment": 16, "pools": ["sram"], "conflicts": []}]}
 
-``alignment``/``pools``/``conflicts`` are optional on buffers. Without
+``alignment``/``pools``/``conflicts`` are optional on buffers. An optional
+top-level ``"overlaps": [{"source", "target", "max_shift", "min_shift"}]``
+lists the allowed overlaps (``model.Overlap``; ``min_shift`` optional). Without
 ``pools`` at the top level, the pools are those named by the buffers (in
 order of first mention; unbounded, alignment 1), or the model's default
 ``global_workspace`` when none is named.
@@ -18,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from usmp.planning.model import Buffer, Pool, Problem
+from usmp.planning.model import Buffer, Overlap, Pool, Problem
 
 
 def problem_from_json(data: Any, *, source: str = "<json>") -> Problem:
@@ -54,7 +56,16 @@ def problem_from_json(data: Any, *, source: str = "<json>") -> Problem:
     else:
         named = list(dict.fromkeys(p for b in buffers for p in b.pools))
         pools = tuple(Pool(n, alignment=1) for n in named) or Problem(()).pools
-    return Problem(tuple(buffers), pools)
+    overlaps = tuple(
+        Overlap(
+            str(o["source"]),
+            str(o["target"]),
+            int(o["max_shift"]),
+            None if o.get("min_shift") is None else int(o["min_shift"]),
+        )
+        for o in (data.get("overlaps", ()) if isinstance(data, dict) else ())
+    )
+    return Problem(tuple(buffers), pools, overlaps)
 
 
 def problem_to_json(problem: Problem) -> dict[str, Any]:
@@ -75,6 +86,21 @@ def problem_to_json(problem: Problem) -> dict[str, Any]:
             }
             for b in problem.buffers
         ],
+        **(
+            {
+                "overlaps": [
+                    {
+                        "source": o.source,
+                        "target": o.target,
+                        "max_shift": o.max_shift,
+                        "min_shift": o.min_shift,
+                    }
+                    for o in problem.overlaps
+                ]
+            }
+            if problem.overlaps
+            else {}
+        ),
     }
 
 

@@ -9,7 +9,9 @@ A plan is valid when every buffer is placed exactly once, in one of its
 candidate pools, at a non-negative offset aligned to
 ``max(buffer.alignment, pool.alignment)``, ending within the pool's
 ``size_limit`` (and within ``pool_sizes`` when those are given), and no two
-conflicting buffers of the same pool share a byte.
+conflicting buffers of the same pool share a byte -- except a pair of an
+``Overlap`` (``problem.overlaps``), which may share bytes when the target
+starts at most ``max_shift`` bytes after the source's start.
 """
 
 from __future__ import annotations
@@ -91,9 +93,24 @@ def validate_plan(
             )
         placed.append((b, p.pool, p.offset))
 
+    shifts: dict[tuple[str, str], tuple[int, int | None]] = {}
+    for o in problem.overlaps:
+        shifts[(o.source, o.target)] = (o.max_shift, o.min_shift)
+
+    def overlap_allows(source: str, target: str, shift: int) -> bool:
+        """Does an overlap allow ``target`` at ``source`` + ``shift``?"""
+        if (source, target) not in shifts:
+            return False
+        below, above = shifts[(source, target)]
+        return shift <= below or (above is not None and shift >= above)
+
     for x, (a, pool_a, off_a) in enumerate(placed):
         for b, pool_b, off_b in placed[x + 1 :]:
             if pool_a != pool_b or not _conflict(a, b):
+                continue
+            if overlap_allows(a.name, b.name, off_b - off_a) or overlap_allows(
+                b.name, a.name, off_a - off_b
+            ):
                 continue
             if max(off_a, off_b) < min(off_a + a.size, off_b + b.size):
                 violations.append(

@@ -44,7 +44,8 @@ def test_plan_and_files(kws: usmp.Library) -> None:
         ("sram", "workspace", "application"),
         ("flash", "constant", "application"),
     ]
-    assert plan.workspace_bytes == plan.workspace_lower_bound == 16000
+    # hill_climb's orders find no overlap here; the finer bound is lower
+    assert plan.workspace_bytes == 16000 > plan.workspace_lower_bound
     assert plan.constant_bytes == 27248
     sram = plan.pool("sram")
     assert sram.buffers and all(

@@ -156,7 +156,7 @@ def test_every_algorithm_gives_a_valid_plan(algorithm: str, case: str) -> None:
     result = plan_memory(module, algorithm, False, "")
     assert result is not None
     # independent check, from what the IR now records
-    analysis = analyze(module, resolve_pools(module, ""))
+    analysis = analyze(module, resolve_pools(module, ""), overlap=True)
     recorded = {
         b.name: Placement(b.placement.pool_name.data, b.placement.offset.data)  # pyright: ignore
         for b in (*analysis.buffers, *analysis.constants)

@@ -310,6 +310,8 @@ def _step_usmp(c: Compilation) -> None:
         time_limit=c.args.plan_time_limit,
         use_workspace_io=c.args.use_workspace_io,
         report=str(c.out / "memory" / "plan.json"),
+        # TFLite Micro's kernels are not ours: its plan keeps pairs disjoint
+        overlap=c.args.usmp_overlap == "on" and not c.args.emit_tflm_plan,
     )(c)
     c.files.extend(
         str(p.relative_to(c.out)) for p in sorted((c.out / "memory").iterdir())
@@ -567,6 +569,9 @@ def _metadata(c: Compilation) -> dict[str, Any]:
             "workspace_lower_bound_bytes": sum(
                 p.get("lower_bound") or 0 for p in workspace
             ),
+            "workspace_no_alias_bound_bytes": sum(
+                p.get("no_alias_bound") or 0 for p in workspace
+            ),
             "constant_bytes": sum(p["size"] for p in constant),
             "persistent_bytes": sum(
                 p["size"] for p in pools if p.get("kind") == "persistent"
@@ -646,6 +651,14 @@ def _parser() -> argparse.ArgumentParser:
         default=0.0,
         metavar="S",
         help="CPU seconds for --algorithm optimal (default 10)",
+    )
+    p.add_argument(
+        "--usmp-overlap",
+        choices=("on", "off"),
+        default="on",
+        help="let an operator's output overlap an input it reads for the last "
+        "time where its loop nest makes that safe (default on; off with "
+        "--emit-tflm-plan, whose kernels are TFLite Micro's)",
     )
     p.add_argument("--usmp-workspace-pools", help="workspace pools, in fallback order")
     p.add_argument(

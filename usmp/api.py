@@ -312,6 +312,7 @@ def compile(  # noqa: A001 -- usmp.compile, as the issue names it
     operator_order: str | None = None,
     interface_api: str = "c",
     call_type: str | None = None,
+    overlap: bool = True,
 ) -> Library:
     """Compile ``model`` (a ``.tflite`` file, a relay ``.mlir`` file, or a
     relay ``ModuleOp``, which is not modified) as ``usmp-compile`` does.
@@ -323,8 +324,9 @@ def compile(  # noqa: A001 -- usmp.compile, as the issue names it
     ``best_fit``). ``patch="auto"``: patch-based execution of the first
     stage (``--patch auto``; ``patch_budget`` as ``--patch-budget``).
     ``operator_order``: ``memory`` (default) or ``source``, as
-    ``--operator-order``. The output goes to ``output_dir`` (created; files
-    an earlier run wrote there are replaced) or a temporary folder removed with
+    ``--operator-order``. ``overlap``: as ``--usmp-overlap on/off``. The
+    output goes to ``output_dir`` (created; files an earlier run wrote there
+    are replaced) or a temporary folder removed with
     the Library. ``interface_api`` and ``call_type``: TVM's calling
     conventions (``--interface-api``, ``--call-type``; README "Call types").
     Raises :class:`CompileError` for a bad input or option."""
@@ -349,6 +351,8 @@ def compile(  # noqa: A001 -- usmp.compile, as the issue names it
         argv += ["--plan-time-limit", str(plan_time_limit)]
     if use_workspace_io:
         argv.append("--use-workspace-io")
+    if not overlap:
+        argv += ["--usmp-overlap", "off"]
     if library_pools:
         argv.append("--library-pools")
     argv += ["--patch", patch]

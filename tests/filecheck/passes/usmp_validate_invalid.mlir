@@ -101,3 +101,47 @@ func.func @unplanned_main() attributes {tir.prim_func, tir.main} {
 func.func @empty_main() attributes {tir.prim_func, tir.main} {
   func.return
 }
+
+// -----
+
+// A hand-made plan puts a transpose's output on its input (in place): the
+// transpose writes its first row before reading its input's last column, so
+// the allowed overlap (its output at least 49 bytes below its input) does
+// not cover it. The relu in place before it is fine.
+builtin.module attributes {tir.pools = [#tir.pool_info<"ws", workspace, size = 64, access = {c = "rw"}>]} {
+  func.func @relu(%in: memref<8x8xi8>, %out: memref<8x8xi8>) attributes {tir.prim_func} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %z = arith.constant 0 : i8
+    scf.for %i = %c0 to %c8 step %c1 {
+      scf.for %j = %c0 to %c8 step %c1 {
+        %v = memref.load %in[%i, %j] : memref<8x8xi8>
+        %r = arith.maxsi %v, %z : i8
+        memref.store %r, %out[%i, %j] : memref<8x8xi8>
+      }
+    }
+    func.return
+  }
+  func.func @transpose(%in: memref<8x8xi8>, %out: memref<8x8xi8>) attributes {tir.prim_func} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    scf.for %i = %c0 to %c8 step %c1 {
+      scf.for %j = %c0 to %c8 step %c1 {
+        %v = memref.load %in[%j, %i] : memref<8x8xi8>
+        memref.store %v, %out[%i, %j] : memref<8x8xi8>
+      }
+    }
+    func.return
+  }
+  // expected-error@+1 {{usmp: the placements recorded in the IR are invalid: conflicting buffers 'sid_0' [0, 64) and 'sid_1' [0, 64) overlap in pool 'ws'}}
+  func.func @main(%x: memref<8x8xi8>, %y: memref<8x8xi8>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["y"]} {
+    %0 = tir.allocate {name_hint = "sid_0", pool_allocation = #tir.pool_allocation<"ws", 0>} : memref<8x8xi8>
+    %1 = tir.allocate {name_hint = "sid_1", pool_allocation = #tir.pool_allocation<"ws", 0>} : memref<8x8xi8>
+    tir.call @relu(%x, %0) : (memref<8x8xi8>, memref<8x8xi8>) -> ()
+    tir.call @transpose(%0, %1) : (memref<8x8xi8>, memref<8x8xi8>) -> ()
+    tir.call @relu(%1, %y) : (memref<8x8xi8>, memref<8x8xi8>) -> ()
+    func.return
+  }
+}

@@ -1,0 +1,577 @@
+"""Access order of an operator's loop nest, per byte of its buffer arguments.
+
+Not a pass. ``trace_kernel(f, args)`` evaluates the index arithmetic of a
+lowered prim func (``scf.for``/``scf.if`` loop nests over ``memref.load`` /
+``memref.store``, as ``lower-ops`` writes them) for every iteration at once,
+vectorised with numpy: each SSA index value is an array over the iteration
+space of the loops around it, each loop adds one dimension, ``scf.if``
+splits the iterations by its condition. Data (loaded values, floats,
+``iter_args``) is not evaluated; an address that depends on data is
+*unknown*.
+
+Time is the position of an op in the sequential execution, numbered densely
+as if every loop ran its largest trip count: an op's time is the sum, over
+the blocks around it, of the spans of the ops before it in its block, plus
+``k * span(body)`` for iteration ``k`` of each enclosing loop. Loads before a
+store in one iteration are earlier than the store.
+
+For each argument asked for, the result gives per *byte*: the time of its
+last read (``-1`` if never read) and of its first write (``NEVER`` if never
+written). Unknown addresses count conservatively: a read at an unknown
+address reads every byte, a write writes every byte. ``scf.if`` with an
+unknown condition runs both branches (again conservative for both).
+
+An argument the tracer cannot follow (passed to a call, used by an op it
+does not model, a view it cannot map, a non-identity layout) is left out of
+the result; a kernel it cannot evaluate at all (an unknown region op, a loop
+with unknown bounds around accesses, more than ``budget`` iterations) gives
+``None``. Callers treat a missing argument as "no overlap allowed".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FixedBitwidthType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    NoneAttr,
+)
+from xdsl.ir import Block, Operation, SSAValue
+
+NEVER = np.iinfo(np.int64).max
+"""First-write time of a byte that is never written."""
+
+Array = npt.NDArray[np.int64]
+Value = npt.NDArray[np.generic] | None
+
+
+@dataclass(frozen=True)
+class ByteTimes:
+    """Per byte of one argument: last read time and first write time."""
+
+    last_read: Array
+    first_write: Array
+
+
+class _Unsupported(Exception):
+    pass
+
+
+@dataclass
+class _View:
+    arg: int
+    offset: int
+    strides: tuple[int, ...]
+    element: int
+    """Element bytes."""
+
+
+@dataclass
+class _Event:
+    arg: int
+    write: bool
+    addresses: Array | None
+    """Element indices (None: unknown address)."""
+    chain: list[tuple[Operation, str, Array | None]]
+    """(op, "for"/"then"/"else"/"leaf", flattened iteration k for loops)."""
+
+
+def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
+    strides: list[int] = []
+    acc = 1
+    for dim in reversed(shape):
+        strides.append(acc)
+        acc *= dim
+    return tuple(reversed(strides))
+
+
+_CMP = {
+    0: np.equal,
+    1: np.not_equal,
+    2: np.less,
+    3: np.less_equal,
+    4: np.greater,
+    5: np.greater_equal,
+    6: np.less,
+    7: np.less_equal,
+    8: np.greater,
+    9: np.greater_equal,
+}
+
+
+class _Tracer:
+    def __init__(self, f: func.FuncOp, interest: Collection[int], budget: int):
+        self.budget = budget
+        self.env: dict[SSAValue, Value] = {}
+        self.views: dict[SSAValue, _View] = {}
+        self.failed: set[int] = set()
+        self.events: list[_Event] = []
+        self.trips: dict[Operation, int] = {}
+        self.shape: list[int] = []
+        self.chain: list[tuple[Operation, str, Array | None]] = []
+        self.sizes: dict[int, int] = {}
+        self.write_counts: dict[int, Array] = {}
+        for i, arg in enumerate(f.args):
+            if i not in interest:
+                continue
+            t = arg.type
+            if (
+                not isinstance(t, MemRefType)
+                or not isinstance(t.layout, NoneAttr)
+                or not isinstance(t.get_element_type(), FixedBitwidthType)
+            ):
+                continue
+            shape = tuple(t.get_shape())
+            element = t.get_element_type()
+            assert isinstance(element, FixedBitwidthType)
+            self.views[arg] = _View(i, 0, _row_major(shape), element.size)
+            self.sizes[i] = int(np.prod(shape, dtype=np.int64)) * element.size
+
+    # -- values -------------------------------------------------------------
+
+    def lift(self, v: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
+        depth = len(self.shape)
+        if v.ndim < depth:
+            return v.reshape(v.shape + (1,) * (depth - v.ndim))
+        return v
+
+    def get(self, v: SSAValue) -> Value:
+        x = self.env.get(v)
+        return None if x is None else self.lift(x)
+
+    def mask_all(self, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+        lifted = self.lift(mask).astype(np.bool_)
+        return np.broadcast_to(lifted, tuple(self.shape))
+
+    # -- blocks -------------------------------------------------------------
+
+    def run_block(self, block: Block, mask: npt.NDArray[np.bool_]) -> None:
+        for op in block.ops:
+            self.run_op(op, mask)
+
+    def run_op(self, op: Operation, mask: npt.NDArray[np.bool_]) -> None:
+        if isinstance(op, scf.ForOp):
+            self.run_for(op, mask)
+        elif isinstance(op, scf.IfOp):
+            self.run_if(op, mask)
+        elif isinstance(op, (scf.YieldOp, func.ReturnOp)):
+            return
+        elif isinstance(op, memref.LoadOp):
+            self.access(op, op.memref, op.indices, False, mask)
+        elif isinstance(op, memref.StoreOp):
+            self.access(op, op.memref, op.indices, True, mask)
+        elif op.regions:
+            raise _Unsupported(op.name)
+        elif isinstance(op, (memref.ReinterpretCastOp, memref.CollapseShapeOp)):
+            self.view(op)
+        else:
+            for o in op.operands:
+                if o in self.views:
+                    self.failed.add(self.views[o].arg)
+            self.evaluate(op)
+
+    def view(self, op: Operation) -> None:
+        source = self.views.get(op.operands[0])
+        if source is None:
+            return
+        result = op.results[0]
+        t = result.type
+        ok = isinstance(t, MemRefType)
+        if isinstance(op, memref.ReinterpretCastOp):
+            offsets = op.static_offsets
+            strides = op.static_strides
+            if (
+                not ok
+                or op.offsets
+                or op.strides
+                or source.strides != _row_major(tuple(op.operands[0].type.get_shape()))  # pyright: ignore
+                or not isinstance(offsets, DenseArrayBase)
+                or not isinstance(strides, DenseArrayBase)
+            ):
+                self.failed.add(source.arg)
+                return
+            off = tuple(offsets.get_values())
+            st = tuple(strides.get_values())
+            self.views[result] = _View(
+                source.arg,
+                source.offset + int(off[0]),  # pyright: ignore
+                tuple(int(s) for s in st),  # pyright: ignore
+                source.element,
+            )
+        else:  # collapse of a row-major memref: row-major again
+            assert isinstance(t, MemRefType)
+            if source.strides != _row_major(
+                tuple(op.operands[0].type.get_shape())  # pyright: ignore
+            ):
+                self.failed.add(source.arg)
+                return
+            self.views[result] = _View(
+                source.arg,
+                source.offset,
+                _row_major(tuple(t.get_shape())),  # pyright: ignore
+                source.element,
+            )
+
+    def evaluate(self, op: Operation) -> None:
+        for r in op.results:
+            self.env[r] = None
+        if isinstance(op, arith.ConstantOp):
+            value = op.value
+            if isinstance(value, IntegerAttr):
+                v = value.value.data
+                if isinstance(value.type, IntegerType) and value.type.width.data == 1:
+                    self.env[op.result] = np.array(v != 0)
+                else:
+                    self.env[op.result] = np.array(v, dtype=np.int64)
+            return
+        args = [self.get(o) for o in op.operands]
+        if any(a is None for a in args) or not op.results:
+            return
+        res = op.results[0]
+        try:
+            out = self.compute(op, args)  # pyright: ignore[reportArgumentType]
+        except (FloatingPointError, OverflowError, ZeroDivisionError, ValueError):
+            out = None
+        self.env[res] = out
+
+    def compute(
+        self, op: Operation, a: list[npt.NDArray[np.generic]]
+    ) -> npt.NDArray[np.generic] | None:
+        x = a[0] if a else None
+        y = a[1] if len(a) > 1 else None
+        i64 = np.int64
+        if isinstance(op, arith.AddiOp):
+            return np.add(x, y, dtype=i64)  # pyright: ignore
+        if isinstance(op, arith.SubiOp):
+            return np.subtract(x, y, dtype=i64)  # pyright: ignore
+        if isinstance(op, arith.MuliOp):
+            return np.multiply(x, y, dtype=i64)  # pyright: ignore
+        if isinstance(op, arith.MaxSIOp):
+            return np.maximum(x, y)  # pyright: ignore
+        if isinstance(op, arith.MinSIOp):
+            return np.minimum(x, y)  # pyright: ignore
+        if isinstance(op, (arith.AndIOp, arith.OrIOp, arith.XOrIOp)):
+            fn = {
+                arith.AndIOp: np.bitwise_and,
+                arith.OrIOp: np.bitwise_or,
+                arith.XOrIOp: np.bitwise_xor,
+            }[type(op)]
+            return fn(x, y)  # pyright: ignore
+        if isinstance(op, arith.CmpiOp):
+            pred = op.predicate.value.data
+            if pred >= 6 and (np.any(x < 0) or np.any(y < 0)):  # pyright: ignore
+                return None
+            return _CMP[pred](x, y)  # pyright: ignore
+        if isinstance(op, arith.SelectOp):
+            return np.where(x, y, a[2])  # pyright: ignore
+        if isinstance(op, (arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp)):
+            if np.any(y == 0):
+                return None
+            if isinstance(op, arith.FloorDivSIOp):
+                return np.floor_divide(x, y)  # pyright: ignore
+            q = np.sign(x) * np.sign(y) * (np.abs(x) // np.abs(y))  # pyright: ignore
+            return q if isinstance(op, arith.DivSIOp) else x - q * y  # pyright: ignore
+        if isinstance(op, arith.ShLIOp):
+            return np.left_shift(x, y)  # pyright: ignore
+        if isinstance(op, arith.ShRSIOp):
+            return np.right_shift(x, y)  # pyright: ignore
+        if isinstance(op, (arith.ExtSIOp, arith.IndexCastOp)):
+            return x
+        if isinstance(op, (arith.ExtUIOp, arith.TruncIOp)):
+            t = op.results[0].type
+            if not isinstance(t, IntegerType) or x is None:
+                return x
+            width = t.width.data
+            if x.dtype == np.bool_:
+                return x if width == 1 or isinstance(op, arith.ExtUIOp) else None
+            lo, hi = (
+                (0, (1 << width) - 1)
+                if isinstance(op, arith.ExtUIOp)
+                else (
+                    -(1 << (width - 1)),
+                    (1 << (width - 1)) - 1,
+                )
+            )
+            if width >= 63 or (np.all(x >= lo) and np.all(x <= hi)):  # pyright: ignore
+                return x
+            return None
+        return None
+
+    # -- accesses -----------------------------------------------------------
+
+    def access(
+        self,
+        op: Operation,
+        ref: SSAValue,
+        indices: tuple[SSAValue, ...] | list[SSAValue] | object,
+        write: bool,
+        mask: npt.NDArray[np.bool_],
+    ) -> None:
+        view = self.views.get(ref)
+        if view is None:
+            return
+        idx = [self.get(i) for i in indices]  # pyright: ignore
+        full = self.mask_all(mask)
+        chain = [
+            (
+                o,
+                kind,
+                None if k is None else np.broadcast_to(self.lift(k), full.shape)[full],
+            )
+            for o, kind, k in self.chain
+        ] + [(op, "leaf", None)]
+        if any(i is None for i in idx) or len(idx) != len(view.strides):
+            addresses = None
+        else:
+            addr: npt.NDArray[np.generic] = np.array(view.offset, dtype=np.int64)
+            for i, s in zip(idx, view.strides, strict=True):
+                addr = addr + i.astype(np.int64) * s  # pyright: ignore
+            addresses = np.broadcast_to(self.lift(addr), full.shape)[full]
+        self.events.append(_Event(view.arg, write, addresses, chain))  # pyright: ignore
+
+    # -- control flow -------------------------------------------------------
+
+    def run_for(self, op: scf.ForOp, mask: npt.NDArray[np.bool_]) -> None:
+        lb, ub, step = self.get(op.lb), self.get(op.ub), self.get(op.step)
+        for r in op.results:
+            self.env[r] = None
+        full = self.mask_all(mask)
+        if lb is None or ub is None or step is None or np.any(step <= 0):  # pyright: ignore
+            if self._touches(op):
+                raise _Unsupported("loop with unknown bounds")
+            self.trips[op] = 0
+            return
+        trip = np.maximum(0, -(-(ub - lb) // step))  # pyright: ignore
+        trip_full = np.broadcast_to(trip, full.shape)
+        count = int(trip_full[full].max()) if full.any() else 0
+        self.trips[op] = count
+        if count == 0:
+            return
+        size = int(np.prod(self.shape, dtype=np.int64)) * count
+        if size > self.budget:
+            raise _Unsupported(f"{size} iterations")
+        depth = len(self.shape)
+        self.shape.append(count)
+        k = np.arange(count, dtype=np.int64).reshape((1,) * depth + (count,))
+        body = op.body.block
+        self.env[body.args[0]] = self.lift(lb) + k * self.lift(step)  # pyright: ignore
+        for a in body.args[1:]:
+            self.env[a] = None
+        inner = self.lift(mask) & (k < self.lift(trip))  # pyright: ignore
+        self.chain.append((op, "for", k))
+        self.run_block(body, inner)
+        self.chain.pop()
+        self.shape.pop()
+
+    def run_if(self, op: scf.IfOp, mask: npt.NDArray[np.bool_]) -> None:
+        cond = self.get(op.cond)
+        branches = [("then", op.true_region)]
+        if op.false_region.blocks:
+            branches.append(("else", op.false_region))
+        yields: list[list[Value]] = []
+        for kind, region in branches:
+            if cond is None:
+                sub = mask
+            else:
+                c = cond.astype(np.bool_)
+                sub = self.lift(mask).astype(np.bool_) & (c if kind == "then" else ~c)
+            self.chain.append((op, kind, None))
+            self.run_block(region.block, sub)  # pyright: ignore
+            self.chain.pop()
+            term = region.block.last_op
+            yields.append(
+                [self.get(o) for o in term.operands] if term is not None else []
+            )
+        for n, r in enumerate(op.results):
+            self.env[r] = None
+            if cond is not None and len(yields) == 2:
+                a, b = yields[0][n], yields[1][n]
+                if a is not None and b is not None:
+                    self.env[r] = np.where(cond, a, b)
+
+    def _touches(self, op: Operation) -> bool:
+        return any(
+            isinstance(o, (memref.LoadOp, memref.StoreOp))
+            and o.operands[0 if isinstance(o, memref.LoadOp) else 1] in self.views
+            for o in op.walk()
+        )
+
+    # -- times --------------------------------------------------------------
+
+    def spans(self, f: func.FuncOp) -> tuple[dict[Operation, int], dict[Block, int]]:
+        op_span: dict[Operation, int] = {}
+        block_span: dict[Block, int] = {}
+
+        def of_block(b: Block) -> int:
+            total = sum(of_op(o) for o in b.ops)
+            block_span[b] = total
+            return total
+
+        def of_op(o: Operation) -> int:
+            if isinstance(o, scf.ForOp):
+                s = 1 + self.trips.get(o, 0) * of_block(o.body.block)
+            elif isinstance(o, scf.IfOp):
+                s = 1 + sum(of_block(r.block) for r in o.regions if r.blocks)
+            else:
+                s = 1
+            op_span[o] = s
+            return s
+
+        of_block(f.body.block)
+        return op_span, block_span
+
+    def result(self, f: func.FuncOp) -> dict[int, ByteTimes]:
+        op_span, block_span = self.spans(f)
+        offsets: dict[Operation, int] = {}
+        for block in block_span:
+            acc = 0
+            for o in block.ops:
+                offsets[o] = acc
+                acc += op_span[o]
+        elements = {
+            i: n // self.views[f.args[i]].element for i, n in self.sizes.items()
+        }
+        self.write_counts = {i: np.zeros(n, np.int64) for i, n in elements.items()}
+        last = {i: np.full(n, -1, np.int64) for i, n in elements.items()}
+        first = {i: np.full(n, NEVER, np.int64) for i, n in elements.items()}
+        for e in self.events:
+            if e.arg in self.failed:
+                continue
+            time: npt.NDArray[np.int64] | int = 0
+            for o, kind, k in e.chain:
+                time = time + offsets[o]
+                if kind == "for":
+                    assert isinstance(o, scf.ForOp) and k is not None
+                    time = time + 1 + k * block_span[o.body.block]
+                elif kind == "then":
+                    time = time + 1
+                elif kind == "else":
+                    assert isinstance(o, scf.IfOp)
+                    time = time + 1 + block_span[o.true_region.block]
+            times = np.asarray(time, dtype=np.int64)
+            n = elements[e.arg]
+            if e.addresses is None:
+                if times.size == 0:
+                    continue
+                if e.write:
+                    first[e.arg] = np.minimum(first[e.arg], times.min())
+                    self.write_counts[e.arg] += 2  # unknown: not "once"
+                else:
+                    last[e.arg] = np.maximum(last[e.arg], times.max())
+                continue
+            addr = e.addresses
+            times = np.broadcast_to(times, addr.shape)
+            inside = (addr >= 0) & (addr < n)
+            if e.write:
+                np.minimum.at(first[e.arg], addr[inside], times[inside])
+                np.add.at(self.write_counts[e.arg], addr[inside], 1)
+            else:
+                np.maximum.at(last[e.arg], addr[inside], times[inside])
+        out: dict[int, ByteTimes] = {}
+        for i in elements:
+            if i in self.failed:
+                continue
+            size = self.views[f.args[i]].element
+            out[i] = ByteTimes(np.repeat(last[i], size), np.repeat(first[i], size))
+        return out
+
+
+def trace_kernel(
+    f: func.FuncOp, args: Collection[int], budget: int = 20_000_000
+) -> dict[int, ByteTimes] | None:
+    """Per byte of each argument in ``args`` (indices), when ``f`` last reads
+    and first writes it (see module doc); None if ``f`` cannot be traced."""
+    if not f.body.blocks:
+        return None  # a declaration: nothing to trace
+    tracer = _Tracer(f, args, budget)
+    if not tracer.views:
+        return {}
+    try:
+        tracer.run_block(f.body.block, np.array(True))
+    except _Unsupported:
+        return None
+    return tracer.result(f)
+
+
+def trace_kernel_with_counts(
+    f: func.FuncOp, args: Collection[int], budget: int = 20_000_000
+) -> tuple[dict[int, ByteTimes], dict[int, Array]] | None:
+    """``trace_kernel`` and, per byte of each traced argument, how many times
+    the kernel may write it (an unknown address counts as twice)."""
+    if not f.body.blocks:
+        return None
+    tracer = _Tracer(f, args, budget)
+    if not tracer.views:
+        return {}, {}
+    try:
+        tracer.run_block(f.body.block, np.array(True))
+    except _Unsupported:
+        return None
+    times = tracer.result(f)
+    counts = {
+        i: np.repeat(tracer.write_counts[i], tracer.views[f.args[i]].element)
+        for i in times
+    }
+    return times, counts
+
+
+def max_shift(source: ByteTimes, target: ByteTimes) -> int:
+    """The largest ``d`` such that every ``d' <= d`` is safe: placing the
+    written buffer ``target`` at ``source``'s start + ``d'`` never writes a
+    byte of ``source`` before its last read. ``d >= len(source)`` (disjoint
+    above) is always safe too; ``len(source) - 1`` means any shift is safe."""
+    last, first = source.last_read, target.first_write
+    n = len(last)
+    if n == 0 or len(first) == 0:
+        return n - 1
+    prefix = np.maximum.accumulate(last)
+    # for each written byte o: the lowest source byte read at or after o's write
+    r = np.searchsorted(prefix, first, side="left")
+    o = np.arange(len(first), dtype=np.int64)
+    bad = r < n
+    if not bad.any():
+        return n - 1
+    return int((r[bad] - o[bad]).min()) - 1
+
+
+def min_shift(source: ByteTimes, target: ByteTimes) -> int:
+    """The smallest ``d`` such that every ``d' >= d`` is safe (the mirror of
+    ``max_shift``: the target placed above); ``-len(target) + 1`` means any
+    shift is safe."""
+    last, first = source.last_read, target.first_write
+    n, m = len(last), len(first)
+    if n == 0 or m == 0:
+        return -m + 1
+    # suffix maxima, non-increasing: the highest source byte read at or
+    # after a write is the last index whose suffix maximum reaches it
+    suffix = np.maximum.accumulate(last[::-1])  # ascending
+    count = n - np.searchsorted(suffix, first, side="left")  # bytes >= first
+    o = np.arange(m, dtype=np.int64)
+    bad = count > 0
+    if not bad.any():
+        return -m + 1
+    return int((count[bad] - 1 - o[bad]).max()) + 1
+
+
+def shift_is_safe(source: ByteTimes, target: ByteTimes, shift: int) -> list[int]:
+    """Bytes of ``source`` (relative to its start) that ``target`` placed at
+    ``shift`` overwrites before their last read (empty: safe). A direct,
+    byte-by-byte replay of the two access orders: no prefix maxima, no
+    assumption of monotone access."""
+    last, first = source.last_read, target.first_write
+    lo = max(0, shift)
+    hi = min(len(last), shift + len(first))
+    if lo >= hi:
+        return []
+    src = last[lo:hi]
+    dst = first[lo - shift : hi - shift]
+    bad = np.nonzero(dst <= src)[0]
+    return [int(b) + lo for b in bad[:8]]

@@ -1,0 +1,249 @@
+"""Allowed overlaps between an operator's dying input and its output.
+
+Not a pass. Two analyses over the output of ``usmp_analysis.analyze``:
+
+* ``find_overlaps``: for every step of main that is one ``tir.call``, every
+  workspace buffer read there for the last time (*source*) and every buffer
+  first written there (*target*), both passed whole to the call: the
+  kernel's loop nest is traced (``usmp_kernel_trace``) and the largest shift
+  ``d`` is computed such that placing the target at ``source + d'`` for any
+  ``d' <= d`` never writes a byte of the source before the kernel's last read
+  of it. A useful shift (above ``-target.size``) becomes a
+  ``planning.model.Overlap`` the planners may use. Elementwise kernels get
+  ``0`` (in place), a depthwise convolution minus one output row, a 1x1
+  convolution expanding C to 2C channels over N pixels about ``-C*N``.
+* ``overlap_violations``: the independent check of a finished plan. For every
+  pair of conflicting workspace buffers that share bytes in the plan, the pair
+  must be a source and a target of one call (the source's last use, the
+  target's first) and a byte-by-byte replay of that kernel's access order at
+  the planned addresses must find no byte written before its last read. It
+  uses the traces, never the shifts ``find_overlaps`` derived from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
+from usmp.dialects.tir import CallOp, PoolKind
+from usmp.passes.usmp_kernel_trace import (
+    NEVER,
+    ByteTimes,
+    max_shift,
+    min_shift,
+    shift_is_safe,
+    trace_kernel,
+)
+from usmp.passes.usmp_liveness import is_view_like
+from usmp.planning.model import Overlap, Placement
+
+if TYPE_CHECKING:  # usmp_analysis imports this module
+    from usmp.passes.usmp_analysis import BufferInfo, BufferInfoAnalysis
+
+OVERLAPS_ATTR = "usmp.overlaps"
+"""On a target buffer's allocation (``usmp-buffer-info``): source buffer name
+-> max shift in bytes."""
+
+
+@dataclass
+class _Call:
+    step: int
+    callee: func.FuncOp
+    args: dict[str, int]
+    """Buffer name -> the one argument index it is passed whole as."""
+
+
+@dataclass
+class _Traces:
+    module_functions: dict[str, func.FuncOp]
+    cache: dict[tuple[str, frozenset[int]], dict[int, ByteTimes] | None] = field(
+        default_factory=dict[tuple[str, frozenset[int]], dict[int, ByteTimes] | None]
+    )
+
+    def of(self, f: func.FuncOp, args: frozenset[int]) -> dict[int, ByteTimes] | None:
+        key = (f.sym_name.data, args)
+        if key not in self.cache:
+            self.cache[key] = trace_kernel(f, args)
+        return self.cache[key]
+
+
+def _root_value(v: SSAValue) -> SSAValue | None:
+    """The buffer value ``v`` is a whole view of (same bytes), else None."""
+    while isinstance(v.owner, Operation) and is_view_like(v.owner):
+        op = v.owner
+        if isinstance(op, memref.ViewOp):
+            break
+        if not op.operands or isinstance(op, memref.SubviewOp):
+            return None
+        v = op.operands[0]
+    return v
+
+
+def _buffer_values(analysis: BufferInfoAnalysis) -> dict[SSAValue, BufferInfo]:
+    out: dict[SSAValue, BufferInfo] = {}
+    for b in analysis.buffers:
+        if isinstance(b.owner, BlockArgument):
+            out[b.owner] = b
+        elif b.owner.results:
+            out[b.owner.results[0]] = b
+    return out
+
+
+def _calls(
+    analysis: BufferInfoAnalysis, functions: Mapping[str, func.FuncOp]
+) -> list[_Call]:
+    """Steps that are one ``tir.call`` of a prim func, with the workspace
+    buffers passed whole, each exactly once."""
+    values = _buffer_values(analysis)
+    calls: list[_Call] = []
+    for step, op in enumerate(analysis.step_ops):
+        if not isinstance(op, CallOp):
+            continue
+        callee = functions.get(op.callee.string_value())
+        if callee is None or not callee.body.blocks:
+            continue
+        seen: dict[str, list[int]] = {}
+        for i, arg in enumerate(op.operands):
+            t = arg.type
+            if not isinstance(t, MemRefType):
+                continue
+            root = _root_value(arg)
+            b = values.get(root) if root is not None else None
+            if b is None:
+                continue
+            if b.kind != PoolKind.WORKSPACE or _bytes(t) != b.size:
+                seen.setdefault(b.name, []).extend([i, -1])  # partial: no overlap
+                continue
+            seen.setdefault(b.name, []).append(i)
+        calls.append(
+            _Call(step, callee, {n: ix[0] for n, ix in seen.items() if len(ix) == 1})
+        )
+    return calls
+
+
+def _bytes(t: MemRefType) -> int:
+    element = t.get_element_type()
+    count = 1
+    for d in t.get_shape():
+        count *= d
+    return count * getattr(element, "size", 0)
+
+
+def find_overlaps(
+    analysis: BufferInfoAnalysis, functions: Mapping[str, func.FuncOp]
+) -> tuple[Overlap, ...]:
+    """The allowed overlaps of the analysed module (see module doc), in step
+    order."""
+    traces = _Traces(dict(functions))
+    by_name = {b.name: b for b in analysis.buffers}
+    found: list[Overlap] = []
+    for call in _calls(analysis, functions):
+        t = call.step
+        sources = [
+            n
+            for n in call.args
+            if len(by_name[n].live) == 1 and by_name[n].live[0][1] == t + 1
+        ]
+        targets = [
+            n
+            for n in call.args
+            if len(by_name[n].live) == 1 and by_name[n].live[0][0] == t
+        ]
+        if not sources or not targets:
+            continue
+        trace = traces.of(call.callee, frozenset(call.args.values()))
+        if trace is None:
+            continue
+        for s in sources:
+            src = trace.get(call.args[s])
+            if src is None or (src.first_write != NEVER).any():
+                continue  # not traced, or the kernel writes it
+            for tg in targets:
+                dst = trace.get(call.args[tg])
+                if tg == s or dst is None:
+                    continue
+                below = max_shift(src, dst)
+                above: int | None = min_shift(src, dst)
+                if above >= by_name[s].size:
+                    above = None
+                if below > -by_name[tg].size or above is not None:
+                    found.append(Overlap(s, tg, below, above))
+    return tuple(found)
+
+
+def overlap_violations(
+    analysis: BufferInfoAnalysis,
+    functions: Mapping[str, func.FuncOp],
+    placements: Mapping[str, Placement],
+) -> list[str]:
+    """Every conflicting pair of workspace buffers that shares a byte in
+    ``placements`` without a kernel replay proving it safe (see module doc)."""
+    buffers = {b.name: b for b in analysis.buffers if b.size and b.name in placements}
+    shared: list[tuple[BufferInfo, BufferInfo, int]] = []
+    for a in buffers.values():  # each conflicting pair once (an edge list)
+        pa = placements[a.name]
+        for name in analysis.conflicts.get(a.name, ()):
+            b = buffers.get(name)
+            if b is None or name <= a.name:
+                continue
+            pb = placements[name]
+            if pa.pool != pb.pool:
+                continue
+            if max(pa.offset, pb.offset) < min(pa.offset + a.size, pb.offset + b.size):
+                shared.append((a, b, pb.offset - pa.offset))
+    if not shared:
+        return []
+    traces = _Traces(dict(functions))
+    calls = {c.step: c for c in _calls(analysis, functions)}
+    violations: list[str] = []
+    for a, b, shift in shared:
+        verdict = _replay(a, b, shift, calls, traces)
+        if verdict:
+            violations.append(
+                f"buffers '{a.name}' and '{b.name}' share bytes "
+                f"(offsets {placements[a.name].offset} and "
+                f"{placements[b.name].offset} in pool '{placements[a.name].pool}'): "
+                + verdict
+            )
+    return violations
+
+
+def _replay(
+    a: BufferInfo, b: BufferInfo, shift: int, calls: dict[int, _Call], traces: _Traces
+) -> str:
+    """'' if ``b`` at ``a + shift`` is safe, else why not."""
+    for source, target, d in ((a, b, shift), (b, a, -shift)):
+        if len(source.live) != 1 or len(target.live) != 1:
+            continue
+        step = source.live[0][1] - 1
+        if target.live[0][0] != step:
+            continue
+        call = calls.get(step)
+        if call is None or source.name not in call.args or target.name not in call.args:
+            continue
+        trace = traces.of(call.callee, frozenset(call.args.values()))
+        if trace is None:
+            return f"the kernel of step {step} cannot be traced"
+        src = trace.get(call.args[source.name])
+        dst = trace.get(call.args[target.name])
+        if src is None or dst is None:
+            return f"the kernel of step {step} cannot be traced for these arguments"
+        if (src.first_write != NEVER).any():
+            return f"'{call.callee.sym_name.data}' writes '{source.name}'"
+        bad = shift_is_safe(src, dst, d)
+        if bad:
+            return (
+                f"'{call.callee.sym_name.data}' (step {step}) writes '{target.name}' "
+                f"over byte(s) {', '.join(map(str, bad))} of '{source.name}' before "
+                "reading them for the last time"
+            )
+        return ""
+    return (
+        "they are live together, and neither is read for the last time by the "
+        "call that first writes the other"
+    )
