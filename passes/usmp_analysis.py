@@ -93,6 +93,7 @@ from usmp.passes.usmp_ir import (
     pool_arguments,
     string_list,
 )
+from usmp.passes.usmp_kernel_trace import KernelTraces
 from usmp.passes.usmp_liveness import (
     Interval,
     call_graph,
@@ -175,6 +176,8 @@ class BufferInfoAnalysis:
     (``usmp_overlap``), when asked for."""
     functions: dict[str, func.FuncOp] | None = None
     """The module's functions by name (for the kernel replays)."""
+    traces: KernelTraces | None = None
+    """The kernel traces computed for ``overlaps`` (reused by the replays)."""
 
     def pool(self, name: str) -> PoolInfoAttr:
         for p in self.pools:
@@ -244,15 +247,18 @@ def analyze(
     pools: Sequence[PoolInfoAttr],
     use_workspace_io: bool = False,
     overlap: bool = False,
+    traces: KernelTraces | None = None,
 ) -> BufferInfoAnalysis:
     """Buffer info of every static allocation of ``module`` (never mutates it);
-    with ``overlap``, also the allowed overlaps (``usmp_overlap``)."""
+    with ``overlap``, also the allowed overlaps (``usmp_overlap``), tracing
+    kernels into ``traces`` (a fresh cache if None)."""
     analyzer = _Analyzer(module, pools)
     analysis = analyzer.run(use_workspace_io)
-    analysis = replace(analysis, functions=analyzer.functions)
+    traces = traces or KernelTraces()
+    analysis = replace(analysis, functions=analyzer.functions, traces=traces)
     if overlap:
         analysis = replace(
-            analysis, overlaps=find_overlaps(analysis, analyzer.functions)
+            analysis, overlaps=find_overlaps(analysis, analyzer.functions, traces)
         )
     return analysis
 

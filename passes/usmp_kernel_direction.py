@@ -18,8 +18,8 @@ position plus the direction's tightest shift); ties keep the nest as
 ``lower-ops`` wrote it.
 
 Only a kernel called once, with no scratch, whose trace shows every element
-of every argument it writes written exactly once and never read, every
-argument it reads never written, is reversed: its iterations are then
+of every argument it may write (stored to, or used by an op the trace does
+not model) written exactly once and never read, is reversed: its iterations are then
 independent, so any order computes the same values. Reversing rewrites each
 ``scf.for`` without ``iter_args`` (the reductions, which carry values, keep
 their order) to visit ``lb + last - iv``; the function gets the unit
@@ -46,9 +46,9 @@ from usmp.dialects.tir import AllocateOp, CallOp, PoolInfoAttr
 from usmp.passes.usmp_kernel_trace import (
     NEVER,
     ByteTimes,
+    KernelTraces,
     max_shift,
     min_shift,
-    trace_kernel,
     trace_kernel_with_counts,
 )
 from usmp.passes.usmp_pools import resolve_pools
@@ -79,11 +79,17 @@ def _independent(trace: dict[int, ByteTimes], counts: dict[int, np.ndarray]) -> 
 
 
 def choose_directions(
-    module: ModuleOp, pools: Sequence[PoolInfoAttr], use_workspace_io: bool
+    module: ModuleOp,
+    pools: Sequence[PoolInfoAttr],
+    use_workspace_io: bool,
+    traces: KernelTraces | None = None,
 ) -> list[str]:
-    """Reverse the kernels worth it (module doc); their names, in call order."""
+    """Reverse the kernels worth it (module doc); their names, in call order.
+    ``traces``: a cache the planning run shares (a reversed kernel's entry
+    is its new trace)."""
     from usmp.passes.usmp_analysis import analyze
 
+    traces = traces or KernelTraces()
     analysis = analyze(module, pools, use_workspace_io)
     functions = analysis.functions or {}
     calls: dict[str, int] = {}
@@ -125,14 +131,19 @@ def choose_directions(
             continue
         s, t = pairs[0]
         src, dst = args[s], args[t]
-        forward = trace_kernel_with_counts(f, args.keys())
-        if forward is None or not _independent(*forward):
+        # every argument it may write is traced too (KernelTraces)
+        forward = traces.of(f, args.keys())
+        written = traces.key(f, args.keys())[1]
+        if (
+            forward is None
+            or not written <= forward[0].keys()  # one it could not follow
+            or not _independent(*forward)
+        ):
             continue
-        trial = f.clone()
-        reverse_loops(trial)
-        backward = trace_kernel(trial, args.keys())
-        if backward is None or s not in forward[0] or t not in forward[0]:
+        backward_traced = trace_kernel_with_counts(f, written, reverse=True)
+        if backward_traced is None or s not in forward[0] or t not in forward[0]:
             continue
+        backward = backward_traced[0]
         base = position[src.name]
         chain = chains.setdefault(src.name, src.name)
         lo, hi = extent.setdefault(chain, (base, base + src.size))
@@ -146,6 +157,7 @@ def choose_directions(
         ):
             reverse_loops(f)
             f.attributes[REVERSED] = UnitAttr()
+            traces.replace(f, args.keys(), backward_traced)
             reversed_names.append(name)
             position[dst.name], extent[chain] = up, grown_up
         else:

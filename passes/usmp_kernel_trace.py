@@ -31,7 +31,7 @@ with unknown bounds around accesses, more than ``budget`` iterations) gives
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
@@ -84,6 +84,18 @@ class _Event:
     """(op, "for"/"then"/"else"/"leaf", flattened iteration k for loops)."""
 
 
+def _by_address(
+    addr: Array, times: Array, reduce: np.ufunc
+) -> tuple[Array, Array, Array]:
+    """Distinct addresses, ``reduce`` of their times, and how many each has
+    (a sort, where ``ufunc.at`` would go element by element)."""
+    order = np.argsort(addr, kind="stable")
+    where, starts, counts = np.unique(
+        addr[order], return_index=True, return_counts=True
+    )
+    return where, reduce.reduceat(times[order], starts), counts
+
+
 def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
     strides: list[int] = []
     acc = 1
@@ -108,8 +120,15 @@ _CMP = {
 
 
 class _Tracer:
-    def __init__(self, f: func.FuncOp, interest: Collection[int], budget: int):
+    def __init__(
+        self,
+        f: func.FuncOp,
+        interest: Collection[int],
+        budget: int,
+        reverse: bool = False,
+    ):
         self.budget = budget
+        self.reverse = reverse
         self.env: dict[SSAValue, Value] = {}
         self.views: dict[SSAValue, _View] = {}
         self.failed: set[int] = set()
@@ -232,9 +251,10 @@ class _Tracer:
                 else:
                     self.env[op.result] = np.array(v, dtype=np.int64)
             return
-        args = [self.get(o) for o in op.operands]
-        if any(a is None for a in args) or not op.results:
+        known = [self.env.get(o) for o in op.operands]
+        if not op.results or any(a is None for a in known):
             return
+        args = [self.lift(a) for a in known]  # pyright: ignore[reportArgumentType]
         res = op.results[0]
         try:
             out = self.compute(op, args)  # pyright: ignore[reportArgumentType]
@@ -362,7 +382,11 @@ class _Tracer:
         self.shape.append(count)
         k = np.arange(count, dtype=np.int64).reshape((1,) * depth + (count,))
         body = op.body.block
-        self.env[body.args[0]] = self.lift(lb) + k * self.lift(step)  # pyright: ignore
+        if self.reverse and not op.iter_args:  # as reverse_loops rewrites it
+            turn = self.lift(trip) - 1 - k  # pyright: ignore
+            self.env[body.args[0]] = self.lift(lb) + turn * self.lift(step)  # pyright: ignore
+        else:
+            self.env[body.args[0]] = self.lift(lb) + k * self.lift(step)  # pyright: ignore
         for a in body.args[1:]:
             self.env[a] = None
         inner = self.lift(mask) & (k < self.lift(trip))  # pyright: ignore
@@ -470,11 +494,16 @@ class _Tracer:
             addr = e.addresses
             times = np.broadcast_to(times, addr.shape)
             inside = (addr >= 0) & (addr < n)
+            addr, times = addr[inside], times[inside]
+            if addr.size == 0:
+                continue
             if e.write:
-                np.minimum.at(first[e.arg], addr[inside], times[inside])
-                np.add.at(self.write_counts[e.arg], addr[inside], 1)
+                where, earliest, count = _by_address(addr, times, np.minimum)
+                first[e.arg][where] = np.minimum(first[e.arg][where], earliest)
+                self.write_counts[e.arg][where] += count
             else:
-                np.maximum.at(last[e.arg], addr[inside], times[inside])
+                where, latest, _ = _by_address(addr, times, np.maximum)
+                last[e.arg][where] = np.maximum(last[e.arg][where], latest)
         out: dict[int, ByteTimes] = {}
         for i in elements:
             if i in self.failed:
@@ -502,13 +531,18 @@ def trace_kernel(
 
 
 def trace_kernel_with_counts(
-    f: func.FuncOp, args: Collection[int], budget: int = 20_000_000
+    f: func.FuncOp,
+    args: Collection[int],
+    budget: int = 20_000_000,
+    reverse: bool = False,
 ) -> tuple[dict[int, ByteTimes], dict[int, Array]] | None:
     """``trace_kernel`` and, per byte of each traced argument, how many times
-    the kernel may write it (an unknown address counts as twice)."""
+    the kernel may write it (an unknown address counts as twice). With
+    ``reverse``: as if every loop without ``iter_args`` ran backwards
+    (``usmp_kernel_direction.reverse_loops``), without rewriting ``f``."""
     if not f.body.blocks:
         return None
-    tracer = _Tracer(f, args, budget)
+    tracer = _Tracer(f, args, budget, reverse)
     if not tracer.views:
         return {}, {}
     try:
@@ -575,3 +609,65 @@ def shift_is_safe(source: ByteTimes, target: ByteTimes, shift: int) -> list[int]
     dst = first[lo - shift : hi - shift]
     bad = np.nonzero(dst <= src)[0]
     return [int(b) + lo for b in bad[:8]]
+
+
+def written_arguments(f: func.FuncOp) -> frozenset[int]:
+    """Indices of the memref arguments ``f`` may write: stored to (directly
+    or through a view), or used by an op the tracer does not model."""
+    if not f.body.blocks:
+        return frozenset()
+    root: dict[SSAValue, int] = {a: i for i, a in enumerate(f.args)}
+    out: set[int] = set()
+    for op in f.walk():
+        if isinstance(op, (memref.ReinterpretCastOp, memref.CollapseShapeOp)):
+            if op.operands[0] in root:
+                root[op.results[0]] = root[op.operands[0]]
+        elif isinstance(op, memref.StoreOp):
+            if op.memref in root:
+                out.add(root[op.memref])
+        elif not isinstance(op, memref.LoadOp):
+            out.update(root[o] for o in op.operands if o in root)
+    return frozenset(i for i in out if isinstance(f.args[i].type, MemRefType))
+
+
+Traced = tuple[dict[int, ByteTimes], dict[int, Array]]
+
+
+@dataclass
+class KernelTraces:
+    """Traces of kernels, each computed once per planning run (the kernels
+    must not change meanwhile, except through ``replace``). A trace covers
+    the arguments asked for and every argument the kernel may write."""
+
+    cache: dict[tuple[str, frozenset[int]], Traced | None] = field(
+        default_factory=dict[tuple[str, frozenset[int]], Traced | None]
+    )
+    written: dict[str, frozenset[int]] = field(
+        default_factory=dict[str, frozenset[int]]
+    )
+
+    def key(self, f: func.FuncOp, args: Collection[int]) -> tuple[str, frozenset[int]]:
+        name = f.sym_name.data
+        if name not in self.written:
+            self.written[name] = written_arguments(f)
+        return (name, frozenset(args) | self.written[name])
+
+    def of(self, f: func.FuncOp, args: Collection[int]) -> Traced | None:
+        key = self.key(f, args)
+        if key not in self.cache:
+            self.cache[key] = trace_kernel_with_counts(f, key[1])
+        return self.cache[key]
+
+    def times(
+        self, f: func.FuncOp, args: Collection[int]
+    ) -> dict[int, ByteTimes] | None:
+        traced = self.of(f, args)
+        return None if traced is None else traced[0]
+
+    def replace(
+        self, f: func.FuncOp, args: Collection[int], traced: Traced | None
+    ) -> None:
+        """Record ``traced`` as the trace of ``f`` (rewritten since)."""
+        self.cache = {k: v for k, v in self.cache.items() if k[0] != f.sym_name.data}
+        self.written.pop(f.sym_name.data, None)
+        self.cache[self.key(f, args)] = traced

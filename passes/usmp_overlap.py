@@ -9,7 +9,10 @@ Not a pass. Two analyses over the output of ``usmp_analysis.analyze``:
   ``d`` is computed such that placing the target at ``source + d'`` for any
   ``d' <= d`` never writes a byte of the source before the kernel's last read
   of it. A useful shift (above ``-target.size``) becomes a
-  ``planning.model.Overlap`` the planners may use. Elementwise kernels get
+  ``planning.model.Overlap`` the planners may use, when the two element
+  types may alias in C (one type, or a one-byte type: ``_may_alias``; an
+  optimising compiler may reorder an ``int32_t`` read and an ``int16_t``
+  write of the same bytes). Elementwise kernels get
   ``0`` (in place), a depthwise convolution minus one output row, a 1x1
   convolution expanding C to 2C channels over N pixels about ``-C*N``.
 * ``overlap_violations``: the independent check of a finished plan. For every
@@ -23,7 +26,7 @@ Not a pass. Two analyses over the output of ``usmp_analysis.analyze``:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import func, memref
@@ -33,11 +36,10 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from usmp.dialects.tir import CallOp, PoolKind
 from usmp.passes.usmp_kernel_trace import (
     NEVER,
-    ByteTimes,
+    KernelTraces,
     max_shift,
     min_shift,
     shift_is_safe,
-    trace_kernel,
 )
 from usmp.passes.usmp_liveness import is_view_like
 from usmp.planning.model import Overlap, Placement
@@ -56,20 +58,6 @@ class _Call:
     callee: func.FuncOp
     args: dict[str, int]
     """Buffer name -> the one argument index it is passed whole as."""
-
-
-@dataclass
-class _Traces:
-    module_functions: dict[str, func.FuncOp]
-    cache: dict[tuple[str, frozenset[int]], dict[int, ByteTimes] | None] = field(
-        default_factory=dict[tuple[str, frozenset[int]], dict[int, ByteTimes] | None]
-    )
-
-    def of(self, f: func.FuncOp, args: frozenset[int]) -> dict[int, ByteTimes] | None:
-        key = (f.sym_name.data, args)
-        if key not in self.cache:
-            self.cache[key] = trace_kernel(f, args)
-        return self.cache[key]
 
 
 def _root_value(v: SSAValue) -> SSAValue | None:
@@ -126,6 +114,20 @@ def _calls(
     return calls
 
 
+def _may_alias(f: func.FuncOp, a: int, b: int) -> bool:
+    """May C code read argument ``a`` and write ``b`` of ``f`` through
+    overlapping memory without breaking C's aliasing rules? Yes when both
+    have one element type, or either is a one-byte type (``char`` may alias
+    anything); an ``int32_t`` read and an ``int16_t`` write of the same bytes
+    may be reordered by an optimising compiler (strict aliasing)."""
+    types = [f.args[i].type for i in (a, b)]
+    elements = [t.get_element_type() for t in types if isinstance(t, MemRefType)]
+    if len(elements) != 2:
+        return False
+    x, y = elements
+    return x == y or any(getattr(e, "size", 0) == 1 for e in elements)
+
+
 def _bytes(t: MemRefType) -> int:
     element = t.get_element_type()
     count = 1
@@ -135,11 +137,13 @@ def _bytes(t: MemRefType) -> int:
 
 
 def find_overlaps(
-    analysis: BufferInfoAnalysis, functions: Mapping[str, func.FuncOp]
+    analysis: BufferInfoAnalysis,
+    functions: Mapping[str, func.FuncOp],
+    traces: KernelTraces | None = None,
 ) -> tuple[Overlap, ...]:
     """The allowed overlaps of the analysed module (see module doc), in step
     order."""
-    traces = _Traces(dict(functions))
+    traces = traces or KernelTraces()
     by_name = {b.name: b for b in analysis.buffers}
     found: list[Overlap] = []
     for call in _calls(analysis, functions):
@@ -156,7 +160,7 @@ def find_overlaps(
         ]
         if not sources or not targets:
             continue
-        trace = traces.of(call.callee, frozenset(call.args.values()))
+        trace = traces.times(call.callee, call.args.values())
         if trace is None:
             continue
         for s in sources:
@@ -165,7 +169,11 @@ def find_overlaps(
                 continue  # not traced, or the kernel writes it
             for tg in targets:
                 dst = trace.get(call.args[tg])
-                if tg == s or dst is None:
+                if tg == s or dst is None or by_name[tg].role == "input":
+                    continue
+                if (dst.first_write == NEVER).any():
+                    continue  # a byte it does not write holds an older value
+                if not _may_alias(call.callee, call.args[s], call.args[tg]):
                     continue
                 below = max_shift(src, dst)
                 above: int | None = min_shift(src, dst)
@@ -180,6 +188,7 @@ def overlap_violations(
     analysis: BufferInfoAnalysis,
     functions: Mapping[str, func.FuncOp],
     placements: Mapping[str, Placement],
+    traces: KernelTraces | None = None,
 ) -> list[str]:
     """Every conflicting pair of workspace buffers that shares a byte in
     ``placements`` without a kernel replay proving it safe (see module doc)."""
@@ -198,7 +207,7 @@ def overlap_violations(
                 shared.append((a, b, pb.offset - pa.offset))
     if not shared:
         return []
-    traces = _Traces(dict(functions))
+    traces = traces or KernelTraces()
     calls = {c.step: c for c in _calls(analysis, functions)}
     violations: list[str] = []
     for a, b, shift in shared:
@@ -214,9 +223,17 @@ def overlap_violations(
 
 
 def _replay(
-    a: BufferInfo, b: BufferInfo, shift: int, calls: dict[int, _Call], traces: _Traces
+    a: BufferInfo,
+    b: BufferInfo,
+    shift: int,
+    calls: dict[int, _Call],
+    traces: KernelTraces,
 ) -> str:
     """'' if ``b`` at ``a + shift`` is safe, else why not."""
+    why = (
+        "they are live together, and neither is read for the last time by the "
+        "call that first writes the other"
+    )
     for source, target, d in ((a, b, shift), (b, a, -shift)):
         if len(source.live) != 1 or len(target.live) != 1:
             continue
@@ -226,7 +243,7 @@ def _replay(
         call = calls.get(step)
         if call is None or source.name not in call.args or target.name not in call.args:
             continue
-        trace = traces.of(call.callee, frozenset(call.args.values()))
+        trace = traces.times(call.callee, call.args.values())
         if trace is None:
             return f"the kernel of step {step} cannot be traced"
         src = trace.get(call.args[source.name])
@@ -234,7 +251,17 @@ def _replay(
         if src is None or dst is None:
             return f"the kernel of step {step} cannot be traced for these arguments"
         if (src.first_write != NEVER).any():
-            return f"'{call.callee.sym_name.data}' writes '{source.name}'"
+            # the kernel writes it: not the source (a one-step program's
+            # input and output both start and end at that step)
+            why = f"'{call.callee.sym_name.data}' writes '{source.name}'"
+            continue
+        lo, hi = max(0, d), min(len(src.last_read), d + len(dst.first_write))
+        kept = dst.first_write[max(lo - d, 0) : max(hi - d, 0)] == NEVER
+        if target.role == "input" or kept.any():
+            return (
+                f"'{call.callee.sym_name.data}' (step {step}) does not write every "
+                f"shared byte of '{target.name}': they hold a value from before"
+            )
         bad = shift_is_safe(src, dst, d)
         if bad:
             return (
@@ -243,7 +270,4 @@ def _replay(
                 "reading them for the last time"
             )
         return ""
-    return (
-        "they are live together, and neither is read for the last time by the "
-        "call that first writes the other"
-    )
+    return why

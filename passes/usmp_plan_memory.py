@@ -68,6 +68,7 @@ from usmp.dialects.tir import (
 from usmp.passes.usmp_analysis import BufferInfo, BufferInfoAnalysis, analyze
 from usmp.passes.usmp_ir import is_rewritten, merge_arg_attrs
 from usmp.passes.usmp_kernel_direction import choose_directions
+from usmp.passes.usmp_kernel_trace import KernelTraces
 from usmp.passes.usmp_overlap import find_overlaps, overlap_violations
 from usmp.passes.usmp_pools import (
     parse_pools_option,
@@ -175,12 +176,13 @@ def plan_memory(
             )
         return None
     pools = resolve_pools(module, pools_option)
+    traces = KernelTraces()  # one trace per kernel for the whole run
     if overlap and not any(
         isinstance(o, AllocateOp) and o.pool_allocation is not None
         for o in module.walk()
     ):
-        choose_directions(module, pools, use_workspace_io)
-    analysis = analyze(module, pools, use_workspace_io, overlap)
+        choose_directions(module, pools, use_workspace_io, traces)
+    analysis = analyze(module, pools, use_workspace_io, overlap, traces)
     planned = recorded_plan(analysis)
     if planned is None:
         problem = analysis.workspace_problem()
@@ -233,7 +235,7 @@ def _check(analysis: BufferInfoAnalysis, plan: Plan, recorded: bool = False) -> 
         # a recorded plan may use overlaps the analysis was not asked for
         sub = Plan({b.name: plan.placements[b.name] for b in workspace.buffers})
         if validate_plan(workspace, sub):
-            overlaps = find_overlaps(analysis, analysis.functions)
+            overlaps = find_overlaps(analysis, analysis.functions, analysis.traces)
             workspace = Problem(workspace.buffers, workspace.pools, overlaps)
     for problem in (
         workspace,
@@ -244,7 +246,9 @@ def _check(analysis: BufferInfoAnalysis, plan: Plan, recorded: bool = False) -> 
         errors = validate_plan(problem, sub)
         if not errors and problem is workspace and analysis.functions is not None:
             # every pair sharing bytes, replayed on its kernel's access order
-            errors = overlap_violations(analysis, analysis.functions, sub.placements)
+            errors = overlap_violations(
+                analysis, analysis.functions, sub.placements, analysis.traces
+            )
         if errors:
             what = (
                 "the placements recorded in the IR are invalid"

@@ -369,7 +369,9 @@ def workspace_svg(
             )
             # a buffer sharing bytes with its neighbour in time is labelled
             # in its own first step, where the neighbour's rectangle is not
-            x_end = c.x(min(e, s + 1)) if b.name in sharing else x1
+            # (when that step is wide enough for a label)
+            first = c.x(min(e, s + 1))
+            x_end = first if b.name in sharing and first - x0 >= 40 else x1
             _box_label(c.out, x0, x_end, y0, y1, label, b.size)
             c.out.append("</g>")
     _shared_bytes(c, pool, planned)

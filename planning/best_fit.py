@@ -4,7 +4,7 @@
    lifetime, area, start, conflicting bytes; ties by name) with the
    gap-reusing ``first_fit`` and ``best_fit`` offset rules, plus TVM's
    greedy-by-size and greedy-by-conflicts (``after_conflicts``), plus TVM's
-   seeded hill climb. The cheapest plan (total bytes; on ties, the one using
+   seeded hill climb (not with allowed overlaps: see below). The cheapest plan (total bytes; on ties, the one using
    the preferred pools more) wins, so this planner is never worse than any
    other in ``ALGORITHMS``, and it succeeds whenever any of those orders fits
    the size limits.
@@ -142,7 +142,10 @@ class BestFit:
                 if best is None or c < best[0]:
                     best = (c, pools, offsets)
         climbed: Plan | None = None
-        if not large:  # the hill climb re-decodes hundreds of times
+        # The hill climb re-decodes hundreds of times, until the lower bound:
+        # with allowed overlaps (whose finer bound it seldom reaches, and
+        # whose orders it does not know) it would spend its whole budget.
+        if not large and not ix.forbidden:
             try:
                 climbed = self.hill_climb(problem)
             except PlanningError as e:

@@ -82,10 +82,10 @@ def test_output_tree(kws: Path) -> None:
         "#ifndef TVMGEN_KWS_H_",
         "#define TVMGEN_KWS_INPUT_1_SIZE 490",
         "#define TVMGEN_KWS_IDENTITY_SIZE 12",
-        "#define TVMGEN_KWS_WORKSPACE_SIZE 16000",
-        "#define TVMGEN_KWS_GLOBAL_WORKSPACE_WORKSPACE_POOL_SIZE 16000",
+        "#define TVMGEN_KWS_WORKSPACE_SIZE 8448",
+        "#define TVMGEN_KWS_GLOBAL_WORKSPACE_WORKSPACE_POOL_SIZE 8448",
         "#define TVMGEN_KWS_GLOBAL_CONST_CONSTANT_POOL_SIZE 27248",
-        "#define TVM_KWS_GLOBAL_WORKSPACE_WORKSPACE_BUFFER_SIZE 16000",
+        "#define TVM_KWS_GLOBAL_WORKSPACE_WORKSPACE_BUFFER_SIZE 8448",
         "int32_t tvmgen_kws_run(TVMInputs_kws* inputs, TVMOutputs_kws* outputs);",
     ):
         assert line in header, line
@@ -218,7 +218,7 @@ def test_cross_compiles_for_cortex_m4(kws: Path) -> None:
             "apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi",
         )
     size = cross_compile(kws)
-    assert size.workspace == 16000 and size.constants == 27248
+    assert size.workspace == 8448 and size.constants == 27248
     assert size.bss == size.workspace  # the library's only RAM is its pool
     assert size.data == 0
     assert size.code > 0  # the constant pool is read-only data in text

@@ -160,3 +160,33 @@ def test_random_graphs_with_overlaps_match_the_oracle(batch: int) -> None:
         r.failure is not None and "fits in no candidate pool" in r.failure.message
         for r in failures
     ), [(r.case.name, r.failure) for r in failures]
+
+
+def test_no_overlap_between_types_that_may_not_alias() -> None:
+    """An int32 -> int16 elementwise kernel is in place by its access order,
+    but C's aliasing rules let a compiler reorder an int32_t read and an
+    int16_t write: no overlap is allowed (an int8 output may alias)."""
+    text = """
+    func.func @narrow(%in: memref<8xi32>, %out: memref<8xOUT>) attributes {tir.prim_func} {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c8 = arith.constant 8 : index
+      scf.for %i = %c0 to %c8 step %c1 {
+        %v = memref.load %in[%i] : memref<8xi32>
+        %n = arith.trunci %v : i32 to OUT
+        memref.store %n, %out[%i] : memref<8xOUT>
+      }
+      func.return
+    }
+    func.func @main(%x: memref<8xi32>, %y: memref<8xOUT>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["y"]} {
+      tir.call @narrow(%x, %y) : (memref<8xi32>, memref<8xOUT>) -> ()
+      func.return
+    }
+    """
+    found = {}
+    for out in ("i16", "i8"):
+        module = LocatingParser(
+            new_context(), text.replace("OUT", out), "n.mlir"
+        ).parse_module()
+        found[out] = analyze(module, resolve_pools(module, ""), True, True).overlaps
+    assert found == {"i16": (), "i8": (Overlap("x", "y", 3, None),)}

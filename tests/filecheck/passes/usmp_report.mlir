@@ -27,9 +27,9 @@
 // JSON-NEXT: "size": 96,
 // JSON-NEXT: "limit": {{null|96}},
 // JSON-NEXT: "alignment": 16,
-// JSON-NEXT: "lower_bound": 80,
+// JSON-NEXT: "lower_bound": 96,
 // JSON-NEXT: "no_alias_bound": 96,
-// JSON-NEXT: "ratio": 1.2,
+// JSON-NEXT: "ratio": 1.0,
 // JSON-NEXT: "buffers": 3
 // JSON: "name": "flash",
 // JSON-NEXT: "kind": "constant",
@@ -42,7 +42,7 @@
 // JSON-NEXT: "buffers": 1
 // JSON: "total": {
 // JSON-NEXT: "workspace_size": 96,
-// JSON-NEXT: "workspace_lower_bound": 80,
+// JSON-NEXT: "workspace_lower_bound": 96,
 // JSON-NEXT: "workspace_no_alias_bound": 96,
 // JSON: "buffers": [
 // JSON: "name": "sid_0",
@@ -71,7 +71,7 @@
 // AFTER-NEXT: "size": 96,
 // AFTER-NEXT: "limit": 96,
 // AFTER-NEXT: "alignment": 16,
-// AFTER-NEXT: "lower_bound": 80,
+// AFTER-NEXT: "lower_bound": 96,
 // AFTER: "name": "flash",
 // AFTER-NEXT: "kind": "constant",
 // AFTER-NEXT: "size": 4,
@@ -89,7 +89,7 @@
 
 // SVG: <svg xmlns="http://www.w3.org/2000/svg"
 // SVG: pool sram (workspace): 96 B = 96 B
-// SVG: lower bound 80 B (overlaps counted; 96 B without), ratio 1.200; 3 buffers over 3 steps
+// SVG: lower bound 96 B (peak live bytes), ratio 1.000; 3 buffers over 3 steps
 // SVG: <title>step 0: pad
 // SVG: <title>bytes in use at each step</title>
 // SVG: <title>pad/padded (allocate, pad): 64 B at offset 0
