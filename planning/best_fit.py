@@ -4,10 +4,11 @@
    lifetime, area, start, conflicting bytes; ties by name) with the
    gap-reusing ``first_fit`` and ``best_fit`` offset rules, plus TVM's
    greedy-by-size and greedy-by-conflicts (``after_conflicts``), plus TVM's
-   seeded hill climb (not with allowed overlaps: see below). The cheapest plan (total bytes; on ties, the one using
-   the preferred pools more) wins, so this planner is never worse than any
-   other in ``ALGORITHMS``, and it succeeds whenever any of those orders fits
-   the size limits.
+   seeded hill climb (not with allowed overlaps: see below). The cheapest
+   plan (total bytes; on ties, the one using the preferred pools more) wins,
+   so this planner is never worse than any other in ``ALGORITHMS`` (without
+   overlaps), and it succeeds whenever any of those orders fits the size
+   limits.
    Above ``large`` buffers (2,000) only the size order's first-fit and
    best-fit decodes run (no hill climb, no search): O(n log n + conflicts).
    Allowed overlaps (``model.Overlap``) shape every gap-reusing decode.
