@@ -257,9 +257,10 @@ def analyze(
     traces = traces or KernelTraces()
     analysis = replace(analysis, functions=analyzer.functions, traces=traces)
     if overlap:
-        analysis = replace(
-            analysis, overlaps=find_overlaps(analysis, analyzer.functions, traces)
-        )
+        # (pyright sees this module as passes.usmp_analysis here, and as
+        # usmp.passes.usmp_analysis where usmp_overlap imports it)
+        found = find_overlaps(analysis, analyzer.functions, traces)  # pyright: ignore[reportArgumentType]
+        analysis = replace(analysis, overlaps=found)
     return analysis
 
 
