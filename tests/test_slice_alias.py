@@ -173,7 +173,8 @@ def test_the_alias_saves_the_copy_in_the_workspace(tmp_path: Path) -> None:
         m, inputs, outputs = slice_feeds_an_operator(columns)
         path = tmp_path / f"columns{columns}.tflite"
         path.write_bytes(m.build(inputs, outputs))
-        plans.append(usmp.compile(path).plan)
+        # without overlaps: the copy's output could share the slice's bytes
+        plans.append(usmp.compile(path, overlap=False).plan)
     alias, copy = plans
     assert alias.workspace_bytes == alias.workspace_lower_bound == 6 * 24
     assert copy.workspace_bytes - alias.workspace_bytes == 6 * 8
