@@ -181,7 +181,7 @@ class _ProjectThenCopy(RewritePattern):
             get.result, on_device.virtual_device, constrain_result=False
         )
         get.location = annotate.location = op.location
-        rewriter.replace_op(op, [get, annotate], [annotate.result])
+        rewriter.replace(op, [get, annotate], [annotate.result])
         if not on_device.result.uses:
             rewriter.erase(on_device)
 
@@ -269,7 +269,7 @@ class _LowerOnDevice(RewritePattern):
             return
         copy = relay.DeviceCopyOp(op.data, src, dst)
         copy.location = op.location
-        rewriter.replace_op(op, copy)
+        rewriter.replace(op, copy)
 
 
 @dataclass(frozen=True)
