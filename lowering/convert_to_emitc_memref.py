@@ -10,6 +10,11 @@ folded at compile time where indices are constants. So:
   ``expand_shape``/``assume_alignment`` -> the same pointer (the result type's
   layout says how to index it);
 * ``memref.copy`` -> ``memcpy`` when both sides are contiguous, loops otherwise;
+* an ``scf.for`` that ``lower-ops`` marked ``COPY_RUN`` (a gather's rows) and
+  that is ``dst[.., i] = src[.., i]`` for ``0 <= i < n`` on unit innermost
+  strides -> one ``memmove`` of the run (``copy_run``; memmove, not memcpy,
+  because ``usmp`` may overlap the two buffers where the forward element
+  loop is correct, which is exactly where memmove is);
 * ``memref.alloca`` / static ``memref.alloc`` -> a local C array (never the
   heap); ``memref.dealloc`` -> nothing; a dynamically sized ``alloc`` is a
   located error (the generated C has no heap and no VLAs);
@@ -21,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from xdsl.dialects import memref
+from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import MemRefType, ShapedType, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import (
@@ -192,6 +197,55 @@ class AssumeAlignmentOpLowering(EmitcPattern):
 def _contiguous(type_: MemRefType, op: Operation) -> bool:
     _, strides = static_layout(type_, op)
     return list(strides) == list(ShapedType.strides_for_shape(type_.get_shape()))
+
+
+COPY_RUN = "lower_ops.copy_run"
+"""Unit attribute of an ``scf.for`` that ``lower-ops`` allows to become one
+``memmove`` (``copy_run``)."""
+
+
+def copy_run(lw: OpLowering, loop: scf.ForOp) -> bool:
+    """Emit ``loop`` as ``memmove(&dst[.., 0], &src[.., 0], n * size)`` when
+    it is marked ``COPY_RUN`` and is exactly ``dst[.., i] = src[.., i]`` over
+    ``0 <= i < n`` with the other indices defined outside it and unit
+    innermost strides; False (nothing emitted) otherwise."""
+    if COPY_RUN not in loop.attributes or loop.iter_args:
+        return False
+    if (constant_value(loop.lb), constant_value(loop.step)) != (0, 1):
+        return False
+    count = constant_value(loop.ub)
+    body = loop.body.block
+    ops = list(body.ops)
+    if count is None or count <= 0 or len(ops) != 3:
+        return False
+    load, store, _ = ops
+    iv = body.args[0]
+    if not (
+        isinstance(load, memref.LoadOp)
+        and isinstance(store, memref.StoreOp)
+        and store.value is load.res
+    ):
+        return False
+    sides = ((store.memref, list(store.indices)), (load.memref, list(load.indices)))
+    for value, indices in sides:
+        type_ = value.type
+        assert isinstance(type_, MemRefType)
+        _, strides = static_layout(type_, loop)
+        if not indices or indices[-1] is not iv or iv in indices[:-1]:
+            return False
+        if strides[-1] != 1:
+            return False
+    element_t = load.memref.type.get_element_type()  # pyright: ignore[reportAttributeAccessIssue]
+    if element_t != store.memref.type.get_element_type():  # pyright: ignore[reportAttributeAccessIssue]
+        return False
+    dst, src = (
+        address_of(lw, element(lw, value, [*indices[:-1], lw.index(0)], loop))
+        for value, indices in sides
+    )
+    lw.include("string.h")
+    size = lw.index(count * element_t.size)
+    lw.emit(emitc.CallOpaqueOp("memmove", [dst, src, size], []))
+    return True
 
 
 class CopyOpLowering(EmitcPattern):

@@ -31,6 +31,7 @@ from usmp.lowering.convert_to_emitc_common import (
     OpLowering,
     convert_type,
 )
+from usmp.lowering.convert_to_emitc_memref import copy_run
 
 
 def _variables(
@@ -82,6 +83,9 @@ class ForOpLowering(EmitcPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: scf.ForOp, rewriter: PatternRewriter) -> None:
         lw = self.lowering(op, rewriter)
+        if copy_run(lw, op):
+            lw.replace()
+            return
         old_body = op.body.block
         induction, *iter_args = old_body.args
         variables = _variables(lw, op.res, iter_args)

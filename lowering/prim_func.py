@@ -27,7 +27,9 @@ is a conv2d (NHWC) / dense reached the same way, the innermost loop advances
 by ``ops_nn.JAM`` elements whose reductions run as one loop nest with one
 accumulator each (each sum in its own order: bit for bit the same). When the
 result is a concatenate, each operand gets its own loop nest writing its
-slice.
+slice. When a result is a gather, its loops that only copy a loaded element
+are marked ``COPY_RUN``: the C emitter makes each contiguous run a
+``memmove`` (``convert_to_emitc_memref.copy_run``).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Any
 
-from xdsl.dialects import func
+from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import TensorType, UnitAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import (
@@ -48,6 +50,7 @@ from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
 from usmp.dialects.relay_ops import ConcatenateOp
 from usmp.lowering import ops_nn, ops_softmax
+from usmp.lowering.convert_to_emitc_memref import COPY_RUN
 from usmp.lowering.kernel import (
     ElementPattern,
     FusedKernel,
@@ -282,6 +285,8 @@ def lower_primitive(primitive: func.FuncOp) -> func.FuncOp:
     ret.location = block.last_op.location  # type: ignore[union-attr]
     builder.emit(ret)
     builder.finish()
+    pairs = zip(results, outputs[: len(results)], strict=True)
+    _mark_copy_runs(entry, [out for result, out in pairs if _is_gather(result)])
     lowered = func.FuncOp(
         primitive.sym_name.data,
         ([*in_types, *out_types], []),
@@ -296,6 +301,29 @@ def lower_primitive(primitive: func.FuncOp) -> func.FuncOp:
     lowered.attributes[tir.PRIM_FUNC] = UnitAttr()
     lowered.location = primitive.location
     return lowered
+
+
+def _is_gather(result: SSAValue) -> bool:
+    owner = result.owner
+    return isinstance(owner, Operation) and owner.name == "relay.gather"
+
+
+def _mark_copy_runs(entry: Block, outputs: Collection[SSAValue]) -> None:
+    """Mark ``COPY_RUN`` the loops that only copy a loaded element into one
+    of ``outputs`` (a gather's rows: the C emitter makes each a
+    ``memmove`` when the run is contiguous on both sides)."""
+    for op in entry.walk():
+        if not isinstance(op, scf.ForOp):
+            continue
+        body = list(op.body.block.ops)
+        if (
+            len(body) == 3
+            and isinstance(load := body[0], memref.LoadOp)
+            and isinstance(store := body[1], memref.StoreOp)
+            and store.value is load.res
+            and store.memref in outputs
+        ):
+            op.attributes[COPY_RUN] = UnitAttr()
 
 
 class LowerPrimitiveFunction(RewritePattern):

@@ -13,9 +13,11 @@ import pytest
 from tests.test_import_tflite_layout import _q, check, refusal
 from tests.test_import_tflite_synthetic import ModelBuilder
 from usmp.frontend.tflite_import import import_tflite_bytes
+from usmp.frontend.tflite_reader import read_model
 from usmp.oracle.image_kernels import bilinear_axis, nearest_indices
-from usmp.testing.run_c import run_module
-from usmp.testing.tflm_reference import difference, run_tflm
+from usmp.testing.run_c import run_module, run_pipeline
+from usmp.testing.tflm_reference import difference, random_inputs, run_tflm
+from usmp.tools.c_library import build_library
 
 Built = tuple[ModelBuilder, list[int], list[int]]
 
@@ -214,3 +216,57 @@ def test_resize_refuses_what_tflite_micro_refuses() -> None:
         "operator 0 (RESIZE_NEAREST_NEIGHBOR): size 't1' must be a constant INT32 "
         "tensor (TFLite Micro supports no other)"
     )
+
+
+# ------------------------------------------------------------ copy runs (C)
+
+
+def _operators_c(built: Built) -> str:
+    m, inputs, outputs = built
+    module = run_pipeline(
+        import_tflite_bytes(m.build(inputs, outputs)),
+        "fuse-ops,lower-ops,aot-lower-main,usmp",
+    )
+    files = build_library(module).files
+    return "".join(v for k, v in files.items() if k.endswith("_operators.c"))
+
+
+@pytest.mark.parametrize(
+    ("built", "copy"),
+    [
+        # rows of 3 (axis 0) and of 3 after a batch dimension: one memmove each
+        (gather_model((5, 3), np.array([4, 0, 2, 2]), 0, 0, "int8"), "3)"),
+        (gather_model((2, 5, 3), np.array([[4, 0], [1, 2]]), 1, 1, "float32"), "12)"),
+        # NHWC nearest: a memmove of the channels per output pixel
+        (
+            resize_model(
+                "RESIZE_NEAREST_NEIGHBOR", (1, 3, 4, 5), (5, 7), "int8", False, False
+            ),
+            "5)",
+        ),
+    ],
+)
+def test_gather_copies_contiguous_runs_with_memmove(built: Built, copy: str) -> None:
+    """The innermost contiguous run of a gather is one ``memmove`` (TFLM
+    ``memcpy``s rows; an element loop is 5x slower, benchmarks/gather.py),
+    and the result is still TFLM's (also under ASan/UBSan)."""
+    c = _operators_c(built)
+    assert "memmove(" in c and c.count("memmove(") == 1, c
+    assert c.split("memmove(")[1].split("\n")[0].endswith(copy + ";"), c
+    m, inputs, outputs = built
+    data = m.build(inputs, outputs)
+    values = random_inputs(read_model(data, "synthetic.tflite"), 0)
+    (want,) = run_tflm(data, values, outputs)
+    (got,) = run_module(
+        import_tflite_bytes(data),
+        values,
+        passes="fuse-ops,lower-ops,aot-lower-main,usmp",
+        sanitize=True,
+    )
+    assert difference(got, want) is None
+
+
+def test_gather_on_the_last_axis_keeps_its_element_loop() -> None:
+    """No contiguous run on the source side: no memmove."""
+    c = _operators_c(gather_model((2, 3, 4), np.array([3, 0]), -1, 0, "int8"))
+    assert "memmove" not in c and "memcpy" not in c
