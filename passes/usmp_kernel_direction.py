@@ -115,8 +115,6 @@ def choose_directions(
         f = functions.get(name)
         if f is None or calls.get(name) != 1 or REVERSED in f.attributes:
             continue
-        if any(isinstance(o, AllocateOp) for o in f.walk()):
-            continue
         args = {
             i: by_value[a]
             for i, a in enumerate(op.operands)
@@ -129,6 +127,8 @@ def choose_directions(
             position.setdefault(b.name, 0)
         if len(pairs) != 1:
             continue
+        if any(isinstance(o, AllocateOp) for o in f.walk()):
+            continue
         s, t = pairs[0]
         src, dst = args[s], args[t]
         # every argument it may write is traced too (KernelTraces)
@@ -140,17 +140,24 @@ def choose_directions(
             or not _independent(*forward)
         ):
             continue
-        backward_traced = trace_kernel_with_counts(f, written, reverse=True)
-        if backward_traced is None or s not in forward[0] or t not in forward[0]:
+        if s not in forward[0] or t not in forward[0]:
             continue
-        backward = backward_traced[0]
         base = position[src.name]
         chain = chains.setdefault(src.name, src.name)
         lo, hi = extent.setdefault(chain, (base, base + src.size))
         down = base + max_shift(forward[0][s], forward[0][t])
+        grown_down = (min(lo, down), max(hi, down + dst.size))
+        if grown_down[1] - grown_down[0] <= max(hi - lo, dst.size):
+            # no direction grows the chain less: skip the backward trace
+            position[dst.name], extent[chain] = down, grown_down
+            chains[dst.name] = chain
+            continue
+        backward_traced = trace_kernel_with_counts(f, written, reverse=True)
+        if backward_traced is None:
+            continue
+        backward = backward_traced[0]
         up_shift = min_shift(backward[s], backward[t])
         up = base + up_shift
-        grown_down = (min(lo, down), max(hi, down + dst.size))
         grown_up = (min(lo, up), max(hi, up + dst.size))
         if up_shift < src.size and (
             grown_up[1] - grown_up[0] < grown_down[1] - grown_down[0]
