@@ -308,6 +308,9 @@ def test_vww_patched_workspace_and_outputs(tmp_path: Path) -> None:
     assert patch["extra_macs"] <= patch["budget_macs"]
     assert patch["merged_functions"] > 0  # the interior stripes share kernels
     assert meta["memory_summary"]["workspace_bytes"] <= 24576
+    # the decision was checked against the plan of the unpatched module
+    assert meta["memory_summary"]["workspace_bytes"] == patch["planned_patched"]
+    assert patch["planned_patched"] < patch["planned_unpatched"]
     import usmp
 
     lib = usmp.Library(out)
@@ -315,6 +318,53 @@ def test_vww_patched_workspace_and_outputs(tmp_path: Path) -> None:
     xs = random_inputs(model, 1)
     expected = run_tflm(path.read_bytes(), xs, list(model.outputs))
     ours = lib.run(xs)
+    assert np.array_equal(ours[0].reshape(-1), np.asarray(expected[0]).reshape(-1))
+
+
+def _compile_vww(out: Path, *flags: str) -> dict[str, Any]:
+    path = MODELS_DIR / "mlperf_tiny" / "vww_96_int8.tflite"
+    run = subprocess.run(
+        [sys.executable, "-m", "usmp.tools.usmp_compile", str(path), "-o", str(out)]
+        + list(flags),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    return json.loads((out / "metadata.json").read_text())
+
+
+def test_vww_patch_auto_never_plans_more_than_unpatched(tmp_path: Path) -> None:
+    """With the I/O in the workspace (and overlaps), patch-stage's estimate
+    prefers 15x1 stripes, but USMP plans the unpatched module smaller: --patch
+    auto keeps it, says why, and the library still computes TFLite Micro's
+    outputs."""
+    off = _compile_vww(tmp_path / "off", "--use-workspace-io", "--patch", "off")
+    out = tmp_path / "auto"
+    auto = _compile_vww(out, "--use-workspace-io", "--patch", "auto")
+    unpatched = off["memory_summary"]["workspace_bytes"]
+    workspace = auto["memory_summary"]["workspace_bytes"]
+    patch = auto["patch"]
+    assert workspace <= unpatched
+    assert patch["planned_unpatched"] == unpatched
+    assert workspace == min(patch["planned_patched"], unpatched)
+    if not patch["applied"]:
+        assert patch["reason"] == (
+            f"no lower planned workspace ({patch['planned_patched']:,} B patched "
+            f"vs {unpatched:,} B unpatched)"
+        )
+        assert workspace == unpatched
+        # the unpatched module's plan and C, byte for byte
+        for folder in ("codegen/host/src", "codegen/host/include", "memory"):
+            for f in sorted((tmp_path / "off" / folder).iterdir()):
+                assert (out / folder / f.name).read_bytes() == f.read_bytes(), f
+    import usmp
+
+    path = MODELS_DIR / "mlperf_tiny" / "vww_96_int8.tflite"
+    model = read_model_file(path)
+    xs = random_inputs(model, 1)
+    expected = run_tflm(path.read_bytes(), xs, list(model.outputs))
+    ours = usmp.Library(out).run(xs)
     assert np.array_equal(ours[0].reshape(-1), np.asarray(expected[0]).reshape(-1))
 
 

@@ -134,6 +134,10 @@ class Compilation:
     c_interface: dict[str, Any] | None = None
     patch: dict[str, Any] | None = None
     """``patch-stage``'s decision (``--patch auto``)."""
+    unpatched: ModuleOp | None = None
+    """With ``--patch auto`` and the stage patched: the module as it was
+    before ``patch-stage``, planned too at the ``usmp`` step (the better
+    plan is kept)."""
 
     def say(self, message: str) -> None:
         if self.progress is not None:
@@ -296,6 +300,16 @@ def _pass_step(flag: str, **options: Any) -> Callable[[Compilation], None]:
 
 
 def _step_usmp(c: Compilation) -> None:
+    _plan_usmp(c)
+    if c.unpatched is not None:
+        _keep_better_of_patched(c)
+    c.files.extend(
+        str(p.relative_to(c.out)) for p in sorted((c.out / "memory").iterdir())
+    )
+
+
+def _plan_usmp(c: Compilation) -> None:
+    """The ``usmp`` pass on ``c.module``, its report in ``c.out/memory``."""
     from xdsl.dialects.builtin import ArrayAttr
 
     from usmp.dialects.tir import POOLS
@@ -313,9 +327,57 @@ def _step_usmp(c: Compilation) -> None:
         # TFLite Micro's kernels are not ours: its plan keeps pairs disjoint
         overlap=c.args.usmp_overlap == "on" and not c.args.emit_tflm_plan,
     )(c)
-    c.files.extend(
-        str(p.relative_to(c.out)) for p in sorted((c.out / "memory").iterdir())
+
+
+def _planned_workspace(c: Compilation) -> int:
+    report = _memory_report(c) or {}
+    return sum(
+        p["size"] for p in report.get("pools", []) if p.get("kind") == "workspace"
     )
+
+
+def _keep_better_of_patched(c: Compilation) -> None:
+    """``--patch auto`` never plans a larger workspace than not patching:
+    ``patch-stage`` chooses on an estimate of the liveness peak (no overlaps,
+    no aliases, I/O as it says), so the module before it (``c.unpatched``)
+    goes through fuse-ops .. usmp too and the smaller planned workspace (as
+    ``usmp`` plans it, I/O included with ``--use-workspace-io``) is kept;
+    a tie keeps the unpatched module. Both figures go into the decision
+    (``planned_patched``, ``planned_unpatched``)."""
+    assert c.patch is not None and c.unpatched is not None
+    scratch = Path(
+        tempfile.mkdtemp(dir=c.out.parent, prefix=f".{c.out.name}.unpatched.")
+    )
+    try:
+        other = Compilation(c.args, c.pools, scratch, c.ctx, c.unpatched)
+        _pass_step("fuse-ops", module_name=lambda c: c.args.module_name)(other)
+        for step in ("lower-ops", "aot-lower-main"):
+            STEPS[step](other)
+        _plan_usmp(other)
+        patched, unpatched = _planned_workspace(c), _planned_workspace(other)
+        c.unpatched = None
+        c.patch["planned_patched"] = patched
+        c.patch["planned_unpatched"] = unpatched
+        if patched < unpatched:
+            c.say(f"patch: planned workspace {unpatched:,} -> {patched:,} B")
+            return
+        estimate = {
+            k: c.patch[k] for k in ("peak_before", "peak_after") if k in c.patch
+        }
+        c.patch = {
+            "applied": False,
+            "reason": f"no lower planned workspace ({patched:,} B patched vs "
+            f"{unpatched:,} B unpatched)",
+            "planned_patched": patched,
+            "planned_unpatched": unpatched,
+            **{f"estimated_{k}": v for k, v in estimate.items()},
+        }
+        c.say(_patch_line(c.patch))
+        c.module = other.module
+        shutil.rmtree(c.out / "memory")
+        shutil.move(scratch / "memory", c.out / "memory")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _step_emit_c(c: Compilation) -> None:
@@ -419,6 +481,8 @@ def _step_fuse_ops(c: Compilation) -> None:
     if c.args.fold_padding == "on":
         _pass_step("fold-explicit-padding")(c)
     if c.args.patch != "off":
+        assert c.module is not None
+        before = c.module.clone()
         _pass_step(
             "patch-stage",
             budget=c.args.patch_budget,
@@ -428,6 +492,8 @@ def _step_fuse_ops(c: Compilation) -> None:
         )(c)
         c.patch = _patch_decision(c)
         c.say(_patch_line(c.patch))
+        if c.patch.get("applied"):
+            c.unpatched = before
     _pass_step("fuse-ops", module_name=lambda c: c.args.module_name)(c)
     if c.patch is not None and c.patch.get("applied"):
         from usmp.passes.patch_stage import dedupe_primitive_functions
