@@ -3,8 +3,9 @@
 The patched model must compute the same outputs as the untiled one, bit for
 bit: random small CNNs through the relay oracle (patched == unpatched, every
 depth and grid drawn), a synthetic int8 CNN through C under ASan against
-TFLite Micro, and VWW int8 once (workspace under 24,576 B, outputs equal to
-TFLite Micro's). The row arithmetic of the stripes is checked on its own.
+TFLite Micro, and VWW int8 (workspace under 24,576 B, outputs equal to
+TFLite Micro's; with the I/O in the workspace never more than unpatched).
+The row arithmetic of the stripes is checked on its own.
 """
 
 from __future__ import annotations
