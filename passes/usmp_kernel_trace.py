@@ -328,14 +328,13 @@ class _Tracer:
             return
         idx = [self.get(i) for i in indices]  # pyright: ignore
         full = self.mask_all(mask)
-        chain = [
-            (
-                o,
-                kind,
-                None if k is None else np.broadcast_to(self.lift(k), full.shape)[full],
-            )
-            for o, kind, k in self.chain
-        ] + [(op, "leaf", None)]
+        # the n-th loop's k is arange along axis n: its values at the
+        # iterations that run are the n-th coordinates of ``full``'s nonzeros
+        coords = np.nonzero(full) if self.shape else ()
+        chain: list[tuple[Operation, str, Array | None]] = []
+        for o, kind, k in self.chain:
+            chain.append((o, kind, None if k is None else coords[k.ndim - 1]))
+        chain.append((op, "leaf", None))
         if any(i is None for i in idx) or len(idx) != len(view.strides):
             addresses = None
         else:
