@@ -353,6 +353,25 @@ def _check_static_memref(type_: Attribute, what: str) -> MemRefType:
     return type_
 
 
+def _check_initial_value(
+    result: Attribute,
+    value: DenseIntOrFPElementsAttr | DenseResourceAttr,
+    what: str,
+) -> None:
+    """``value``'s shape and element type are the static result memref's."""
+    mtype = _check_static_memref(result, what)
+    vtype = value.type
+    assert isinstance(vtype, TensorType)
+    if (
+        tuple(vtype.get_shape()) != tuple(mtype.get_shape())
+        or vtype.get_element_type() != mtype.get_element_type()
+    ):
+        raise VerifyException(
+            f"{what}: value of type {vtype} does not match the "
+            f"result {mtype} (same shape and element type expected)"
+        )
+
+
 @irdl_attr_definition
 class PoolAllocationAttr(ParametrizedAttribute):
     """Where the planner put one buffer: ``#tir.pool_allocation<"sram", 128>``."""
@@ -462,17 +481,7 @@ class AllocateConstOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        mtype = _check_static_memref(self.result.type, "tir.allocate_const")
-        vtype = self.value.type
-        assert isinstance(vtype, TensorType)
-        if (
-            tuple(vtype.get_shape()) != tuple(mtype.get_shape())
-            or vtype.get_element_type() != mtype.get_element_type()
-        ):
-            raise VerifyException(
-                f"tir.allocate_const: value of type {vtype} does not match the "
-                f"result {mtype} (same shape and element type expected)"
-            )
+        _check_initial_value(self.result.type, self.value, "tir.allocate_const")
 
 
 @irdl_op_definition
@@ -511,17 +520,7 @@ class AllocateStateOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        mtype = _check_static_memref(self.result.type, "tir.allocate_state")
-        vtype = self.value.type
-        assert isinstance(vtype, TensorType)
-        if (
-            tuple(vtype.get_shape()) != tuple(mtype.get_shape())
-            or vtype.get_element_type() != mtype.get_element_type()
-        ):
-            raise VerifyException(
-                f"tir.allocate_state: value of type {vtype} does not match the "
-                f"result {mtype} (same shape and element type expected)"
-            )
+        _check_initial_value(self.result.type, self.value, "tir.allocate_state")
 
 
 class CallSymbolUser(SymbolUserOpInterface):

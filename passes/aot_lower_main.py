@@ -258,9 +258,11 @@ class AOTLowerMainPass(ModulePass):
             if not state.result.uses:  # nothing reads or updates it any more
                 Rewriter.erase_op(state)
         chosen = None
-        if self.order == "memory":
-            chosen = order_main(main, functions, io=self.order_io)
         plan = assign_storage(main, functions)
+        if self.order == "memory":
+            chosen = order_main(main, functions, io=self.order_io, plan=plan)
+            if chosen.changed:  # the steps moved: storage follows the new order
+                plan = assign_storage(main, functions)
         names = io_names(main, len(plan.inputs), len(plan.returns))
         lowering = _MainLowering(plan, self.call_type)
         entry = _lower_signature(main, symbol, names, lowering)

@@ -29,7 +29,7 @@ from xdsl.dialects import func
 from xdsl.ir import Operation
 
 from usmp.dialects.limits import static_byte_size
-from usmp.passes.aot_storage import CallStep, StorageKind, assign_storage
+from usmp.passes.aot_storage import CallStep, StorageKind, StoragePlan, assign_storage
 from usmp.planning.operator_order import (
     DEFAULT_BUDGET,
     OrderResult,
@@ -43,9 +43,13 @@ def order_main(
     functions: Mapping[str, func.FuncOp],
     io: bool = False,
     budget: int = DEFAULT_BUDGET,
+    plan: StoragePlan | None = None,
 ) -> OrderResult:
-    """Reorder ``main``'s ops into the order of least peak (see the module)."""
-    plan = assign_storage(main, functions)
+    """Reorder ``main``'s ops into the order of least peak (see the module).
+    ``plan``: ``assign_storage(main, functions)`` if the caller has it; it
+    stays valid when the result is unchanged."""
+    if plan is None:
+        plan = assign_storage(main, functions)
     steps = [op for op in main.body.block.ops if op in plan.steps_of]
     index = {op: i for i, op in enumerate(steps)}
     consumers: dict[int, set[int]] = {}

@@ -90,17 +90,26 @@ def run_pipeline(module: ModuleOp, passes: str) -> ModuleOp:
     return module
 
 
+_IO_PRELUDE = (
+    "#include <stdio.h>",
+    "#include <string.h>",
+    "",
+    "static int io(const char* path, void* data, size_t n, int write) {",
+    '  FILE* f = fopen(path, write ? "wb" : "rb");',
+    "  size_t done;",
+    "  if (f == NULL) return 1;",
+    "  done = write ? fwrite(data, 1, n, f) : fread(data, 1, n, f);",
+    "  fclose(f);",
+    "  return done != n;",
+    "}",
+    "",
+)
+"""The harnesses' includes and their file reader/writer ``io``."""
+
+
 def harness(m: ModelInterface) -> str:
     """A C main: ``prog in0.bin .. out0.bin ..`` calling ``run``."""
-    lines = ["#include <stdio.h>", "#include <string.h>", ""]
-    lines.append("static int io(const char* path, void* data, size_t n, int write) {")
-    lines.append('  FILE* f = fopen(path, write ? "wb" : "rb");')
-    lines.append("  size_t done;")
-    lines.append("  if (f == NULL) return 1;")
-    lines.append("  done = write ? fwrite(data, 1, n, f) : fread(data, 1, n, f);")
-    lines.append("  fclose(f);")
-    lines.append("  return done != n;")
-    lines += ["}", ""]
+    lines = list(_IO_PRELUDE)
     tensors = [*m.inputs, *m.outputs]
     devices, device_args = stub_devices(m)
     lines += devices
@@ -145,15 +154,7 @@ def sequence_harness(m: ModelInterface, steps: int, resets: Sequence[int]) -> st
     file gets the ``steps`` outputs one after the other."""
     if m.io_in_workspace:
         raise ValueError("sequence_harness: I/O in the workspace is not supported")
-    lines = ["#include <stdio.h>", "#include <string.h>", ""]
-    lines.append("static int io(const char* path, void* data, size_t n, int write) {")
-    lines.append('  FILE* f = fopen(path, write ? "wb" : "rb");')
-    lines.append("  size_t done;")
-    lines.append("  if (f == NULL) return 1;")
-    lines.append("  done = write ? fwrite(data, 1, n, f) : fread(data, 1, n, f);")
-    lines.append("  fclose(f);")
-    lines.append("  return done != n;")
-    lines += ["}", ""]
+    lines = list(_IO_PRELUDE)
     tensors = [*m.inputs, *m.outputs]
     devices, device_args = stub_devices(m)
     lines += devices
