@@ -139,6 +139,20 @@ class BufferInfo:
     read_at: tuple[int, ...] = ()
     """Constants: the steps of main that read it (for the memory report)."""
 
+    @property
+    def last_step(self) -> int | None:
+        """The step of main that uses it for the last time, if it dies inside
+        the run. A model output never does: the caller reads it after the
+        run, whatever main's last use of it."""
+        if self.role == "output" or not self.live:
+            return None
+        return self.live[-1][1] - 1
+
+    @property
+    def first_step(self) -> int | None:
+        """The step that first uses it."""
+        return self.live[0][0] if self.live else None
+
     def describe(self) -> str:
         """How diagnostics name it: ``buffer 'acc' of 'op'``, ``input 'x'``..."""
         what = {"allocate": "buffer"}.get(self.role, self.role)

@@ -120,8 +120,8 @@ def choose_directions(
             for i, a in enumerate(op.operands)
             if a in by_value and by_value[a].size
         }
-        sources = [i for i, b in args.items() if b.live and b.live[-1][1] == step + 1]
-        targets = [i for i, b in args.items() if b.live and b.live[0][0] == step]
+        sources = [i for i, b in args.items() if b.last_step == step]
+        targets = [i for i, b in args.items() if b.first_step == step]
         pairs = [(s, t) for s in sources for t in targets if s != t]
         for b in args.values():  # first sight of a buffer: its own chain
             position.setdefault(b.name, 0)

@@ -148,16 +148,9 @@ def find_overlaps(
     found: list[Overlap] = []
     for call in _calls(analysis, functions):
         t = call.step
-        sources = [
-            n
-            for n in call.args
-            if len(by_name[n].live) == 1 and by_name[n].live[0][1] == t + 1
-        ]
-        targets = [
-            n
-            for n in call.args
-            if len(by_name[n].live) == 1 and by_name[n].live[0][0] == t
-        ]
+        once = [n for n in call.args if len(by_name[n].live) == 1]
+        sources = [n for n in once if by_name[n].last_step == t]
+        targets = [n for n in once if by_name[n].first_step == t]
         if not sources or not targets:
             continue
         trace = traces.times(call.callee, call.args.values())
@@ -235,10 +228,10 @@ def _replay(
         "call that first writes the other"
     )
     for source, target, d in ((a, b, shift), (b, a, -shift)):
+        step = source.last_step
         if len(source.live) != 1 or len(target.live) != 1:
             continue
-        step = source.live[0][1] - 1
-        if target.live[0][0] != step:
+        if step is None or target.first_step != step:
             continue
         call = calls.get(step)
         if call is None or source.name not in call.args or target.name not in call.args:

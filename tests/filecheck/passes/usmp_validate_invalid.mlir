@@ -145,3 +145,69 @@ builtin.module attributes {tir.pools = [#tir.pool_info<"ws", workspace, size = 6
     func.return
   }
 }
+
+// -----
+
+// A model output read by a later operator whose output was placed on it: the
+// output is not dying there (the caller reads it after the run), so no
+// overlap allows it.
+builtin.module attributes {tir.pools = [#tir.pool_info<"ws", workspace, size = 8, alignment = 1, access = {c = rw}>]} {
+  func.func @copy(%in: memref<4xi8>, %out: memref<4xi8>) attributes {tir.prim_func} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    scf.for %i = %c0 to %c4 step %c1 {
+      %v = memref.load %in[%i] : memref<4xi8>
+      memref.store %v, %out[%i] : memref<4xi8>
+    }
+    func.return
+  }
+  // expected-error@+1 {{usmp: the placements recorded in the IR are invalid: conflicting buffers 'y0' [0, 4) and 'y1' [0, 4) overlap in pool 'ws'}}
+  func.func @output_main(%ws: memref<8xi8>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["y0", "y1"], tir.pool_args = ["ws"], tir.input_allocations = [#tir.pool_allocation<"ws", 4>], tir.output_allocations = [#tir.pool_allocation<"ws", 0>, #tir.pool_allocation<"ws", 0>], tir.input_types = [memref<4xi8>], tir.output_types = [memref<4xi8>, memref<4xi8>]} {
+    %c4 = arith.constant 4 : index
+    %x = memref.view %ws[%c4][] : memref<8xi8> to memref<4xi8>
+    %c0 = arith.constant 0 : index
+    %y0 = memref.view %ws[%c0][] : memref<8xi8> to memref<4xi8>
+    %y1 = memref.view %ws[%c0][] : memref<8xi8> to memref<4xi8>
+    tir.call @copy(%x, %y0) : (memref<4xi8>, memref<4xi8>) -> ()
+    tir.call @copy(%y0, %y1) : (memref<4xi8>, memref<4xi8>) -> ()
+    func.return
+  }
+}
+
+// -----
+
+// Two states sharing bytes of the persistent pool.
+builtin.module attributes {tir.pools = [#tir.pool_info<"st", persistent, size = 4, access = {c = rw}>]} {
+  func.func private @accumulate(memref<4xi8>, memref<4xi8>, memref<4xi8>) attributes {tir.prim_func}
+  // expected-error@+1 {{usmp: the placements recorded in the IR are invalid: conflicting buffers 'state' [0, 4) and 'state_1' [0, 4) overlap in pool 'st'}}
+  func.func @states_main(%x: memref<4xi8>, %y: memref<4xi8>, %st: memref<4xi8>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["y"], tir.pool_args = ["st"], tir.states = [{name = "state_0", pool = "st", offset = 0 : index, value = dense<0> : tensor<4xi8>}, {name = "state_1", pool = "st", offset = 0 : index, value = dense<0> : tensor<4xi8>}]} {
+    %c0 = arith.constant 0 : index
+    %state_0 = memref.view %st[%c0][] : memref<4xi8> to memref<4xi8>
+    %state_1 = memref.view %st[%c0][] : memref<4xi8> to memref<4xi8>
+    tir.call @accumulate(%x, %state_0, %y) : (memref<4xi8>, memref<4xi8>, memref<4xi8>) -> ()
+    tir.call @accumulate(%x, %state_1, %y) : (memref<4xi8>, memref<4xi8>, memref<4xi8>) -> ()
+    func.return
+  }
+}
+
+// -----
+
+// An alias's bytes reused while it is still read: the slice '%tail' of 'a'
+// keeps 'a' live until its read, and 'b' was placed on those bytes.
+builtin.module attributes {tir.pools = [#tir.pool_info<"ws", workspace, size = 8, alignment = 1, access = {c = rw}>]} {
+  func.func private @copy(memref<4xi8>, memref<4xi8>) attributes {tir.prim_func}
+  func.func private @copy2(memref<2xi8, strided<[1], offset: 2>>, memref<2xi8>) attributes {tir.prim_func}
+  // expected-error@+1 {{usmp: the placements recorded in the IR are invalid: conflicting buffers 'a' [0, 4) and 'b' [2, 6) overlap in pool 'ws'}}
+  func.func @alias_main(%x: memref<4xi8>, %y: memref<2xi8>, %ws: memref<8xi8>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["y"], tir.pool_args = ["ws"]} {
+    %c0 = arith.constant 0 : index
+    %a = memref.view %ws[%c0][] : memref<8xi8> to memref<4xi8>
+    %c2 = arith.constant 2 : index
+    %b = memref.view %ws[%c2][] : memref<8xi8> to memref<4xi8>
+    tir.call @copy(%x, %a) : (memref<4xi8>, memref<4xi8>) -> ()
+    %tail = memref.reinterpret_cast %a to offset: [2], sizes: [2], strides: [1] : memref<4xi8> to memref<2xi8, strided<[1], offset: 2>>
+    tir.call @copy(%x, %b) : (memref<4xi8>, memref<4xi8>) -> ()
+    tir.call @copy2(%tail, %y) : (memref<2xi8, strided<[1], offset: 2>>, memref<2xi8>) -> ()
+    func.return
+  }
+}
