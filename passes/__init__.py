@@ -23,6 +23,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "usmp-plan-memory": ("usmp_plan_memory", "UsmpPlanMemoryPass"),
     "usmp-report": ("usmp_report", "UsmpReportPass"),
     "usmp-validate": ("usmp_validate", "UsmpValidatePass"),
+    "usmp-replay": ("usmp_replay", "UsmpReplayPass"),
     "usmp-kernel-direction": ("usmp_kernel_direction", "UsmpKernelDirectionPass"),
     "usmp-convert-pool-allocations": (
         "usmp_convert_pool_allocations",

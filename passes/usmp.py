@@ -6,6 +6,7 @@ validation -> (report) -> rewrite. It is
     usmp-plan-memory{algorithm pools use_workspace_io time_limit overlap}
     [usmp-report{json svg}]          when ``report`` is given
     usmp-convert-pool-allocations
+    [usmp-replay]                    unless ``replay=false``
 
 on one module, sharing the analysis between the first two. See those passes
 for what each step writes.
@@ -40,6 +41,7 @@ from usmp.passes.usmp_plan_memory import (
     plan_memory,
 )
 from usmp.passes.usmp_pools import parse_pools_option
+from usmp.passes.usmp_replay import UsmpReplayPass
 from usmp.passes.usmp_report import report_paths, write_report
 from usmp.passes.usmp_validate import read_plan
 from usmp.planning.algorithms import DEFAULT_ALGORITHM
@@ -71,6 +73,10 @@ class UsmpPass(ModulePass):
     """Let an operator's output overlap an input it reads for the last time,
     where the kernel's access order makes it safe (``usmp_overlap``);
     ``false``: every conflicting pair disjoint."""
+    replay: bool = True
+    """Replay the rewritten program byte by byte (``usmp-replay``): every
+    value read, every model output at the end and every state for the next
+    run must be the one written for it; a violation is an error."""
 
     def __post_init__(self) -> None:
         check_algorithm(self.algorithm, self.time_limit)
@@ -96,3 +102,5 @@ class UsmpPass(ModulePass):
             json_path, svg_path = report_paths(self.report)
             write_report(planned or read_plan(op), json_path, svg_path, summary=True)
         UsmpConvertPoolAllocationsPass().apply(ctx, op)
+        if self.replay:
+            UsmpReplayPass().apply(ctx, op)

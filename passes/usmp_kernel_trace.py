@@ -55,10 +55,26 @@ Value = npt.NDArray[np.generic] | None
 
 @dataclass(frozen=True)
 class ByteTimes:
-    """Per byte of one argument: last read time and first write time."""
+    """Per byte of one argument: last read time and first write time (and,
+    from ``trace_all``, the first read and last write)."""
 
     last_read: Array
     first_write: Array
+    first_read: Array | None = None
+    """``NEVER`` if never read."""
+    last_write: Array | None = None
+    """``-1`` if never written."""
+
+
+@dataclass(frozen=True)
+class PoolView:
+    """A ``memref.view`` of a byte-array argument (a pool) inside a kernel:
+    a buffer of its own at ``shift`` bytes into argument ``arg``."""
+
+    op: Operation
+    arg: int
+    shift: int
+    size: int
 
 
 class _Unsupported(Exception):
@@ -114,9 +130,16 @@ class _Tracer:
         interest: Collection[int],
         budget: int,
         reverse: bool = False,
+        full: bool = False,
     ):
         self.budget = budget
         self.reverse = reverse
+        self.full = full
+        """Also first reads and last writes, and views of byte arguments
+        (``PoolView``) traced as buffers of their own."""
+        self.pool_views: dict[int, PoolView] = {}
+        self.elements: dict[int, int] = {}
+        """Element bytes of each traced buffer."""
         self.env: dict[SSAValue, Value] = {}
         self.views: dict[SSAValue, _View] = {}
         self.failed: set[int] = set()
@@ -141,6 +164,7 @@ class _Tracer:
             assert isinstance(element, FixedBitwidthType)
             self.views[arg] = _View(i, 0, _row_major(shape), element.size)
             self.sizes[i] = int(np.prod(shape, dtype=np.int64)) * element.size
+            self.elements[i] = element.size
 
     # -- values -------------------------------------------------------------
 
@@ -179,6 +203,8 @@ class _Tracer:
             raise _Unsupported(op.name)
         elif isinstance(op, (memref.ReinterpretCastOp, memref.CollapseShapeOp)):
             self.view(op)
+        elif self.full and isinstance(op, memref.ViewOp) and self.pool_view(op):
+            return
         else:
             for o in op.operands:
                 if o in self.views:
@@ -226,6 +252,34 @@ class _Tracer:
                 _row_major(tuple(t.get_shape())),  # pyright: ignore
                 source.element,
             )
+
+    def pool_view(self, op: memref.ViewOp) -> bool:
+        """A static view of a whole byte argument: a new traced buffer."""
+        source = self.views.get(op.source)
+        shift = self.env.get(op.byte_shift)
+        t = op.result.type
+        if (
+            source is None
+            or source.element != 1
+            or source.offset != 0
+            or op.sizes
+            or shift is None
+            or shift.ndim != 0
+            or not isinstance(t, MemRefType)
+            or not isinstance(t.layout, NoneAttr)
+            or not isinstance(t.get_element_type(), FixedBitwidthType)
+        ):
+            return False
+        shape = tuple(t.get_shape())
+        element = t.get_element_type()
+        assert isinstance(element, FixedBitwidthType)
+        index = -1 - len(self.pool_views)
+        size = int(np.prod(shape, dtype=np.int64)) * element.size
+        self.pool_views[index] = PoolView(op, source.arg, int(shift), size)
+        self.views[op.result] = _View(index, 0, _row_major(shape), element.size)
+        self.sizes[index] = size
+        self.elements[index] = element.size
+        return True
 
     def evaluate(self, op: Operation) -> None:
         for r in op.results:
@@ -447,12 +501,13 @@ class _Tracer:
             for o in block.ops:
                 offsets[o] = acc
                 acc += op_span[o]
-        elements = {
-            i: n // self.views[f.args[i]].element for i, n in self.sizes.items()
-        }
+        elements = {i: n // self.elements[i] for i, n in self.sizes.items()}
         self.write_counts = {i: np.zeros(n, np.int64) for i, n in elements.items()}
         last = {i: np.full(n, -1, np.int64) for i, n in elements.items()}
         first = {i: np.full(n, NEVER, np.int64) for i, n in elements.items()}
+        full = elements if self.full else {}
+        first_read = {i: np.full(n, NEVER, np.int64) for i, n in full.items()}
+        last_write = {i: np.full(n, -1, np.int64) for i, n in full.items()}
         for e in self.events:
             if e.arg in self.failed:
                 continue
@@ -475,8 +530,12 @@ class _Tracer:
                 if e.write:
                     first[e.arg] = np.minimum(first[e.arg], times.min())
                     self.write_counts[e.arg] += 2  # unknown: not "once"
+                    if self.full:
+                        last_write[e.arg] = np.maximum(last_write[e.arg], times.max())
                 else:
                     last[e.arg] = np.maximum(last[e.arg], times.max())
+                    if self.full:
+                        first_read[e.arg] = np.minimum(first_read[e.arg], times.min())
                 continue
             addr = e.addresses
             times = np.broadcast_to(times, addr.shape)
@@ -489,14 +548,26 @@ class _Tracer:
             if e.write:
                 np.minimum.at(first[e.arg], addr, times)
                 self.write_counts[e.arg] += np.bincount(addr, minlength=n)
+                if self.full:
+                    np.maximum.at(last_write[e.arg], addr, times)
             else:
                 np.maximum.at(last[e.arg], addr, times)
+                if self.full:
+                    np.minimum.at(first_read[e.arg], addr, times)
         out: dict[int, ByteTimes] = {}
         for i in elements:
             if i in self.failed:
                 continue
-            size = self.views[f.args[i]].element
-            out[i] = ByteTimes(np.repeat(last[i], size), np.repeat(first[i], size))
+            size = self.elements[i]
+            if self.full:
+                out[i] = ByteTimes(
+                    *(
+                        np.repeat(a[i], size)
+                        for a in (last, first, first_read, last_write)
+                    )
+                )
+            else:
+                out[i] = ByteTimes(np.repeat(last[i], size), np.repeat(first[i], size))
         return out
 
 
@@ -515,6 +586,46 @@ def trace_kernel(
     except _Unsupported:
         return None
     return tracer.result(f)
+
+
+@dataclass(frozen=True)
+class KernelAccesses:
+    """``trace_all``: the four byte times of every buffer a kernel touches.
+    Keys are argument indices, and negative numbers for the views of byte
+    arguments (``pool_views``)."""
+
+    times: dict[int, ByteTimes]
+    """Only the buffers the kernel reads or writes."""
+    pool_views: dict[int, PoolView]
+    unfollowed: frozenset[int]
+    """Arguments and views the tracer could not follow (passed to a call,
+    used by an op it does not model, a view it cannot map)."""
+
+
+def trace_all(f: func.FuncOp, budget: int = 20_000_000) -> KernelAccesses | None:
+    """First and last read and write of every byte of every memref argument
+    of ``f`` and of every static view of a byte argument inside it (a pool's
+    scratch or constants); None if ``f`` cannot be traced (or is only a
+    declaration)."""
+    if not f.body.blocks:
+        return None
+    tracer = _Tracer(f, range(len(f.args)), budget, full=True)
+    try:
+        tracer.run_block(f.body.block, np.array(True))
+    except _Unsupported:
+        return None
+    times = {
+        i: t
+        for i, t in tracer.result(f).items()
+        if (t.last_read >= 0).any() or (t.first_write != NEVER).any()
+    }
+    unfollowed = set(tracer.failed)
+    unfollowed.update(
+        i
+        for i, a in enumerate(f.args)
+        if isinstance(a.type, MemRefType) and i not in tracer.sizes
+    )
+    return KernelAccesses(times, dict(tracer.pool_views), frozenset(unfollowed))
 
 
 def trace_kernel_with_counts(

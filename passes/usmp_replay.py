@@ -1,0 +1,844 @@
+"""``usmp-replay``: prove, byte by byte, that a planned program computes what
+it computed before planning.
+
+The independent check of a whole memory plan. It reads only the rewritten
+module (the output of ``usmp-convert-pool-allocations``: every buffer a
+``memref.view`` of a pool argument at its planned offset) and the kernels'
+loop nests; it uses nothing the planner computed (no liveness, conflicts,
+overlaps or shifts), so a planner bug cannot hide in a shared assumption.
+
+Model. Two memories are simulated side by side:
+
+* the *logical* memory, where every buffer has bytes of its own, as before
+  planning: each ``memref.view`` of a pool in the entry function, each view of
+  a pool inside an operator (fresh at every call: the operator's scratch), and
+  each input or output argument of the entry function. An alias
+  (``memref.reinterpret_cast``/``collapse_shape``/``expand_shape`` of a buffer)
+  is that buffer's bytes at an offset, as the program says;
+* the *physical* memory: the pools (and the caller's input/output buffers)
+  with every buffer at its planned address.
+
+Each byte holds the *origin* of its value: the write that produced it (step,
+buffer, byte). A write stores a fresh origin in both memories; a read compares
+them. A byte whose physical origin is not its logical one was overwritten by a
+buffer sharing its bytes, or never written (a pool's bytes from before the
+run). Model outputs must still hold their values when the run ends, and states
+(persistent pools) when the next run begins.
+
+Order inside a call comes from the kernel's traced loop nest
+(``usmp_kernel_trace.trace_all``): per byte, its first and last read and
+write. Where two buffers meet at one physical byte during a call and one of
+them is written, their accesses there must not interleave (one buffer's last
+access before the other's first); they are then replayed in that order. A
+kernel, argument or view the tracer cannot follow counts as reading and
+writing every byte throughout the call. An operator that writes a constant
+pool is a violation.
+
+Invocations. The entry function runs twice (``invocations``). Before each
+run the caller writes every input (fresh origins) and the workspace pools
+hold poison (another model may have used them in between, RFC U2); states
+carry over from the previous run; the caller's output buffers hold poison.
+
+Requires the output of ``usmp`` (or ``usmp-convert-pool-allocations``).
+Changes nothing; a violation is a located error at the entry function listing
+(up to 20) violations.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    DenseArrayBase,
+    DictionaryAttr,
+    FixedBitwidthType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    ShapedType,
+    StridedLayoutAttr,
+    StringAttr,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from usmp.diagnostics import located_error
+from usmp.dialects.tir import (
+    INPUT_ALLOCATIONS,
+    INPUT_NAMES,
+    INPUT_TYPES,
+    OUTPUT_ALLOCATIONS,
+    OUTPUT_NAMES,
+    OUTPUT_TYPES,
+    STATES,
+    AllocateConstOp,
+    AllocateOp,
+    AllocateStateOp,
+    CallOp,
+    PoolAllocationAttr,
+    PoolKind,
+)
+from usmp.passes.usmp_ir import (
+    attr_list,
+    find_main,
+    pool_arguments,
+    string_list,
+)
+from usmp.passes.usmp_kernel_trace import (
+    NEVER,
+    ByteTimes,
+    KernelAccesses,
+    trace_all,
+    written_arguments,
+)
+from usmp.passes.usmp_pools import module_pools
+
+Array = npt.NDArray[np.int64]
+
+UNDEFINED = -1
+"""Logical: no value yet (reading it is not a plan error)."""
+POISON = -2
+"""Physical: bytes from before the run (another model's, or garbage)."""
+_STAMP = 1 << 32
+"""origin = stamp * _STAMP + logical byte index."""
+_MAX_REPORTED = 20
+
+
+@dataclass(frozen=True)
+class _Space:
+    """A physical address space: a pool, or one of the caller's buffers."""
+
+    name: str
+    kind: str
+    """A ``PoolKind``, or ``external``."""
+    base: int
+    """Index of its byte 0 in the physical memory."""
+    size: int
+
+
+@dataclass
+class _Buffer:
+    """A logical buffer."""
+
+    name: str
+    role: str
+    """``buffer``, ``scratch``, ``input``, ``output``, ``state`` or
+    ``constant``."""
+    space: _Space
+    addr: int
+    """Planned byte offset in ``space``."""
+    size: int
+    base: int = -1
+    """Index of its byte 0 in the logical memory (-1: constants, not tracked)."""
+
+    def describe(self) -> str:
+        what = {"buffer": "buffer", "scratch": "scratch buffer"}.get(
+            self.role, self.role
+        )
+        return f"{what} '{self.name}'"
+
+
+@dataclass(frozen=True)
+class _Ref:
+    """A memref value of the entry function: bytes of one buffer."""
+
+    buffer: _Buffer
+    offset: int
+    size: int
+
+
+@dataclass(frozen=True)
+class _PoolRef:
+    """A pool argument passed whole (an operator's scratch and constants)."""
+
+    space: _Space
+
+
+@dataclass
+class _Records:
+    """Per touched byte of one call: where it is and when it is accessed."""
+
+    phys: list[Array] = field(default_factory=list[Array])
+    logical: list[Array] = field(default_factory=list[Array])
+    first_read: list[Array] = field(default_factory=list[Array])
+    last_read: list[Array] = field(default_factory=list[Array])
+    first_write: list[Array] = field(default_factory=list[Array])
+    last_write: list[Array] = field(default_factory=list[Array])
+
+    def add(self, buffer: _Buffer, offset: int, times: ByteTimes) -> None:
+        assert times.first_read is not None and times.last_write is not None
+        n = min(len(times.last_read), buffer.size - offset)
+        touched = np.nonzero(
+            (times.last_read[:n] >= 0) | (times.first_write[:n] != NEVER)
+        )[0]
+        start = offset + touched
+        self.phys.append(buffer.space.base + buffer.addr + start)
+        self.logical.append(buffer.base + start)
+        self.first_read.append(times.first_read[touched])
+        self.last_read.append(times.last_read[touched])
+        self.first_write.append(times.first_write[touched])
+        self.last_write.append(times.last_write[touched])
+
+
+def _conservative(size: int, writes: bool) -> ByteTimes:
+    """Reads every byte (before any write) and, if ``writes``, writes every
+    byte, throughout the call."""
+    last = NEVER - 1
+    return ByteTimes(
+        last_read=np.full(size, last, np.int64),
+        first_write=np.full(size, 1 if writes else NEVER, np.int64),
+        first_read=np.zeros(size, np.int64),
+        last_write=np.full(size, last if writes else -1, np.int64),
+    )
+
+
+def _bytes_of(t: MemRefType) -> int:
+    element = t.get_element_type()
+    size = element.size if isinstance(element, FixedBitwidthType) else 0
+    count = 1
+    for d in t.get_shape():
+        count *= d
+    return count * size
+
+
+def _contiguous(t: MemRefType) -> bool:
+    layout = t.layout
+    if isinstance(layout, NoneAttr):
+        return True
+    if not isinstance(layout, StridedLayoutAttr):
+        return False
+    strides = [s.data if hasattr(s, "data") else s for s in layout.strides.data]  # pyright: ignore
+    shape = t.get_shape()
+    expected = [s or 0 for s in ShapedType.strides_for_shape(shape)]
+    return all(
+        a == b or d == 1 for a, b, d in zip(strides, expected, shape, strict=True)
+    )
+
+
+def _constant_index(v: SSAValue) -> int | None:
+    op = v.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    return None
+
+
+Refs = dict[SSAValue, "_Ref | _PoolRef"]
+
+_ALIASES = (memref.ReinterpretCastOp, memref.CollapseShapeOp, memref.ExpandShapeOp)
+_CALLS = (CallOp, func.CallOp)
+
+
+def _callee_name(op: Operation) -> str:
+    assert isinstance(op, _CALLS)
+    return op.callee.string_value()
+
+
+def _calls_at_top(f: func.FuncOp) -> bool | None:
+    """True if ``f`` calls functions only from its body's top level (a
+    straight-line composite the replay walks like main), None if it calls one
+    inside a loop or branch, False if it calls none (a kernel to trace)."""
+    calls = [o for o in f.walk() if isinstance(o, _CALLS)]
+    if not calls:
+        return False
+    block = f.body.block
+    return True if all(o.parent is block for o in calls) else None
+
+
+class _Replay:
+    def __init__(self, module: ModuleOp, invocations: int):
+        self.main = find_main(module)
+        self.invocations = invocations
+        self.functions = {
+            op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)
+        }
+        self.kinds = {p.pool_name.data: p.kind.data for p in module_pools(module)}
+        self.violations: list[str] = []
+        self.spaces: list[_Space] = []
+        self.buffers: list[_Buffer] = []
+        self.refs: Refs = {}
+        self.scratch: dict[tuple[str, Operation], _Buffer] = {}
+        self.traces: dict[str, KernelAccesses | None] = {}
+        self.written: dict[str, frozenset[int]] = {}
+        self.stamps: list[str] = ["the initial value"]
+        """What wrote each stamp (stamp 0: ``init``)."""
+        self.logical_size = 0
+        self.by_base: list[_Buffer] = []
+        self.bases: list[int] = []
+        self.invocation = 0
+        self.steps = [
+            o
+            for o in self.main.body.block.ops
+            if isinstance(o, (*_CALLS, memref.CopyOp))
+        ]
+        self.logical: Array = np.zeros(0, np.int64)
+        self.state_views: list[tuple[str, str, int]] = []
+        self.names: set[str] = set()
+        self._spaces_and_io()
+        self.physical: Array = np.full(
+            sum(s.size for s in self.spaces), POISON, np.int64
+        )
+        self._resolve_main()
+
+    # -- the two memories -------------------------------------------------------
+
+    def space(self, name: str, kind: str, size: int) -> _Space:
+        s = _Space(name, kind, sum(s.size for s in self.spaces), size)
+        self.spaces.append(s)
+        return s
+
+    def buffer(
+        self, name: str, role: str, space: _Space, addr: int, size: int
+    ) -> _Buffer:
+        # distinct names, as the printer makes them (%sid, %sid_1, ...)
+        base, n = name, 0
+        while name in self.names:
+            n += 1
+            name = f"{base}_{n}"
+        self.names.add(name)
+        b = _Buffer(name, role, space, addr, size)
+        if role != "constant":
+            b.base = self.logical_size
+            self.logical_size += size
+            self.logical = np.concatenate(
+                [self.logical, np.full(size, UNDEFINED, np.int64)]
+            )
+        self.buffers.append(b)
+        return b
+
+    def buffer_at(self, index: int) -> _Buffer:
+        """The logical buffer holding logical byte ``index``."""
+        if len(self.by_base) != sum(b.base >= 0 for b in self.buffers):
+            self.by_base = sorted(
+                (b for b in self.buffers if b.base >= 0), key=lambda b: b.base
+            )
+            self.bases = [b.base for b in self.by_base]
+        return self.by_base[bisect_right(self.bases, index) - 1]
+
+    def _spaces_and_io(self) -> None:
+        main = self.main
+        pools = pool_arguments(main)
+        io_args = [a for a in main.args if a not in pools]
+        # the inputs and outputs not in the workspace (tir.*_allocations
+        # lists those that are, first in name order) are arguments
+        external = [
+            (role, name)
+            for role, names, wheres in (
+                ("input", INPUT_NAMES, INPUT_ALLOCATIONS),
+                ("output", OUTPUT_NAMES, OUTPUT_ALLOCATIONS),
+            )
+            for name in string_list(main.attributes.get(names))[
+                len(attr_list(main.attributes.get(wheres))) :
+            ]
+        ]
+        for i, arg in enumerate(io_args):
+            t = arg.type
+            if not isinstance(t, MemRefType):
+                continue
+            role, name = (
+                external[i]
+                if i < len(external)
+                else ("input", arg.name_hint or f"arg{i}")
+            )
+            size = _bytes_of(t)  # pyright: ignore[reportUnknownArgumentType]
+            space = self.space(name, "external", size)
+            self.refs[arg] = _Ref(self.buffer(name, role, space, 0, size), 0, size)
+        for arg, name in pools.items():
+            t = arg.type
+            size = _bytes_of(t) if isinstance(t, MemRefType) else 0  # pyright: ignore
+            kind = self.kinds.get(name, PoolKind.WORKSPACE)
+            self.refs[arg] = _PoolRef(self.space(name, kind, size))
+        # workspace I/O: the first views matching tir.input/output_allocations
+        self.io_views: list[tuple[str, str, str, int, Attribute]] = [
+            (role, name, where.pool_name.data, where.offset.data, type_)
+            for role, names_attr, wheres, types in (
+                ("input", INPUT_NAMES, INPUT_ALLOCATIONS, INPUT_TYPES),
+                ("output", OUTPUT_NAMES, OUTPUT_ALLOCATIONS, OUTPUT_TYPES),
+            )
+            for name, where, type_ in zip(
+                string_list(main.attributes.get(names_attr)),
+                attr_list(main.attributes.get(wheres)),
+                attr_list(main.attributes.get(types)),
+                strict=False,
+            )
+            if isinstance(where, PoolAllocationAttr)
+        ]
+        # states: where tir.states says (whatever the pool's kind)
+        for entry in attr_list(main.attributes.get(STATES)):
+            if not isinstance(entry, DictionaryAttr):
+                continue
+            name, pool, offset = (entry.data.get(k) for k in ("name", "pool", "offset"))
+            if (
+                isinstance(name, StringAttr)
+                and isinstance(pool, StringAttr)
+                and isinstance(offset, IntegerAttr)
+            ):
+                self.state_views.append((name.data, pool.data, offset.value.data))
+
+    def _resolve_main(self) -> None:
+        """main's buffers: once, they live across runs (states do)."""
+        for op in self.main.body.block.ops:
+            if isinstance(op, memref.ViewOp):
+                ref = self.view(op, self.refs, None)
+                if ref is not None:
+                    self.refs[op.result] = ref
+            elif isinstance(op, _ALIASES):
+                self.alias(op, self.refs)
+            elif isinstance(op, (memref.AllocOp, memref.AllocaOp)):
+                self.allocation(op)
+            elif isinstance(op, (*_CALLS, memref.CopyOp, func.ReturnOp)):
+                continue
+            elif any(isinstance(r.type, MemRefType) for r in op.results):
+                self.violations.append(
+                    f"cannot replay '{op.name}' in the entry function (only views "
+                    "of pools and aliases of them make buffers)"
+                )
+
+    def allocation(self, op: memref.AllocOp | memref.AllocaOp) -> None:
+        """A buffer the plan leaves alone (heap or stack): memory of its own.
+        A dynamic size must be a constant to be replayed."""
+        t = op.memref.type
+        assert isinstance(t, MemRefType)
+        sizes = iter(_constant_index(v) for v in op.dynamic_sizes)
+        shape = [next(sizes) if d == DYNAMIC_INDEX else d for d in t.get_shape()]
+        known = [d for d in shape if d is not None]
+        if len(known) != len(shape):
+            return  # a use of it is reported as an unknown buffer
+        element = t.get_element_type()
+        width = element.size if isinstance(element, FixedBitwidthType) else 0
+        size = width * math.prod(known)
+        name = op.memref.name_hint or op.name
+        space = self.space(name, "external", size)
+        self.refs[op.memref] = _Ref(
+            self.buffer(name, "buffer", space, 0, size), 0, size
+        )
+
+    def view(
+        self, op: memref.ViewOp, refs: Refs, owner: func.FuncOp | None
+    ) -> _Ref | None:
+        """A static view of a pool: a buffer of main (``owner`` None) or a
+        scratch buffer of ``owner``, fresh at each call."""
+        source = refs.get(op.source)
+        shift = _constant_index(op.byte_shift)
+        t = op.result.type
+        name = op.result.name_hint or f"view@{shift}"
+        if not isinstance(source, _PoolRef) or shift is None or op.sizes:
+            self.violations.append(
+                f"cannot replay view '{name}': not a static view of a pool argument"
+            )
+            return None
+        assert isinstance(t, MemRefType)
+        space = source.space
+        size = _bytes_of(t)  # pyright: ignore[reportUnknownArgumentType]
+        roles: dict[str, str] = {
+            PoolKind.CONSTANT: "constant",
+            PoolKind.PERSISTENT: "state",
+        }
+        role = roles.get(space.kind, "buffer")
+        if owner is not None:
+            if role == "state":
+                self.violations.append(
+                    f"cannot replay view '{name}' of pool '{space.name}' inside "
+                    f"'{owner.sym_name.data}' (states belong to the entry function)"
+                )
+                return None
+            key = (owner.sym_name.data, op)
+            if key not in self.scratch:
+                hint = f"{owner.sym_name.data}/{name}"
+                role = "scratch" if role == "buffer" else role
+                self.scratch[key] = self.buffer(hint, role, space, shift, size)
+            b = self.scratch[key]
+            if b.base >= 0:
+                self.logical[b.base : b.base + b.size] = UNDEFINED
+            return _Ref(b, 0, size)
+        for i, (io_role, io_name, pool, offset, type_) in enumerate(self.io_views):
+            if pool == space.name and offset == shift and type_ == t:
+                role, name = io_role, io_name
+                del self.io_views[i]
+                break
+        else:
+            for i, (state, pool, offset) in enumerate(self.state_views):
+                if pool == space.name and offset == shift:
+                    role, name = "state", state
+                    del self.state_views[i]
+                    break
+        return _Ref(self.buffer(name, role, space, shift, size), 0, size)
+
+    def alias(self, op: Operation, refs: Refs) -> None:
+        """A reshape or an offset view of a buffer: its bytes at an offset."""
+        source = refs.get(op.operands[0])
+        t = op.results[0].type
+        name = op.results[0].name_hint or op.name
+        if not isinstance(source, _Ref) or not isinstance(t, MemRefType):
+            self.violations.append(f"cannot replay '{name}': not an alias of a buffer")
+            return
+        offset = source.offset
+        if isinstance(op, memref.ReinterpretCastOp):
+            offsets = op.static_offsets
+            element = t.get_element_type()
+            if op.offsets or not isinstance(offsets, DenseArrayBase):
+                self.violations.append(f"cannot replay the dynamic cast '{name}'")
+                return
+            width = element.size if isinstance(element, FixedBitwidthType) else 0
+            # the offset counts from the start of the allocation
+            offset = int(offsets.get_values()[0]) * width  # pyright: ignore
+        if not _contiguous(t):  # pyright: ignore[reportUnknownArgumentType]
+            self.violations.append(
+                f"cannot replay the non-contiguous alias '{name}' of "
+                f"{source.buffer.describe()}"
+            )
+            return
+        size = _bytes_of(t)  # pyright: ignore[reportUnknownArgumentType]
+        refs[op.results[0]] = _Ref(source.buffer, offset, size)
+
+    # -- steps --------------------------------------------------------------------
+
+    def call(self, op: Operation, refs: Refs, where: str) -> None:
+        """Replay one call: a kernel from its trace, or an operator that calls
+        operators by walking its body like main's."""
+        name = _callee_name(op)
+        where = f"{where}'{name}'"
+        callee = self.functions.get(name)
+        if callee is None:
+            self.violations.append(f"{where}: the callee is not in the module")
+            return
+        if callee.body.blocks and _calls_at_top(callee):
+            local: Refs = {}
+            for param, v in zip(callee.args, op.operands, strict=True):
+                if v in refs:
+                    local[param] = refs[v]
+            self.walk(callee, local, f"{where} -> ")
+            return
+        self.run_step(self.call_records(op, callee, refs, where), where)
+
+    def step(self, op: Operation, refs: Refs, where: str) -> None:
+        if isinstance(op, memref.CopyOp):
+            where += "memref.copy"
+            self.run_step(self.copy_records(op, refs, where), where)
+        else:
+            self.call(op, refs, where)
+
+    def walk(self, f: func.FuncOp, refs: Refs, where: str) -> None:
+        """The straight-line body of an operator that calls operators."""
+        for o in f.body.block.ops:
+            if isinstance(o, memref.ViewOp):
+                ref = self.view(o, refs, f)
+                if ref is not None:
+                    refs[o.result] = ref
+            elif isinstance(o, _ALIASES):
+                self.alias(o, refs)
+            elif isinstance(o, (*_CALLS, memref.CopyOp)):
+                self.step(o, refs, where)
+            elif isinstance(o, (arith.ConstantOp, func.ReturnOp)):
+                continue
+            else:
+                self.violations.append(
+                    f"{where}'{f.sym_name.data}': cannot replay '{o.name}' beside its "
+                    "calls"
+                )
+
+    def trace(self, f: func.FuncOp) -> KernelAccesses | None:
+        name = f.sym_name.data
+        if name not in self.traces:
+            self.traces[name] = None if _calls_at_top(f) is None else trace_all(f)
+            self.written[name] = (
+                written_arguments(f)
+                if f.body.blocks
+                else frozenset(range(len(f.function_type.inputs)))
+            )
+        return self.traces[name]
+
+    def call_records(
+        self, op: Operation, callee: func.FuncOp, refs: Refs, where: str
+    ) -> _Records:
+        acc = self.trace(callee)
+        written = self.written[callee.sym_name.data]
+        records = _Records()
+        for j, v in enumerate(op.operands):
+            if not isinstance(v.type, MemRefType):
+                continue
+            ref = refs.get(v)
+            if ref is None:
+                self.violations.append(f"{where}: argument #{j} is not a known buffer")
+                continue
+            if isinstance(ref, _PoolRef):
+                opaque = acc is None or j in acc.unfollowed or j in acc.times
+                if opaque and (ref.space.kind != PoolKind.CONSTANT or j in written):
+                    self.violations.append(
+                        f"{where}: cannot follow how the operator uses pool "
+                        f"'{ref.space.name}' (only static views of it can be replayed)"
+                    )
+                continue
+            if ref.buffer.role == "constant":
+                if j in written:
+                    self.violations.append(f"{where}: writes {ref.buffer.describe()}")
+                continue
+            if acc is None or j in acc.unfollowed:
+                size = _bytes_of(v.type)  # pyright: ignore[reportUnknownArgumentType]
+                records.add(ref.buffer, ref.offset, _conservative(size, j in written))
+            elif j in acc.times:
+                records.add(ref.buffer, ref.offset, acc.times[j])
+        for key, view in (acc.pool_views if acc is not None else {}).items():
+            pool = refs.get(op.operands[view.arg])
+            if not isinstance(pool, _PoolRef):
+                continue
+            ref = self.view(view.op, {view.op.operands[0]: pool}, callee)  # pyright: ignore
+            if ref is None:
+                continue
+            if ref.buffer.role == "constant":
+                times = acc.times.get(key) if acc is not None else None
+                if key in acc.unfollowed or (  # pyright: ignore[reportOptionalMemberAccess]
+                    times is not None and (times.first_write != NEVER).any()
+                ):
+                    self.violations.append(
+                        f"{where}: writes constant pool '{pool.space.name}'"
+                    )
+                continue
+            assert acc is not None
+            if key in acc.unfollowed:
+                records.add(ref.buffer, 0, _conservative(view.size, True))
+            elif key in acc.times:
+                records.add(ref.buffer, 0, acc.times[key])
+        return records
+
+    def copy_records(self, op: memref.CopyOp, refs: Refs, where: str) -> _Records:
+        records = _Records()
+        src, dst = refs.get(op.source), refs.get(op.destination)
+        if not isinstance(src, _Ref) or not isinstance(dst, _Ref):
+            self.violations.append(f"{where}: not between buffers")
+            return records
+        a = src.buffer.space.base + src.buffer.addr + src.offset
+        b = dst.buffer.space.base + dst.buffer.addr + dst.offset
+        if src.buffer is not dst.buffer and a < b + dst.size and b < a + src.size:
+            self.violations.append(
+                f"{where}: {src.buffer.describe()} and "
+                f"{dst.buffer.describe()} share bytes (memcpy of overlapping bytes)"
+            )
+        if src.buffer.role != "constant":
+            n = src.size
+            never, zero, minus = (np.full(n, x, np.int64) for x in (NEVER, 0, -1))
+            records.add(src.buffer, src.offset, ByteTimes(zero, never, zero, minus))
+        if dst.buffer.role == "constant":
+            self.violations.append(
+                f"{where}memref.copy: writes {dst.buffer.describe()}"
+            )
+            return records
+        n = dst.size
+        one, never, minus = (np.full(n, x, np.int64) for x in (1, NEVER, -1))
+        records.add(dst.buffer, dst.offset, ByteTimes(minus, one, never, one))
+        return records
+
+    # -- replaying ------------------------------------------------------------------
+
+    def new_stamp(self, what: str) -> int:
+        run = f" in run {self.invocation + 1}" if self.invocations > 1 else ""
+        self.stamps.append(what + run)
+        return len(self.stamps) - 1
+
+    def origin_text(self, origin: int) -> str:
+        if origin == POISON:
+            return "bytes from before the run (not written in it)"
+        stamp, index = divmod(origin, _STAMP)
+        writer = self.buffer_at(index).describe()
+        if stamp == 0:
+            return f"the initial value of {writer}"
+        return f"{writer} written by {self.stamps[stamp]}"
+
+    def write(self, logical: Array, phys: Array, stamp: int) -> None:
+        origin = stamp * _STAMP + logical
+        self.logical[logical] = origin
+        self.physical[phys] = origin
+
+    def check(self, logical: Array, phys: Array, when: str) -> None:
+        """Report the bytes whose physical origin is not their logical one
+        (``when`` says who reads them)."""
+        expected = self.logical[logical]
+        actual = self.physical[phys]
+        bad = np.nonzero((expected != UNDEFINED) & (expected != actual))[0]
+        found: dict[tuple[int, int, int], list[int]] = {}
+        for i in bad[:4096].tolist():
+            origin = int(actual[i])
+            stamp, index = divmod(origin, _STAMP) if origin >= 0 else (origin, 0)
+            writer = self.buffer_at(index).base if origin >= 0 else -1
+            key = (self.buffer_at(int(logical[i])).base, stamp, writer)
+            found.setdefault(key, []).append(i)
+        for key, items in found.items():
+            b = self.buffer_at(key[0])
+            offsets = [int(logical[i]) - b.base for i in items]
+            self.violations.append(
+                f"{when} {b.describe()} byte(s) {_ranges(offsets)}, which hold "
+                f"{self.origin_text(int(actual[items[0]]))} instead"
+            )
+
+    def run_step(self, records: _Records, where: str) -> None:
+        """One call: every touched byte checked and written, in the kernel's
+        order where buffers meet."""
+        if not records.phys:
+            return
+        stamp = self.new_stamp(where)
+        cat = np.concatenate
+        phys, logical = cat(records.phys), cat(records.logical)
+        fr, lr = cat(records.first_read), cat(records.last_read)
+        fw, lw = cat(records.first_write), cat(records.last_write)
+        # one logical byte passed twice (two arguments, or a buffer and its
+        # alias): one record with the union of its accesses
+        unique, inverse = np.unique(logical, return_inverse=True)
+        if unique.size != logical.size:
+            merged = np.zeros(unique.size, np.int64)
+            merged[inverse] = phys
+            union = [np.full(unique.size, x, np.int64) for x in (NEVER, -1, NEVER, -1)]
+            for f, acc, a in zip(
+                (np.minimum, np.maximum, np.minimum, np.maximum),
+                union,
+                (fr, lr, fw, lw),
+                strict=True,
+            ):
+                f.at(acc, inverse, a)
+            phys, logical, (fr, lr, fw, lw) = merged, unique, union
+        start, end = np.minimum(fr, fw), np.maximum(lr, lw)
+        order = np.lexsort((start, phys))
+        phys, logical, fr, fw = phys[order], logical[order], fr[order], fw[order]
+        start, end = start[order], end[order]
+        reads, writes = fr != NEVER, fw != NEVER
+        head = np.ones(phys.size, np.bool_)
+        head[1:] = phys[1:] != phys[:-1]
+        group = np.cumsum(head) - 1
+        rank = np.arange(phys.size) - np.nonzero(head)[0][group]
+        written = np.zeros(int(group[-1]) + 1, np.bool_)
+        np.logical_or.at(written, group, writes)
+        latest = np.full(written.size, -1, np.int64)
+        for r in range(int(rank.max()) + 1):
+            sel = np.nonzero(rank == r)[0]
+            g = group[sel]
+            # buffers meeting at a written byte: one after the other
+            for i in sel[written[g] & (start[sel] <= latest[g])][:3].tolist():
+                names = sorted(
+                    {
+                        self.buffer_at(int(k)).describe()
+                        for k in logical[group == group[i]]
+                    }
+                )
+                self.violations.append(
+                    f"{where}: the operator's accesses to {' and '.join(names)} "
+                    "interleave at a byte they share (one is written before the "
+                    "other's last access)"
+                )
+            latest[g] = np.maximum(latest[g], end[sel])
+            pre = sel[reads[sel] & (fr[sel] < fw[sel])]
+            self.check(logical[pre], phys[pre], f"{where} reads")
+            w = sel[writes[sel]]
+            self.write(logical[w], phys[w], stamp)
+
+    def run(self) -> list[str]:
+        for invocation in range(self.invocations if not self.violations else 0):
+            self.invocation = invocation
+            self.begin()
+            for step, op in enumerate(self.steps):
+                self.step(op, self.refs, f"step {step} ")
+            self.end()
+            if self.violations:
+                break
+        return self.violations
+
+    def _range(self, b: _Buffer) -> tuple[Array, Array]:
+        offsets = np.arange(b.size, dtype=np.int64)
+        return b.base + offsets, b.space.base + b.addr + offsets
+
+    def begin(self) -> None:
+        """The caller, before a run: workspace and output buffers hold
+        poison, inputs fresh values; states keep theirs."""
+        for s in self.spaces:
+            if s.kind in (PoolKind.WORKSPACE, "external"):
+                self.physical[s.base : s.base + s.size] = POISON
+        caller = self.new_stamp("the caller before the run")
+        for b in self.buffers:
+            if b.base < 0 or b.role == "scratch":
+                continue
+            logical, phys = self._range(b)
+            if b.role == "state":
+                if self.invocation == 0:
+                    self.write(logical, phys, 0)
+            elif b.role == "input":
+                self.write(logical, phys, caller)
+            else:
+                self.logical[logical] = UNDEFINED
+
+    def end(self) -> None:
+        """The caller reads every output; the next run reads every state."""
+        n = self.invocation + 1
+        for b in self.buffers:
+            if b.role not in ("output", "state"):
+                continue
+            logical, phys = self._range(b)
+            if b.role == "output":
+                when = f"the caller reads, when run {n} ends,"
+            else:
+                when = f"the run after run {n} reads"
+            self.check(logical, phys, when)
+
+
+def _ranges(offsets: list[int]) -> str:
+    """``0-3, 8`` for a sorted list of offsets (at most 4 runs shown)."""
+    runs: list[tuple[int, int]] = []
+    for o in sorted(set(offsets)):
+        if runs and runs[-1][1] == o - 1:
+            runs[-1] = (runs[-1][0], o)
+        else:
+            runs.append((o, o))
+    text = [f"{a}-{b}" if a != b else str(a) for a, b in runs[:4]]
+    return ", ".join(text) + (", ..." if len(runs) > 4 else "")
+
+
+def replay_violations(module: ModuleOp, invocations: int = 2) -> list[str]:
+    """Every byte a planned (rewritten) module reads that does not hold the
+    value it would hold with every buffer in memory of its own (see module
+    doc); empty if the plan is safe."""
+    return _Replay(module, invocations).run()
+
+
+@dataclass(frozen=True)
+class UsmpReplayPass(ModulePass):
+    """Replay the planned program byte by byte (see module doc)."""
+
+    name = "usmp-replay"
+
+    invocations: int = 2
+    """Runs of the entry function to replay (states carry over)."""
+
+    def __post_init__(self) -> None:
+        if self.invocations < 1:
+            raise ValueError(
+                f"usmp-replay: invocations must be at least 1, not {self.invocations}"
+            )
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        leftover = next(
+            (
+                o
+                for o in op.walk()
+                if isinstance(o, (AllocateOp, AllocateConstOp, AllocateStateOp))
+            ),
+            None,
+        )
+        if leftover is not None:
+            raise located_error(
+                leftover,
+                "usmp-replay needs a planned and rewritten module, where every "
+                "buffer is a view of a pool (run usmp first)",
+            )
+        violations = replay_violations(op, self.invocations)
+        if violations:
+            more = len(violations) - _MAX_REPORTED
+            text = "; ".join(violations[:_MAX_REPORTED])
+            if more > 0:
+                text += f"; and {more} more"
+            raise located_error(
+                find_main(op), f"usmp-replay: the memory plan is unsafe: {text}"
+            )

@@ -1,0 +1,138 @@
+"""The whole-plan replay (``usmp-replay``) and the miscompile it was built
+after: a model output read by a later operator must survive to the end of
+the run, with I/O in the workspace and overlaps on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import usmp
+from usmp.dialects import new_context
+from usmp.dialects.tir import CallOp
+from usmp.parsing import LocatingParser
+from usmp.passes.usmp_analysis import analyze
+from usmp.passes.usmp_overlap import overlap_violations
+from usmp.passes.usmp_pools import resolve_pools
+from usmp.passes.usmp_replay import replay_violations
+from usmp.planning.model import Placement
+from usmp.testing.fuzz_graphs import Case, PoolDraw
+from usmp.testing.fuzz_run import run_batch
+from usmp.testing.run_c import run_pipeline
+
+OUTPUT_READ_AGAIN = """
+func.func @main(%x: tensor<1x4xf32>) -> (tensor<1x4xf32>, tensor<1x4xf32>) {
+  %a = relay.relu %x : tensor<1x4xf32> -> tensor<1x4xf32>
+  %b = relay.tanh %a : tensor<1x4xf32> -> tensor<1x4xf32>
+  func.return %a, %b : tensor<1x4xf32>, tensor<1x4xf32>
+}
+"""
+"""Output 0 came back as tanh(relu x): the overlap analysis took 'a' as
+dying at the tanh (its last read in main) and placed 'b' on it."""
+
+
+@pytest.mark.parametrize("io", [True, False])
+def test_an_output_read_again_keeps_its_value(tmp_path: Path, io: bool) -> None:
+    source = tmp_path / "m.mlir"
+    source.write_text(OUTPUT_READ_AGAIN)
+    lib = usmp.compile(source, output_dir=tmp_path / "out", use_workspace_io=io)
+    x = np.array([[-1.0, 0.5, 2.0, -3.0]], np.float32)
+    a, b = lib.run([x])
+    np.testing.assert_array_equal(a, np.maximum(x, 0))
+    np.testing.assert_allclose(b, np.tanh(np.maximum(x, 0)), rtol=1e-6)
+    # both outputs and the input (dead after the relu) fit in 32 B, not 16
+    assert lib.plan.workspace_bytes == (32 if io else 0)
+
+
+def test_pairwise_check_rejects_an_output_as_the_dying_input() -> None:
+    """The pairwise overlap check (usmp-plan-memory's) no longer takes an
+    output read at the last step as dying there."""
+    module = LocatingParser(new_context(), OUTPUT_READ_AGAIN, "m.mlir").parse_module()
+    module = run_pipeline(module, "fuse-ops,lower-ops,aot-lower-main")
+    analysis = analyze(module, resolve_pools(module, ""), True)
+    assert analysis.functions is not None
+    assert [b.name for b in analysis.buffers] == ["x", "output0", "output1"]
+    where = {
+        "x": Placement("global_workspace", 16),
+        "output0": Placement("global_workspace", 0),
+        "output1": Placement("global_workspace", 0),
+    }
+    problems = overlap_violations(analysis, analysis.functions, where)
+    assert problems and "'output0' and 'output1' share bytes" in problems[0]
+
+
+def test_replay_of_a_real_plan_then_of_it_broken() -> None:
+    """The replay passes KWS's plan (overlaps on, I/O in the workspace) and
+    rejects it once the output is moved onto the buffer the last operator
+    reads."""
+    from usmp.frontend.tflite_import import import_tflite
+    from usmp.testing.shared_models import MODELS_DIR
+
+    module = import_tflite(MODELS_DIR / "mlperf_tiny" / "kws_ref_model.tflite")
+    module = run_pipeline(
+        module,
+        "plan-devices,fold-explicit-padding,fuse-ops,lower-ops,aot-lower-main,"
+        "usmp{use_workspace_io=true replay=false}",
+    )
+    assert replay_violations(module) == []
+    from xdsl.dialects import memref
+
+    from usmp.passes.usmp_ir import find_main
+
+    # the fully connected layer's output onto its input, which it reads
+    # once per output unit: its first output byte overwrites input byte 0
+    dense = [o for o in find_main(module).walk() if isinstance(o, CallOp)][-2]
+    source = dense.operands[0].owner.operands[0].owner  # a reshape of a view
+    target = dense.operands[-1].owner
+    assert isinstance(source, memref.ViewOp) and isinstance(target, memref.ViewOp)
+    target.operands[1] = source.byte_shift
+    violations = replay_violations(module)
+    assert violations
+    assert "step 10 'tvmgen_default_fused_nn_dense" in violations[0], violations
+    assert "accesses to buffer 'sid_10' and buffer 'sid_9' interleave" in violations[0]
+
+
+FUZZ_SHAPES = {
+    "output_read_again_workspace_io": (
+        """
+func.func @main(%x: tensor<1x3x3x2xi8>) -> (tensor<1x3x3x2xi8>, tensor<1x3x3x2xi8>, tensor<1x3x3x2xi8>) {
+  %c = relay.clip %x {a_min = -100.0 : f64, a_max = 100.0 : f64} : tensor<1x3x3x2xi8> -> tensor<1x3x3x2xi8>
+  %d = relay.clip %c {a_min = -50.0 : f64, a_max = 50.0 : f64} : tensor<1x3x3x2xi8> -> tensor<1x3x3x2xi8>
+  func.return %c, %d, %c : tensor<1x3x3x2xi8>, tensor<1x3x3x2xi8>, tensor<1x3x3x2xi8>
+}
+""",
+        [np.arange(-9, 9, dtype=np.int8).reshape(1, 3, 3, 2) * 13],
+        dict(use_workspace_io=True, max_depth=1),
+    ),
+    "slice_of_an_output": (
+        """
+func.func @main(%x: tensor<2x6xf32>) -> (tensor<2x6xf32>, tensor<1x6xf32>) {
+  %a = relay.relu %x : tensor<2x6xf32> -> tensor<2x6xf32>
+  %s = relay.strided_slice %a {begin = array<i64: 1, 0>, end = array<i64: 2, 6>, strides = array<i64: 1, 1>} : tensor<2x6xf32> -> tensor<1x6xf32>
+  func.return %a, %s : tensor<2x6xf32>, tensor<1x6xf32>
+}
+""",
+        [np.linspace(-3, 3, 12, dtype=np.float32).reshape(2, 6)],
+        dict(use_workspace_io=True),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUZZ_SHAPES))
+def test_fuzz_shapes(name: str) -> None:
+    """Shapes the fuzzer now generates (an output read again or returned
+    twice, a slice of an output), compiled, replayed, run under ASan and
+    compared with the oracle."""
+    text, inputs, options = FUZZ_SHAPES[name]
+    defaults: dict[str, object] = dict(
+        algorithm="best_fit",
+        use_workspace_io=False,
+        max_depth=256,
+        pools=PoolDraw("default", 1, (100,), (16,), False),
+    )
+    defaults.update(options)
+    case = Case(name="shape", text=text, inputs=inputs, **defaults)  # type: ignore[arg-type]
+    (result,) = run_batch([case])
+    assert result.failure is None, result.failure
