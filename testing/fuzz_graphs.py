@@ -21,6 +21,13 @@ per-channel requantisation computed by ``frontend/quantization.py``, ADD/SUB
 with different input scales, MUL, quantised RELU/RELU6 clamps, pooling,
 softmax, concatenate/pad/maximum on one quantisation, int8 -> int8
 requantisation), float graphs, and quantize/dequantize between the two.
+
+And the shapes that broke the memory tricks before: model outputs that a
+later operator reads too (a "tail" operator on an output, returned as well),
+a value returned twice, slices (contiguous ones are aliases) of values and of
+outputs, a float SVDF whose state carries over (such a case runs twice in a
+row, the oracle too), and a stem of widening convolutions on the first input
+that ``patch-stage`` may cut into row stripes (the case then runs it).
 """
 
 from __future__ import annotations
@@ -70,9 +77,12 @@ from usmp.dialects.relay_ops import (
     ReluOp,
     ReshapeOp,
     SoftmaxOp,
+    StridedSliceOp,
     SubtractOp,
     TransposeOp,
 )
+from usmp.dialects.relay_state import StateOp
+from usmp.dialects.relay_svdf import SvdfOp
 from usmp.dialects.relay_tflite_ops import (
     SOFTMAX_OUTPUT_SCALE,
     SOFTMAX_OUTPUT_ZERO_POINT,
@@ -148,6 +158,12 @@ class Case:
     pools: PoolDraw
     kinds: list[str] = field(default_factory=list[str])
     """The operator kinds generated, for statistics."""
+    runs: int = 1
+    """Invocations in a row on the same inputs (2 with state: the second
+    starts from the state the first left)."""
+    patch: str = ""
+    """If set, ``patch-stage``'s options: it runs before ``fuse-ops`` (the
+    graph then starts with a stem of convolutions on its first input)."""
 
 
 # -- values ----------------------------------------------------------------------
@@ -193,6 +209,7 @@ class _Graph:
         self.scalars: dict[tuple[float, str], SSAValue] = {}
         self.weights: dict[tuple[tuple[int, ...], str], list[tuple[SSAValue, Any]]] = {}
         self.kinds: list[str] = []
+        self.states = 0
 
     # -- emission ------------------------------------------------------------
 
@@ -321,7 +338,9 @@ class _Graph:
 # -- operators -------------------------------------------------------------------
 
 
-def _conv(g: _Graph, a: Value) -> Value | None:
+def _conv(g: _Graph, a: Value, widen: bool = False) -> Value | None:
+    """A convolution (a depthwise one a third of the time); ``widen``: a
+    stem's, with more output channels than input ones."""
     n, h, w, c = a.shape
     ch = g.ch
     depthwise = chance(ch, 35)
@@ -337,7 +356,7 @@ def _conv(g: _Graph, a: Value) -> Value | None:
         wshape: tuple[int, ...] = (kh, kw, 1, cout)
         depth = kh * kw
     else:
-        cout, groups = ch.integer(1, 5), 1
+        cout, groups = ch.integer(c + 2, c + 6) if widen else ch.integer(1, 5), 1
         layout = pick(ch, ["HWIO", "OHWI"] if a.is_int8 else ["HWIO", "HWIO", "OHWI"])
         wshape = (kh, kw, c, cout) if layout == "HWIO" else (cout, kh, kw, c)
         depth = kh * kw * c
@@ -671,6 +690,46 @@ def _requantize(g: _Graph, a: Value) -> Value | None:
     return g.requantize(a, new) if new != a.quant else None
 
 
+def _slice(g: _Graph, a: Value) -> Value | None:
+    """A SLICE/STRIDED_SLICE: along one axis (a contiguous piece is an alias
+    of its source), or every axis with steps (a copy)."""
+    shape = a.shape
+    begin, end, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    axes = [d for d, n in enumerate(shape) if n > 1]
+    if not axes:
+        return None
+    for d in axes if chance(g.ch, 25) else [pick(g.ch, axes)]:
+        n = shape[d]
+        begin[d] = g.ch.integer(0, n - 1)
+        end[d] = g.ch.integer(begin[d] + 1, n)
+        strides[d] = 1 if chance(g.ch, 70) else 2
+    y = g.emit(StridedSliceOp(a.ssa, begin, end, strides))
+    return g.result(y, a.quant, "strided_slice", a.exact)
+
+
+def _svdf(g: _Graph, a: Value) -> Value | None:
+    """A float SVDF: state (its activation history) kept across runs."""
+    if a.is_int8 or len(a.shape) != 2:
+        return None
+    batch, n_input = a.shape
+    rank, units, memory = g.ch.integer(1, 2), g.ch.integer(1, 4), g.ch.integer(1, 4)
+    features = rank * units
+    bound = 1.5 / math.sqrt(n_input)
+    wf = g.constant(
+        g.rng.uniform(-bound, bound, (features, n_input)).astype(np.float32)
+    )
+    wt = g.constant(g.rng.uniform(-0.7, 0.7, (features, memory)).astype(np.float32))
+    bias = g.constant(g.rng.uniform(-0.5, 0.5, (units,)).astype(np.float32))
+    t = TensorType(f32, (batch, memory * features))
+    initial = g.rng.uniform(-1, 1, (batch, memory * features)).astype(np.float32)
+    value = DenseIntOrFPElementsAttr(t, BytesAttr(initial.tobytes()))
+    g.states += 1
+    state = g.emit(StateOp(f"svdf_{g.states}", value))
+    activation = pick(g.ch, ["NONE", "RELU", "TANH"])
+    y = g.emit(SvdfOp(a.ssa, wf, wt, bias, state, rank=rank, activation=activation))
+    return g.result(y, None, "svdf", exact=False)
+
+
 _OPS: dict[
     str, tuple[Callable[[_Graph, Value], Value | None], int, tuple[int, ...]]
 ] = {
@@ -688,6 +747,8 @@ _OPS: dict[
     "tuple": (_tuple, 2, (2, 4)),
     "convert": (_convert, 1, (2, 4)),
     "requantize": (_requantize, 1, (2, 4)),
+    "slice": (_slice, 2, (2, 4)),
+    "svdf": (_svdf, 1, (2,)),
 }
 
 
@@ -698,13 +759,23 @@ def _random_shape(ch: Choices) -> tuple[int, ...]:
 
 
 def _build(
-    ch: Choices, name: str
-) -> tuple[ModuleOp, list[npt.NDArray[Any]], list[str]]:
+    ch: Choices, name: str, patch: bool
+) -> tuple[ModuleOp, list[npt.NDArray[Any]], list[str], int]:
     g = _Graph(ch, name)
     flavour = pick(ch, ["int8", "int8", "float", "mixed"])
-    for _ in range(ch.integer(1, 2)):
+    stem = ch.integer(1, 3) if patch else 0
+    for k in range(ch.integer(1, 2)):
         int8 = flavour == "int8" or (flavour == "mixed" and chance(ch, 50))
-        g.add_input(_random_shape(ch), int8)
+        if k == 0 and stem:  # an image a stage of convolutions can stripe
+            shape = (1, ch.integer(6, 14), ch.integer(3, 8), ch.integer(1, 3))
+            g.add_input(shape, int8)
+        else:
+            g.add_input(_random_shape(ch), int8)
+    if stem:  # a chain of convolutions (one use each): a patchable stage
+        image = g.values[0]
+        for _ in range(stem):
+            image = _conv(g, image, widen=True) or image
+        g.values = [v for v in g.values[:-1] if not v.ssa.uses] + [g.values[-1]]
     names = sorted(_OPS)
     weights = [_OPS[n][1] for n in names]
     menu = [n for n, w in zip(names, weights, strict=True) for _ in range(w)]
@@ -721,7 +792,22 @@ def _build(
         builder(g, a)
     outputs = [g.values[-1]]
     for _ in range(ch.integer(0, 2)):
-        outputs.append(pick(ch, g.values))
+        # often a value a later operator reads too: it must outlive that read
+        read_again = [v for v in g.values[:-1] if v.ssa.uses]
+        if read_again and chance(ch, 60):
+            outputs.append(pick(ch, read_again))
+        else:
+            outputs.append(pick(ch, g.values))
+    if chance(ch, 25):  # an output read by one more operator, also returned
+        tail = pick(ch, [_relu, _binary, _softmax])(g, pick(ch, outputs))
+        if tail is not None:
+            outputs.append(tail)
+    if chance(ch, 15):  # a value returned twice
+        outputs.append(pick(ch, outputs))
+    if chance(ch, 15):  # a slice of an output returned too (an alias of it)
+        piece = _slice(g, pick(ch, outputs))
+        if piece is not None:
+            outputs.append(piece)
     if chance(ch, 10):  # a constant returned directly
         c = g.constant(g.rng.integers(-5, 5, (2, 3)).astype(np.int8))
         outputs.append(Value(c, (1.0, 0)))
@@ -734,7 +820,7 @@ def _build(
         FunctionType.from_lists([a.type for a in g.block.args], [v.type for v in ssa]),
         Region(g.block),
     )
-    return ModuleOp([main]), g.inputs, g.kinds
+    return ModuleOp([main]), g.inputs, g.kinds, g.states
 
 
 def print_module(module: ModuleOp) -> str:
@@ -745,7 +831,8 @@ def print_module(module: ModuleOp) -> str:
 
 def generate(ch: Choices, name: str) -> Case:
     """A random case called ``name`` (a C identifier)."""
-    module, inputs, kinds = _build(ch, name)
+    patch = chance(ch, 20)
+    module, inputs, kinds, states = _build(ch, name, patch)
     module.verify()
     n_pools = ch.integer(1, 3)
     pools = PoolDraw(
@@ -764,6 +851,8 @@ def generate(ch: Choices, name: str) -> Case:
         max_depth=pick(ch, [256, 256, 256, 3, 1]),
         pools=pools,
         kinds=kinds,
+        runs=2 if states else 1,
+        patch="budget=10.0" if patch else "",
     )
 
 

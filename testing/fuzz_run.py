@@ -94,7 +94,13 @@ def pipeline(case: Case, pools: str) -> list[str]:
         usmp.append("use_workspace_io=true")
     if pools:
         usmp.append(f'pools="{pools}"')
+    patch = (
+        [f"fold-explicit-padding,patch-stage{{io={io} {case.patch}}}"]
+        if case.patch
+        else []
+    )
     return [
+        *patch,
         f"fuse-ops{{max_depth={case.max_depth} module_name={case.name}}}",
         "lower-ops",
         f"aot-lower-main{{module_name={case.name} order_io={io}}}",
@@ -167,17 +173,20 @@ def compile_case(case: Case) -> Compiled:
         ).parse_module()
         verify_located(module)
         stage = "oracle"
-        result.expected = evaluate(module, case.inputs)
+        states: dict[str, Any] = {}  # carried from run to run
+        for _ in range(case.runs):
+            result.expected = evaluate(module, case.inputs, states=states)
         steps = pipeline(case, "")
-        for step in steps[:3]:
+        planning = next(k for k, step in enumerate(steps) if step.startswith("usmp{"))
+        for step in steps[:planning]:
             stage = step
             _apply(module, step)
         stage = "pools"
         result.pools, must_fail = pools_option(module, case)
         steps = pipeline(case, result.pools)
-        stage = steps[3]
+        stage = steps[planning]
         try:
-            _apply(module, steps[3])
+            _apply(module, steps[planning])
         except DiagnosticException as e:
             if not must_fail:
                 raise
@@ -193,7 +202,7 @@ def compile_case(case: Case) -> Compiled:
                 "usmp", f"pools {result.pools} are too small, yet usmp planned them"
             )
             return result
-        for step in steps[4:]:
+        for step in steps[planning + 1 :]:
             stage = step
             try:
                 _apply(module, step)
@@ -220,7 +229,7 @@ def _program(compiled: Sequence[Compiled]) -> dict[str, str]:
     for k, c in enumerate(compiled):
         for name, text in c.files.items():
             files[f"c{k}/{name}"] = text
-        h = harness(c.interface).replace(
+        h = harness(c.interface, c.case.runs).replace(
             "int main(int argc, char** argv)",
             f"int fuzz_main_{k}(int argc, char** argv)",
         )

@@ -107,8 +107,10 @@ _IO_PRELUDE = (
 """The harnesses' includes and their file reader/writer ``io``."""
 
 
-def harness(m: ModelInterface) -> str:
-    """A C main: ``prog in0.bin .. out0.bin ..`` calling ``run``."""
+def harness(m: ModelInterface, runs: int = 1) -> str:
+    """A C main: ``prog in0.bin .. out0.bin ..`` calling ``run`` ``runs``
+    times in a row on the same inputs (state carries over); the outputs are
+    the last run's."""
     lines = list(_IO_PRELUDE)
     tensors = [*m.inputs, *m.outputs]
     devices, device_args = stub_devices(m)
@@ -125,22 +127,27 @@ def harness(m: ModelInterface) -> str:
     outs = [f"t{k}" for k in range(len(m.inputs), len(tensors))]
     if m.states:  # a model with state starts from its initial value
         lines.append(f"  {m.symbol('init')}();")
+    loop = [f"  for (int r = 0; r < {runs}; ++r) {{"] if runs > 1 else []
+    end = ["  }"] if runs > 1 else []
     if m.io_in_workspace:
         lines.append(f"  {m.typedef('Inputs')} in = {m.symbol('map_inputs')}();")
         lines.append(f"  {m.typedef('Outputs')} out = {m.symbol('map_outputs')}();")
-        lines += ["  (void)in;", "  (void)out;"]
+        lines += ["  (void)in;", "  (void)out;", *loop]
         for k, t in enumerate(m.inputs):
             lines.append(f"  memcpy(in.{t.c_name}, t{k}, sizeof t{k});")
         lines.append(
             f"  if ({m.symbol('run')}({', '.join(device_args)}) != 0) return 5;"
         )
+        lines += end
         for k, t in enumerate(m.outputs, len(m.inputs)):
             lines.append(f"  memcpy(t{k}, out.{t.c_name}, sizeof t{k});")
     else:
         lines.append(f"  {m.typedef('Inputs')} in = {{{', '.join(ins) or '0'}}};")
         lines.append(f"  {m.typedef('Outputs')} out = {{{', '.join(outs) or '0'}}};")
         run_args = ", ".join(["&in", "&out", *device_args])
+        lines += loop
         lines.append(f"  if ({m.symbol('run')}({run_args}) != 0) return 5;")
+        lines += end
     for k in range(len(m.inputs), len(tensors)):
         lines.append(f"  if (io(argv[{k + 1}], t{k}, sizeof t{k}, 1)) return 4;")
     lines += ["  return 0;", "}", ""]

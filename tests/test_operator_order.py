@@ -189,9 +189,9 @@ def test_scale_graph_order_is_kept_when_no_better() -> None:
     assert CALL_ORDER not in _entry_attributes(lowered)
 
 
-# Fuzz cases whose memory-aware order differs from the source order (11 of
-# the seeds 0-299 do; 13.5% smaller liveness peak on average, 31% at most).
-REORDERED_FUZZ_SEEDS = (157, 263, 283)
+# Fuzz cases whose memory-aware order differs from the source order (7 of
+# the seeds 0-299 do since the generator makes slices, state and tails).
+REORDERED_FUZZ_SEEDS = (9, 11, 222)
 
 
 def test_reordered_fuzz_graphs_match_the_oracle() -> None:
