@@ -11,9 +11,10 @@ What is refused, with a ``TFLiteImportError`` naming the operator and its
 index: custom operators (e.g. TFLM's audio front end, an Ethos-U command
 stream), builtin operators without a converter (``tflite_ops.CONVERTERS``),
 hybrid operators (float activations with int8 weights) and type
-combinations a converter does not support. A dynamic batch (``-1`` in the
-first dimension of ``shape_signature``) is imported as 1; any other dynamic
-dimension is refused.
+combinations a converter does not support. A dynamic dimension (``-1`` in
+``shape_signature``) is imported at its stored size, as TFLite Micro runs it
+(the stored batch of the models here is 1); the reader warns about dynamic
+dimensions other than the batch.
 
 Weights stay in the module as ``dense<...>`` attributes; xDSL prints those
 with more than 100 elements as one hex string (``dense<"0x...">``), which
@@ -172,20 +173,15 @@ def _custom_reason(op: Operator) -> str:
 
 
 def _io_type(model: Model, t: Tensor) -> TensorType:
-    """The tensor type of a model input/output; batch -1 becomes 1."""
+    """The tensor type of a model input/output: its stored shape, as TFLite
+    Micro runs it (a dynamic dimension in ``shape_signature``, the batch's or
+    another's, is the stored size; the reader warns about the others)."""
     if t.dtype is None:
         raise model.error(
             f"model input/output '{t.name}' has unsupported type {t.type_name}"
         )
-    signature = t.shape_signature or t.shape
-    if any(d < 0 for d in signature[1:]):
-        raise model.error(
-            f"tensor '{t.name}' has a dynamic dimension ({list(signature)}); only a "
-            "dynamic batch (first dimension) is supported"
-        )
-    shape = tuple(1 if d < 0 else d for d in t.shape)
     try:
-        return tensor_type(t.dtype, shape)
+        return tensor_type(t.dtype, t.shape)
     except KeyError:
         raise model.error(
             f"model input/output '{t.name}' has unsupported type {t.type_name}"
