@@ -4,9 +4,17 @@ The importer computes requantisation parameters exactly as TFLite Micro's
 kernels do in their ``Prepare`` step (``quantization_util.cc``,
 ``kernel_util.cc``, ``*_common.cc``), so that the relay chain it emits is
 bit-exact with the interpreter. Every function names the TFLite function it
-mirrors; the precision of each intermediate (float32 vs double) is TFLite's,
-which matters for bit-exactness (e.g. FULLY_CONNECTED multiplies the input
-and filter scales in float32, CONV_2D in double).
+mirrors. The precision of each intermediate (float32 vs double) decides the
+last bits of a multiplier, and it is that of the reference, the
+``tflite-micro`` package's interpreter: its build widens the float32 scales
+to double before every product and quotient (read from the machine code of
+its ``Prepare`` functions, ``cvtss2sd`` then ``mulsd``/``divsd``), also where
+the C++ sources compute in float (``leaky_relu_common.cc``,
+``hard_swish_common.cc``, ``svdf_common.cc``, ``GetQuantizedConvolution
+Multipler``); the exceptions are spelled out (HARD_SWISH's high-resolution
+input scale, the fused activations' ``Quantize``).
+``tests/test_quantize_multipliers.py`` checks each formula against the
+interpreter at scales where float32 and double disagree.
 
 Nothing here imports xDSL.
 """
@@ -86,10 +94,73 @@ def conv_multipliers(
 def fully_connected_multiplier(
     input_scale: float, filter_scale: float, output_scale: float
 ) -> tuple[int, int]:
-    """Per-tensor FULLY_CONNECTED (``GetQuantizedConvolutionMultipler``): the
-    input and filter scales are multiplied in float32, then divided in double."""
-    product = float(np.float32(input_scale) * np.float32(filter_scale))
-    return quantize_multiplier(product / float(output_scale))
+    """Per-tensor FULLY_CONNECTED and the LSTM's gates
+    (``GetQuantizedConvolutionMultipler``): ``double(input_scale) *
+    double(filter_scale) / double(output_scale)`` (the sources multiply in
+    float32; the interpreter's build in double)."""
+    return quantize_multiplier(
+        float(input_scale) * float(filter_scale) / float(output_scale)
+    )
+
+
+def leaky_relu_alpha_multiplier(
+    input_scale: float, alpha: float, output_scale: float
+) -> tuple[int, int]:
+    """LEAKY_RELU's multiplier of negative inputs (``CalculateOpDataLeakyRelu``):
+    ``double(input_scale) * double(alpha) / double(output_scale)``; ``alpha``
+    is the option's float32."""
+    return quantize_multiplier(
+        float(input_scale) * float(np.float32(alpha)) / float(output_scale)
+    )
+
+
+HARD_SWISH_RELUISH_SCALE = 3.0 / 32768.0
+"""``reluish_scale`` of HARD_SWISH (exact in float32)."""
+
+
+def hard_swish_multipliers(
+    input_scale: float, output_scale: float
+) -> tuple[tuple[int, int], tuple[int, int]]:
+    """int8 HARD_SWISH (``HardSwishPrepare``): the 32-bit ``(multiplier,
+    exponent)`` of the output and of the "reluish" value, before
+    ``DownScaleInt32ToInt16Multiplier``. The high-resolution input scale is
+    the float32 product ``(1.0f / 128.0f) * input_scale``; the two quotients
+    by the output scale and by ``3 / 32768`` are in double."""
+    hires = float(np.float32(np.float32(1.0 / 128.0) * np.float32(input_scale)))
+    return (
+        quantize_multiplier(hires / float(output_scale)),
+        quantize_multiplier(hires / HARD_SWISH_RELUISH_SCALE),
+    )
+
+
+def div_multiplier(
+    input1_scale: float, input2_scale: float, output_scale: float
+) -> tuple[int, int]:
+    """int8 DIV (``DivPrepare``): ``double(s1) / (double(s2) * double(s_out))``."""
+    return quantize_multiplier(
+        float(input1_scale) / (float(input2_scale) * float(output_scale))
+    )
+
+
+def svdf_multipliers(
+    input_scale: float,
+    weights_feature_scale: float,
+    weights_time_scale: float,
+    state_scale: float,
+    output_scale: float,
+) -> tuple[tuple[int, int], tuple[int, int]]:
+    """int8 SVDF (``PrepareSvdf``): ``effective_scale_1 = input ·
+    weights_feature / state`` and ``effective_scale_2 = state · weights_time /
+    output``, each in double (the sources compute them in float32; the
+    interpreter's build in double)."""
+    return (
+        quantize_multiplier(
+            float(input_scale) * float(weights_feature_scale) / float(state_scale)
+        ),
+        quantize_multiplier(
+            float(state_scale) * float(weights_time_scale) / float(output_scale)
+        ),
+    )
 
 
 def _quantize_f32(value: float, scale: float, zero_point: int) -> int:
@@ -188,9 +259,11 @@ def softmax_params(beta: float, input_scale: float) -> tuple[int, int, int]:
 
 
 def requantize_multiplier(input_scale: float, output_scale: float) -> tuple[int, int]:
-    """Integer -> integer QUANTIZE (``PrepareQuantizeReference``: int8, int16
-    and int32 in and out):
-    ``QuantizeMultiplier(double(input_scale) / double(output_scale))``."""
+    """``QuantizeMultiplier(double(input_scale) / double(output_scale))``:
+    integer -> integer QUANTIZE (``PrepareQuantizeReference``: int8, int16
+    and int32 in and out), MEAN and SUM (``PrepareMeanOrSum``), RELU
+    (``ReluPrepare``), ABS (``SetAbsOutputMultiplier``) and LEAKY_RELU's
+    identity multiplier (``CalculateOpDataLeakyRelu``)."""
     return quantize_multiplier(float(input_scale) / float(output_scale))
 
 

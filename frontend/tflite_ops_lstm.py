@@ -13,7 +13,8 @@ activations with int8 weights).
 The integer parameters are the ones TFLM's ``Prepare`` computes
 (``lstm_eval_common.cc``): each gate's two FCs requantise to the Q3.12 gate
 scale 2^-12 (``GetQuantizedConvolutionMultipler``: input and weight scale
-multiplied in float32, divided in double); the three products of Q0.15
+multiplied and divided in double, ``quantization.fully_connected_multiplier``);
+the three products of Q0.15
 values (scale 2^-15) requantise to the cell scale and to the hidden state's
 scale (``CreateInterGateMulParams``, in double); the cell scale's power of
 two is ``round(log2(scale))`` (``CheckedLog2``) and the cell clip
