@@ -27,6 +27,7 @@ same keys is parsed in the same process, so they are not used.)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -36,6 +37,7 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from usmp.dialects.relay import INPUT_TENSOR_NAMES, OUTPUT_TENSOR_NAMES
+from usmp.frontend import quantization as q
 from usmp.frontend.builder import RelayBuilder, sanitize_name, tensor_type
 from usmp.frontend.tflite_ops import CONVERTERS
 from usmp.frontend.tflite_reader import (
@@ -77,6 +79,9 @@ def import_model(model: Model, outputs: Sequence[int] | None = None) -> ModuleOp
         builder.begin(op)
         try:
             CONVERTERS[op.opcode](builder)
+        except (q.ScaleError, ArithmeticError) as e:
+            # scales for which TFLite Micro's Prepare is undefined
+            raise model.op_error(op, scale_problem(model, op, str(e))) from None
         except (VerifyException, ValueError) as e:
             # a relay op's verifier (attribute ranges) or TFLite's
             # requantisation arithmetic refusing the operator's parameters
@@ -115,6 +120,31 @@ def import_model(model: Model, outputs: Sequence[int] | None = None) -> ModuleOp
             f"internal error: the imported module does not verify: {e}"
         ) from e
     return module
+
+
+def scale_problem(model: Model, op: Operator, why: str) -> str:
+    """The message of a ``ScaleError`` in ``op``'s conversion: the tensors of
+    the operator whose scales are not finite positive numbers (the usual
+    culprits), why TFLite Micro's computation is undefined, and what is
+    required."""
+    odd = []
+    for what, indices in (("input", op.inputs), ("output", op.outputs)):
+        for k, index in enumerate(indices):
+            quant = model.tensors[index].quantization if index >= 0 else None
+            if quant is None:
+                continue
+            bad = [s for s in quant.scales if not (math.isfinite(s) and s > 0)]
+            if bad:
+                t = model.tensors[index]
+                odd.append(
+                    f"{what} {k} '{t.name}' (tensor {index}) has quantisation "
+                    f"scale {bad[0]}"
+                )
+    culprits = "; ".join(odd) + ": " if odd else ""
+    return (
+        f"{culprits}{why}; TFLite Micro's result is undefined there, so the "
+        "operator needs finite, positive scales"
+    )
 
 
 def check_supported(model: Model) -> None:

@@ -586,6 +586,11 @@ def convert_quantize(b: RelayBuilder) -> None:
                 f"unsupported output type {_type(out)} (INT8 or INT16; TFLite "
                 "Micro quantises FLOAT32 to no other)"
             )
+        if out_q.scale == 0 or math.isnan(out_q.scale):
+            raise q.ScaleError(
+                f"the output scale is {out_q.scale}: TFLite Micro divides by it and "
+                "converts the infinite or NaN quotient to an int, undefined"
+            )
         value = QuantizeOp(
             b.value(x), out_q.scale, out_q.zero_point, element_type(dtype)
         )

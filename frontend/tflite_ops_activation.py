@@ -78,11 +78,6 @@ from usmp.frontend.tflite_ops_elementwise import (
 _INT8_MIN, _INT8_MAX = -128, 127
 
 
-def _fpm(b: RelayBuilder, x: SSAValue, real: float) -> SSAValue:
-    m, s = q.quantize_multiplier(real)
-    return b.emit(FixedPointMultiplyOp(x, [m], [s]))
-
-
 def _to_int8(b: RelayBuilder, acc: SSAValue, zero_point: int) -> SSAValue:
     """``acc + zero_point`` clamped to int8 and cast."""
     return _to_quantized(b, acc, zero_point, np.dtype("int8"))
@@ -172,11 +167,12 @@ def convert_prelu(b: RelayBuilder) -> None:
     alpha_q = _per_tensor(b, alpha, "alpha")
     pos, neg = _positive_negative(b, _centered_i32(b, x, in_q.zero_point), "int32")
     product = b.emit(MultiplyOp(neg, _centered_i32(b, alpha, alpha_q.zero_point)))
-    s_in, s_alpha, s_out = (q.f32(s) for s in (in_q.scale, alpha_q.scale, out_q.scale))
+    m1, s1 = q.requantize_multiplier(in_q.scale, out_q.scale)
+    m2, s2 = q.mul_multiplier(in_q.scale, alpha_q.scale, out_q.scale)
     acc = b.emit(
         AddOp(
-            _fpm(b, pos, s_in / s_out),
-            _fpm(b, product, s_in * s_alpha / s_out),
+            b.emit(FixedPointMultiplyOp(pos, [m1], [s1])),
+            b.emit(FixedPointMultiplyOp(product, [m2], [s2])),
         )
     )
     _bind(b, out, _to_int8(b, acc, out_q.zero_point))
@@ -281,24 +277,22 @@ def convert_squared_difference(b: RelayBuilder) -> None:
         return
     q1, q2 = _per_tensor(b, x1, "input 1"), _per_tensor(b, x2, "input 2")
     out_q = _per_tensor(b, out, "output")
-    s1, s2, s_out = (q.f32(t.scale) for t in (q1, q2, out_q))
-    twice_max = 2.0 * max(s1, s2)
     shift = _SQUARED_DIFFERENCE_LEFT_SHIFT
     if kind == "int16":  # no left shift: 32767^2 already fills the i32
         _expect_symmetric(b, [(x1, q1), (x2, q2), (out, out_q)])
         shift = 0
+    m1, m2, m_out = q.squared_difference_multipliers(
+        q1.scale, q2.scale, out_q.scale, shift
+    )
     scaled = []
-    for t, quant, scale in ((x1, q1, s1), (x2, q2, s2)):
+    for t, quant, (m, e) in ((x1, q1, m1), (x2, q2, m2)):
         v = _centered_i32(b, t, quant.zero_point)
         v = b.emit(MultiplyOp(v, _i32(b, 1 << shift)))
-        m, e = q.quantize_multiplier_smaller_than_one_exp(scale / twice_max)
         scaled.append(b.emit(FixedPointMultiplyOp(v, [m], [e])))
     diff = b.emit(SubtractOp(scaled[0], scaled[1]))
     square = b.emit(MultiplyOp(diff, diff))
-    real = twice_max * twice_max / q.f32((1 << (2 * shift)) * s_out)
-    result = _to_quantized(
-        b, _fpm(b, square, real), out_q.zero_point, np.dtype(out.dtype)
-    )
+    square = b.emit(FixedPointMultiplyOp(square, [m_out[0]], [m_out[1]]))
+    result = _to_quantized(b, square, out_q.zero_point, np.dtype(out.dtype))
     _bind(b, out, result)
 
 

@@ -350,20 +350,19 @@ def _read_quantization(
     checked here: TFLite Micro reads it only where a kernel uses per-channel
     scales (the weights of the convolutions and FULLY_CONNECTED), and ignores
     it elsewhere (``person_detect.tflite``'s 1-d biases say dimension 3), so
-    the converters that use per-channel scales check it."""
+    the converters that use per-channel scales check it. Scales are not
+    checked either (TFLite Micro loads 0, negative, NaN and infinite ones):
+    an operator that computes with a scale refuses it where TFLite Micro's
+    result is undefined (``quantization.ScaleError``)."""
     if q is None or q.ScaleLength() == 0 or q.ZeroPointLength() == 0:
         return None
-    scales = tuple(float(s) for s in q.ScaleAsNumpy())
+    # every NaN is the one ``math.nan`` object, so that equal quantisations
+    # compare equal (tuples compare identical elements as equal)
+    scales = tuple(math.nan if s != s else float(s) for s in q.ScaleAsNumpy())
     zps = _ints(q.ZeroPointAsNumpy())
     if len(zps) != len(scales):
         zps = (zps[0],) * len(scales)
     axis = int(q.QuantizedDimension())
-    if not all(math.isfinite(s) and s >= 0 for s in scales):
-        raise TFLiteImportError(
-            name,
-            f"{where}: quantisation scales must be finite and not negative, got "
-            f"{_summary(scales)}",
-        )
     lo, hi = _ZERO_POINT_RANGES.get(type_name, _INT32_RANGE)
     if not all(lo <= z <= hi for z in zps):
         raise TFLiteImportError(
