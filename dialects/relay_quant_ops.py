@@ -106,10 +106,13 @@ class FixedPointMultiplyOp(RelayOperator):
 
 
 def _check_quant_params(
-    name: str, scale: float, zero_point: int, int_type: Attribute
+    name: str, scale: float, zero_point: int, int_type: Attribute, divides: bool
 ) -> None:
-    if not (math.isfinite(scale) and scale > 0):
-        fail(name, f"scale {scale} must be a positive finite number")
+    """``scale`` is any float where it multiplies (dequantize: IEEE products,
+    as TFLite Micro's), and neither 0 nor NaN where it divides (quantize:
+    every quotient would be infinite or NaN, with no integer to round to)."""
+    if divides and (scale == 0 or math.isnan(scale)):
+        fail(name, f"scale {scale} divides the input: it must be a number other than 0")
     assert isinstance(int_type, IntegerType)
     lo, hi = int_range(int_type)
     if not lo <= zero_point <= hi:
@@ -169,7 +172,9 @@ class QuantizeOp(AffineQuantOp):
         expected = TensorType(dst.element_type, src.get_shape())
         if dst != expected:
             fail(self.name, f"result type {dst} is wrong, expected {expected}")
-        _check_quant_params(self.name, self.scale, self.zero_point, dst.element_type)
+        _check_quant_params(
+            self.name, self.scale, self.zero_point, dst.element_type, divides=True
+        )
 
 
 @relay_op_definition
@@ -195,5 +200,7 @@ class DequantizeOp(AffineQuantOp):
                 f"operand element type {t.element_type} is not an integer type "
                 "(expected i8, i16, i32, i64 or ui8)",
             )
-        _check_quant_params(self.name, self.scale, self.zero_point, t.element_type)
+        _check_quant_params(
+            self.name, self.scale, self.zero_point, t.element_type, divides=False
+        )
         return TensorType(f32, t.get_shape())

@@ -11,9 +11,10 @@ What is refused, with a ``TFLiteImportError`` naming the operator and its
 index: custom operators (e.g. TFLM's audio front end, an Ethos-U command
 stream), builtin operators without a converter (``tflite_ops.CONVERTERS``),
 hybrid operators (float activations with int8 weights) and type
-combinations a converter does not support. A dynamic batch (``-1`` in the
-first dimension of ``shape_signature``) is imported as 1; any other dynamic
-dimension is refused.
+combinations a converter does not support. A dynamic dimension (``-1`` in
+``shape_signature``) is imported at its stored size, as TFLite Micro runs it
+(the stored batch of the models here is 1); the reader warns about dynamic
+dimensions other than the batch.
 
 Weights stay in the module as ``dense<...>`` attributes; xDSL prints those
 with more than 100 elements as one hex string (``dense<"0x...">``), which
@@ -26,6 +27,7 @@ same keys is parsed in the same process, so they are not used.)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,6 +37,7 @@ from xdsl.ir import Block, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from usmp.dialects.relay import INPUT_TENSOR_NAMES, OUTPUT_TENSOR_NAMES
+from usmp.frontend import quantization as q
 from usmp.frontend.builder import RelayBuilder, sanitize_name, tensor_type
 from usmp.frontend.tflite_ops import CONVERTERS
 from usmp.frontend.tflite_reader import (
@@ -76,6 +79,9 @@ def import_model(model: Model, outputs: Sequence[int] | None = None) -> ModuleOp
         builder.begin(op)
         try:
             CONVERTERS[op.opcode](builder)
+        except (q.ScaleError, ArithmeticError) as e:
+            # scales for which TFLite Micro's Prepare is undefined
+            raise model.op_error(op, scale_problem(model, op, str(e))) from None
         except (VerifyException, ValueError) as e:
             # a relay op's verifier (attribute ranges) or TFLite's
             # requantisation arithmetic refusing the operator's parameters
@@ -114,6 +120,31 @@ def import_model(model: Model, outputs: Sequence[int] | None = None) -> ModuleOp
             f"internal error: the imported module does not verify: {e}"
         ) from e
     return module
+
+
+def scale_problem(model: Model, op: Operator, why: str) -> str:
+    """The message of a ``ScaleError`` in ``op``'s conversion: the tensors of
+    the operator whose scales are not finite positive numbers (the usual
+    culprits), why TFLite Micro's computation is undefined, and what is
+    required."""
+    odd = []
+    for what, indices in (("input", op.inputs), ("output", op.outputs)):
+        for k, index in enumerate(indices):
+            quant = model.tensors[index].quantization if index >= 0 else None
+            if quant is None:
+                continue
+            bad = [s for s in quant.scales if not (math.isfinite(s) and s > 0)]
+            if bad:
+                t = model.tensors[index]
+                odd.append(
+                    f"{what} {k} '{t.name}' (tensor {index}) has quantisation "
+                    f"scale {bad[0]}"
+                )
+    culprits = "; ".join(odd) + ": " if odd else ""
+    return (
+        f"{culprits}{why}; TFLite Micro's result is undefined there, so the "
+        "operator needs finite, positive scales"
+    )
 
 
 def check_supported(model: Model) -> None:
@@ -172,20 +203,15 @@ def _custom_reason(op: Operator) -> str:
 
 
 def _io_type(model: Model, t: Tensor) -> TensorType:
-    """The tensor type of a model input/output; batch -1 becomes 1."""
+    """The tensor type of a model input/output: its stored shape, as TFLite
+    Micro runs it (a dynamic dimension in ``shape_signature``, the batch's or
+    another's, is the stored size; the reader warns about the others)."""
     if t.dtype is None:
         raise model.error(
             f"model input/output '{t.name}' has unsupported type {t.type_name}"
         )
-    signature = t.shape_signature or t.shape
-    if any(d < 0 for d in signature[1:]):
-        raise model.error(
-            f"tensor '{t.name}' has a dynamic dimension ({list(signature)}); only a "
-            "dynamic batch (first dimension) is supported"
-        )
-    shape = tuple(1 if d < 0 else d for d in t.shape)
     try:
-        return tensor_type(t.dtype, shape)
+        return tensor_type(t.dtype, t.shape)
     except KeyError:
         raise model.error(
             f"model input/output '{t.name}' has unsupported type {t.type_name}"

@@ -160,16 +160,24 @@ def _check_shape(b: RelayBuilder, value: SSAValue, out: Tensor) -> None:
         )
 
 
-def _symmetric_weights(
-    b: RelayBuilder, w: Tensor, channels: int, axis: int
-) -> Quantization:
+def _symmetric_weights(b: RelayBuilder, w: Tensor, channels: int) -> Quantization:
+    """The weights' quantisation: zero points 0; one scale, or one per output
+    channel (``channels``) along a dimension of the weights with that many
+    entries. TFLite Micro checks just that (``filter->dims->data[
+    quantized_dimension] == num_channels``) and reads scale ``i`` for output
+    channel ``i`` whichever dimension the file names."""
     quant = _quant(b, w, "weights")
     if any(zp != 0 for zp in quant.zero_points):
         raise b.error(f"int8 weights '{w.name}' must be symmetric (zero point 0)")
-    if quant.per_channel and (len(quant.scales) != channels or quant.axis != axis):
+    dim = quant.axis
+    if quant.per_channel and (
+        len(quant.scales) != channels
+        or not (0 <= dim < len(w.shape) and w.shape[dim] == channels)
+    ):
         raise b.error(
             f"weights '{w.name}' have {len(quant.scales)} scales along dimension "
-            f"{quant.axis}; expected per-tensor or {channels} along dimension {axis}"
+            f"{dim} of shape {list(w.shape)}; expected one scale, or one per output "
+            f"channel ({channels}) along a dimension of that size"
         )
     return quant
 
@@ -314,14 +322,14 @@ def _conv(b: RelayBuilder, depthwise: bool) -> None:
         multiplier = opts.DepthMultiplier()
         if multiplier not in (0, out_c // in_c):  # 0: deprecated, derived from shapes
             raise b.error(f"depth multiplier {multiplier} != {out_c} / {in_c}")
-        groups, quant_axis = in_c, 3
+        groups = in_c
         weight = b.tensor_constant(w, "HWIO", lambda a: a.reshape(kh, kw, 1, out_c))
         kernel_layout = "HWIO"
     else:
         out_c, kh, kw, w_in_c = w.shape
         if in_c % w_in_c:
             raise b.error(f"{in_c} input channels is not a multiple of {w_in_c}")
-        groups, quant_axis = in_c // w_in_c, 0
+        groups = in_c // w_in_c
         # int8: keep TFLite's OHWI (each output channel's taps contiguous, the
         # input-channel loop vectorises); float: HWIO (neighbouring output
         # channels contiguous, what the lowering's 4-channel jam reads)
@@ -357,14 +365,14 @@ def _conv(b: RelayBuilder, depthwise: bool) -> None:
     elif kind == "hybrid":
         from usmp.frontend.tflite_ops_hybrid import hybrid_conv
 
-        _symmetric_weights(b, w, out_c, quant_axis)
+        _symmetric_weights(b, w, out_c)
         if groups != 1:
             raise b.error("hybrid CONV_2D with groups is not supported")
         acc = hybrid_conv(b, x, w, lambda data: conv(data=data))
         result = _float_activation(b, _bias(b, acc, 2, kind, out_c), act)
     else:
         in_q = _per_tensor(b, x, "input")
-        w_q = _symmetric_weights(b, w, out_c, quant_axis)
+        w_q = _symmetric_weights(b, w, out_c)
         # int16: a zero point != 0 is refused by the output stage
         zero_point = in_q.zero_point if kind == "int8" else 0
         acc = _bias(b, conv(zero_point), 2, kind, out_c, not depthwise)
@@ -406,13 +414,13 @@ def convert_fully_connected(b: RelayBuilder) -> None:
     elif kind == "hybrid":
         from usmp.frontend.tflite_ops_hybrid import hybrid_fully_connected
 
-        w_q = _symmetric_weights(b, w, n, 0)
+        w_q = _symmetric_weights(b, w, n)
         asymmetric = opts is not None and bool(opts.AsymmetricQuantizeInputs())
         acc = hybrid_fully_connected(b, data, weight, w, w_q, asymmetric)
         result = _float_activation(b, _bias(b, acc, 2, kind, n), act)
     else:
         in_q = _per_tensor(b, x, "input")
-        w_q = _symmetric_weights(b, w, n, 0)
+        w_q = _symmetric_weights(b, w, n)
         acc = b.emit(
             DenseOp(
                 data,
@@ -577,6 +585,11 @@ def convert_quantize(b: RelayBuilder) -> None:
             raise b.error(
                 f"unsupported output type {_type(out)} (INT8 or INT16; TFLite "
                 "Micro quantises FLOAT32 to no other)"
+            )
+        if out_q.scale == 0 or math.isnan(out_q.scale):
+            raise q.ScaleError(
+                f"the output scale is {out_q.scale}: TFLite Micro divides by it and "
+                "converts the infinite or NaN quotient to an int, undefined"
             )
         value = QuantizeOp(
             b.value(x), out_q.scale, out_q.zero_point, element_type(dtype)

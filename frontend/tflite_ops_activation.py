@@ -6,17 +6,17 @@ nest); int8 follows TFLite Micro's reference kernels bit for bit:
 
 * ABS (``elementwise.cc``; int8, and int16 with zero points 0):
   ``|x - zp_in|`` in i32, then ``+ zp_out`` when the scales are equal, else
-  ``MultiplyByQuantizedMultiplier`` by ``QuantizeMultiplier(double(float(s_in
-  / s_out)))`` first; float is ``max(x, -x)``;
+  ``MultiplyByQuantizedMultiplier`` by ``QuantizeMultiplier(double(s_in) /
+  double(s_out))`` first; float is ``max(x, -x)``;
 * NEG: float only (TFLite Micro's kernel refuses int8), ``x * -1``;
 * RELU_N1_TO_1: ``clip(-1, 1)`` (float; int8 in the quantised domain with
   one quantisation, as RELU). TFLite Micro has no kernel: the oracle decides;
 * LEAKY_RELU (``leaky_relu_common.cc``; int8 and int16, clamped to the
   output type): ``x >= 0`` scaled by the identity
-  multiplier ``float(s_in / s_out)``, ``x < 0`` by the alpha multiplier
-  ``s_in * alpha / s_out``, both ``MultiplyByQuantizedMultiplier`` on
-  ``x - zp_in`` (the alpha multiplier computed in double; a negative one
-  rounds as ``-fpm(x, |m|)``, measured on TFLite Micro); since each branch
+  multiplier ``s_in / s_out``, ``x < 0`` by the alpha multiplier
+  ``s_in * alpha / s_out``, both in double and ``MultiplyByQuantizedMultiplier``
+  on ``x - zp_in`` (a negative alpha multiplier rounds as ``-fpm(x, |m|)``,
+  measured on TFLite Micro); since each branch
   maps 0 to 0 this is
   ``fpm(max(x, 0)) + fpm(min(x, 0))``. Float: ``max(x, 0) + alpha * min(x, 0)``
   (exactly one term is non-zero, so it equals ``x > 0 ? x : alpha * x``);
@@ -25,7 +25,8 @@ nest); int8 follows TFLite Micro's reference kernels bit for bit:
   ``double(s_in) * double(s_alpha) / double(s_out)``;
 * DIV: float ``relay.divide``; int8 ``relay.quantized_divide`` (TFLite
   Micro's per-element reciprocal in fixed point, data-dependent shifts) on
-  the centred operands, then the output zero point and the clamp;
+  the centred operands by ``double(s1) / (double(s2) * double(s_out))``,
+  then the output zero point and the clamp;
 * HARD_SWISH: float ``x * clip(x + 3, 0, 6) * (1/6)`` (TFLite divides by 6:
   within an ulp); int8 is TFLite Micro's fixed-point ``reference_ops::
   HardSwish`` step by step on i32 values that stay in int16's range: the
@@ -77,11 +78,6 @@ from usmp.frontend.tflite_ops_elementwise import (
 _INT8_MIN, _INT8_MAX = -128, 127
 
 
-def _fpm(b: RelayBuilder, x: SSAValue, real: float) -> SSAValue:
-    m, s = q.quantize_multiplier(real)
-    return b.emit(FixedPointMultiplyOp(x, [m], [s]))
-
-
 def _to_int8(b: RelayBuilder, acc: SSAValue, zero_point: int) -> SSAValue:
     """``acc + zero_point`` clamped to int8 and cast."""
     return _to_quantized(b, acc, zero_point, np.dtype("int8"))
@@ -120,7 +116,8 @@ def convert_abs(b: RelayBuilder) -> None:
     negated = b.emit(MultiplyOp(centered, b.scalar(-1, "int32")))
     acc = b.emit(MaximumOp(centered, negated))
     if q.f32(in_q.scale) != q.f32(out_q.scale):
-        acc = _fpm(b, acc, q.f32(q.f32(in_q.scale) / q.f32(out_q.scale)))
+        m, s = q.requantize_multiplier(in_q.scale, out_q.scale)
+        acc = b.emit(FixedPointMultiplyOp(acc, [m], [s]))
     _bind(b, out, _to_quantized(b, acc, out_q.zero_point, np.dtype(out.dtype)))
 
 
@@ -147,14 +144,15 @@ def convert_leaky_relu(b: RelayBuilder) -> None:
         _bind(b, out, b.emit(AddOp(pos, scaled)))
         return
     in_q, out_q = _per_tensor(b, x, "input"), _per_tensor(b, out, "output")
-    s_in, s_out = q.f32(in_q.scale), q.f32(out_q.scale)
     pos, neg = _positive_negative(b, _centered_i32(b, x, in_q.zero_point), "int32")
-    # the alpha multiplier in double; a negative one rounds as -fpm(x, |m|)
-    real_alpha = s_in * q.f32(alpha) / s_out
-    scaled = _fpm(b, neg, abs(real_alpha))
-    if real_alpha < 0:
+    # a negative alpha multiplier rounds as -fpm(x, |m|)
+    m_alpha, s_alpha = q.leaky_relu_alpha_multiplier(in_q.scale, alpha, out_q.scale)
+    scaled = b.emit(FixedPointMultiplyOp(neg, [abs(m_alpha)], [s_alpha]))
+    if m_alpha < 0:
         scaled = b.emit(MultiplyOp(scaled, b.scalar(-1, "int32")))
-    acc = b.emit(AddOp(_fpm(b, pos, q.f32(s_in / s_out)), scaled))
+    m_identity, s_identity = q.requantize_multiplier(in_q.scale, out_q.scale)
+    identity = b.emit(FixedPointMultiplyOp(pos, [m_identity], [s_identity]))
+    acc = b.emit(AddOp(identity, scaled))
     _bind(b, out, _to_quantized(b, acc, out_q.zero_point, np.dtype(out.dtype)))
 
 
@@ -169,11 +167,12 @@ def convert_prelu(b: RelayBuilder) -> None:
     alpha_q = _per_tensor(b, alpha, "alpha")
     pos, neg = _positive_negative(b, _centered_i32(b, x, in_q.zero_point), "int32")
     product = b.emit(MultiplyOp(neg, _centered_i32(b, alpha, alpha_q.zero_point)))
-    s_in, s_alpha, s_out = (q.f32(s) for s in (in_q.scale, alpha_q.scale, out_q.scale))
+    m1, s1 = q.requantize_multiplier(in_q.scale, out_q.scale)
+    m2, s2 = q.mul_multiplier(in_q.scale, alpha_q.scale, out_q.scale)
     acc = b.emit(
         AddOp(
-            _fpm(b, pos, s_in / s_out),
-            _fpm(b, product, s_in * s_alpha / s_out),
+            b.emit(FixedPointMultiplyOp(pos, [m1], [s1])),
+            b.emit(FixedPointMultiplyOp(product, [m2], [s2])),
         )
     )
     _bind(b, out, _to_int8(b, acc, out_q.zero_point))
@@ -184,9 +183,8 @@ def convert_prelu(b: RelayBuilder) -> None:
 _INT16_MIN, _INT16_MAX = -32768, 32767
 
 
-def _int16_multiplier(real: float) -> tuple[int, int]:
-    """``QuantizeMultiplier`` then ``DownScaleInt32ToInt16Multiplier``."""
-    m32, exponent = q.quantize_multiplier(real)
+def _int16_multiplier(m32: int, exponent: int) -> tuple[int, int]:
+    """``DownScaleInt32ToInt16Multiplier`` of a ``QuantizeMultiplier``."""
     if m32 >= (1 << 31) - 1 - (1 << 15):
         return _INT16_MAX, exponent
     return (m32 + (1 << 15)) >> 16, exponent
@@ -231,9 +229,9 @@ def convert_hard_swish(b: RelayBuilder) -> None:
         _bind(b, out, b.emit(MultiplyOp(product, sixth)))
         return
     in_q, out_q = _per_tensor(b, x, "input"), _per_tensor(b, out, "output")
-    hires_scale = q.f32(q.f32(in_q.scale) / 128.0)
-    out_m16, out_exp = _int16_multiplier(q.f32(hires_scale / q.f32(out_q.scale)))
-    relu_m16, relu_exp = _int16_multiplier(q.f32(hires_scale / (3.0 / 32768.0)))
+    out_m32, relu_m32 = q.hard_swish_multipliers(in_q.scale, out_q.scale)
+    out_m16, out_exp = _int16_multiplier(*out_m32)
+    relu_m16, relu_exp = _int16_multiplier(*relu_m32)
     if out_exp > 0:
         raise b.error(
             f"input scale {in_q.scale} / 128 over output scale {out_q.scale} is "
@@ -279,24 +277,22 @@ def convert_squared_difference(b: RelayBuilder) -> None:
         return
     q1, q2 = _per_tensor(b, x1, "input 1"), _per_tensor(b, x2, "input 2")
     out_q = _per_tensor(b, out, "output")
-    s1, s2, s_out = (q.f32(t.scale) for t in (q1, q2, out_q))
-    twice_max = 2.0 * max(s1, s2)
     shift = _SQUARED_DIFFERENCE_LEFT_SHIFT
     if kind == "int16":  # no left shift: 32767^2 already fills the i32
         _expect_symmetric(b, [(x1, q1), (x2, q2), (out, out_q)])
         shift = 0
+    m1, m2, m_out = q.squared_difference_multipliers(
+        q1.scale, q2.scale, out_q.scale, shift
+    )
     scaled = []
-    for t, quant, scale in ((x1, q1, s1), (x2, q2, s2)):
+    for t, quant, (m, e) in ((x1, q1, m1), (x2, q2, m2)):
         v = _centered_i32(b, t, quant.zero_point)
         v = b.emit(MultiplyOp(v, _i32(b, 1 << shift)))
-        m, e = q.quantize_multiplier_smaller_than_one_exp(scale / twice_max)
         scaled.append(b.emit(FixedPointMultiplyOp(v, [m], [e])))
     diff = b.emit(SubtractOp(scaled[0], scaled[1]))
     square = b.emit(MultiplyOp(diff, diff))
-    real = twice_max * twice_max / q.f32((1 << (2 * shift)) * s_out)
-    result = _to_quantized(
-        b, _fpm(b, square, real), out_q.zero_point, np.dtype(out.dtype)
-    )
+    square = b.emit(FixedPointMultiplyOp(square, [m_out[0]], [m_out[1]]))
+    result = _to_quantized(b, square, out_q.zero_point, np.dtype(out.dtype))
     _bind(b, out, result)
 
 
@@ -306,7 +302,7 @@ def convert_squared_difference(b: RelayBuilder) -> None:
 def convert_div(b: RelayBuilder) -> None:
     """Float ``x1 / x2`` (``relay.divide``) and the fused activation; int8 as
     TFLite Micro's ``DivElementwise``: ``quantized_divide(x1 - zp1, x2 -
-    zp2)`` by ``QuantizeMultiplier(double(float(s1 / (s2 * s_out))))``,
+    zp2)`` by ``QuantizeMultiplier(double(s1) / (double(s2) * double(s_out)))``,
     then ``+ zp_out``, clamped to the fused activation's range."""
     x1, x2, out = b.required_input(0), b.required_input(1), b.output_tensor()
     act = _fused_activation(b)
@@ -322,9 +318,7 @@ def convert_div(b: RelayBuilder) -> None:
         )
     q1, q2 = _per_tensor(b, x1, "input 1"), _per_tensor(b, x2, "input 2")
     out_q = _per_tensor(b, out, "output")
-    f32 = np.float32  # TFLite Micro divides and multiplies the float scales
-    real = f32(q1.scale) / (f32(q2.scale) * f32(out_q.scale))
-    multiplier, shift = q.quantize_multiplier(float(real))
+    multiplier, shift = q.div_multiplier(q1.scale, q2.scale, out_q.scale)
     lowest = _lowest_div_exponent(q1.zero_point, q2.zero_point, shift)
     if lowest < 0:
         raise b.error(

@@ -129,7 +129,7 @@ def convert_transpose_conv(b: RelayBuilder) -> None:
         result = _float_activation(b, _bias(b, conv(), kind, out_c), act)
     else:
         in_q = _per_tensor(b, x, "input")
-        w_q = _symmetric_weights(b, w, out_c, 0)
+        w_q = _symmetric_weights(b, w, out_c)
         zero_point = in_q.zero_point if kind == "int8" else 0
         acc = _bias(b, conv(zero_point), kind, out_c)
         result = _output_stage(b, acc, x, w_q, out, act, axis=3)

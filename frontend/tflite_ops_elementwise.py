@@ -143,7 +143,7 @@ def convert_mul(b: RelayBuilder) -> None:
     if kind == "int16":
         _expect_symmetric(b, [(x1, q1), (x2, q2), (out, out_q)])
     # CalculateOpDataMul: double(s1) * double(s2) / double(s_out)
-    m, s = q.quantize_multiplier(float(q1.scale) * float(q2.scale) / float(out_q.scale))
+    m, s = q.mul_multiplier(q1.scale, q2.scale, out_q.scale)
     product = b.emit(
         MultiplyOp(
             _centered_i32(b, x1, q1.zero_point), _centered_i32(b, x2, q2.zero_point)
@@ -303,7 +303,7 @@ def _requantized_relu(b: RelayBuilder, x: Tensor, out: Tensor) -> None:
     if _affine(in_q) == _affine(out_q):
         _bind(b, out, b.emit(ClipOp(b.value(x), float(lo), float(type_max))))
         return
-    m, s = q.quantize_multiplier(float(in_q.scale) / float(out_q.scale))
+    m, s = q.requantize_multiplier(in_q.scale, out_q.scale)
     centered = _centered_i32(b, x, in_q.zero_point)
     result = b.requantize_i32(
         centered, [m], [s], -1, out_q.zero_point, lo, type_max, dtype

@@ -492,7 +492,14 @@ def _reduction_axes(b: RelayBuilder, x: Tensor) -> list[int]:
 
 def mean_multiplier(multiplier: int, shift: int, count: int) -> tuple[int, int]:
     """TFLM's ``QuantizedMeanOrSum`` folding of ``1 / count`` into the
-    output multiplier (``reduce.h``)."""
+    output multiplier (``reduce.h``): ``(int64(multiplier) << folded) /
+    count``. It shifts the multiplier left, undefined in C++17 for a negative
+    one (a negative input or output scale): ``ScaleError``."""
+    if multiplier < 0:
+        raise q.ScaleError(
+            f"input scale / output scale gives the multiplier {multiplier}; TFLite "
+            "Micro's MEAN shifts it left, undefined for a negative one"
+        )
     folded = min(count.bit_length() - 1, 32, 31 + shift)
     return (multiplier << folded) // count, shift - folded
 

@@ -13,7 +13,8 @@ activations with int8 weights).
 The integer parameters are the ones TFLM's ``Prepare`` computes
 (``lstm_eval_common.cc``): each gate's two FCs requantise to the Q3.12 gate
 scale 2^-12 (``GetQuantizedConvolutionMultipler``: input and weight scale
-multiplied in float32, divided in double); the three products of Q0.15
+multiplied and divided in double, ``quantization.fully_connected_multiplier``);
+the three products of Q0.15
 values (scale 2^-15) requantise to the cell scale and to the hidden state's
 scale (``CreateInterGateMulParams``, in double); the cell scale's power of
 two is ``round(log2(scale))`` (``CheckedLog2``) and the cell clip
@@ -26,7 +27,6 @@ else 0), the op's state operands, updated in place at every invocation.
 
 from __future__ import annotations
 
-import numpy as np
 from xdsl.ir import SSAValue
 
 from usmp.dialects.relay_lstm import LstmOp
@@ -105,16 +105,17 @@ def _integer_properties(
         (_NONLINEAR_OUTPUT_SCALE, _NONLINEAR_OUTPUT_SCALE, cell_scale),
         (_NONLINEAR_OUTPUT_SCALE, _NONLINEAR_OUTPUT_SCALE, hidden_scale),
     ]
-    pairs = [q.quantize_multiplier(a * c / o) for a, c, o in products]
+    pairs = [
+        q.quantize_multiplier(q.div(a * c, o), "Q0.15 scale * scale / output scale")
+        for a, c, o in products
+    ]
     if c_q.zero_point != 0:
         raise b.error(f"cell state '{cell.name}' must have zero point 0")
-    # CheckedLog2 in float32 (TFLM ignores whether the scale is an exact
-    # power of two)
-    log2 = np.log(np.float32(cell_scale)) * (np.float32(1) / np.log(np.float32(2)))
-    power = int(q.tflite_round(float(log2)))
+    # CheckedLog2 (TFLM ignores whether the scale is an exact power of two)
+    power, _ = q.checked_log2(cell_scale, "the cell state scale")
     clip = 0
     if cell_clip > 0:
-        clip = int(min(max(cell_clip / cell_scale, -32768.0), 32767.0))
+        clip = int(min(max(q.div(cell_clip, cell_scale), -32768.0), 32767.0))
     return {
         "gate_multipliers": multipliers,
         "gate_shifts": shifts,

@@ -8,8 +8,8 @@ output with int16 (or int8) time weights and state and an int32 bias
 TFLite variable tensor: a ``relay.state`` the op updates in place, starting
 from TFLM's reset value (``RelayBuilder.state``). The integer parameters are
 ``PrepareSvdf``'s: ``effective_scale_1 = input · weights_feature / state`` and
-``effective_scale_2 = state · weights_time / output``, each product and
-quotient in float32 then widened to double, through ``QuantizeMultiplier``.
+``effective_scale_2 = state · weights_time / output`` in double
+(``quantization.svdf_multipliers``), through ``QuantizeMultiplier``.
 A missing bias is a zero constant (TFLM's kernel reads a zero bias then).
 """
 
@@ -98,11 +98,7 @@ def convert_svdf(b: RelayBuilder) -> None:
         st, _ = _scale(b, wt, "weights_time")
         ss, zs = _scale(b, state, "activation_state")
         so, zo = _scale(b, out, "output")
-        f32 = np.float32
-        scale_1 = float(f32(f32(sx) * f32(sf)) / f32(ss))
-        scale_2 = float(f32(f32(ss) * f32(st)) / f32(so))
-        m1, s1 = q.quantize_multiplier(scale_1)
-        m2, s2 = q.quantize_multiplier(scale_2)
+        (m1, s1), (m2, s2) = q.svdf_multipliers(sx, sf, st, ss, so)
         props.update(
             input_zero_point=zx,
             state_zero_point=zs,

@@ -15,9 +15,16 @@ the operator's own kind. Errors in the file (damaged flatbuffer, several
 subgraphs, an index out of range...) are ``TFLiteImportError``: a located
 diagnostic naming the model file and the operator or tensor.
 
-Tensors without a name (TFLite allows them) are named ``tensor_<index>``;
-for a model input or output, whose name becomes a C field of the generated
-interface, ``Model.warnings`` says so.
+What TFLite Micro reads differently from the letter of the schema is read
+as TFLite Micro reads it, never refused, and ``Model.warnings`` says so:
+subgraphs after the first (``Invoke`` runs subgraph 0), builtin options of
+another kind than the opcode's (the defaults), a buffer larger than its
+tensor (the tensor's bytes from its start), a ``shape_signature`` that does
+not fit the shape (ignored), a dynamic dimension of a model input or output
+(the stored size). Quantisation is read as TFLite Micro's allocator reads it
+(``_read_quantization``). Tensors without a name (TFLite allows them) are
+named ``tensor_<index>``; for a model input or output, whose name becomes a
+C field of the generated interface, a warning says so.
 """
 
 from __future__ import annotations
@@ -88,8 +95,11 @@ _NUMPY_DTYPES: MappingProxyType[str, np.dtype[Any]] = MappingProxyType(
 class Quantization:
     """Affine quantisation of a tensor: ``real = scale * (q - zero_point)``.
 
-    ``scales``/``zero_points`` hold one value (per tensor) or one per index of
-    dimension ``axis`` (per channel). Scales are float32 values.
+    ``scales``/``zero_points`` hold one value (per tensor) or one per
+    channel, as many zero points as scales. ``axis`` is the file's
+    ``quantized_dimension``, unchecked (``_read_quantization``): a converter
+    that uses per-channel scales checks it against the tensor's shape.
+    Scales are float32 values.
     """
 
     scales: tuple[float, ...]
@@ -163,7 +173,8 @@ class Model:
     inputs: tuple[int, ...]
     outputs: tuple[int, ...]
     warnings: tuple[str, ...] = ()
-    """``<model>: warning: ...`` lines about what the reader made up (names)."""
+    """``<model>: warning: ...`` lines about what the reader made up (names)
+    or read as TFLite Micro reads it (see the module doc)."""
 
     def error(self, message: str) -> TFLiteImportError:
         return TFLiteImportError(self.name, message)
@@ -175,15 +186,20 @@ class Model:
 
 
 def read_model(data: bytes, name: str = "model.tflite") -> Model:
-    """Parse a ``.tflite`` flatbuffer (its first and only subgraph)."""
+    """Parse a ``.tflite`` flatbuffer (its first subgraph: TFLite Micro's
+    ``Invoke`` runs subgraph 0; the others run only from control-flow
+    operators, which the importer refuses by name)."""
     verify_structure(data, name)
     model = tflite.Model.GetRootAs(data, 0)
+    notes: list[str] = []
     n_subgraphs = model.SubgraphsLength()
-    if n_subgraphs != 1:
-        raise TFLiteImportError(
-            name,
-            f"the model has {n_subgraphs} subgraphs; only single-subgraph models are "
-            "supported (control flow such as WHILE/IF is not)",
+    if n_subgraphs == 0:
+        raise TFLiteImportError(name, "the model has no subgraph")
+    if n_subgraphs > 1:
+        notes.append(
+            f"the model has {n_subgraphs} subgraphs; subgraph 0 is compiled (TFLite "
+            "Micro runs the others only from control-flow operators such as IF and "
+            "WHILE)"
         )
     graph = model.Subgraphs(0)
     if graph is None:
@@ -191,11 +207,11 @@ def read_model(data: bytes, name: str = "model.tflite") -> Model:
     n_tensors = graph.TensorsLength()
     n_buffers = model.BuffersLength()
     tensors = tuple(
-        _read_tensor(model, graph.Tensors(i), i, data, name, n_buffers)
+        _read_tensor(model, graph.Tensors(i), i, data, name, n_buffers, notes)
         for i in range(n_tensors)
     )
     operators = tuple(
-        _read_operator(model, graph.Operators(i), i, name, n_tensors)
+        _read_operator(model, graph.Operators(i), i, name, n_tensors, notes)
         for i in range(graph.OperatorsLength())
     )
     inputs = _ints(graph.InputsAsNumpy() if graph.InputsLength() else ())
@@ -217,7 +233,9 @@ def read_model(data: bytes, name: str = "model.tflite") -> Model:
         operators=operators,
         inputs=inputs,
         outputs=outputs,
-        warnings=_name_warnings(name, tensors, inputs, outputs),
+        warnings=tuple(f"{name}: warning: {note}" for note in notes)
+        + _name_warnings(name, tensors, inputs, outputs)
+        + _dynamic_warnings(name, tensors, inputs, outputs),
     )
 
 
@@ -259,8 +277,16 @@ MAX_TENSOR_ELEMENTS = (1 << 31) - 1
 
 
 def _read_tensor(
-    model: Any, t: Any, index: int, data: bytes, name: str, n_buffers: int
+    model: Any,
+    t: Any,
+    index: int,
+    data: bytes,
+    name: str,
+    n_buffers: int,
+    notes: list[str],
 ) -> Tensor:
+    """Tensor ``index``. A ``shape_signature`` that does not fit the shape is
+    dropped with a note in ``notes`` (TFLite Micro reads only the shape)."""
     raw = t.Name()
     tensor_name = raw.decode("utf-8", "replace") if raw else ""
     where = f"tensor {index}" + (f" '{tensor_name}'" if tensor_name else "")
@@ -281,11 +307,11 @@ def _read_tensor(
         len(signature) != len(shape)
         or any(s != d and s != -1 for s, d in zip(signature, shape, strict=True))
     ):
-        raise TFLiteImportError(
-            name,
+        notes.append(
             f"{where}: shape_signature {list(signature)} does not match shape "
-            f"{list(shape)} (each dimension equal, or -1 for a dynamic one)",
+            f"{list(shape)}; ignored (TFLite Micro reads the shape)"
         )
+        signature = None
     buffer_index = int(t.Buffer())
     if buffer_index >= n_buffers and not (buffer_index == 0 and n_buffers == 0):
         raise TFLiteImportError(
@@ -299,10 +325,10 @@ def _read_tensor(
         type_name=type_name,
         shape=shape,
         shape_signature=signature,
-        quantization=_read_quantization(
-            t.Quantization(), shape, type_name, name, where
+        quantization=_read_quantization(t.Quantization(), type_name, name, where),
+        data=_read_buffer(
+            model, buffer_index, type_name, shape, data, name, where, notes
         ),
-        data=_read_buffer(model, buffer_index, type_name, shape, data, name, where),
         is_variable=bool(t.IsVariable()),
     )
 
@@ -314,37 +340,35 @@ _INT32_RANGE = (-(1 << 31), (1 << 31) - 1)
 
 
 def _read_quantization(
-    q: Any, shape: tuple[int, ...], type_name: str, name: str, where: str
+    q: Any, type_name: str, name: str, where: str
 ) -> Quantization | None:
-    if q is None or q.ScaleLength() == 0:
+    """The tensor's quantisation as TFLite Micro reads it
+    (``micro_allocator.cc``): present only when the file holds scales *and*
+    zero points; a zero-point vector of another length than the scales (one
+    value: TFLite Micro's short form for weights) gives every channel its
+    first zero point. ``quantized_dimension`` is kept as stored and not
+    checked here: TFLite Micro reads it only where a kernel uses per-channel
+    scales (the weights of the convolutions and FULLY_CONNECTED), and ignores
+    it elsewhere (``person_detect.tflite``'s 1-d biases say dimension 3), so
+    the converters that use per-channel scales check it. Scales are not
+    checked either (TFLite Micro loads 0, negative, NaN and infinite ones):
+    an operator that computes with a scale refuses it where TFLite Micro's
+    result is undefined (``quantization.ScaleError``)."""
+    if q is None or q.ScaleLength() == 0 or q.ZeroPointLength() == 0:
         return None
-    scales = tuple(float(s) for s in q.ScaleAsNumpy())
-    zps = _ints(q.ZeroPointAsNumpy()) if q.ZeroPointLength() else (0,) * len(scales)
-    axis = int(q.QuantizedDimension())
+    # every NaN is the one ``math.nan`` object, so that equal quantisations
+    # compare equal (tuples compare identical elements as equal)
+    scales = tuple(math.nan if s != s else float(s) for s in q.ScaleAsNumpy())
+    zps = _ints(q.ZeroPointAsNumpy())
     if len(zps) != len(scales):
-        raise TFLiteImportError(
-            name,
-            f"{where}: {len(scales)} quantisation scales but {len(zps)} zero points "
-            "(expected as many)",
-        )
-    if not all(math.isfinite(s) and s >= 0 for s in scales):
-        raise TFLiteImportError(
-            name,
-            f"{where}: quantisation scales must be finite and not negative, got "
-            f"{_summary(scales)}",
-        )
+        zps = (zps[0],) * len(scales)
+    axis = int(q.QuantizedDimension())
     lo, hi = _ZERO_POINT_RANGES.get(type_name, _INT32_RANGE)
     if not all(lo <= z <= hi for z in zps):
         raise TFLiteImportError(
             name,
             f"{where}: zero points {_summary(zps)} out of range for {type_name} "
             f"(expected {lo}..{hi})",
-        )
-    if len(scales) > 1 and not (0 <= axis < len(shape) and shape[axis] == len(scales)):
-        raise TFLiteImportError(
-            name,
-            f"{where}: {len(scales)} per-channel scales along dimension {axis} of "
-            f"shape {list(shape)} (expected one per index of that dimension)",
         )
     return Quantization(scales=scales, zero_points=zps, axis=axis)
 
@@ -362,7 +386,11 @@ def _read_buffer(
     data: bytes,
     name: str,
     where: str,
+    notes: list[str],
 ) -> npt.NDArray[Any] | None:
+    """The constant contents of a tensor: its shape's worth of bytes from the
+    start of its buffer (a larger buffer is noted in ``notes``: TFLite Micro
+    reads just those bytes), ``None`` for an activation."""
     if buffer_index == 0:
         return None  # buffer 0 is the empty sentinel: an activation
     buf = model.Buffers(buffer_index)
@@ -386,17 +414,24 @@ def _read_buffer(
         )
     count = math.prod(shape)
     nbytes = len(raw)
-    if nbytes != count * dtype.itemsize:
+    needed = count * dtype.itemsize
+    if nbytes < needed:
         raise TFLiteImportError(
             name,
             f"{where}: buffer {buffer_index} holds {nbytes} bytes but shape "
-            f"{list(shape)} of {type_name} needs {count * dtype.itemsize}",
+            f"{list(shape)} of {type_name} needs {needed}",
         )
-    return np.frombuffer(bytes(raw), dtype=dtype).reshape(shape)
+    if nbytes > needed:
+        notes.append(
+            f"{where}: buffer {buffer_index} holds {nbytes} bytes, shape "
+            f"{list(shape)} of {type_name} needs {needed}; the first {needed} are "
+            "the tensor (as TFLite Micro reads them)"
+        )
+    return np.frombuffer(bytes(raw[:needed]), dtype=dtype).reshape(shape)
 
 
 def _read_operator(
-    model: Any, op: Any, index: int, name: str, n_tensors: int
+    model: Any, op: Any, index: int, name: str, n_tensors: int, notes: list[str]
 ) -> Operator:
     n_codes = model.OperatorCodesLength()
     code_index = int(op.OpcodeIndex())
@@ -438,7 +473,7 @@ def _read_operator(
         version=int(code.Version()),
         inputs=inputs,
         outputs=outputs,
-        options=_read_options(op, opcode, name, where),
+        options=_read_options(op, opcode, where, notes),
         intermediates=intermediates,
     )
 
@@ -481,24 +516,27 @@ def _empty_table() -> tuple[bytes, int]:
     return data, int.from_bytes(data[:4], "little")
 
 
-def _read_options(op: Any, opcode: str, name: str, where: str) -> Any:
+def _read_options(op: Any, opcode: str, where: str, notes: list[str]) -> Any:
     """The operator's builtin options, of the kind its opcode expects; a
-    missing table reads as the schema's defaults."""
+    missing table reads as the schema's defaults, and so does a table of
+    another kind (noted in ``notes``), as TFLite Micro's parsers read it
+    (``builtin_options_as_<Kind>()`` is null)."""
     expected = expected_options(opcode)
     if expected is None:
         return None
     kind = int(op.BuiltinOptionsType())
     table = op.BuiltinOptions()
     options = getattr(tflite, expected)()
-    if kind == BuiltinOptions.NONE or table is None:
-        options.Init(*_empty_table())
-        return options
-    if _OPTIONS_NAMES.get(kind) != expected:
+    if kind != BuiltinOptions.NONE and table is not None:
+        if _OPTIONS_NAMES.get(kind) == expected:
+            options.Init(table.Bytes, table.Pos)
+            return options
         found = _OPTIONS_NAMES.get(kind, f"options type {kind}")
-        raise TFLiteImportError(
-            name, f"{where}: builtin options are {found}, expected {expected}"
+        notes.append(
+            f"{where}: builtin options are {found}, not {expected}; the defaults "
+            f"of {expected} are used (as TFLite Micro reads them)"
         )
-    options.Init(table.Bytes, table.Pos)
+    options.Init(*_empty_table())
     return options
 
 
@@ -546,3 +584,28 @@ def _name_warnings(
         for index in indices
         if tensors[index].name == f"tensor_{index}"
     )
+
+
+def _dynamic_warnings(
+    name: str,
+    tensors: tuple[Tensor, ...],
+    inputs: tuple[int, ...],
+    outputs: tuple[int, ...],
+) -> tuple[str, ...]:
+    """A model input or output whose ``shape_signature`` marks a dimension
+    after the first (the batch) dynamic: TFLite Micro runs the stored shape,
+    and so does the compiled model."""
+    seen: set[int] = set()
+    found: list[str] = []
+    for index in (*inputs, *outputs):
+        t = tensors[index]
+        signature = t.shape_signature
+        if index in seen or signature is None or all(d >= 0 for d in signature[1:]):
+            continue
+        seen.add(index)
+        found.append(
+            f"{name}: warning: tensor '{t.name}' has a dynamic dimension "
+            f"({list(signature)}); compiled at its stored shape {list(t.shape)}, "
+            "as TFLite Micro runs it"
+        )
+    return tuple(found)

@@ -775,8 +775,8 @@ def quantize(
     target = np.dtype(dtype)
     if not _is_float(x) or target.kind not in "iu":
         raise KernelError(f"quantize: float -> integer only, got {x.dtype} -> {target}")
-    if not scale > 0:
-        raise KernelError(f"quantize: scale must be positive, got {scale}")
+    if scale == 0 or np.isnan(scale):
+        raise KernelError(f"quantize: scale must be a number other than 0, got {scale}")
     with np.errstate(over="ignore"):
         q = x.astype(np.float32) / np.float32(scale)
     if not np.isfinite(q).all():

@@ -116,11 +116,14 @@ def test_activation_ranges() -> None:
     )
 
 
-def test_fully_connected_multiplies_scales_in_float32() -> None:
-    # float32 scales whose product rounds differently in float32 and double
+def test_fully_connected_multiplies_scales_in_double() -> None:
+    # float32 scales whose product rounds differently in float32 and double:
+    # the interpreter's build multiplies in double, as for CONV_2D
+    # (tests/test_quantize_multipliers.py checks it against TFLite Micro)
     a, b, out = 0.031848084181547165, 0.013489335775375366, 0.002048676135018468
-    assert q.fully_connected_multiplier(a, b, out) == (1801318147, -2)
-    assert q.quantize_multiplier(a * b / out) == (1801318155, -2)  # double product
+    assert q.fully_connected_multiplier(a, b, out) == (1801318155, -2)
+    float32_product = float(np.float32(a) * np.float32(b))
+    assert q.quantize_multiplier(float32_product / out) == (1801318147, -2)
     assert q.conv_multipliers(a, [b], out) == ([1801318155], [-2])
 
 

@@ -225,6 +225,9 @@ func.func @conv_16x8(%x: tensor<1x8x8x2xi16>, %w: tensor<4x3x3x2xi8>, %d: tensor
 // CHECK: relay.quantize %{{.*}} {scale = 2.500000e-01 : f64, zero_point = 128 : i64} : tensor<1x4xf32> -> tensor<1x4xui8>
 // CHECK: relay.dequantize %{{.*}} {scale = 5.000000e-01 : f64, zero_point = -1 : i64} : tensor<1x4xi8> -> tensor<1x4xf32>
 // CHECK: relay.dequantize %{{.*}} {scale = 1.000000e-03 : f64, zero_point = 0 : i64} : tensor<1x4xi16> -> tensor<1x4xf32>
+// CHECK: relay.quantize %{{.*}} {scale = -5.000000e-01 : f64, zero_point = 0 : i64} : tensor<1x4xf32> -> tensor<1x4xi8>
+// CHECK: relay.dequantize %{{.*}} {scale = -5.000000e-01 : f64, zero_point = 0 : i64} : tensor<1x4xi8> -> tensor<1x4xf32>
+// CHECK: relay.dequantize %{{.*}} {scale = 0.000000e+00 : f64, zero_point = 0 : i64} : tensor<1x4xi8> -> tensor<1x4xf32>
 func.func @quant(%x: tensor<1x4x4x2xi32>, %f: tensor<1x4xf32>, %h: tensor<1x4xi16>) {
   %0 = relay.fixed_point_multiply %x {multiplier = array<i32: 1073741824>, shift = array<i32: -7>} : tensor<1x4x4x2xi32> -> tensor<1x4x4x2xi32>
   %1 = relay.fixed_point_multiply %x {multiplier = array<i32: 1073741824, 1395864371>, shift = array<i32: -7, 2>, axis = 3 : i64} : tensor<1x4x4x2xi32> -> tensor<1x4x4x2xi32>
@@ -233,6 +236,10 @@ func.func @quant(%x: tensor<1x4x4x2xi32>, %f: tensor<1x4xf32>, %h: tensor<1x4xi1
   %4 = relay.quantize %f {scale = 0.25 : f64, zero_point = 128 : i64} : tensor<1x4xf32> -> tensor<1x4xui8>
   %5 = relay.dequantize %3 {scale = 0.5 : f64, zero_point = -1 : i64} : tensor<1x4xi8> -> tensor<1x4xf32>
   %6 = relay.dequantize %h {scale = 0.001 : f64, zero_point = 0 : i64} : tensor<1x4xi16> -> tensor<1x4xf32>
+  // any scale TFLite Micro computes with: a negative one; 0 where it multiplies
+  %7 = relay.quantize %f {scale = -0.5 : f64, zero_point = 0 : i64} : tensor<1x4xf32> -> tensor<1x4xi8>
+  %8 = relay.dequantize %7 {scale = -0.5 : f64, zero_point = 0 : i64} : tensor<1x4xi8> -> tensor<1x4xf32>
+  %9 = relay.dequantize %7 {scale = 0.0 : f64, zero_point = 0 : i64} : tensor<1x4xi8> -> tensor<1x4xf32>
   func.return
 }
 
