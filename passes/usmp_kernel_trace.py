@@ -602,14 +602,17 @@ class KernelAccesses:
     used by an op it does not model, a view it cannot map)."""
 
 
-def trace_all(f: func.FuncOp, budget: int = 20_000_000) -> KernelAccesses | None:
-    """First and last read and write of every byte of every memref argument
-    of ``f`` and of every static view of a byte argument inside it (a pool's
-    scratch or constants); None if ``f`` cannot be traced (or is only a
-    declaration)."""
+def trace_all(
+    f: func.FuncOp, args: Collection[int], budget: int = 20_000_000
+) -> KernelAccesses | None:
+    """First and last read and write of every byte of the memref arguments
+    ``args`` of ``f`` and of every static view inside it of a byte argument
+    among them (a pool's scratch); None if ``f`` cannot be traced (or is
+    only a declaration). Accesses to other arguments (constants) are not
+    evaluated."""
     if not f.body.blocks:
         return None
-    tracer = _Tracer(f, range(len(f.args)), budget, full=True)
+    tracer = _Tracer(f, args, budget, full=True)
     try:
         tracer.run_block(f.body.block, np.array(True))
     except _Unsupported:
@@ -622,8 +625,8 @@ def trace_all(f: func.FuncOp, budget: int = 20_000_000) -> KernelAccesses | None
     unfollowed = set(tracer.failed)
     unfollowed.update(
         i
-        for i, a in enumerate(f.args)
-        if isinstance(a.type, MemRefType) and i not in tracer.sizes
+        for i in args
+        if isinstance(f.args[i].type, MemRefType) and i not in tracer.sizes
     )
     return KernelAccesses(times, dict(tracer.pool_views), frozenset(unfollowed))
 
@@ -717,7 +720,9 @@ def written_arguments(f: func.FuncOp) -> frozenset[int]:
     root: dict[SSAValue, int] = {a: i for i, a in enumerate(f.args)}
     out: set[int] = set()
     for op in f.walk():
-        if isinstance(op, (memref.ReinterpretCastOp, memref.CollapseShapeOp)):
+        if isinstance(
+            op, (memref.ReinterpretCastOp, memref.CollapseShapeOp, memref.ViewOp)
+        ):
             if op.operands[0] in root:
                 root[op.results[0]] = root[op.operands[0]]
         elif isinstance(op, memref.StoreOp):

@@ -252,6 +252,12 @@ def _calls_at_top(f: func.FuncOp) -> bool | None:
     return True if all(o.parent is block for o in calls) else None
 
 
+def _is_constant(ref: _Ref | _PoolRef | None) -> bool:
+    if isinstance(ref, _PoolRef):
+        return ref.space.kind == PoolKind.CONSTANT
+    return ref is not None and ref.buffer.role == "constant"
+
+
 class _Replay:
     def __init__(self, module: ModuleOp, invocations: int):
         self.main = find_main(module)
@@ -265,7 +271,7 @@ class _Replay:
         self.buffers: list[_Buffer] = []
         self.refs: Refs = {}
         self.scratch: dict[tuple[str, Operation], _Buffer] = {}
-        self.traces: dict[str, KernelAccesses | None] = {}
+        self.traces: dict[tuple[str, frozenset[int]], KernelAccesses | None] = {}
         self.written: dict[str, frozenset[int]] = {}
         self.stamps: list[str] = ["the initial value"]
         """What wrote each stamp (stamp 0: ``init``)."""
@@ -544,21 +550,30 @@ class _Replay:
                     "calls"
                 )
 
-    def trace(self, f: func.FuncOp) -> KernelAccesses | None:
+    def trace(self, f: func.FuncOp, args: frozenset[int]) -> KernelAccesses | None:
+        """The accesses of ``f`` to the arguments ``args`` (constants are
+        not traced: nothing may write them, which ``written`` checks)."""
         name = f.sym_name.data
-        if name not in self.traces:
-            self.traces[name] = None if _calls_at_top(f) is None else trace_all(f)
+        if name not in self.written:
             self.written[name] = (
                 written_arguments(f)
                 if f.body.blocks
                 else frozenset(range(len(f.function_type.inputs)))
             )
-        return self.traces[name]
+        key = (name, args)
+        if key not in self.traces:
+            self.traces[key] = None if _calls_at_top(f) is None else trace_all(f, args)
+        return self.traces[key]
 
     def call_records(
         self, op: Operation, callee: func.FuncOp, refs: Refs, where: str
     ) -> _Records:
-        acc = self.trace(callee)
+        traced = frozenset(
+            j
+            for j, v in enumerate(op.operands)
+            if isinstance(v.type, MemRefType) and not _is_constant(refs.get(v))
+        )
+        acc = self.trace(callee, traced)
         written = self.written[callee.sym_name.data]
         records = _Records()
         for j, v in enumerate(op.operands):
@@ -569,8 +584,14 @@ class _Replay:
                 self.violations.append(f"{where}: argument #{j} is not a known buffer")
                 continue
             if isinstance(ref, _PoolRef):
-                opaque = acc is None or j in acc.unfollowed or j in acc.times
-                if opaque and (ref.space.kind != PoolKind.CONSTANT or j in written):
+                if ref.space.kind == PoolKind.CONSTANT:
+                    if j in written:
+                        self.violations.append(
+                            f"{where}: writes constant pool '{ref.space.name}'"
+                        )
+                elif acc is None:  # every static view of it: scratch, untraced
+                    self.untraced_views(callee, j, ref, records, where)
+                elif j in acc.unfollowed or j in acc.times:
                     self.violations.append(
                         f"{where}: cannot follow how the operator uses pool "
                         f"'{ref.space.name}' (only static views of it can be replayed)"
@@ -586,27 +607,41 @@ class _Replay:
             elif j in acc.times:
                 records.add(ref.buffer, ref.offset, acc.times[j])
         for key, view in (acc.pool_views if acc is not None else {}).items():
+            assert acc is not None
             pool = refs.get(op.operands[view.arg])
             if not isinstance(pool, _PoolRef):
                 continue
             ref = self.view(view.op, {view.op.operands[0]: pool}, callee)  # pyright: ignore
             if ref is None:
                 continue
-            if ref.buffer.role == "constant":
-                times = acc.times.get(key) if acc is not None else None
-                if key in acc.unfollowed or (  # pyright: ignore[reportOptionalMemberAccess]
-                    times is not None and (times.first_write != NEVER).any()
-                ):
-                    self.violations.append(
-                        f"{where}: writes constant pool '{pool.space.name}'"
-                    )
-                continue
-            assert acc is not None
             if key in acc.unfollowed:
                 records.add(ref.buffer, 0, _conservative(view.size, True))
             elif key in acc.times:
                 records.add(ref.buffer, 0, acc.times[key])
         return records
+
+    def untraced_views(
+        self, f: func.FuncOp, j: int, pool: _PoolRef, records: _Records, where: str
+    ) -> None:
+        """A kernel the tracer cannot follow: each static view of its pool
+        argument ``j`` is scratch it reads and writes throughout the call."""
+        if not f.body.blocks:
+            self.violations.append(
+                f"{where}: the declaration takes pool '{pool.space.name}' (its "
+                "accesses to it cannot be replayed)"
+            )
+            return
+        arg = f.args[j]
+        for use in arg.uses:
+            o = use.operation
+            ref = self.view(o, {arg: pool}, f) if isinstance(o, memref.ViewOp) else None
+            if ref is None:
+                self.violations.append(
+                    f"{where}: cannot follow how the operator uses pool "
+                    f"'{pool.space.name}' (only static views of it can be replayed)"
+                )
+                return
+            records.add(ref.buffer, 0, _conservative(ref.size, True))
 
     def copy_records(self, op: memref.CopyOp, refs: Refs, where: str) -> _Records:
         records = _Records()
