@@ -30,7 +30,7 @@ with unknown bounds around accesses, more than ``budget`` iterations) gives
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -95,9 +95,24 @@ class _Event:
     arg: int
     write: bool
     addresses: Array | None
-    """Element indices (None: unknown address)."""
-    chain: list[tuple[Operation, str, Array | None]]
-    """(op, "for"/"then"/"else"/"leaf", flattened iteration k for loops)."""
+    """Element indices (None: unknown address), as an array that broadcasts
+    to ``shape``."""
+    mask: npt.NDArray[np.bool_]
+    """Which iterations run it, broadcasting to ``shape``."""
+    shape: tuple[int, ...]
+    """Per enclosing loop, its trip count if the address or the condition
+    varies with it, else 1: a *free* loop runs every iteration for every
+    address, so its first and last iterations give an address's first and
+    last time (nothing is enumerated along it)."""
+    chain: list[tuple[Operation, str, int | None]]
+    """(op, "for"/"then"/"else"/"leaf", the loop's axis in ``shape``)."""
+    repeats: int = 1
+    """Product of the free loops' trip counts (accesses per address)."""
+
+
+_CHUNK = 1 << 20
+"""Iterations of one event handled at once (bounds the memory a trace takes
+whatever the loop nest's size)."""
 
 
 def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -381,22 +396,41 @@ class _Tracer:
         if view is None:
             return
         idx = [self.get(i) for i in indices]  # pyright: ignore
-        full = self.mask_all(mask)
-        # the n-th loop's k is arange along axis n: its values at the
-        # iterations that run are the n-th coordinates of ``full``'s nonzeros
-        coords = np.nonzero(full) if self.shape else ()
-        chain: list[tuple[Operation, str, Array | None]] = []
-        for o, kind, k in self.chain:
-            chain.append((o, kind, None if k is None else coords[k.ndim - 1]))
-        chain.append((op, "leaf", None))
-        if any(i is None for i in idx) or len(idx) != len(view.strides):
-            addresses = None
-        else:
-            addr: npt.NDArray[np.generic] = np.array(view.offset, dtype=np.int64)
+        known = not any(i is None for i in idx) and len(idx) == len(view.strides)
+        addr: npt.NDArray[np.generic] = np.array(view.offset, dtype=np.int64)
+        if known:
             for i, s in zip(idx, view.strides, strict=True):
                 addr = addr + i.astype(np.int64) * s  # pyright: ignore
-            addresses = np.broadcast_to(self.lift(addr), full.shape)[full]
-        self.events.append(_Event(view.arg, write, addresses, chain))  # pyright: ignore
+        addr = self.lift(addr)
+        lifted = self.lift(mask).astype(np.bool_)
+        # only the loops the address or the condition varies with are
+        # enumerated (each loop is one axis; a free loop stays size 1)
+        shape = tuple(
+            n if (known and addr.shape[a] > 1) or lifted.shape[a] > 1 else 1
+            for a, n in enumerate(self.shape)
+        )
+        size = int(np.prod(shape, dtype=np.int64))
+        if size > self.budget:
+            raise _Unsupported(f"{size} iterations")
+        chain: list[tuple[Operation, str, int | None]] = []
+        repeats = 1
+        for o, kind, k in self.chain:
+            axis = None if k is None else k.ndim - 1
+            if axis is not None and shape[axis] == 1:
+                repeats *= self.trips[o]
+            chain.append((o, kind, axis))
+        chain.append((op, "leaf", None))
+        self.events.append(
+            _Event(
+                view.arg,
+                write,
+                addr.astype(np.int64) if known else None,  # pyright: ignore
+                lifted,
+                shape,
+                chain,
+                repeats,
+            )
+        )
 
     # -- control flow -------------------------------------------------------
 
@@ -404,21 +438,21 @@ class _Tracer:
         lb, ub, step = self.get(op.lb), self.get(op.ub), self.get(op.step)
         for r in op.results:
             self.env[r] = None
-        full = self.mask_all(mask)
         if lb is None or ub is None or step is None or np.any(step <= 0):  # pyright: ignore
             if self._touches(op):
                 raise _Unsupported("loop with unknown bounds")
             self.trips[op] = 0
             return
         trip = np.maximum(0, -(-(ub - lb) // step))  # pyright: ignore
-        trip_full = np.broadcast_to(trip, full.shape)
-        count = int(trip_full[full].max()) if full.any() else 0
+        # the largest trip count where the loop runs (over the outer loops
+        # the bounds or the condition vary with only)
+        runs, trips = np.broadcast_arrays(
+            self.lift(mask).astype(np.bool_), self.lift(trip)
+        )
+        count = int(trips[runs].max()) if runs.any() else 0
         self.trips[op] = count
         if count == 0:
             return
-        size = int(np.prod(self.shape, dtype=np.int64)) * count
-        if size > self.budget:
-            raise _Unsupported(f"{size} iterations")
         depth = len(self.shape)
         self.shape.append(count)
         k = np.arange(count, dtype=np.int64).reshape((1,) * depth + (count,))
@@ -430,7 +464,10 @@ class _Tracer:
             self.env[body.args[0]] = self.lift(lb) + k * self.lift(step)  # pyright: ignore
         for a in body.args[1:]:
             self.env[a] = None
-        inner = self.lift(mask) & (k < self.lift(trip))  # pyright: ignore
+        if trip.ndim == 0 or (trip == count).all():  # pyright: ignore
+            inner = mask  # every iteration runs: the mask does not vary with k
+        else:
+            inner = self.lift(mask) & (k < self.lift(trip))  # pyright: ignore
         self.chain.append((op, "for", k))
         self.run_block(body, inner)
         self.chain.pop()
@@ -511,49 +548,42 @@ class _Tracer:
         for e in self.events:
             if e.arg in self.failed:
                 continue
-            time: npt.NDArray[np.int64] | int = 0
-            for o, kind, k in e.chain:
-                time = time + offsets[o]
-                if kind == "for":
-                    assert isinstance(o, scf.ForOp) and k is not None
-                    time = time + 1 + k * block_span[o.body.block]
-                elif kind == "then":
-                    time = time + 1
-                elif kind == "else":
-                    assert isinstance(o, scf.IfOp)
-                    time = time + 1 + block_span[o.true_region.block]
-            times = np.asarray(time, dtype=np.int64)
             n = elements[e.arg]
-            if e.addresses is None:
-                if times.size == 0:
+            for early, late, addr in _event_times(e, offsets, block_span, self.trips):
+                if addr is None:
+                    if early.size == 0:
+                        continue
+                    if e.write:
+                        first[e.arg] = np.minimum(first[e.arg], early.min())
+                        self.write_counts[e.arg] += 2  # unknown: not "once"
+                        if self.full:
+                            last_write[e.arg] = np.maximum(
+                                last_write[e.arg], late.max()
+                            )
+                    else:
+                        last[e.arg] = np.maximum(last[e.arg], late.max())
+                        if self.full:
+                            first_read[e.arg] = np.minimum(
+                                first_read[e.arg], early.min()
+                            )
                     continue
+                inside = (addr >= 0) & (addr < n)
+                if not inside.all():
+                    addr, early, late = addr[inside], early[inside], late[inside]
+                if addr.size == 0:
+                    continue
+                # ufunc.at and bincount: vectorised since numpy 1.25, where a
+                # sort by address costs ~30 times as much
                 if e.write:
-                    first[e.arg] = np.minimum(first[e.arg], times.min())
-                    self.write_counts[e.arg] += 2  # unknown: not "once"
+                    np.minimum.at(first[e.arg], addr, early)
+                    counts = np.bincount(addr, minlength=n)
+                    self.write_counts[e.arg] += counts * e.repeats
                     if self.full:
-                        last_write[e.arg] = np.maximum(last_write[e.arg], times.max())
+                        np.maximum.at(last_write[e.arg], addr, late)
                 else:
-                    last[e.arg] = np.maximum(last[e.arg], times.max())
+                    np.maximum.at(last[e.arg], addr, late)
                     if self.full:
-                        first_read[e.arg] = np.minimum(first_read[e.arg], times.min())
-                continue
-            addr = e.addresses
-            times = np.broadcast_to(times, addr.shape)
-            inside = (addr >= 0) & (addr < n)
-            addr, times = addr[inside], times[inside]
-            if addr.size == 0:
-                continue
-            # ufunc.at and bincount: vectorised since numpy 1.25, where a
-            # sort by address costs ~30 times as much
-            if e.write:
-                np.minimum.at(first[e.arg], addr, times)
-                self.write_counts[e.arg] += np.bincount(addr, minlength=n)
-                if self.full:
-                    np.maximum.at(last_write[e.arg], addr, times)
-            else:
-                np.maximum.at(last[e.arg], addr, times)
-                if self.full:
-                    np.minimum.at(first_read[e.arg], addr, times)
+                        np.minimum.at(first_read[e.arg], addr, early)
         out: dict[int, ByteTimes] = {}
         for i in elements:
             if i in self.failed:
@@ -569,6 +599,73 @@ class _Tracer:
             else:
                 out[i] = ByteTimes(np.repeat(last[i], size), np.repeat(first[i], size))
         return out
+
+
+def _rows(
+    a: npt.NDArray[np.generic], axis: int | None, lo: int, hi: int
+) -> npt.NDArray[np.generic]:
+    """``a`` restricted to ``lo:hi`` along ``axis`` (if it varies along it)."""
+    if axis is None or a.shape[axis] == 1:
+        return a
+    index: list[slice] = [slice(None)] * a.ndim
+    index[axis] = slice(lo, hi)
+    return a[tuple(index)]
+
+
+def _event_times(
+    e: _Event,
+    offsets: dict[Operation, int],
+    block_span: dict[Block, int],
+    trips: dict[Operation, int],
+) -> Iterator[tuple[Array, Array, Array | None]]:
+    """The first and last time of ``e`` at each iteration of its enumerated
+    loops that runs (a free loop's first and last iteration), with its
+    address there; in chunks of at most ``_CHUNK`` iterations along its
+    first enumerated loop."""
+    shape = e.shape
+    axes = [a for a, n in enumerate(shape) if n > 1]
+    outer = axes[0] if axes else None
+    inner = int(np.prod(shape, dtype=np.int64)) // (shape[outer] if axes else 1)
+    rows = max(1, _CHUNK // max(inner, 1))
+    length = shape[outer] if outer is not None else 1
+    for lo in range(0, length, rows):
+        hi = min(length, lo + rows)
+        sub = tuple(hi - lo if a == outer else n for a, n in enumerate(shape))
+        runs = np.broadcast_to(_rows(e.mask, outer, lo, hi), sub)
+        early: npt.NDArray[np.int64] | int = 0
+        late: npt.NDArray[np.int64] | int = 0
+        for o, kind, axis in e.chain:
+            base = offsets[o]
+            if kind == "for" and axis is not None and shape[axis] > 1:
+                assert isinstance(o, scf.ForOp)
+                k = np.arange(shape[axis], dtype=np.int64)
+                if axis == outer:
+                    k = k[lo:hi]
+                k = k.reshape((1,) * axis + (-1,) + (1,) * (len(shape) - axis - 1))
+                step = base + 1 + k * block_span[o.body.block]
+                early, late = early + step, late + step
+            elif kind == "for":  # a free loop: its first and last iteration
+                assert isinstance(o, scf.ForOp)
+                early = early + base + 1
+                late = late + base + 1 + (trips[o] - 1) * block_span[o.body.block]
+            elif kind == "then":
+                early, late = early + base + 1, late + base + 1
+            elif kind == "else":
+                assert isinstance(o, scf.IfOp)
+                skip = 1 + block_span[o.true_region.block]
+                early, late = early + base + skip, late + base + skip
+            else:
+                early, late = early + base, late + base
+        every = bool(runs.all())
+        firsts = np.broadcast_to(np.asarray(early, dtype=np.int64), sub)
+        lasts = np.broadcast_to(np.asarray(late, dtype=np.int64), sub)
+        firsts = firsts.reshape(-1) if every else firsts[runs]
+        lasts = lasts.reshape(-1) if every else lasts[runs]
+        if e.addresses is None:
+            yield firsts, lasts, None
+            continue
+        addr = np.broadcast_to(_rows(e.addresses, outer, lo, hi), sub)
+        yield firsts, lasts, addr.reshape(-1) if every else addr[runs]  # pyright: ignore
 
 
 def trace_kernel(
