@@ -101,6 +101,11 @@ class UsmpPass(ModulePass):
             # already rewritten: report the plan the pool views record
             json_path, svg_path = report_paths(self.report)
             write_report(planned or read_plan(op), json_path, svg_path, summary=True)
+        if planned is not None and planned.analysis.traces is not None:
+            # the kernels' traces (bytes x times) are not needed any more;
+            # freed now, whatever holds the analysis
+            planned.analysis.traces.cache.clear()
+        del planned
         UsmpConvertPoolAllocationsPass().apply(ctx, op)
         if self.replay:
             UsmpReplayPass().apply(ctx, op)

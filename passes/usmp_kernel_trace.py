@@ -110,7 +110,7 @@ class _Event:
     """Product of the free loops' trip counts (accesses per address)."""
 
 
-_CHUNK = 1 << 20
+_CHUNK = 1 << 18
 """Iterations of one event handled at once (bounds the memory a trace takes
 whatever the loop nest's size)."""
 
@@ -509,25 +509,24 @@ class _Tracer:
     # -- times --------------------------------------------------------------
 
     def spans(self, f: func.FuncOp) -> tuple[dict[Operation, int], dict[Block, int]]:
+        """Each op's and block's span (nested ops before the op that holds
+        them: no recursion, and no closure cycle keeping the tracer alive)."""
         op_span: dict[Operation, int] = {}
         block_span: dict[Block, int] = {}
 
-        def of_block(b: Block) -> int:
-            total = sum(of_op(o) for o in b.ops)
-            block_span[b] = total
-            return total
+        def block(b: Block) -> int:
+            if b not in block_span:
+                block_span[b] = sum(op_span[o] for o in b.ops)
+            return block_span[b]
 
-        def of_op(o: Operation) -> int:
+        for o in f.body.block.walk(region_first=True):
             if isinstance(o, scf.ForOp):
-                s = 1 + self.trips.get(o, 0) * of_block(o.body.block)
+                op_span[o] = 1 + self.trips.get(o, 0) * block(o.body.block)
             elif isinstance(o, scf.IfOp):
-                s = 1 + sum(of_block(r.block) for r in o.regions if r.blocks)
+                op_span[o] = 1 + sum(block(r.block) for r in o.regions if r.blocks)
             else:
-                s = 1
-            op_span[o] = s
-            return s
-
-        of_block(f.body.block)
+                op_span[o] = 1
+        block(f.body.block)
         return op_span, block_span
 
     def result(self, f: func.FuncOp) -> dict[int, ByteTimes]:
@@ -539,7 +538,8 @@ class _Tracer:
                 offsets[o] = acc
                 acc += op_span[o]
         elements = {i: n // self.elements[i] for i, n in self.sizes.items()}
-        self.write_counts = {i: np.zeros(n, np.int64) for i, n in elements.items()}
+        counted = {} if self.full else elements  # trace_all needs no counts
+        self.write_counts = {i: np.zeros(n, np.int64) for i, n in counted.items()}
         last = {i: np.full(n, -1, np.int64) for i, n in elements.items()}
         first = {i: np.full(n, NEVER, np.int64) for i, n in elements.items()}
         full = elements if self.full else {}
@@ -555,7 +555,8 @@ class _Tracer:
                         continue
                     if e.write:
                         first[e.arg] = np.minimum(first[e.arg], early.min())
-                        self.write_counts[e.arg] += 2  # unknown: not "once"
+                        if not self.full:
+                            self.write_counts[e.arg] += 2  # unknown: not "once"
                         if self.full:
                             last_write[e.arg] = np.maximum(
                                 last_write[e.arg], late.max()
@@ -576,8 +577,9 @@ class _Tracer:
                 # sort by address costs ~30 times as much
                 if e.write:
                     np.minimum.at(first[e.arg], addr, early)
-                    counts = np.bincount(addr, minlength=n)
-                    self.write_counts[e.arg] += counts * e.repeats
+                    if not self.full:
+                        counts = np.bincount(addr, minlength=n)
+                        self.write_counts[e.arg] += counts * e.repeats
                     if self.full:
                         np.maximum.at(last_write[e.arg], addr, late)
                 else:
@@ -589,16 +591,19 @@ class _Tracer:
             if i in self.failed:
                 continue
             size = self.elements[i]
-            if self.full:
-                out[i] = ByteTimes(
-                    *(
-                        np.repeat(a[i], size)
-                        for a in (last, first, first_read, last_write)
-                    )
-                )
-            else:
-                out[i] = ByteTimes(np.repeat(last[i], size), np.repeat(first[i], size))
+            arrays = (
+                (last, first, first_read, last_write) if self.full else (last, first)
+            )
+            out[i] = ByteTimes(*(_per_byte(a[i], size) for a in arrays))
         return out
+
+
+def _per_byte(a: Array, size: int) -> Array:
+    """``a`` per element as an array per byte; one value everywhere (never
+    read, never written) is a read-only view that takes no memory."""
+    if a.size and (a == a[0]).all():
+        return np.broadcast_to(a[:1].copy(), (a.size * size,))
+    return a if size == 1 else np.repeat(a, size)
 
 
 def _rows(
@@ -749,7 +754,7 @@ def trace_kernel_with_counts(
         return None
     times = tracer.result(f)
     counts = {
-        i: np.repeat(tracer.write_counts[i], tracer.views[f.args[i]].element)
+        i: _per_byte(tracer.write_counts[i], tracer.views[f.args[i]].element)
         for i in times
     }
     return times, counts

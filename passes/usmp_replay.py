@@ -34,10 +34,13 @@ kernel, argument or view the tracer cannot follow counts as reading and
 writing every byte throughout the call. An operator that writes a constant
 pool is a violation.
 
-Invocations. The entry function runs twice (``invocations``). Before each
-run the caller writes every input (fresh origins) and the workspace pools
-hold poison (another model may have used them in between, RFC U2); states
-carry over from the previous run; the caller's output buffers hold poison.
+Invocations. Before a run the caller writes every input (fresh origins) and
+the workspace pools hold poison (another model may have used them in between,
+RFC U2); states carry over from the previous run; the caller's output
+buffers hold poison. One run (``invocations=1``, the default) is enough: a
+second differs from the first only in the states' values, whose bytes the end
+of the first run checks, and the caller's writes of the inputs come before
+any read in both; ``invocations=2`` replays a second run anyway.
 
 Requires the output of ``usmp`` (or ``usmp-convert-pool-allocations``).
 Changes nothing; a violation is a located error at the entry function listing
@@ -163,29 +166,50 @@ class _PoolRef:
 
 
 @dataclass
+class _Entry:
+    """The touched bytes of one buffer (or alias) in one call."""
+
+    phys: Array
+    logical: Array
+    first_read: Array
+    last_read: Array
+    first_write: Array
+    last_write: Array
+
+    @property
+    def span(self) -> tuple[int, int]:
+        """Physical addresses [lo, hi) it touches (the bytes are ascending)."""
+        return int(self.phys[0]), int(self.phys[-1]) + 1
+
+
+@dataclass
 class _Records:
     """Per touched byte of one call: where it is and when it is accessed."""
 
-    phys: list[Array] = field(default_factory=list[Array])
-    logical: list[Array] = field(default_factory=list[Array])
-    first_read: list[Array] = field(default_factory=list[Array])
-    last_read: list[Array] = field(default_factory=list[Array])
-    first_write: list[Array] = field(default_factory=list[Array])
-    last_write: list[Array] = field(default_factory=list[Array])
+    entries: list[_Entry] = field(default_factory=list[_Entry])
 
     def add(self, buffer: _Buffer, offset: int, times: ByteTimes) -> None:
         assert times.first_read is not None and times.last_write is not None
         n = min(len(times.last_read), buffer.size - offset)
-        touched = np.nonzero(
-            (times.last_read[:n] >= 0) | (times.first_write[:n] != NEVER)
-        )[0]
-        start = offset + touched
-        self.phys.append(buffer.space.base + buffer.addr + start)
-        self.logical.append(buffer.base + start)
-        self.first_read.append(times.first_read[touched])
-        self.last_read.append(times.last_read[touched])
-        self.first_write.append(times.first_write[touched])
-        self.last_write.append(times.last_write[touched])
+        used = (times.last_read[:n] >= 0) | (times.first_write[:n] != NEVER)
+        if used.all():  # the common case: views, no copies
+            touched: Array | slice = slice(0, n)
+            start = offset + np.arange(n, dtype=np.int64)
+        else:
+            touched = np.nonzero(used)[0]
+            if touched.size == 0:
+                return
+            start = offset + touched
+        self.entries.append(
+            _Entry(
+                buffer.space.base + buffer.addr + start,
+                buffer.base + start,
+                times.first_read[touched],
+                times.last_read[touched],
+                times.first_write[touched],
+                times.last_write[touched],
+            )
+        )
 
 
 def _conservative(size: int, writes: bool) -> ByteTimes:
@@ -272,6 +296,13 @@ class _Replay:
         self.refs: Refs = {}
         self.scratch: dict[tuple[str, Operation], _Buffer] = {}
         self.traces: dict[tuple[str, frozenset[int]], KernelAccesses | None] = {}
+        """Traces of the kernels called more than once (the others are
+        dropped after their call: a trace holds four times per byte)."""
+        self.calls: dict[str, int] = {}
+        for op in module.walk():
+            if isinstance(op, _CALLS):
+                name = op.callee.string_value()
+                self.calls[name] = self.calls.get(name, 0) + 1
         self.written: dict[str, frozenset[int]] = {}
         self.stamps: list[str] = ["the initial value"]
         """What wrote each stamp (stamp 0: ``init``)."""
@@ -289,14 +320,20 @@ class _Replay:
         self.names: set[str] = set()
         self._spaces_and_io()
         self.physical: Array = np.full(
-            sum(s.size for s in self.spaces), POISON, np.int64
+            sum(s.size for s in self.spaces if s.kind != PoolKind.CONSTANT),
+            POISON,
+            np.int64,
         )
         self._resolve_main()
+        self.logical = self.logical[: self.logical_size].copy()  # no spare room
 
     # -- the two memories -------------------------------------------------------
 
     def space(self, name: str, kind: str, size: int) -> _Space:
-        s = _Space(name, kind, sum(s.size for s in self.spaces), size)
+        """A space; a constant pool's bytes are not simulated (they are never
+        written: every write to one is reported, no read is checked)."""
+        base = sum(s.size for s in self.spaces if s.kind != PoolKind.CONSTANT)
+        s = _Space(name, kind, base, size)
         self.spaces.append(s)
         return s
 
@@ -313,9 +350,10 @@ class _Replay:
         if role != "constant":
             b.base = self.logical_size
             self.logical_size += size
-            self.logical = np.concatenate(
-                [self.logical, np.full(size, UNDEFINED, np.int64)]
-            )
+            if self.logical_size > self.logical.size:  # grown by doubling
+                grown = max(self.logical_size, 2 * self.logical.size)
+                more = np.full(grown - self.logical.size, UNDEFINED, np.int64)
+                self.logical = np.concatenate([self.logical, more])
         self.buffers.append(b)
         return b
 
@@ -561,9 +599,12 @@ class _Replay:
                 else frozenset(range(len(f.function_type.inputs)))
             )
         key = (name, args)
-        if key not in self.traces:
-            self.traces[key] = None if _calls_at_top(f) is None else trace_all(f, args)
-        return self.traces[key]
+        if key in self.traces:
+            return self.traces[key]
+        traced = None if _calls_at_top(f) is None else trace_all(f, args)
+        if self.calls.get(name, 0) * self.invocations > 1:  # for its other calls
+            self.traces[key] = traced
+        return traced
 
     def call_records(
         self, op: Operation, callee: func.FuncOp, refs: Refs, where: str
@@ -673,7 +714,7 @@ class _Replay:
     # -- replaying ------------------------------------------------------------------
 
     def new_stamp(self, what: str) -> int:
-        run = f" in run {self.invocation + 1}" if self.invocations > 1 else ""
+        run = f" in run {self.invocation + 1}"
         self.stamps.append(what + run)
         return len(self.stamps) - 1
 
@@ -714,14 +755,45 @@ class _Replay:
 
     def run_step(self, records: _Records, where: str) -> None:
         """One call: every touched byte checked and written, in the kernel's
-        order where buffers meet."""
-        if not records.phys:
+        order where buffers meet. Entries whose addresses meet no other
+        entry's are replayed alone (their order does not matter)."""
+        entries = records.entries
+        if not entries:
             return
         stamp = self.new_stamp(where)
+        # clusters of entries whose address ranges meet, in address order
+        meets = [False] * len(entries)
+        cluster: list[int] = []
+        reach = -1
+        for (lo, hi), k in sorted((e.span, k) for k, e in enumerate(entries)):
+            if lo >= reach:
+                cluster = []
+            cluster.append(k)
+            if len(cluster) > 1:
+                for c in cluster:
+                    meets[c] = True
+            reach = max(reach, hi)
+        for k, e in enumerate(entries):
+            if not meets[k]:
+                pre = (e.first_read != NEVER) & (e.first_read < e.first_write)
+                self.check(e.logical[pre], e.phys[pre], f"{where} reads")
+                w = e.first_write != NEVER
+                self.write(e.logical[w], e.phys[w], stamp)
+        shared = [e for k, e in enumerate(entries) if meets[k]]
+        if shared:
+            self.run_shared(shared, where, stamp)
+
+    def run_shared(self, entries: list[_Entry], where: str, stamp: int) -> None:
+        """Entries whose addresses meet: per byte, one after the other."""
         cat = np.concatenate
-        phys, logical = cat(records.phys), cat(records.logical)
-        fr, lr = cat(records.first_read), cat(records.last_read)
-        fw, lw = cat(records.first_write), cat(records.last_write)
+        phys, logical = (
+            cat([e.phys for e in entries]),
+            cat([e.logical for e in entries]),
+        )
+        fr = cat([e.first_read for e in entries])
+        lr = cat([e.last_read for e in entries])
+        fw = cat([e.first_write for e in entries])
+        lw = cat([e.last_write for e in entries])
         # one logical byte passed twice (two arguments, or a buffer and its
         # alias): one record with the union of its accesses
         unique, inverse = np.unique(logical, return_inverse=True)
@@ -806,17 +878,21 @@ class _Replay:
                 self.logical[logical] = UNDEFINED
 
     def end(self) -> None:
-        """The caller reads every output; the next run reads every state."""
+        """The caller reads every output; then, before the next run, the
+        workspace holds poison and the caller writes the inputs: every state
+        must still hold its value."""
         n = self.invocation + 1
         for b in self.buffers:
-            if b.role not in ("output", "state"):
-                continue
-            logical, phys = self._range(b)
             if b.role == "output":
-                when = f"the caller reads, when run {n} ends,"
-            else:
-                when = f"the run after run {n} reads"
-            self.check(logical, phys, when)
+                logical, phys = self._range(b)
+                self.check(logical, phys, f"the caller reads, when run {n} ends,")
+        self.invocation += 1
+        self.begin()
+        for b in self.buffers:
+            if b.role == "state":
+                logical, phys = self._range(b)
+                self.check(logical, phys, f"run {n + 1} reads")
+        self.invocation -= 1
 
 
 def _ranges(offsets: list[int]) -> str:
@@ -831,7 +907,7 @@ def _ranges(offsets: list[int]) -> str:
     return ", ".join(text) + (", ..." if len(runs) > 4 else "")
 
 
-def replay_violations(module: ModuleOp, invocations: int = 2) -> list[str]:
+def replay_violations(module: ModuleOp, invocations: int = 1) -> list[str]:
     """Every byte a planned (rewritten) module reads that does not hold the
     value it would hold with every buffer in memory of its own (see module
     doc); empty if the plan is safe."""
@@ -844,7 +920,7 @@ class UsmpReplayPass(ModulePass):
 
     name = "usmp-replay"
 
-    invocations: int = 2
+    invocations: int = 1
     """Runs of the entry function to replay (states carry over)."""
 
     def __post_init__(self) -> None:
