@@ -59,6 +59,10 @@ Patterns
     built (``lowering/loops.py``). The IR is the same as before the
     patterns (checked with ``benchmarks/c_snapshot.py``).
 
+    Last, each lowered function loses the values it computes and never
+    uses (``lowering/dead_code.py``: an accumulator whose epilogue folded to
+    a constant, with its loads and loops).
+
 Idempotence
     Once lowered, no function is ``relay.primitive``: a second run changes
     nothing.
@@ -69,10 +73,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriteWalker
+from xdsl.traits import SymbolTable
 
+from usmp.dialects import relay
+from usmp.lowering.dead_code import erase_dead_code
 from usmp.lowering.gc_pause import cyclic_gc_paused
 from usmp.lowering.prim_func import LowerPrimitiveFunction
 
@@ -86,6 +94,15 @@ class LowerOpsPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         with cyclic_gc_paused():
+            lowered = [
+                f.sym_name.data
+                for f in op.ops
+                if isinstance(f, func.FuncOp) and relay.PRIMITIVE in f.attributes
+            ]
             PatternRewriteWalker(
                 LowerPrimitiveFunction(), apply_recursively=False
             ).rewrite_module(op)
+            for name in lowered:  # what a fused group computes for nothing
+                f = SymbolTable.lookup_symbol(op, name)
+                if isinstance(f, func.FuncOp):
+                    erase_dead_code(f.body)
