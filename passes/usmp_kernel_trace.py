@@ -549,7 +549,9 @@ class _Tracer:
             if e.arg in self.failed:
                 continue
             n = elements[e.arg]
-            for early, late, addr in _event_times(e, offsets, block_span, self.trips):
+            for early, late, addr, span in _event_times(
+                e, offsets, block_span, self.trips
+            ):
                 if addr is None:
                     if early.size == 0:
                         continue
@@ -568,18 +570,20 @@ class _Tracer:
                                 first_read[e.arg], early.min()
                             )
                     continue
-                inside = (addr >= 0) & (addr < n)
-                if not inside.all():
-                    addr, early, late = addr[inside], early[inside], late[inside]
                 if addr.size == 0:
                     continue
-                # ufunc.at and bincount: vectorised since numpy 1.25, where a
-                # sort by address costs ~30 times as much
+                assert span is not None  # the addresses before broadcasting
+                if span.min() < 0 or span.max() >= n:  # outside: not this buffer
+                    inside = (addr >= 0) & (addr < n)
+                    addr, early, late = addr[inside], early[inside], late[inside]
+                    if addr.size == 0:
+                        continue
+                # ufunc.at: vectorised since numpy 1.25, where a sort by
+                # address costs ~30 times as much
                 if e.write:
                     np.minimum.at(first[e.arg], addr, early)
                     if not self.full:
-                        counts = np.bincount(addr, minlength=n)
-                        self.write_counts[e.arg] += counts * e.repeats
+                        np.add.at(self.write_counts[e.arg], addr, e.repeats)
                     if self.full:
                         np.maximum.at(last_write[e.arg], addr, late)
                 else:
@@ -622,11 +626,12 @@ def _event_times(
     offsets: dict[Operation, int],
     block_span: dict[Block, int],
     trips: dict[Operation, int],
-) -> Iterator[tuple[Array, Array, Array | None]]:
+) -> Iterator[tuple[Array, Array, Array | None, Array | None]]:
     """The first and last time of ``e`` at each iteration of its enumerated
     loops that runs (a free loop's first and last iteration), with its
-    address there; in chunks of at most ``_CHUNK`` iterations along its
-    first enumerated loop."""
+    address there, and the addresses before broadcasting (their range); in
+    chunks of at most ``_CHUNK`` iterations along its first enumerated
+    loop."""
     shape = e.shape
     axes = [a for a, n in enumerate(shape) if n > 1]
     outer = axes[0] if axes else None
@@ -664,13 +669,15 @@ def _event_times(
         every = bool(runs.all())
         firsts = np.broadcast_to(np.asarray(early, dtype=np.int64), sub)
         lasts = np.broadcast_to(np.asarray(late, dtype=np.int64), sub)
+        # contiguous copies: ufunc.at is ~3x slower on broadcast views
         firsts = firsts.reshape(-1) if every else firsts[runs]
         lasts = lasts.reshape(-1) if every else lasts[runs]
         if e.addresses is None:
-            yield firsts, lasts, None
+            yield firsts, lasts, None, None
             continue
-        addr = np.broadcast_to(_rows(e.addresses, outer, lo, hi), sub)
-        yield firsts, lasts, addr.reshape(-1) if every else addr[runs]  # pyright: ignore
+        part = _rows(e.addresses, outer, lo, hi)
+        addr = np.broadcast_to(part, sub)
+        yield firsts, lasts, addr.reshape(-1) if every else addr[runs], part  # pyright: ignore
 
 
 def trace_kernel(
