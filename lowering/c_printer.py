@@ -12,7 +12,11 @@ accepts the same IR, this one writes code a person wants to read).
   single use in the same block, carry no name, and moving them there cannot
   change what they read: a value whose expression reads memory (``load``, a
   non-math call) is not moved across a statement that writes memory. Named
-  and multiply used values become ``T name = ...;`` declarations.
+  and multiply used values become ``T name = ...;`` declarations. An
+  expression is at most ``MAX_EXPRESSION_DEPTH`` operators deep (C99 promises
+  63 levels of nested parentheses, and the printer renders an expression
+  recursively): a deeper one is given a name, so a 10,000-operator chain is
+  a sequence of short statements.
 * Loops are ``for`` loops, conditionals ``if``; one handler per statement op.
 """
 
@@ -49,6 +53,9 @@ PURE_FUNCTIONS = frozenset(
 """``<math.h>`` functions: no side effects, so calls to them may be inlined."""
 
 _LOOP_NAMES = ("i", "j", "k", "l", "m", "n")
+MAX_EXPRESSION_DEPTH = 32
+"""Operators nested in one inlined expression (below C99's 63 levels of
+parenthesized expressions, 5.2.4.1; each level adds at most one pair)."""
 _ALWAYS_INLINE: frozenset[type[Operation]] = frozenset(
     (
         emitc.ConstantOp,
@@ -118,6 +125,8 @@ class FunctionPrinter:
         self.namer = Namer(names.file_scope if names is not None else ())
         self.names: dict[SSAValue, str] = {}
         self.inline: set[SSAValue] = set()
+        self.depth: dict[SSAValue, int] = {}
+        """Operators nested in the expression of an inlined value."""
         self.reads: set[SSAValue] = set()
         self.lines: list[str] = []
         self.skip: set[Operation] = set()
@@ -144,8 +153,10 @@ class FunctionPrinter:
             )
             if reads:
                 self.reads.add(value)
+            depth = 1 + max((self.depth.get(v, 0) for v in op.operands), default=0)
             if type(op) in _ALWAYS_INLINE:
                 self.inline.add(value)
+                self.depth[value] = depth
                 continue
             if op.attributes.get(NAME_ATTR) is not None or value.name_hint is not None:
                 continue
@@ -160,7 +171,10 @@ class FunctionPrinter:
                 or last_write_before[position[user]] >= position[op]
             ):
                 continue  # a write before the use could change what it reads
+            if depth > MAX_EXPRESSION_DEPTH:
+                continue
             self.inline.add(value)
+            self.depth[value] = depth
 
     # -- names --------------------------------------------------------------
     def name(self, value: SSAValue, hint: str | None = None) -> str:
