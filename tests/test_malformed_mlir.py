@@ -194,6 +194,39 @@ def _semantic_cases() -> list[Case]:
             expect="out of range for f32",
         ),
         Case(
+            "hex-float-with-minus",
+            "func.func @main() {\n  %0 = relay.constant dense<[-0x7FC00000]> : "
+            "tensor<1xf32>\n  func.return\n}\n",
+            expect="should not have a leading minus",
+        ),
+        Case(
+            "hex-float-too-wide",
+            "func.func @main() {\n  %0 = relay.constant dense<[1.0, 0x1FFFFFFFF]> : "
+            "tensor<2xf32>\n  func.return\n}\n",
+            expect="out of range for type f32",
+        ),
+        Case(
+            "hex-f16-too-wide",
+            "func.func @main() {\n  %0 = relay.constant dense<[0x10000]> : "
+            "tensor<1xf16>\n  func.return\n}\n",
+            expect="out of range for type f16",
+        ),
+        Case(
+            "hex-scalar-signalling-nan",
+            "func.func @main() {\n  %0 = arith.constant 0x7F800001 : f32\n"
+            "  func.return\n}\n",
+            expect="cannot be held exactly",
+        ),
+        Case(
+            "nan-payload-in-c",
+            "func.func @f(%o: memref<1xf32>) attributes {tir.prim_func} {\n"
+            "  %c0 = arith.constant 0 : index\n"
+            "  %n = arith.constant 0x7FC00001 : f32\n"
+            "  memref.store %n, %o[%c0] : memref<1xf32>\n  func.return\n}\n",
+            argv=("-p", "convert-to-emitc"),
+            expect="C99 cannot write",
+        ),
+        Case(
             "i8-literal-out-of-range",
             "func.func @main() {\n  %0 = arith.constant 300 : i8\n  func.return\n}\n",
             expect="out of range for type i8",

@@ -75,13 +75,13 @@ from typing import Any, NoReturn
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from usmp.dialects import new_context
 from usmp.dialects.limits import alignment_error
 from usmp.dialects.tir import CALL_TYPES, INTERFACE_APIS
 from usmp.lowering.gc_pause import cyclic_gc_paused
+from usmp.printing import ExactPrinter
 from usmp.tools.pool_flags import (
     C_IDENTIFIER,
     DEFAULT_ALIGNMENT,
@@ -157,7 +157,7 @@ class Compilation:
 
         assert self.module is not None
         stream = StringIO()
-        Printer(stream=stream).print_op(self.module)
+        ExactPrinter(stream=stream).print_op(self.module)
         return stream.getvalue() + "\n"
 
 
