@@ -490,6 +490,18 @@ def test_malformed_pool_flags(
     assert not (tmp_path / "out").exists()
 
 
+def test_usmp_compile_non_utf8_is_located(tmp_path: Path) -> None:
+    """usmp-compile reads MLIR as usmp-opt does: a byte that is not UTF-8
+    is an error at its line and column (it was Python's codec message)."""
+    path = tmp_path / "latin1.mlir"
+    path.write_bytes(b"// caf\xe9\n" + RELAY_MAIN.encode())
+    status, output = _run(
+        usmp_compile.main, [str(path), "-o", str(tmp_path / "out"), "-q"]
+    )
+    _check_output(status, output)
+    assert output.startswith(f"{path}:1:7: error: byte 0xe9 is not valid UTF-8"), output
+
+
 def test_corpus_size() -> None:
     assert len(CASES) + len(POOL_FLAGS) >= 60
 

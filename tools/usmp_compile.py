@@ -173,10 +173,10 @@ def _step_import(c: Compilation) -> None:
         from usmp.parsing import LocatingParser
 
         try:
-            text = path.read_text()
+            data = path.read_bytes()  # decoded by the parser: errors located
         except OSError as e:
             raise CompileError(f"{path}: {e.strerror}") from None
-        c.module = LocatingParser(c.ctx, text, str(path)).parse_module()
+        c.module = LocatingParser(c.ctx, data, str(path)).parse_module()
         verify_located(c.module)
         c.model_info = {"file": path.name, "format": "mlir"}
     else:
