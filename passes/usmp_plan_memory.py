@@ -54,7 +54,6 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, BlockArgument
-from xdsl.passes import ModulePass
 
 from usmp.diagnostics import located_error
 from usmp.dialects.tir import (
@@ -65,6 +64,7 @@ from usmp.dialects.tir import (
     PoolAllocationAttr,
     PoolKind,
 )
+from usmp.passes.options import TypedOptions
 from usmp.passes.usmp_analysis import BufferInfo, BufferInfoAnalysis, analyze
 from usmp.passes.usmp_ir import is_rewritten, merge_arg_attrs
 from usmp.passes.usmp_kernel_direction import choose_directions
@@ -96,7 +96,7 @@ def check_algorithm(name: str, time_limit: float = 0.0) -> None:
 
 
 @dataclass(frozen=True)
-class UsmpPlanMemoryPass(ModulePass):
+class UsmpPlanMemoryPass(TypedOptions):
     """Plan every static buffer of the module into its pools (see module doc)."""
 
     name = "usmp-plan-memory"

@@ -321,7 +321,7 @@ def _plan_usmp(c: Compilation) -> None:
     _pass_step(
         "usmp",
         algorithm=c.args.algorithm,
-        time_limit=c.args.plan_time_limit,
+        time_limit=c.args.plan_time_limit or 0,
         use_workspace_io=c.args.use_workspace_io,
         report=str(c.out / "memory" / "plan.json"),
         # TFLite Micro's kernels are not ours: its plan keeps pairs disjoint
@@ -714,9 +714,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--plan-time-limit",
         type=float,
-        default=0.0,
         metavar="S",
-        help="CPU seconds for --algorithm optimal (default 10)",
+        help="CPU seconds for --algorithm optimal (> 0, inf: no limit; default 10)",
     )
     p.add_argument(
         "--usmp-overlap",
@@ -893,13 +892,16 @@ def parse_arguments(
     except OffloadError as e:
         raise CompileError(str(e)) from None
     call_type(args)  # the calling-convention flags agree
-    if args.plan_time_limit:
+    if args.plan_time_limit is not None:
         from usmp.planning.algorithms import get_algorithm
 
         try:
             get_algorithm(args.algorithm, time_limit=args.plan_time_limit)
         except ValueError as e:
-            raise CompileError(f"--plan-time-limit: {e}") from None
+            raise CompileError(
+                f"--plan-time-limit {args.plan_time_limit}: {e}"
+            ) from None
+    _check_patch_options(args)
     for flag in ("workspace_byte_alignment", "constant_byte_alignment"):
         value = getattr(args, flag)
         if (error := alignment_error(value)) is not None:
@@ -922,6 +924,24 @@ def parse_arguments(
         pools, args.workspace_byte_alignment, args.constant_byte_alignment
     )
     return args, pools
+
+
+def _check_patch_options(args: argparse.Namespace) -> None:
+    """``--patch-budget``, ``--patch-depth``, ``--patch-stripes``: checked by
+    ``patch-stage``'s own options (one at a time, to name the flag), before
+    the model is read."""
+    from usmp.passes.patch_stage import PatchStagePass
+
+    for flag, option in (
+        ("--patch-budget", "budget"),
+        ("--patch-depth", "depth"),
+        ("--patch-stripes", "stripes"),
+    ):
+        value = getattr(args, f"patch_{option}")
+        try:
+            PatchStagePass(**{option: value})
+        except ValueError as e:
+            raise CompileError(f"{flag} {value}: {e}") from None
 
 
 def compile_into(
@@ -977,7 +997,10 @@ def error_message(e: BaseException) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     raw = list(sys.argv[1:] if argv is None else argv)
     try:
-        args, pools = parse_arguments(raw)
+        try:
+            args, pools = parse_arguments(raw)
+        except SystemExit as e:  # argparse: a bad command line (2) or --help (0)
+            return 1 if e.code == 2 else int(e.code or 0)
         compilation = compile_into(args, pools)
         compilation.say(
             f"{'total':<17} {compilation.timer.wall:7.2f} s -> {compilation.out}"
