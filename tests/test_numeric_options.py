@@ -1,13 +1,15 @@
-"""Every numeric option, given inf, nan, 0, a negative or a huge value: a
-clear error naming the option (exit status 1, no traceback, nothing written)
-or a meaningful result, in ``usmp-compile``, ``usmp-tvmc``, ``usmp-opt``'s
-pass options and ``usmp.compile``.
+"""Every numeric option, given inf, nan, 0, a negative or a huge value, and
+incompatible option pairs: a clear error naming the option (exit status 1,
+no traceback, nothing written) or a meaningful result, in ``usmp-compile``,
+``usmp-tvmc``, ``usmp-opt``'s pass options and ``usmp.compile``.
 
 Where the check lives: ``patch-stage``'s options in its ``__post_init__``
 (usmp-compile builds the pass from its flags before reading the model), the
 planning time limit in ``usmp.planning.algorithms.get_algorithm``, pool
 sizes and alignments in the pool-flag parsers, usmp-opt's typing of numeric
-values in ``usmp.passes.options``.
+values in ``usmp.passes.options``; I/O in the workspace with the packed
+interface is refused by ``usmp`` itself (as TVM's USMP does) and, earlier,
+by the command lines.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ REFUSED_BY_USMP_COMPILE: list[tuple[str, list[str]]] = [
     ("--workspace-byte-alignment", ["--workspace-byte-alignment", "0"]),
     ("--constant-byte-alignment", ["--constant-byte-alignment", "-16"]),
     ("size=", ["--usmp-workspace-pools=sram", "--usmp-workspace-pool-sram=size=1e3"]),
+    ("--use-workspace-io", ["--interface-api", "packed", "--use-workspace-io"]),
 ]
 
 
@@ -140,6 +143,16 @@ REFUSED_BY_TVMC: list[tuple[str, list[str]]] = [
         "--workspace-pools-write-bandwidth-bytes-per-cycle=sram:9223372036854775808",
         ["--workspace-pools-write-bandwidth-bytes-per-cycle=sram:9223372036854775808"],
     ),
+    (
+        "tir.usmp.use_workspace_io=1",
+        [
+            "--target",
+            "c",
+            "--executor-aot-interface-api=packed",
+            "--pass-config",
+            "tir.usmp.use_workspace_io=1",
+        ],
+    ),
 ]
 
 
@@ -172,6 +185,10 @@ REFUSED_BY_TVMC_FLAG = {f: a for f, a in REFUSED_BY_TVMC}
         ("patch-stage{budget=nan}", "finite"),
         ("patch-stage{budget=lots}", "budget=lots is not a number"),
         ("aot-lower-main,usmp{algorithm=optimal time_limit=nan}", "> 0"),
+        (
+            "aot-lower-main{interface_api=packed},usmp{use_workspace_io=true}",
+            "only compatible with interface_api c",
+        ),
     ],
 )
 def test_usmp_opt_pass_options_refused(spec: str, bad: str) -> None:
@@ -203,10 +220,11 @@ def test_usmp_opt_pass_options_accepted(spec: str, tmp_path: Path) -> None:
         ({"plan_time_limit": 0, "algorithm": "optimal"}, "--plan-time-limit"),
         ({"plan_time_limit": math.nan, "algorithm": "optimal"}, "--plan-time-limit"),
         ({"patch": "auto", "patch_budget": math.inf}, "--patch-budget"),
+        ({"interface_api": "packed", "use_workspace_io": True}, "--use-workspace-io"),
         ({"pools": [usmp.Pool("sram", size=-1)]}, "size='-1'"),
         ({"pools": [usmp.Pool("sram", alignment=0)]}, "alignment 0"),
     ],
-    ids=["time-0", "time-nan", "budget-inf", "pool-size", "pool-align"],
+    ids=["time-0", "time-nan", "budget-inf", "packed-io", "pool-size", "pool-align"],
 )
 def test_python_api_refuses(options: dict[str, object], flag: str) -> None:
     with pytest.raises(usmp.CompileError, match=re.escape(flag)):

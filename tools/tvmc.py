@@ -215,6 +215,13 @@ class Request:
             "constants-byte-alignment", self.executor.constant_alignment
         )
         self._check_pools()
+        if self.config.use_workspace_io and self.executor.interface_api != "c":
+            raise TvmcError(
+                "--pass-config tir.usmp.use_workspace_io=1 needs "
+                "--executor-aot-interface-api=c, not "
+                f'{self.executor.interface_api} (TVM: "tir.usmp.use_workspace_io '
+                'option is only compatible with interface_api c")'
+            )
         self._notes(warn)
 
     def _alignment(self, c_option: str, from_executor: int | None) -> int:

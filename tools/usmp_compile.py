@@ -892,6 +892,13 @@ def parse_arguments(
     except OffloadError as e:
         raise CompileError(str(e)) from None
     call_type(args)  # the calling-convention flags agree
+    if args.use_workspace_io and args.interface_api != "c":
+        raise CompileError(
+            f"--use-workspace-io is only compatible with --interface-api c, not "
+            f'{args.interface_api} (TVM: "tir.usmp.use_workspace_io option is only '
+            f'compatible with interface_api c"): the {args.interface_api} entry '
+            "takes its inputs and outputs as DLTensors the caller owns"
+        )
     if args.plan_time_limit is not None:
         from usmp.planning.algorithms import get_algorithm
 
