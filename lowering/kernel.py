@@ -39,9 +39,9 @@ stack and computes the elements deepest first (the order the recursion
 would emit them in); each handler then finds its operands remembered.
 Python recursion is left only where a handler reads an operand element
 under a condition or in a loop of its own (``pad``'s guarded branch,
-``concatenate``, ``gather``, the reductions of an anchor), which fusion
-never chains deeply; a chain that still nests too deep is a located error
-(``MAX_NESTED_REQUESTS``).
+``concatenate``, ``gather``, the reductions of an anchor), whose chains
+nest the generated code too (an ``scf.if`` per pad); beyond
+``MAX_NESTED_REQUESTS`` such a chain is a located error.
 
 So an anchor and its epilogue are computed in registers per output element
 and no intermediate tensor exists. Elements are memoised per (value, index)
