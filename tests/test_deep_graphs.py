@@ -66,6 +66,19 @@ def test_10000_operators_in_one_primitive_function() -> None:
     assert deepest <= 2 * MAX_EXPRESSION_DEPTH + 4, deepest
 
 
+@pytest.mark.parametrize("depth", [4, 256])
+def test_chain_in_groups_wraps_like_the_oracle(depth: int) -> None:
+    """The chain in groups of ``depth`` operators (one C function each): an
+    int8 sum inlined into a wider expression must wrap to int8 first, as
+    relay's int8 arithmetic does (``(int32_t)(x + 7)`` computed 127 + 7 as
+    134, not -122; found by this chain in groups of 4)."""
+    module = chain_graph(1_500 if depth > 4 else 60)
+    grouped = run_pipeline(module, f"plan-devices,fuse-ops{{max_depth={depth}}}")
+    lib = usmp.compile(grouped)
+    (y,) = lib.run([X])
+    np.testing.assert_array_equal(y, chain_reference(module, X))
+
+
 @pytest.mark.parametrize("pattern", ["relu", "add"])
 def test_fused_chain_of_each_kind(tmp_path: Path, pattern: str) -> None:
     """Chains of one operator kind through ``usmp-compile`` with its default
