@@ -77,7 +77,7 @@ def conversion_patterns(
         *scf_patterns(state),
         PackedCallLowering(state, packed or PackedCalls()),
         *func_patterns(state, info),
-        GlobalOpLowering(info),
+        GlobalOpLowering(info, state),
         unsupported_op_pattern(state),
     ]
 

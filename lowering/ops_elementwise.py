@@ -30,6 +30,7 @@ from usmp.lowering.kernel import (
     ElementPattern,
     FusedKernel,
     Handler,
+    Reads,
     element_type,
     shape_of,
 )
@@ -67,11 +68,29 @@ _BINARY: dict[str, Callable[[KernelBuilder, SSAValue, SSAValue], SSAValue]] = {
 }
 
 
-def binary(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+def unary_reads(
+    k: FusedKernel, op: Operation, index: Sequence[Ix]
+) -> list[tuple[SSAValue, Sequence[Ix]]]:
+    """What an elementwise handler of one operand (``data``, the first
+    operand) reads first: its element at the same index."""
+    return [(op.operands[0], index)]
+
+
+def binary_reads(
+    k: FusedKernel, op: Operation, index: Sequence[Ix]
+) -> list[tuple[SSAValue, Sequence[Ix]]]:
+    """What a broadcasting binary reads first: ``lhs`` then ``rhs``, each at
+    its broadcast index."""
     assert isinstance(op, BinaryElementwiseOp)
     result = shape_of(op.result)
-    lhs = k.at(op.lhs, broadcast_index(index, shape_of(op.lhs), result))
-    rhs = k.at(op.rhs, broadcast_index(index, shape_of(op.rhs), result))
+    return [
+        (op.lhs, broadcast_index(index, shape_of(op.lhs), result)),
+        (op.rhs, broadcast_index(index, shape_of(op.rhs), result)),
+    ]
+
+
+def binary(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    lhs, rhs = (k.at(v, i) for v, i in binary_reads(k, op, index))
     return _BINARY[op.name](k.b, lhs, rhs)
 
 
@@ -155,5 +174,15 @@ class LowerElementwise(ElementPattern):
             "relay.sigmoid": sigmoid,
             "relay.tanh": tanh,
             **{name: math_function for name in _MATH},
+        }
+    )
+    reads: ClassVar[Mapping[str, Reads]] = MappingProxyType(
+        {
+            **{name: binary_reads for name in _BINARY},
+            **dict.fromkeys(
+                ("relay.clip", "relay.relu", "relay.cast", "relay.sigmoid")
+                + ("relay.tanh", *_MATH),
+                unary_reads,
+            ),
         }
     )

@@ -66,11 +66,13 @@ from usmp.lowering.kernel import (
     ElementPattern,
     FusedKernel,
     Handler,
+    Reads,
     element_type,
     shape_of,
 )
 from usmp.lowering.loops import Ix
 from usmp.lowering.ops_divide import quantized_divide
+from usmp.lowering.ops_elementwise import binary_reads, unary_reads
 from usmp.lowering.scalar import int_bounds, is_unsigned
 
 
@@ -191,5 +193,14 @@ class LowerQuantization(ElementPattern):
             "relay.quantize": quantize,
             "relay.dequantize": dequantize,
             "relay.quantized_divide": quantized_divide,
+        }
+    )
+    reads: ClassVar[Mapping[str, Reads]] = MappingProxyType(
+        {
+            **dict.fromkeys(
+                ("relay.fixed_point_multiply", "relay.quantize", "relay.dequantize"),
+                unary_reads,
+            ),
+            "relay.quantized_divide": binary_reads,
         }
     )

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 
+from usmp.passes.options import TypedOptions
 from usmp.passes.usmp_convert_pool_allocations import UsmpConvertPoolAllocationsPass
 from usmp.passes.usmp_plan_memory import (
     UsmpPlanMemoryPass,
@@ -48,7 +48,7 @@ from usmp.planning.algorithms import DEFAULT_ALGORITHM
 
 
 @dataclass(frozen=True)
-class UsmpPass(ModulePass):
+class UsmpPass(TypedOptions):
     """Plan every static buffer into pools and rewrite the module to use them."""
 
     name = "usmp"
