@@ -61,6 +61,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from usmp.lowering.create import create
+from usmp.lowering.dsp import is_arithmetic_call
 from usmp.lowering.scalar import Ix, ScalarArithmetic, is_float, is_unsigned
 
 INDEX = IndexType()
@@ -158,7 +159,9 @@ class KernelBuilder(ScalarArithmetic):
             op.location = self.location
         depth = len(self._scopes) - 1
         key: Hashable | None = None
-        if op.name.startswith(_PURE_DIALECTS) and not op.regions:
+        if (
+            op.name.startswith(_PURE_DIALECTS) and not op.regions
+        ) or is_arithmetic_call(op):
             key = (
                 op.name,
                 tuple(op.operands),

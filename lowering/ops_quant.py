@@ -95,6 +95,8 @@ def fixed_point_multiply(
     multipliers, shifts = op.multiplier, op.shift
     if x.type == i64:
         return _fixed_point_multiply_i64(k, op, index, x)
+    if k.features.dsp and (r := _fixed_point_multiply_dsp(k, op, index, x)):
+        return r
     may_saturate = INT32_MIN in multipliers
     if len(set(zip(multipliers, shifts, strict=True))) == 1:
         return multiply_by_quantized_multiplier(
@@ -123,6 +125,59 @@ def fixed_point_multiply(
         return multiply_by_shifted_multiplier(b, x, m, left, 0, may_saturate)
     s = shift_table("fixed_point_multiply_shift", shifts)
     return multiply_by_quantized_multiplier(b, x, m, s, may_saturate)
+
+
+DSP_MAGNITUDE = (1 << 30) - 1
+"""The largest ``|x|`` whose double fits in an i32 (``usmp_smmulr``)."""
+
+
+def _fixed_point_multiply_dsp(
+    k: FusedKernel, op: FixedPointMultiplyOp, index: Sequence[Ix], x: SSAValue
+) -> SSAValue | None:
+    """``MultiplyByQuantizedMultiplier`` in 32-bit arithmetic on a CPU with
+    Arm's DSP extension, when every shift is a right shift ``e`` in
+    ``1..30`` and ``|x| <= 2**30 - 1`` at compile time (``ranges``); else
+    None. ``SaturatingRoundingDoublingHighMul(x, m) = floor((x*m + 2**30) /
+    2**31)`` is ``smmulr(2x, m) = floor((2x*m + 2**31) / 2**32)`` (the double
+    fits, and no saturation: ``m`` is never ``INT32_MIN``), so ``|h| <=
+    |x| + 1 < 2**30``; ``RoundingDivideByPOT(h, e) = floor((h + 2**(e-1) -
+    (h < 0)) / 2**e)`` is ``(h + 2**(e-1) + (h >> 31)) >> e``, whose sum
+    cannot overflow either. Per-channel ``2**(e-1)`` is a table
+    (``fixed_point_multiply_round``, i32) next to the right shifts."""
+    from usmp.lowering import dsp
+    from usmp.lowering.ranges import magnitude
+
+    multipliers, shifts = op.multiplier, op.shift
+    if INT32_MIN in multipliers or any(not -30 <= s <= -1 for s in shifts):
+        return None
+    bound = magnitude(k, op.data)
+    if bound is None or bound > DSP_MAGNITUDE:
+        return None
+    b = k.b
+    channel = index[op.axis % len(shape_of(op.data))]
+    m: SSAValue = b.const(multipliers[0], i32)
+    if len(set(multipliers)) > 1:
+        m_table = k.table(
+            "fixed_point_multiply_multiplier", _int_table("<i4", i32, multipliers)
+        )
+        m = b.load(m_table, [channel])
+    h = dsp.call(b, "usmp_smmulr", b.add(x, x), m)
+    if len(set(shifts)) == 1:
+        e: SSAValue = b.const(-shifts[0], i32)
+        half = b.const(1 << (-shifts[0] - 1), i32)
+    else:
+        table = k.table(
+            "fixed_point_multiply_right_shift",
+            _int_table("i1", i8, [-s for s in shifts]),
+        )
+        e = b.convert(b.load(table, [channel]), i32)
+        rounding = k.table(
+            "fixed_point_multiply_round",
+            _int_table("<i4", i32, [1 << (-s - 1) for s in shifts]),
+        )
+        half = b.load(rounding, [channel])
+    sign = b.shrsi(h, b.const(31, i32))
+    return b.shrsi(b.add(b.add(h, half), sign), e)
 
 
 def _fixed_point_multiply_i64(

@@ -282,7 +282,12 @@ class _Writer:
         f_dims = self.dims(f"f_dims_{k}", depth, 1, 1, units)
         bias_dims = self.dims(f"bias_dims_{k}", 1, 1, 1, units)
         out_dims = self.dims(f"out_dims_{k}", batches, 1, 1, units)
-        self.consts.append(f"static int32_t kernel_sum_{k}[{units}];")
+        self.consts.append(  # TFLite Micro computes them only for MVE
+            "#if defined(ARM_MATH_MVEI)\n"
+            f"static int32_t kernel_sum_{k}[{units}];\n"
+            f"#define KERNEL_SUM_{k} kernel_sum_{k}, (int32_t)sizeof kernel_sum_{k}\n"
+            f"#else\n#define KERNEL_SUM_{k} NULL, 0\n#endif"
+        )
         self.prepare.append(
             "#if defined(ARM_MATH_MVEI)\n"
             f"  arm_vector_sum_s8(kernel_sum_{k}, {depth}, {units}, {self.tensor(w)}, "
@@ -290,8 +295,7 @@ class _Writer:
         )
         self.calls.append(
             "{ "
-            "cmsis_nn_context c = {"
-            f"kernel_sum_{k}, (int32_t)sizeof kernel_sum_{k}}}; "
+            f"cmsis_nn_context c = {{KERNEL_SUM_{k}}}; "
             f"arm_fully_connected_s8(&c, &params_{k}, &quant_{k}, {in_dims}, "
             f"{self.tensor(x)}, {f_dims}, {self.tensor(w)}, {bias_dims}, "
             f"{self.tensor(b)}, {out_dims}, {self.tensor(y)}); }}"
@@ -385,7 +389,9 @@ def cmsis_nn_program(model: Model, inputs: Sequence[np.ndarray]) -> ModelPart:
     for size in w.sizes:
         lines.append(f"  n = {size}; if (n > need) need = n;")
     lines.append('  printf("scratch %ld\\n", (long)need);')
-    lines.append(f'  if (need > {SCRATCH}) printf("scratch too small\\n");')
+    lines.append(
+        f'  if (need > {SCRATCH}) {{ printf("scratch too small\\n"); return; }}'
+    )
     lines.extend(w.prepare)
     for k, t in enumerate(model.inputs):
         lines.append(f"  memcpy({w.tensor(t)}, input_{k}, sizeof input_{k});")
@@ -410,5 +416,5 @@ def cmsis_nn_program(model: Model, inputs: Sequence[np.ndarray]) -> ModelPart:
         profiled={"cmsis_nn_model.c": "#define USMP_PROFILE 1\n" + text},
         libraries=[("cmsis_nn", cmsis_nn_sources())],
         steps=w.labels,
-        scratch=SCRATCH,
+        scratch=".bss.scratch",
     )

@@ -158,9 +158,9 @@ class ModelPart:
     """Extra archives: (name, C sources), built with the same flags."""
     steps: list[str] = field(default_factory=list[str])
     """A label per profiled step, in order."""
-    scratch: int = 0
-    """Bytes of a static scratch array of which the program uses the size it
-    prints (``scratch N``): the RAM counts ``N``, not the array."""
+    scratch: str = ""
+    """Section of a static scratch array of which the program uses the size
+    it prints (``scratch N``): the RAM counts ``N``, not the array."""
 
 
 HARNESS = r"""
@@ -269,9 +269,10 @@ _MAP_LINE = re.compile(
 )
 
 
-def _footprint(map_text: str, archives: Sequence[str]) -> Footprint:
+def _footprint(map_text: str, archives: Sequence[str], exclude: str = "") -> Footprint:
     """Sum the sections of ``archives``' members in a GNU ld map (the part
-    after ``Linker script and memory map``, i.e. kept sections only)."""
+    after ``Linker script and memory map``, i.e. kept sections only), but
+    the section ``exclude``."""
     kept = map_text.split("Linker script and memory map", 1)[-1]
     flash = ram = 0
     section = ""
@@ -287,7 +288,7 @@ def _footprint(map_text: str, archives: Sequence[str]) -> Footprint:
         name = m.group(1) or section
         section = ""
         size = int(m.group(3), 16)
-        if Path(m.group(4)).name not in archives or size == 0:
+        if Path(m.group(4)).name not in archives or size == 0 or name == exclude:
             continue
         if name.startswith((".text", ".rodata")):
             flash += size
@@ -467,18 +468,16 @@ class Builder:
         elf, map_text = self.link(name, main, [model, *libraries])
         printed = self.execute(elf)
         archives = [model.name, *(lib.name for lib in libraries)]
-        footprint = _footprint(map_text, archives)
+        footprint = _footprint(map_text, archives, part.scratch)
         if part.scratch:
             used = [
                 int(x.split()[1])
                 for x in printed.splitlines()
                 if x.startswith("scratch ")
             ]
-            if not used or used[0] > part.scratch:
-                raise CortexMError(f"scratch of {part.scratch} B too small: {used}")
-            footprint = Footprint(
-                footprint.flash, footprint.ram - part.scratch + used[0]
-            )
+            if len(used) != 1:
+                raise CortexMError(f"expected one 'scratch N' line: {printed[-2000:]}")
+            footprint = Footprint(footprint.flash, footprint.ram + used[0])
         steps: list[int] = []
         if profile and part.profiled:
             sources = {**part.sources, **part.profiled}
@@ -513,6 +512,8 @@ def _parse(printed: str, footprint: Footprint) -> Measurement:
     lines = printed.splitlines()
     if "done" not in lines:
         raise CortexMError(f"the program did not finish:\n{printed[-4000:]}")
+    if "scratch too small" in lines:
+        raise CortexMError("the program's scratch array is smaller than requested")
     per_tick = _calibrate([x for x in lines if x.startswith("calibrate ")])
     total = next(int(x.split()[1]) for x in lines if x.startswith("total "))
     steps = [int(x.split()[2]) * per_tick for x in lines if x.startswith("step ")]

@@ -91,3 +91,5 @@ Linker script and memory map
 """
     fp = _footprint(map_text, ["libours.a"])
     assert (fp.flash, fp.ram) == (0x80 + 0x100 + 0x8, 0x200 + 0x8)
+    fp = _footprint(map_text, ["libours.a"], exclude=".bss.pool")
+    assert (fp.flash, fp.ram) == (0x80 + 0x100 + 0x8, 0x8)
