@@ -296,6 +296,16 @@ class KernelBuilder(ScalarArithmetic):
             return a
         return self.emit(create(arith.DivSIOp, (a, self.index(b)), INDEX))
 
+    def ishr(self, a: Ix, bits: int) -> Ix:
+        """``a >> bits``: ``a / 2**bits`` for ``a >= 0``, one shift in C
+        (a signed division needs a rounding step unless the C compiler
+        proves ``a >= 0``)."""
+        if isinstance(a, int):
+            return a >> bits
+        if bits == 0:
+            return a
+        return self.emit(create(arith.ShRSIOp, (a, self.index(bits)), INDEX))
+
     def irem(self, a: Ix, b: int) -> Ix:
         """``a % b`` for ``a >= 0``."""
         if isinstance(a, int):

@@ -205,6 +205,19 @@ def interleave(values: npt.NDArray[np.generic], jam: int) -> DenseIntOrFPElement
     )
 
 
+def widen_pairs(values: npt.NDArray[np.generic]) -> DenseIntOrFPElementsAttr:
+    """``values[t, c]`` (int8, ``c`` a multiple of 4) as the 16-bit pairs
+    ``sxtb16`` would make of each word of four channels: per tap and channel
+    quad, the words (c, c + 2) and (c + 1, c + 3), flat ``i32``."""
+    taps, channels = values.shape
+    v = np.asarray(values, dtype=np.int64).reshape(taps, channels // QUAD, QUAD)
+    low = (v[..., [0, 1]] & 0xFFFF) | ((v[..., [2, 3]] & 0xFFFF) << 16)
+    words = low.astype(np.uint32).view("<i4").reshape(-1)
+    return DenseIntOrFPElementsAttr(
+        TensorType(i32, [words.size]), BytesAttr(words.astype("<i4").tobytes())
+    )
+
+
 def dot_run(
     b: KernelBuilder,
     x: SSAValue,
@@ -222,7 +235,7 @@ def dot_run(
     ``lo / 4`` when ``lo`` is a multiple of 4 given as a value."""
     offset = _offset_pair(b, input_zero_point)
     length = b.isub(hi, lo)
-    quads = b.idiv(length, QUAD)
+    quads = b.ishr(length, 2)  # / QUAD
     if lo_words is None:
         lo_words = lo // QUAD if isinstance(lo, int) else 0
 
@@ -305,12 +318,23 @@ def conv2d_jammed(
     return None
 
 
-def _windows(
-    k: FusedKernel, op: Conv2DOp, index: Sequence[Ix]
-) -> tuple[tuple[Ix, Ix, Ix], tuple[Ix, Ix, Ix], list[SSAValue] | None]:
-    """The window bounds along H and W of the output at ``index`` and the
-    tests for "the whole window is inside the input" (None: never; []:
-    always)."""
+MAX_BORDER_COLUMNS = 4
+"""Output columns whose window crosses the left or right edge get their own
+static tap bounds (unrolled runs) when there are at most this many."""
+
+Bounds = tuple[Ix, Ix]
+Reduction = Callable[[Bounds, Bounds], list[SSAValue]]
+
+
+def _by_windows(
+    k: FusedKernel, op: Conv2DOp, index: Sequence[Ix], count: int, reduction: Reduction
+) -> list[SSAValue]:
+    """``reduction(h_bounds, w_bounds)`` of the output at ``index``, with
+    static bounds wherever they are known: the whole window inside the input
+    (both static); the columns inside (W static, the rows clamped); each
+    border column (``MAX_BORDER_COLUMNS`` at most: its own static W bounds);
+    else both clamped. Chosen by ``scf.if`` on the output position (tests
+    folded away where the shapes decide them)."""
     b = k.b
     data = shape_of(op.data)
     out = shape_of(op.result)
@@ -318,34 +342,70 @@ def _windows(
     sh, sw = op.strides
     dh, dw = op.dilation
     top, left, _, _ = op.padding
-    h = window_bounds(b, index[1], out[1], sh, dh, top, data[1], kh)
-    w = window_bounds(b, index[2], out[2], sw, dw, left, data[2], kw)
-    inside = inside_tests(
-        b,
-        [
-            (index[1], out[1], interior(out[1], sh, dh, top, data[1], kh)),
-            (index[2], out[2], interior(out[2], sw, dw, left, data[2], kw)),
-        ],
-    )
-    return h, w, inside
+    h_lo, h_hi, _ = window_bounds(b, index[1], out[1], sh, dh, top, data[1], kh)
+    w_lo, w_hi, _ = window_bounds(b, index[2], out[2], sw, dw, left, data[2], kw)
+    rows = interior(out[1], sh, dh, top, data[1], kh)
+    columns = interior(out[2], sw, dw, left, data[2], kw)
+    h_in = inside_tests(b, [(index[1], out[1], rows)])
+    w_in = inside_tests(b, [(index[2], out[2], columns)])
+    cases: list[tuple[list[SSAValue] | None, Callable[[], list[SSAValue]]]] = []
+    if h_in is not None and w_in is not None:
+        cases.append(([*h_in, *w_in], lambda: reduction((0, kh), (0, kw))))
+    cases.append((w_in, lambda: reduction((h_lo, h_hi), (0, kw))))
+    border = [c for c in range(out[2]) if c not in columns]
+    if len(border) <= MAX_BORDER_COLUMNS:
+        for c in border:
+            lo, hi = _tap_range(c, sw, dw, left, data[2], kw)
+            if isinstance(index[2], int):
+                test = [] if index[2] == c else None
+            else:
+                test = [b.icmp("eq", index[2], c)]
+
+            def column(lo: int = lo, hi: int = hi) -> list[SSAValue]:
+                return reduction((h_lo, h_hi), (lo, hi))
+
+            cases.append((test, column))
+
+    def choose(
+        rest: list[tuple[list[SSAValue] | None, Callable[[], list[SSAValue]]]],
+    ) -> list[SSAValue]:
+        for n, (tests, build) in enumerate(rest):
+            if tests is None:
+                continue
+            if not tests:
+                return build()
+            return b.select_if_many(
+                b.i1_and(tests),
+                [i32] * count,
+                build,
+                lambda later=rest[n + 1 :]: choose(later),
+            )
+        return reduction((h_lo, h_hi), (w_lo, w_hi))
+
+    return choose(cases)
 
 
-def _split(
-    k: FusedKernel,
-    inside: list[SSAValue] | None,
-    count: int,
-    interior_reduction: Callable[[], list[SSAValue]],
-    border_reduction: Callable[[], list[SSAValue]],
-) -> list[SSAValue]:
-    """The interior reduction where the window is inside the input, the
-    border one elsewhere (``inside``: the tests)."""
-    if inside is None:
-        return border_reduction()
-    if not inside:
-        return interior_reduction()
-    return k.b.select_if_many(
-        k.b.i1_and(inside), [i32] * count, interior_reduction, border_reduction
-    )
+def _tap_range(
+    o: int, stride: int, dilation: int, before: int, size: int, window: int
+) -> tuple[int, int]:
+    """``window_bounds`` of output position ``o``, computed here."""
+    base = o * stride - before
+    lo = -(-max(before - o * stride, 0) // dilation)
+    hi = min(window, -(-max(size - base, 0) // dilation))
+    return lo, hi
+
+
+def _corner(k: FusedKernel, op: Conv2DOp, index: Sequence[Ix]) -> Ix:
+    """The flat index of the input element at the window's tap (0, 0) of the
+    output at ``index``, channel 0 (possibly outside the input: only taps
+    inside are read)."""
+    b = k.b
+    _, height, width, channels = shape_of(op.data)
+    sh, sw = op.strides
+    top, left, _, _ = op.padding
+    row = b.iadd(b.imul(index[0], height), b.isub(b.imul(index[1], sh), top))
+    column = b.isub(b.imul(index[2], sw), left)
+    return b.imul(b.iadd(b.imul(row, width), column), channels)
 
 
 def _conv2d(
@@ -362,9 +422,8 @@ def _conv2d(
     index = indices[0]
     jam = len(indices)
     channels_out = [i[3] for i in indices]
-    (h_lo, h_hi, h_base), (w_lo, w_hi, w_base), inside = _windows(k, op, index)
     row = kw * cg
-    pixel_row = b.imul(b.imul(index[0], height), width)
+    window = _corner(k, op, index)
     values = k.constant_value(op.weight)
     table = w = None
     if values is not None and cg % QUAD == 0:
@@ -372,15 +431,14 @@ def _conv2d(
     else:
         w = _flat(k, buffers[1])
 
-    def reduction(bounds_h: tuple[Ix, Ix], bounds_w: tuple[Ix, Ix]) -> list[SSAValue]:
-        inits = [b.const(0, i32)] * jam
+    zero_point = op.input_zero_point
+    inits = [b.const(0, i32)] * jam
+
+    def reduction(bounds_h: Bounds, bounds_w: Bounds) -> list[SSAValue]:
         lo_r, hi_r = b.imul(bounds_w[0], cg), b.imul(bounds_w[1], cg)
 
         def window_row(th: Ix, accs: Sequence[SSAValue]) -> list[SSAValue]:
-            ih = b.iadd(h_base, b.imul(th, dh))
-            x_at = b.imul(
-                b.iadd(b.iadd(pixel_row, b.imul(ih, width)), w_base), channels
-            )
+            x_at = b.iadd(window, b.imul(th, dh * width * channels))
             weights: Rows | Interleaved
             lo_words: Ix | None = None
             if table is not None:
@@ -397,22 +455,14 @@ def _conv2d(
                     b.imul(b.iadd(b.imul(oc, kh), th), row) for oc in channels_out
                 ]
                 weights = Rows(w, starts)
-            return dot_run(
-                b, x, x_at, weights, lo_r, hi_r, accs, op.input_zero_point, lo_words
-            )
+            return dot_run(b, x, x_at, weights, lo_r, hi_r, accs, zero_point, lo_words)
 
         lo, hi = bounds_h
         return _steps(
             b, b.isub(hi, lo), inits, lambda t, a: window_row(b.iadd(lo, t), a)
         )
 
-    return _split(
-        k,
-        inside,
-        jam,
-        lambda: reduction((0, kh), (0, kw)),
-        lambda: reduction((h_lo, h_hi), (w_lo, w_hi)),
-    )
+    return _by_windows(k, op, index, jam, reduction)
 
 
 def _depthwise(
@@ -422,29 +472,40 @@ def _depthwise(
     buffers: Sequence[SSAValue],
 ) -> list[SSAValue]:
     b = k.b
-    x, w = (_flat(k, buf) for buf in buffers)
+    x = _flat(k, buffers[0])
     _, height, width, channels = shape_of(op.data)
     kh, kw, _, _ = conv2d_weight_dims(shape_of(op.weight), op.kernel_layout)
     dh, dw = op.dilation
     index = indices[0]
     channel = index[3]
-    (h_lo, h_hi, h_base), (w_lo, w_hi, w_base), inside = _windows(k, op, index)
+    values = k.constant_value(op.weight)
+    pairs = w = None
+    if values is not None:
+        pairs = k.table("weights_pairs", widen_pairs(values.reshape(kh * kw, -1)))
+    else:
+        w = _flat(k, buffers[1])
     offset = _offset_pair(b, op.input_zero_point)
-    pixel_row = b.imul(index[0], height)
+    window = b.iadd(_corner(k, op, index), channel)
 
-    def reduction(bounds_h: tuple[Ix, Ix], bounds_w: tuple[Ix, Ix]) -> list[SSAValue]:
+    def reduction(bounds_h: Bounds, bounds_w: Bounds) -> list[SSAValue]:
         inits = [b.const(0, i32)] * QUAD
 
         def tap(th: Ix, tw: Ix, accs: Sequence[SSAValue]) -> list[SSAValue]:
-            ih = b.iadd(h_base, b.imul(th, dh))
-            iw = b.iadd(w_base, b.imul(tw, dw))
+            # the window's first input element plus the tap's offset (a
+            # constant when the taps are: one base pointer in C)
             x_at = b.iadd(
-                b.imul(b.iadd(b.imul(b.iadd(pixel_row, ih), width), iw), channels),
-                channel,
+                window, b.imul(b.iadd(b.imul(th, dh * width), b.imul(tw, dw)), channels)
             )
-            w_at = b.iadd(b.imul(b.iadd(b.imul(th, kw), tw), channels), channel)
+            tap_index = b.iadd(b.imul(th, kw), tw)
             x_lo, x_hi = _pairs(b, read_s8x4(b, x, x_at), offset)
-            w_lo, w_hi = _pairs(b, read_s8x4(b, w, w_at), None)
+            if pairs is not None:  # channel / 4 * 2 words per channel quad
+                at = b.iadd(b.imul(tap_index, channels // 2), b.ishr(channel, 1))
+                w_lo = b.load(pairs, [at])
+                w_hi = b.load(pairs, [b.iadd(at, 1)])
+            else:
+                assert w is not None
+                w_at = b.iadd(b.imul(tap_index, channels), channel)
+                w_lo, w_hi = _pairs(b, read_s8x4(b, w, w_at), None)
             a0, a1, a2, a3 = accs
             return [
                 dsp.call(b, "usmp_smlabb", x_lo, w_lo, a0),
@@ -463,13 +524,7 @@ def _depthwise(
 
         return _steps(b, b.isub(hh, hl), inits, window_row)
 
-    return _split(
-        k,
-        inside,
-        QUAD,
-        lambda: reduction((0, kh), (0, kw)),
-        lambda: reduction((h_lo, h_hi), (w_lo, w_hi)),
-    )
+    return _by_windows(k, op, index, QUAD, reduction)
 
 
 def dense_jammed(

@@ -51,6 +51,7 @@ from usmp.dialects import relay, tir
 from usmp.dialects.relay_ops import ConcatenateOp
 from usmp.lowering import ops_nn, ops_softmax
 from usmp.lowering.convert_to_emitc_memref import COPY_RUN
+from usmp.lowering.fold_offsets import fold_input_offsets
 from usmp.lowering.kernel import (
     ElementPattern,
     FusedKernel,
@@ -351,5 +352,7 @@ class LowerPrimitiveFunction(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
         if relay.PRIMITIVE in op.attributes:
-            bound = self.constants.get(op.sym_name.data)
+            bound = self.constants.get(op.sym_name.data, {})
+            if self.features.dsp:
+                fold_input_offsets(op, bound)
             rewriter.replace(op, lower_primitive(op, self.features, bound))
