@@ -53,6 +53,7 @@ KERNELS = (
     "PoolingFunctions",
     "SoftmaxFunctions",
     "BasicMathFunctions",
+    "TransposeFunctions",
 )
 """CMSIS-NN source folders built into the program's archive: their s8
 files and ``SUPPORT``."""

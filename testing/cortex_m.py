@@ -10,8 +10,9 @@ within 40. QEMU counts *instructions, not cycles*: it models no pipeline,
 no wait states, no caches and no DWT cycle counter, so a multiply-accumulate
 (``smlad``) counts as one, like an ``add``. Every program first validates
 the counter on a loop of known length (``subs``/``bne``: two instructions per
-iteration) run for two lengths; their difference must give a whole number
-of instructions per tick, which is then used.
+iteration) run for two lengths; their difference must give a ratio of small
+whole numbers (40 on the MPS2 boards, 125/4 on the 32 MHz MPS3), which is
+then used.
 
 A program is a generic harness (``harness.c``, generated here: SysTick,
 calibration, the measurement, the output bytes printed in hex through
@@ -30,8 +31,9 @@ flash, ``.data`` both, ``.bss`` RAM), so the harness, newlib and the input
 arrays are counted for neither side.
 
 Boards: ``m4`` (``mps2-an386``, ``-mcpu=cortex-m4 -mfloat-abi=hard
--mfpu=fpv4-sp-d16``, the measurement of ``../shared/third_party/README.md``)
-and ``m7`` (``mps2-an500``).
+-mfpu=fpv4-sp-d16``, the measurement of ``../shared/third_party/README.md``),
+``m7`` (``mps2-an500``) and ``m55`` (``mps3-an547``: MVE, so CMSIS-NN runs its
+Helium kernels).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -71,6 +74,10 @@ class Board:
     cflags: tuple[str, ...]
     rom: tuple[int, int]
     ram: tuple[int, int]
+    stack_limit: bool = False
+    """Armv8-M: the device's startup sets the stack limit registers, but
+    newlib's ``crt0`` (rdimon) moves the stack where the semihosting
+    ``HEAPINFO`` says; the startup's limit is then 0 (no check)."""
 
     def flags(self) -> list[str]:
         return [f"-mcpu={self.cpu}", "-mthumb", *self.cflags]
@@ -94,6 +101,16 @@ BOARDS = {
         ("-mfloat-abi=hard", "-mfpu=fpv5-d16"),
         (0x0, 0x400000),
         (0x20000000, 0x400000),
+    ),
+    "m55": Board(
+        "m55",
+        "cortex-m55",
+        "mps3-an547",
+        "ARMCM55",
+        ("-mfloat-abi=hard",),
+        (0x0, 0x80000),  # ITCM
+        (0x21000000, 0x200000),  # SSE-300 SRAM
+        stack_limit=True,
     ),
 }
 
@@ -251,6 +268,8 @@ def _linker_script(board: Board) -> str:
         )
         if n != 1:
             raise CortexMError(f"{base}: no '{name} = ...;' to set")
+    if board.stack_limit:
+        text += "\n__usmp_no_stack_limit = 0;\n"
     return text
 
 
@@ -308,32 +327,36 @@ class Measurement:
     steps: list[int]
     outputs: list[bytes]
     footprint: Footprint
-    instructions_per_tick: int
+    instructions_per_tick: Fraction
     printed: str
 
 
-def _calibrate(lines: list[str]) -> int:
-    """Instructions per SysTick tick from the two calibration loops."""
+def _calibrate(lines: list[str]) -> Fraction:
+    """Instructions per SysTick tick from the two calibration loops: a ratio
+    of small whole numbers (the virtual nanosecond per instruction over the
+    board's clock: 40 at 25 MHz, 125/4 at 32 MHz)."""
     runs = [tuple(int(v) for v in line.split()[1:3]) for line in lines]
     if len(runs) != 2:
         raise CortexMError(f"expected two calibration lines, got {lines}")
     (n0, t0), (n1, t1) = runs
     if t1 <= t0:
         raise CortexMError(f"SysTick does not advance: {lines}")
-    per_tick = 2 * (n1 - n0) / (t1 - t0)
-    whole = round(per_tick)
-    if whole < 1 or abs(per_tick - whole) > 1e-3 * whole:
+    measured = Fraction(2 * (n1 - n0), t1 - t0)
+    per_tick = measured.limit_denominator(8)
+    # the two readings of each loop are exact to within a tick
+    if per_tick < 1 or abs(measured - per_tick) * (t1 - t0) > 2 * per_tick:
         raise CortexMError(
-            f"SysTick counts {per_tick:.4f} instructions per tick on a loop of "
-            f"known length, not a whole number ({lines}): is -icount shift=0 set?"
+            f"SysTick counts {float(measured):.4f} instructions per tick on a "
+            f"loop of known length, not a ratio of small whole numbers "
+            f"({lines}): is -icount shift=0 set?"
         )
     for n, t in runs:  # each loop alone: 2n instructions + a call, within a tick
-        if abs(t * whole - 2 * n) > 2 * whole:
+        if abs(t * per_tick - 2 * n) > 2 * per_tick:
             raise CortexMError(
                 f"the calibration loop of {2 * n} instructions took {t} ticks of "
-                f"{whole}: the counter is not counting instructions"
+                f"{per_tick}: the counter is not counting instructions"
             )
-    return whole
+    return per_tick
 
 
 class Builder:
@@ -358,6 +381,8 @@ class Builder:
             str(THIRD_PARTY / "CMSIS_6/CMSIS/Core/Include"),
             "-I",
             str(THIRD_PARTY / "Cortex_DFP/Device" / self.board.device / "Include"),
+            "-I",
+            str(THIRD_PARTY / "Cortex_DFP/Device" / self.board.device / "Config"),
         ]
 
     def compile(self, source: Path, obj: Path, extra: Sequence[str] = ()) -> Path:
@@ -385,9 +410,10 @@ class Builder:
         """The harness's objects: startup, system (built once)."""
         if self._common is None:
             device = THIRD_PARTY / "Cortex_DFP/Device" / self.board.device / "Source"
+            extra = ["-D__STACK_LIMIT=__usmp_no_stack_limit"] * self.board.stack_limit
             self._common = [
                 self.compile(
-                    device / f"{s}_{self.board.device}.c", self.work / f"{s}.o"
+                    device / f"{s}_{self.board.device}.c", self.work / f"{s}.o", extra
                 )
                 for s in ("startup", "system")
             ]
@@ -516,13 +542,17 @@ def _parse(printed: str, footprint: Footprint) -> Measurement:
         raise CortexMError("the program's scratch array is smaller than requested")
     per_tick = _calibrate([x for x in lines if x.startswith("calibrate ")])
     total = next(int(x.split()[1]) for x in lines if x.startswith("total "))
-    steps = [int(x.split()[2]) * per_tick for x in lines if x.startswith("step ")]
+    steps = [
+        round(int(x.split()[2]) * per_tick) for x in lines if x.startswith("step ")
+    ]
     outputs = [
         bytes.fromhex(x.split()[2] if len(x.split()) > 2 else "")
         for x in lines
         if x.startswith("output ")
     ]
-    return Measurement(total * per_tick, steps, outputs, footprint, per_tick, printed)
+    return Measurement(
+        round(total * per_tick), steps, outputs, footprint, per_tick, printed
+    )
 
 
 # -- our library as a model part ----------------------------------------------

@@ -68,8 +68,10 @@ def test_kws_on_cortex_m4_bit_exact(tools: None, tmp_path: Path) -> None:
 
 def test_calibration_checks_the_counter() -> None:
     assert _calibrate(["calibrate 100000 5000", "calibrate 300000 15000"]) == 40
-    with pytest.raises(CortexMError, match="not a whole number"):
-        _calibrate(["calibrate 100000 5000", "calibrate 300000 14000"])
+    # 32 MHz (MPS3): 31.25 instructions per tick
+    assert _calibrate(["calibrate 100000 6400", "calibrate 300000 19200"]) == 31.25
+    with pytest.raises(CortexMError, match="not a ratio of small whole numbers"):
+        _calibrate(["calibrate 100000 5000", "calibrate 300000 14001"])
     with pytest.raises(CortexMError, match="not counting instructions"):
         # whole per tick between the two, but each loop alone is off
         _calibrate(["calibrate 100000 7000", "calibrate 300000 17000"])
