@@ -34,6 +34,9 @@ packed into one word (``dsp.pack_s8x4``: one unaligned word read in C):
 The reductions are loops (``_steps``: unrolled only up to ``UNROLL_TAPS``
 steps): measured on the Cortex-M4 (``benchmarks/cortex_m.py``), gcc keeps a
 rolled run's accumulators in registers, while unrolled runs spill them.
+Input indices are the window's first element plus the tap's offset (one base
+pointer in C), and each border column gets static tap bounds
+(``_by_windows``).
 
 Sums are of the same products as the portable kernels, in another order;
 i32 addition wraps, so the results are the same bits.
@@ -72,9 +75,8 @@ QUAD = 4
 
 UNROLL_TAPS = 4
 """A static reduction of at most this many (quad or scalar) steps is
-unrolled completely; a longer one runs ``RUN_UNROLL`` steps per iteration."""
-
-RUN_UNROLL = 1
+unrolled; a longer one stays a loop (measured on the Cortex-M4: gcc keeps a
+rolled run's accumulators in registers, an unrolled one spills them)."""
 
 
 def _flat(k: FusedKernel, buffer: SSAValue) -> SSAValue:
@@ -137,26 +139,17 @@ def _steps(
     accs: Sequence[SSAValue],
     body: Callable[[Ix, Sequence[SSAValue]], Sequence[SSAValue]],
 ) -> list[SSAValue]:
-    """``body(q, accs)`` for ``0 <= q < count``: unrolled when static and
-    short, else a loop (``RUN_UNROLL`` steps per iteration when static)."""
-    if isinstance(count, int):
-        if count <= UNROLL_TAPS:
-            for q in range(count):
-                accs = body(q, accs)
-            return list(accs)
-        step = RUN_UNROLL if count % RUN_UNROLL == 0 else 1
+    """``body(q, accs)`` for ``0 <= q < count``: unrolled when static and at
+    most ``UNROLL_TAPS``, else an ``scf.for`` carrying the accumulators."""
+    if isinstance(count, int) and count <= UNROLL_TAPS:
+        for q in range(count):
+            accs = body(q, accs)
+        return list(accs)
 
-        def unrolled(iv: SSAValue, args: Sequence[SSAValue]) -> list[SSAValue]:
-            for j in range(step):
-                args = body(b.iadd(iv, j), args)
-            return list(args)
-
-        return b.loop(0, count, unrolled, accs, step)
-
-    def one(iv: SSAValue, args: Sequence[SSAValue]) -> list[SSAValue]:
+    def step(iv: SSAValue, args: Sequence[SSAValue]) -> list[SSAValue]:
         return list(body(iv, args))
 
-    return b.loop(0, count, one, accs)
+    return b.loop(0, count, step, accs)
 
 
 class Rows:
