@@ -353,6 +353,9 @@ class LowerPrimitiveFunction(RewritePattern):
     def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
         if relay.PRIMITIVE in op.attributes:
             bound = self.constants.get(op.sym_name.data, {})
-            if self.features.dsp:
+            # the CPU's kernels are the host's: a group fuse-ops offloaded to
+            # another target (tir.target) gets the portable ones
+            features = PORTABLE if tir.TARGET in op.attributes else self.features
+            if features.dsp:
                 fold_input_offsets(op, bound)
-            rewriter.replace(op, lower_primitive(op, self.features, bound))
+            rewriter.replace(op, lower_primitive(op, features, bound))

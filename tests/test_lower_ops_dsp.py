@@ -322,3 +322,21 @@ def test_workspace_unchanged(name: str, workspace: int, tmp_path) -> None:  # no
             allowed += int(np.prod(weights.shape))
     assert portable["constant_bytes"] < dsp["constant_bytes"]
     assert dsp["constant_bytes"] <= portable["constant_bytes"] + allowed
+
+
+def test_offloaded_groups_keep_portable_kernels(tmp_path) -> None:  # noqa: ANN001
+    """``-mcpu`` is the host target's option: a group offloaded to another
+    target (``--target "accel,c -mcpu=cortex-m4"``) is lowered portably,
+    the host's groups with the DSP kernels."""
+    from usmp.tools.usmp_compile import main as usmp_compile
+
+    path = MODELS_DIR / INT8_MODELS[0]
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    out = tmp_path / "kws"
+    argv = [str(path), "-o", str(out), "-q", "--module-name", "kws"]
+    argv += ["--target", "accel,c -mcpu=cortex-m4", "--offload", "CONV_2D=accel"]
+    assert usmp_compile(argv) == 0
+    src = out / "codegen/host/src"
+    assert "usmp_smlabb(" in (src / "tvmgen_kws_operators.c").read_text()
+    assert "usmp_" not in (src / "tvmgen_kws_accel.c").read_text()
