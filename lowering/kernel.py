@@ -272,10 +272,10 @@ class FusedKernel:
         self.b = builder
         self.buffers = buffers
         self.features = features
+        """What the target CPU offers (``lower-ops``' ``mcpu``)."""
         self.constants: Mapping[SSAValue, relay.ConstantOp] = constants or {}
         """Parameters of the primitive function bound to one constant at
         every call (``constant_args.constant_arguments``)."""
-        """What the target CPU offers (``lower-ops``' ``mcpu``)."""
         self.flat_views: dict[SSAValue, SSAValue] = {}
         """Argument buffer -> its hoisted one-dimensional view
         (``ops_nn_dsp``)."""

@@ -24,7 +24,12 @@ Bit-exact with ``usmp.oracle.quantization`` (TFLite's reference kernels):
   64-bit overload: ``(x * m16 + 2**(t-1)) >> t`` in i64 with the reduced
   16-bit multiplier ``m16`` and ``t = 15 - shift`` computed at compile time
   (per channel: ``fixed_point_multiply_reduced_multiplier``, i16, and
-  ``fixed_point_multiply_total_shift``, i8).
+  ``fixed_point_multiply_total_shift``, i8). On a CPU with Arm's DSP
+  extension (``lower-ops{mcpu=cortex-m4}``), when the operand's bound at
+  compile time (``ranges``) and right shifts of 1..30 allow it, the same
+  value in 32-bit arithmetic: ``smmulr`` of the doubled operand, then a
+  rounding shift with the per-channel ``2**(e-1)`` from a table
+  (``_fixed_point_multiply_dsp``).
 * ``quantize``: ``clamp(round_half_away(x / f32(scale)) + zp)``, the division
   in f32 as TFLite Micro's ``AffineQuantize`` (``math.round``: C ``roundf``),
   then ``arith.fptosi``.
@@ -55,6 +60,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 
 from usmp.dialects.relay_ops import DequantizeOp, FixedPointMultiplyOp, QuantizeOp
+from usmp.lowering import dsp
 from usmp.lowering.fixed_point import (
     INT32_MIN,
     multiply_by_quantized_multiplier,
@@ -73,6 +79,7 @@ from usmp.lowering.kernel import (
 from usmp.lowering.loops import Ix
 from usmp.lowering.ops_divide import quantized_divide
 from usmp.lowering.ops_elementwise import binary_reads, unary_reads
+from usmp.lowering.ranges import magnitude
 from usmp.lowering.scalar import int_bounds, is_unsigned
 
 
@@ -144,9 +151,6 @@ def _fixed_point_multiply_dsp(
     (h < 0)) / 2**e)`` is ``(h + 2**(e-1) + (h >> 31)) >> e``, whose sum
     cannot overflow either. Per-channel ``2**(e-1)`` is a table
     (``fixed_point_multiply_round``, i32) next to the right shifts."""
-    from usmp.lowering import dsp
-    from usmp.lowering.ranges import magnitude
-
     multipliers, shifts = op.multiplier, op.shift
     if INT32_MIN in multipliers or any(not -30 <= s <= -1 for s in shifts):
         return None
