@@ -24,11 +24,12 @@ from tests.test_models_per_tensor import (
     expose_group_results,
     model_inputs,
 )
+from usmp.dialects.emitc import CallOpaqueOp
 from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import read_model_file
 from usmp.lowering.target import TargetFeatures
 from usmp.oracle.relay_interpreter import evaluate
-from usmp.testing.run_c import run_module
+from usmp.testing.run_c import run_module, run_pipeline
 from usmp.testing.shared_models import MODELS_DIR
 from usmp.tools.c_library import load
 
@@ -340,3 +341,34 @@ def test_offloaded_groups_keep_portable_kernels(tmp_path) -> None:  # noqa: ANN0
     src = out / "codegen/host/src"
     assert "usmp_smlabb(" in (src / "tvmgen_kws_operators.c").read_text()
     assert "usmp_" not in (src / "tvmgen_kws_accel.c").read_text()
+
+
+def test_dead_accumulation_is_erased() -> None:
+    """A DSP accumulation nobody reads (the epilogue clamps to one value,
+    the i8 minimum) is erased with its helper calls (``dead_code``), while
+    the same group with the full i8 range keeps them; both equal the oracle
+    under ASan/UBSan with ``-Werror`` (no variable set but not used)."""
+    weights = (np.arange(72, dtype=np.int8) - 36).reshape(3, 3, 1, 8)
+    calls = {}
+    for a_max in (-128, 127):
+        text = f"""
+func.func @main(%x: tensor<1x3x3x8xi8>) -> tensor<1x3x3x8xi8> {{
+  %w = relay.constant dense<"0x{weights.tobytes().hex().upper()}"> : tensor<3x3x1x8xi8>
+  %c = relay.conv2d %x, %w {{padding = array<i64: 1, 1, 1, 1>, groups = 8 : i64, kernel_layout = #relay<kernel_layout HWIO>, input_zero_point = 5 : i64}} : (tensor<1x3x3x8xi8>, tensor<3x3x1x8xi8>) -> tensor<1x3x3x8xi32>
+  %m = relay.fixed_point_multiply %c {{multiplier = array<i32: 1073741824>, shift = array<i32: -3>, axis = 3 : i64}} : tensor<1x3x3x8xi32> -> tensor<1x3x3x8xi32>
+  %z = relay.clip %m {{a_min = -128.0 : f64, a_max = 127.0 : f64}} : tensor<1x3x3x8xi32> -> tensor<1x3x3x8xi32>
+  %r = relay.cast %z : tensor<1x3x3x8xi32> -> tensor<1x3x3x8xi8>
+  %e = relay.clip %r {{a_min = -128.0 : f64, a_max = {a_max}.0 : f64}} : tensor<1x3x3x8xi8> -> tensor<1x3x3x8xi8>
+  func.return %e : tensor<1x3x3x8xi8>
+}}
+"""
+        lowered = run_pipeline(load(text), f"fuse-ops,{M4}")
+        calls[a_max] = {
+            op.callee.data for op in lowered.walk() if isinstance(op, CallOpaqueOp)
+        }
+        inputs = [np.arange(72, dtype=np.int8).reshape(1, 3, 3, 8)]
+        wanted = evaluate(load(text), inputs)
+        got = run_module(load(text), inputs, passes=f"fuse-ops,{M4}", sanitize=True)
+        assert_same(f"clip to [-128, {a_max}]", got, wanted, ["output"])
+    assert {"usmp_smlabb", "usmp_ssat8"} <= calls[127]
+    assert not calls[-128]
