@@ -310,6 +310,8 @@ class Request:
             argv += ["--interface-api", self.executor.interface_api]
         if self.executor.unpacked_api is not None:
             argv += ["--use-unpacked-api", str(int(self.executor.unpacked_api))]
+        if (mcpu := self.targets[-1].options.get("mcpu")) is not None:
+            argv += ["--target", f"c -mcpu={mcpu}"]  # the c target's kernels
         argv += ["--workspace-byte-alignment", str(self.workspace_alignment)]
         argv += ["--constant-byte-alignment", str(self.constant_alignment)]
         if self.config.use_workspace_io:

@@ -1,6 +1,7 @@
 """``usmp-compile``: a tvmc-like driver, model in, C library out.
 
-    usmp-compile model.tflite -o out/ [--executor aot] [--target c | accel,c]
+    usmp-compile model.tflite -o out/ [--executor aot]
+        [--target c | accel,c | "c -mcpu=cortex-m4"]
         [--offload CONV_2D,DEPTHWISE_CONV_2D=accel]
         [--module-name NAME] [--algorithm ALGO] [--use-workspace-io]
         [--operator-order memory|source] [--fold-padding on|off]
@@ -543,7 +544,7 @@ STEPS: dict[str, Callable[[Compilation], None]] = {
     "import": _step_import,
     "plan-devices": _step_plan_devices,
     "fuse-ops": _step_fuse_ops,
-    "lower-ops": _pass_step("lower-ops"),
+    "lower-ops": _pass_step("lower-ops", mcpu=lambda c: getattr(c.args, "mcpu", "")),
     "aot-lower-main": _pass_step(
         "aot-lower-main",
         module_name=lambda c: c.args.module_name,
@@ -691,7 +692,8 @@ def _parser() -> argparse.ArgumentParser:
         "--target",
         default="c",
         help="targets, the host 'c' last: e.g. 'accel,c' adds a second target "
-        "the operators chosen by --offload run on (their C in its own file)",
+        "the operators chosen by --offload run on (their C in its own file); "
+        "'c -mcpu=cortex-m4' selects the kernels for that CPU (lower-ops' mcpu)",
     )
     p.add_argument(
         "--offload",
@@ -884,10 +886,16 @@ def parse_arguments(
     args = parser.parse_args(rest)
     if not C_IDENTIFIER.fullmatch(args.module_name):
         raise CompileError(f"--module-name '{args.module_name}' is not a C identifier")
-    from usmp.tools.offload import OffloadError, parse_offload, parse_targets
+    from usmp.tools.offload import (
+        OffloadError,
+        host_mcpu,
+        parse_offload,
+        parse_targets,
+    )
 
     try:
         args.targets = parse_targets(args.target)
+        args.mcpu = host_mcpu(args.target)
         args.offload_map = parse_offload(args.offload, args.targets)
     except OffloadError as e:
         raise CompileError(str(e)) from None
