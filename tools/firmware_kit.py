@@ -72,8 +72,19 @@ def cmake_lists(library: CLibrary) -> str:
 # this folder is the top-level project (or with -D{target.upper()}_EXAMPLE=ON).
 # Cross-compiling: pass a toolchain file (CMAKE_TOOLCHAIN_FILE); the C is
 # plain C99 with no allocation and no I/O.
+# Built as its own project, the default build type is Release at -O2 (what
+# the Makefile builds); -DCMAKE_BUILD_TYPE=MinSizeRel gives -Os, Debug -O0.
 cmake_minimum_required(VERSION 3.13)
+if(CMAKE_SOURCE_DIR STREQUAL CMAKE_CURRENT_SOURCE_DIR)
+  set(CMAKE_C_FLAGS_RELEASE "-O2 -DNDEBUG" CACHE STRING
+    "C flags of the Release build (default -O2, as the Makefile)")
+endif()
 project({target} LANGUAGES C)
+if(CMAKE_SOURCE_DIR STREQUAL CMAKE_CURRENT_SOURCE_DIR
+   AND NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  set(CMAKE_BUILD_TYPE Release CACHE STRING
+    "Build type (Release, MinSizeRel, RelWithDebInfo, Debug)" FORCE)
+endif()
 
 if(CMAKE_SOURCE_DIR STREQUAL CMAKE_CURRENT_SOURCE_DIR)
   set(_{target}_top ON)
