@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -168,6 +169,28 @@ def name_prefix(labels: Sequence[str]) -> str:
     return "".join(f"{part}/" for part in first[:common])
 
 
+def short_labels(labels: Sequence[str], whole: Sequence[bool] = ()) -> list[str]:
+    """``labels`` as pictures write them: without their common
+    ``name_prefix``, each cut after its first ``/``-separated part that no
+    other label starts with (``activation_10/Relu`` -> ``activation_10``
+    when no other tensor is ``activation_10/...``); a label equal to or a
+    path prefix of another, or marked in ``whole`` (a name the compiler
+    made, ``function/allocation``), is not cut."""
+    prefix = name_prefix(labels)
+    parts = [label.removeprefix(prefix).split("/") for label in labels]
+    starts: Counter[tuple[str, ...]] = Counter(
+        tuple(p[:k]) for p in parts for k in range(1, len(p) + 1)
+    )
+    out = []
+    for i, p in enumerate(parts):
+        keep = i < len(whole) and whole[i]
+        k = len(p) if keep else next(
+            (k for k in range(1, len(p)) if starts[tuple(p[:k])] == 1), len(p)
+        )
+        out.append("/".join(p[:k]))
+    return out
+
+
 def step_operators(planned: PlannedModule) -> list[str]:
     """A label per step (see the module doc)."""
     analysis = planned.analysis
@@ -294,6 +317,13 @@ def summary_text(
     workspace = sum(p[2] for p in pools if p[1] == PoolKind.WORKSPACE)
     peak = max((r.live_bytes for r in rows), default=0)
     lines += ["", f"Workspace: {workspace:,} B planned, peak live {peak:,} B"]
+    if peak > workspace:
+        lines.append(
+            "  (peak live counts each live buffer whole; with overlaps an "
+            "operator writes its output over the bytes of an input it has read "
+            "for the last time, so the pool is smaller than the peak: hatched "
+            "in the picture, total.overlaps in plan.json)"
+        )
     order = call_order(planned.analysis.main)
     if order is not None:
         how = "minimal" if order["exact"] else "heuristic"

@@ -5,8 +5,8 @@
   steps are too narrow; hovering a column gives the step's operator, callee
   and live bytes), addresses on y, a rectangle per buffer live interval
   labelled with its tensor name and size where the label fits *inside* the
-  rectangle (cut short with ``…`` otherwise, left out when even that does not
-  fit), so labels never overlap: the rectangles of a valid plan do not. The
+  rectangle (cut short on the right with ``…`` otherwise, left out when even
+  that does not fit; hovering gives the whole name), so labels never overlap: the rectangles of a valid plan do not. The
   bytes in use at each step (the union of the live buffers' ranges) are
   shaded behind; the pool size and the lower bound are lines labelled in the
   right margin. Bytes an allowed overlap shares (``usmp_overlap``) are
@@ -32,6 +32,7 @@ from usmp.passes.usmp_report_summary import (
     buffer_label,
     buffer_tensor,
     name_prefix,
+    short_labels,
     step_operators,
 )
 
@@ -82,14 +83,15 @@ def _nice_step(span: float, ticks: int) -> int:
 
 
 def _fit(text: str, width: float, font: float) -> str | None:
-    """``text`` cut (from the left, keeping its distinctive end) to fit in
-    ``width`` pixels at ``font`` px; None if not even 4 characters fit."""
+    """``text`` cut from the right (read from its start, as a name is; the
+    whole name is in the rectangle's hover text) to fit in ``width`` pixels
+    at ``font`` px; None if not even 4 characters fit."""
     room = int(width / (font * _CHAR))
     if len(text) <= room:
         return text
     if room < 4:
         return None
-    return "…" + text[len(text) - room + 1 :]
+    return text[: room - 1] + "…"
 
 
 def _occupied_profile(
@@ -123,7 +125,7 @@ class _Canvas:
         self.top = max(top, 1)
         self.plot_w = min(max(840 - _LEFT - _RIGHT, 16 * self.steps), 4000)
         self.width = _LEFT + self.plot_w + _RIGHT
-        self.height = _TOP + _PLOT_H + _STEP_LABELS + 56
+        self.height = _TOP + _PLOT_H + _STEP_LABELS + 72
         self.out: list[str] = [
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{self.width}" '
             f'height="{self.height}" viewBox="0 0 {self.width} {self.height}" '
@@ -206,19 +208,19 @@ class _Canvas:
 
     def legend(self, items: str, prefix: str) -> None:
         """``items`` at ``legend_y``; below them the hover hint and the name
-        prefix the labels leave out."""
-        self.out.append(items)
-        cut = (
-            f"; labels leave out the tensor names' prefix '{prefix}'" if prefix else ""
-        )
+        prefix the labels leave out (all in ``<g class="legend">``)."""
+        self.out.append(f'<g class="legend">{items}')
+        left_out = f"'{prefix}' and " if prefix else ""
         self.out.append(
-            f'<text x="{_LEFT}" y="{self.height - 8}" fill="#444">hover a '
-            f"rectangle or a step for details{escape(cut)}</text>"
+            f'<text x="{_LEFT}" y="{self.height - 8}" fill="#444">hover for '
+            f"details and whole names; labels omit {escape(left_out)}what "
+            "follows the part that sets a name apart</text></g>"
         )
 
     @property
     def legend_y(self) -> int:
-        return self.height - 26
+        """Baseline of the legend's first row (a second may follow)."""
+        return self.height - 42
 
     def text(self) -> str:
         return "\n".join([*self.out, "</svg>"]) + "\n"
@@ -263,6 +265,15 @@ def _box_label(
             f'<text x="{cx:.1f}" y="{(y0 + y1) / 2 + font / 2 - 1:.1f}" '
             f'text-anchor="middle" font-size="{font}">{escape(label)}</text>'
         )
+
+
+def _labels(buffers: Sequence[BufferInfo]) -> dict[str, str]:
+    """Buffer name -> its label in a picture (``short_labels``)."""
+    labels = short_labels(
+        [buffer_label(b) for b in buffers],
+        [buffer_tensor(b) is None for b in buffers],
+    )
+    return dict(zip((b.name for b in buffers), labels, strict=True))
 
 
 def _tensor_line(b: BufferInfo) -> str:
@@ -349,10 +360,11 @@ def workspace_svg(
         'stroke="none"><title>bytes in use at each step</title></polygon>'
     )
     prefix = name_prefix([buffer_label(b) for b in pool.buffers])
+    labels = _labels(pool.buffers)
     sharing = {n for o in planned.analysis.overlaps for n in (o.source, o.target)}
     for b in sorted(pool.buffers, key=lambda b: b.name):
         offset = planned.placements[b.name].offset
-        label = buffer_label(b).removeprefix(prefix)
+        label = labels[b.name]
         for s, e in b.live:
             x0, x1 = c.x(s), c.x(e)
             y0, y1 = c.y(offset + b.size), c.y(offset)
@@ -381,16 +393,50 @@ def workspace_svg(
         "address (bytes from the pool start)",
         "time: step of main (the TFLite operators it runs)",
     )
-    legend_y = c.legend_y
-    c.legend(
-        f'<rect x="{_LEFT}" y="{legend_y - 9}" width="12" height="9" fill="#d9d9d9"/>'
-        f'<text x="{_LEFT + 16}" y="{legend_y}">bytes in use at each step</text>'
-        f'<line x1="{_LEFT + 170}" x2="{_LEFT + 194}" y1="{legend_y - 4}" '
-        f'y2="{legend_y - 4}" stroke="#d62728" stroke-dasharray="6,3"/>'
-        f'<text x="{_LEFT + 198}" y="{legend_y}">lower bound</text>',
-        prefix,
-    )
+    c.legend(_workspace_legend(c.legend_y, c.width, bool(sharing)), prefix)
     return c.text()
+
+
+def _workspace_legend(y: int, width: int, shared: bool) -> str:
+    """One swatch per kind of mark in the workspace picture, left to right,
+    on a second row (16 px lower) from the first that would cross ``width``;
+    the hatched one only when some bytes are shared."""
+    box = 'width="12" height="9"'
+    marks = [
+        (
+            f'<rect {box} fill="{_PALETTE[0]}" fill-opacity="0.75" stroke="#333" '
+            'stroke-width="0.6"',
+            "a buffer, over the steps it is live",
+        ),
+        (f'<rect {box} fill="#d9d9d9"', "bytes in use at each step"),
+        ('<line stroke="black"', "pool size"),
+        ('<line stroke="#d62728" stroke-dasharray="6,3"', "lower bound"),
+    ]
+    if shared:
+        marks.append(
+            (
+                f'<rect {box} fill="url(#shared)" stroke="#000" stroke-width="0.8"',
+                "bytes an operator's output shares with its input (written "
+                "after their last read)",
+            )
+        )
+    out, x, base = [], _LEFT, y
+    for swatch, text in marks:
+        line = swatch.startswith("<line")
+        gap = 24 if line else 16
+        end = x + gap + len(text) * 11 * _CHAR
+        if end > width - 8 and x > _LEFT:
+            x, base = _LEFT, base + 16
+            end = x + gap + len(text) * 11 * _CHAR
+        where = (
+            f'x1="{x}" x2="{x + 20}" y1="{base - 4}" y2="{base - 4}"'
+            if line
+            else f'x="{x}" y="{base - 9}"'
+        )
+        out.append(f"{swatch} {where}/>")
+        out.append(f'<text x="{x + gap}" y="{base}">{escape(text)}</text>')
+        x = round(end + 14)
+    return "".join(out)
 
 
 def _size_lines(c: _Canvas, pool: PoolReport) -> None:
@@ -435,6 +481,7 @@ def constant_svg(
             unread.append(b)
     totals = [sum(b.size for b in bs) for bs in per_step]
     prefix = name_prefix([buffer_label(b) for b in pool.buffers])
+    labels = _labels(pool.buffers)
     top = max(totals, default=0)
     c = _Canvas(steps, top, f"usmp plan: pool {pool.name}")
     heaviest = max(range(len(totals)), key=lambda t: totals[t], default=0)
@@ -468,8 +515,7 @@ def constant_svg(
                 f'fill="{_color(b.name)}" fill-opacity="0.8" stroke="#333" '
                 'stroke-width="0.4"/>'
             )
-            label = buffer_label(b).removeprefix(prefix)
-            _box_label(c.out, x0, x1, y0, y1, label, b.size)
+            _box_label(c.out, x0, x1, y0, y1, labels[b.name], b.size)
             c.out.append("</g>")
             base += b.size
         total = _compact(totals[t])

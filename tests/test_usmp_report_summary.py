@@ -96,8 +96,9 @@ def test_summary_text_and_csv(kws: Path) -> None:
     assert max(int(s["live_bytes"]) for s in steps) == no_alias == 16_000
     # overlapping buffers (usmp_overlap): below the no-alias bound
     assert workspace == 8_448
-    # the text has the same tables
+    # the text has the same tables, and says why the peak is above the pool
     assert "global_workspace  workspace   8,448          8,384  1.008" in text
+    assert "Workspace: 8,448 B planned, peak live 16,000 B\n  (peak live counts" in text
     for s in steps:
         assert re.search(
             rf"^ *{s['step']}  {re.escape(s['operator'])} +{int(s['live_bytes']):,} ",
@@ -135,7 +136,7 @@ def test_picture_labels_stay_inside_their_rectangles(
         labelled = 0
         for group in root.iter(f"{SVG}g"):
             rect = group.find(f"{SVG}rect")
-            if rect is None:
+            if rect is None or group.get("class") == "legend":
                 continue
             x, w = float(rect.get("x", 0)), float(rect.get("width", 0))
             y, h = float(rect.get("y", 0)), float(rect.get("height", 0))
@@ -146,6 +147,8 @@ def test_picture_labels_stay_inside_their_rectangles(
                 assert y <= float(text.get("y", 0)) <= y + h
         # workspace buffers are wide enough to name (narrow bars are not)
         assert labelled > 0 or pool["kind"] == "constant"
+        if pool["kind"] == "workspace":
+            _check_legend(tmp_path / f"memory/plan.{pool['name']}.svg")
         # every step is named on the time axis (KWS and VWW have few steps)
         axis = [
             t.text or ""
@@ -153,3 +156,46 @@ def test_picture_labels_stay_inside_their_rectangles(
             if (t.get("transform") or "").startswith("rotate(60")
         ]
         assert [a.split(" ", 1)[1] for a in axis] == report["step_operators"]
+
+
+def test_short_labels_keep_the_part_that_sets_a_name_apart() -> None:
+    from usmp.passes.usmp_report_summary import short_labels
+
+    assert short_labels(
+        ["model/act_1/Relu", "model/act_10/Relu", "model/conv/BiasAdd", "model/conv"]
+    ) == ["act_1", "act_10", "conv/BiasAdd", "conv"]
+    assert short_labels(["x/a/b", "x/a/b"]) == ["b", "b"]  # equal: kept whole
+    assert short_labels(["input_1"]) == ["input_1"]
+
+
+def test_labels_cut_on_the_right() -> None:
+    from usmp.passes.usmp_report_svg import _fit
+
+    assert _fit("block_13_expand_relu", 60, 11) == "block_13…"
+    assert _fit("t12", 60, 11) == "t12"
+    assert _fit("block_13_expand_relu", 20, 11) is None
+
+
+def _check_legend(svg: Path) -> None:
+    """Every kind of mark of a workspace picture (hatched shared bytes when
+    the plan has them) has a swatch and a text in the legend, and the
+    legend's texts stay inside the picture."""
+    root = ET.parse(svg).getroot()
+    width = float(root.get("width", 0))
+    group = root.find(f'{SVG}g[@class="legend"]')
+    assert group is not None
+    legend = list(group)
+    root.remove(group)
+    texts = [e.text or "" for e in legend if e.tag == f"{SVG}text"]
+    needed = ["a buffer", "bytes in use", "pool size", "lower bound"]
+    hatched = any(e.get("fill") == "url(#shared)" for e in root.iter())
+    needed += ["shares with its input"] if hatched else []
+    for what in needed:
+        assert any(what in t for t in texts), (what, texts)
+    fills = {e.get("fill") for e in legend if e.tag == f"{SVG}rect"}
+    assert ("url(#shared)" in fills) == hatched
+    strokes = {e.get("stroke") for e in legend if e.tag == f"{SVG}line"}
+    assert {"black", "#d62728"} <= strokes
+    for t in legend:
+        if t.tag == f"{SVG}text":
+            assert float(t.get("x", 0)) + _width(t) <= width, t.text
