@@ -80,6 +80,7 @@ from usmp.lowering.convert_to_emitc import (
     POOLS_ATTR,
     convert_scalar_type,
 )
+from usmp.lowering.convert_to_emitc_common import USER_POOL_KEY
 from usmp.lowering.convert_to_emitc_devices import device_contexts
 from usmp.lowering.convert_to_emitc_library import is_library_op
 from usmp.lowering.metadata_devices import (
@@ -229,9 +230,11 @@ def _int(attr: Attribute | None) -> int:
 
 
 def model_interface(
-    module: ModuleOp, user_pools: Collection[str] = ()
+    module: ModuleOp, user_pools: Collection[str] | None = None
 ) -> ModelInterface:
-    """Read the interface of the converted (emitc) ``module``."""
+    """Read the interface of the converted (emitc) ``module``; ``user_pools``
+    names the pools the application provides (None: those ``usmp.pools``
+    marks ``user``, see ``convert-to-emitc{user_pools}``)."""
     mains = [
         op
         for op in module.ops
@@ -261,6 +264,12 @@ def model_interface(
         if isinstance(op, emitc.GlobalOp) and POOL_ATTR in op.attributes
     }
     pool_names = _strings(main.attributes.get(tir.POOL_ARGS))
+    if user_pools is None:
+        user_pools = [
+            name
+            for name, info in infos.items()
+            if USER_POOL_KEY in info and name in pool_names
+        ]
     unknown = sorted(set(user_pools) - set(pool_names))
     if unknown:
         raise located_error(

@@ -496,10 +496,10 @@ def _step_fuse_ops(c: Compilation) -> None:
             c.unpatched = before
     _pass_step("fuse-ops", module_name=lambda c: c.args.module_name)(c)
     if c.patch is not None and c.patch.get("applied"):
-        from usmp.passes.patch_stage import dedupe_primitive_functions
+        from usmp.passes.dedupe_functions import dedupe_functions
 
         assert c.module is not None
-        c.patch["merged_functions"] = dedupe_primitive_functions(c.module)
+        c.patch["merged_functions"] = dedupe_functions(c.module)
 
 
 def _patch_decision(c: Compilation) -> dict[str, Any]:
