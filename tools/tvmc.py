@@ -46,7 +46,7 @@ from usmp.tools.compile_options import (
     Pool,
     PoolError,
 )
-from usmp.tools.option_flags import option_help
+from usmp.tools.option_flags import OptionHelpFormatter, document
 from usmp.tools.process_exit import exit_process
 from usmp.tools.tvmc_options import (
     NO_EFFECT_CONFIGS,
@@ -104,6 +104,7 @@ def _parser() -> argparse.ArgumentParser:
         "--executor-aot-{interface-api,unpacked-api,link-params,"
         "workspace-byte-alignment,constant-byte-alignment}=VALUE, "
         "--runtime-crt-system-lib=0.",
+        formatter_class=OptionHelpFormatter,
     )
     p.add_argument("FILE", help="a .tflite model (or usmp's relay .mlir)")
     p.add_argument("-o", "--output", default="module.tar", help="the .tar to write")
@@ -120,10 +121,10 @@ def _parser() -> argparse.ArgumentParser:
         help=f"repeatable, one NAME=VALUE each; NAME one of {', '.join(USMP_CONFIGS)}"
         f", or (accepted, no effect in usmp-opt) {', '.join(NO_EFFECT_CONFIGS)}",
     )
-    p.add_argument(
-        "--module-name",
-        default="default",
-        help=option_help(CompileOptions, "module_name"),
+    document(
+        p.add_argument("--module-name", default="default"),
+        CompileOptions,
+        "module_name",
     )
     p.add_argument("--model-format", help="tflite")
     p.add_argument(

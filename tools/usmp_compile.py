@@ -60,13 +60,14 @@ PIPELINE = (
 def parser() -> argparse.ArgumentParser:
     """usmp-compile's command line: the model, ``DriverOptions`` and
     ``CompileOptions`` as declared, ``--dump-pipeline``."""
-    from usmp.tools.option_flags import POOL_EPILOG, add_flags
+    from usmp.tools.option_flags import POOL_EPILOG, OptionHelpFormatter, add_flags
 
     p = argparse.ArgumentParser(
         prog="usmp-compile",
         description="Compile a TFLite model (or relay MLIR) to a static-memory "
         "C library.",
         epilog=POOL_EPILOG,
+        formatter_class=OptionHelpFormatter,
     )
     p.add_argument("model", help="a .tflite file or a relay .mlir module")
     add_flags(p, DriverOptions)
