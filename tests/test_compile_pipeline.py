@@ -121,7 +121,6 @@ OPTION_CASES = [
         "tflite_micro/trained_lstm_int8.tflite",
         ["--usmp-persistent-pools=state", "--use-workspace-io"],
     ),
-    ("mlperf_tiny/vww_96_int8.tflite", ["--patch", "auto"]),
 ]
 
 
