@@ -53,7 +53,7 @@ BAD = [
         {"interface_api": "packed", "use_unpacked_api": False, "call_type": "unpacked"},
         "--call-type unpacked contradicts --use-unpacked-api 0",
     ),
-    ({"plan_time_limit": 5.0}, "--plan-time-limit:"),
+    ({"plan_time_limit": 5.0}, "--plan-time-limit 5.0:"),
     (
         {"constant_byte_alignment": 12},
         "--constant-byte-alignment: alignment 12 is not accepted",

@@ -412,7 +412,7 @@ def check_pools(pools: Sequence[Pool]) -> None:
             )
         seen.append(name)
         if pool.size < 0:
-            raise PoolError(f"{where}: size={pool.size} is not a number of bytes")
+            raise PoolError(f"{where}: size='{pool.size}' is not a number of bytes")
         if pool.size > MAX_BUFFER_BYTES:
             raise PoolError(
                 f"{where}: size={pool.size} is larger than the generated C can index; "

@@ -28,7 +28,8 @@ xDSL's own ``ArgSpec`` printer writes a string option between quotes as it
 is, and a float as ``str`` does; neither a ``"`` in a path nor a float
 in exponent form (``1e-05``, which its lexer reads as an identifier) would
 read back. ``pipeline_text`` escapes the one and writes the other with a
-decimal point (``1.0e-05``).
+decimal point (``1.0e-05``); an infinite float is ``inf``, which the
+project's passes read as their fields' type (``usmp.passes.options``).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from typing import Any
 
 from xdsl.passes import ModulePass, PassPipeline
 
-from usmp.tools.compile_options import CompileError, CompileOptions
+from usmp.tools.compile_options import CompileOptions
 from usmp.tools.pool_flags import PoolFlag, pools_option, resolve_pools
 
 
@@ -134,9 +135,7 @@ def _value(value: object) -> str:
         return f'"{escaped}"'
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise CompileError(
-                f"{value} cannot be written as a pass option (finite numbers only)"
-            )
+            return str(value)  # inf, -inf, nan: read by usmp.passes.options
         text = repr(value)
         mantissa, e, exponent = text.partition("e")
         if "." not in mantissa:
