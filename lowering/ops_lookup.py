@@ -39,7 +39,7 @@ from usmp.lowering.ops_elementwise import unary_reads
 from usmp.lowering.ops_quant import _int_table  # pyright: ignore[reportPrivateUsage]
 from usmp.lowering.ops_tflite import quantized_rsqrt
 from usmp.lowering.scalar import int_bounds
-from usmp.oracle.tflite_activations import SIGMOID_TABLE_UINT16
+from usmp.tflite_tables import SIGMOID_TABLE_UINT16
 
 
 def _as_index(k: FusedKernel, value: SSAValue) -> SSAValue:
@@ -87,7 +87,7 @@ def quantized_sigmoid_or_tanh(
     high = b.shrsi(magnitude, b.const(bits, i32))
     position = _as_index(k, b.min(high, b.const(254, i32)))
     table = k.table(
-        "sigmoid_table_uint16", _int_table("<i4", i32, SIGMOID_TABLE_UINT16.tolist())
+        "sigmoid_table_uint16", _int_table("<i4", i32, SIGMOID_TABLE_UINT16)
     )
     ua = b.load(table, [position])
     ub = b.load(table, [b.iadd(position, 1)])
