@@ -23,6 +23,7 @@ from xdsl.irdl import (
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 
 from usmp.dialects.relay_base import InferredResultOperator, fail, shape_of, tensor_of
+from usmp.dialects.relay_fusion import Fusion, OpPattern
 from usmp.dialects.relay_props import (
     bool_prop,
     float_prop,
@@ -86,7 +87,9 @@ class LstmOp(StatefulOperator, InferredResultOperator):
     STATE_OPERANDS: ClassVar[tuple[int, ...]] = (13, 14)
     """The hidden and cell states: read, then overwritten in place."""
 
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    traits = traits_def(
+        MemoryReadEffect(), MemoryWriteEffect(), Fusion(OpPattern.OPAQUE, "lstm")
+    )
 
     time_major = bool_prop(default=False)
     cell_activation = str_prop(default="tanh")

@@ -23,6 +23,7 @@ from xdsl.irdl import (
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 
 from usmp.dialects.relay_base import InferredResultOperator, fail, shape_of, tensor_of
+from usmp.dialects.relay_fusion import Fusion, OpPattern
 from usmp.dialects.relay_props import (
     int_prop,
     relay_op_definition,
@@ -64,7 +65,9 @@ class SvdfOp(StatefulOperator, InferredResultOperator):
 
     name = "relay.svdf"
 
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    traits = traits_def(
+        MemoryReadEffect(), MemoryWriteEffect(), Fusion(OpPattern.OPAQUE, "svdf")
+    )
 
     data = operand_def(TensorType)
     weights_feature = operand_def(TensorType)

@@ -208,6 +208,6 @@ def resize_bilinear(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAVa
 class LowerImage(ElementPattern):
     """An element of a ``gather`` or ``resize_bilinear``."""
 
-    handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
-        {"relay.gather": gather, "relay.resize_bilinear": resize_bilinear}
+    handlers: ClassVar[Mapping[type[Operation], Handler]] = MappingProxyType(
+        {GatherOp: gather, ResizeBilinearOp: resize_bilinear}
     )
