@@ -524,7 +524,11 @@ def _relay_dialect() -> Dialect:
             *relay_svdf.SVDF_OPS,
             *relay_hybrid_ops.HYBRID_OPS,
         ],
-        [*relay_nn_ops.LAYOUT_ATTRS],
+        [
+            *relay_nn_ops.LAYOUT_ATTRS,
+            relay_lstm.CellActivationAttr,
+            relay_svdf.FusedActivationAttr,
+        ],
     )
 
 

@@ -141,10 +141,11 @@ def lower_lstm(k: FusedKernel, op: LstmOp, out: SSAValue) -> None:
     """Emit the loop nest of ``op`` storing its output sequence into ``out``
     and its final states into its state operands (see the module doc)."""
     b = k.b
-    hidden = _state_buffer(k, op.args[13], "lstm_hidden_state")
-    cell = _state_buffer(k, op.args[14], "lstm_cell_state")
-    x = op.args[0]
-    weights, biases = op.args[1:9], op.args[9:13]
+    hidden = _state_buffer(k, op.hidden_state, "lstm_hidden_state")
+    cell = _state_buffer(k, op.cell_state, "lstm_cell_state")
+    x = op.data
+    weights = (*op.input_weights, *op.recurrent_weights)
+    biases = op.gate_biases
     d0, d1, n_input = shape_of(x)
     batch, steps = (d1, d0) if op.time_major else (d0, d1)
     units = shape_of(weights[0])[0]
