@@ -13,7 +13,8 @@ For each op class of the ``relay`` dialect:
 * an operator is emitted by the TFLite importer (the importer's modules name
   its class; ruff keeps no unused import) or is marked ``RelayOnly()``, not
   both;
-* every op has a row in the tables of ``docs/relay-ops.md``.
+* every op has a row in the tables of ``docs/relay-ops.md``;
+* every relay op class the dialect modules define is in the dialect.
 
 The registries hold nothing else: no lowering or oracle handler for a class
 outside the dialect.
@@ -127,6 +128,22 @@ def facts(op: type[Operation]) -> list[str]:
 def test_op_declares_every_fact(op: type[Operation]) -> None:
     missing = facts(op)
     assert not missing, f"{op.name} ({op.__name__}) " + "; ".join(missing)
+
+
+def test_every_relay_op_class_is_in_the_dialect() -> None:
+    """An op class defined in ``dialects/relay*.py`` but missing from the
+    dialect's op lists would escape every check above."""
+    defined = {
+        value
+        for path in sorted((ROOT / "dialects").glob("relay*.py"))
+        for value in vars(
+            importlib.import_module(f"usmp.dialects.{path.stem}")
+        ).values()
+        if isinstance(value, type)
+        and issubclass(value, Operation)
+        and getattr(value, "name", "").startswith("relay.")
+    }
+    assert defined <= set(RELAY_OPS), sorted(op.name for op in defined - set(RELAY_OPS))
 
 
 def test_registries_hold_only_relay_ops() -> None:
