@@ -44,7 +44,6 @@ import ast
 import json
 import subprocess
 import sys
-from functools import cache
 from pathlib import Path
 
 import pytest
@@ -221,37 +220,25 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 
-@cache
-def _loaded_by_fresh_interpreters() -> dict[str, list[str]]:
-    """Part -> every module ``sys.modules`` holds after a fresh interpreter
-    imported every module of the part (one interpreter per part, all
-    started at once)."""
-    running = {
-        part: subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                _LOAD_ALL.format(modules=[m for m, _ in modules]),
-            ],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for part, modules in part_files().items()
-    }
-    loaded: dict[str, list[str]] = {}
-    for part, process in running.items():
-        out, err = process.communicate(timeout=600)
-        assert process.returncode == 0, f"importing {part} failed:\n{err}"
-        loaded[part] = json.loads(out)
-    return loaded
+def loaded_by_a_fresh_interpreter(part: str) -> list[str]:
+    """Every module ``sys.modules`` holds after a fresh interpreter imported
+    every module of ``part``."""
+    modules = [m for m, _ in part_files()[part]]
+    process = subprocess.run(
+        [sys.executable, "-c", _LOAD_ALL.format(modules=modules)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert process.returncode == 0, f"importing {part} failed:\n{process.stderr}"
+    return json.loads(process.stdout)
 
 
 @pytest.mark.parametrize("part", sorted(ALLOWED))
 def test_fresh_interpreter_loads_only_allowed_parts(part: str) -> None:
     """Dynamic: what importing the part really loads, transitively."""
-    modules = _loaded_by_fresh_interpreters()[part]
+    modules = loaded_by_a_fresh_interpreter(part)
     reachable = closure(part) | {part, "root"}  # `usmp` runs before any of it
     bad = sorted(m for m in modules if (p := part_of_module(m)) and p not in reachable)
     assert not bad, f"importing {part} loads modules of other parts: {bad}"
