@@ -57,10 +57,12 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
+    FixedBitwidthType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
+    TensorType,
 )
 from xdsl.ir import Attribute
 
@@ -344,10 +346,23 @@ def model_interface(
     )
 
 
+def _dense_bytes(value: DenseIntOrFPElementsAttr) -> bytes:
+    """The little-endian bytes of every element of ``value``: xDSL keeps
+    them so, one element after the other (a splat's one element, repeated
+    here)."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    element = t.get_element_type()
+    assert isinstance(element, FixedBitwidthType)
+    data = value.data.data
+    count = t.element_count()
+    if count > 1 and len(data) == element.size:
+        return data * count
+    return data
+
+
 def _states(main: emitc.FuncOp) -> tuple[State, ...]:
     """The entry's ``tir.states``: each state's place and initial bytes."""
-    from usmp.frontend.builder import dense_values
-
     attr = main.attributes.get(tir.STATES)
     if not isinstance(attr, ArrayAttr):
         return ()
@@ -357,8 +372,7 @@ def _states(main: emitc.FuncOp) -> tuple[State, ...]:
         d = entry.data
         value = d["value"]
         assert isinstance(value, DenseIntOrFPElementsAttr)
-        array = dense_values(value)
-        data = array.astype(array.dtype.newbyteorder("<")).tobytes()
+        data = _dense_bytes(value)
         states.append(
             State(
                 d["name"].data,  # pyright: ignore[reportAttributeAccessIssue]

@@ -72,6 +72,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from usmp.dialects import relay, tir
+from usmp.dialects.relay_fusion import OpPattern, op_pattern
 from usmp.dialects.relay_nn_ops import (
     Conv2DOp,
     DataLayout,
@@ -85,7 +86,6 @@ from usmp.dialects.relay_ops import (
     StridedSliceOp,
 )
 from usmp.dialects.relay_props import property_attrs
-from usmp.lowering.op_patterns import OpPattern, op_pattern
 from usmp.passes.options import TypedOptions
 from usmp.passes.patch_decision import decide, evaluation_passes
 from usmp.planning.patching import (
@@ -219,7 +219,7 @@ def _is_anchor(op: Operation, cur: SSAValue) -> bool:
 
 def _is_row_elementwise(op: Operation, cur: SSAValue) -> bool:
     """An elementwise op on ``cur`` that treats every row alike."""
-    if op_pattern(op.name) not in (OpPattern.ELEMWISE, OpPattern.BROADCAST):
+    if op_pattern(op) not in (OpPattern.ELEMWISE, OpPattern.BROADCAST):
         return False
     if isinstance(op, BroadcastToOp) or len(op.results) != 1:
         return False

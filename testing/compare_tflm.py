@@ -1,4 +1,4 @@
-"""``python -m usmp.tools.compare_tflm model.tflite``: compile a model to C,
+"""``python -m usmp.testing.compare_tflm model.tflite``: compile a model to C,
 build and run it with gcc, run TFLite Micro on the same seeded input, and say
 whether they agree (int8 bit for bit, float within 1e-5 relative).
 ``--steps N`` runs each seed as a sequence of N invocations (one library
