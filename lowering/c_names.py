@@ -32,6 +32,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from usmp.lowering.dsp import HELPERS
+
 C_KEYWORDS = frozenset(
     """auto break case char const continue default do double else enum extern
     float for goto if inline int long register restrict return short signed
@@ -72,12 +74,14 @@ LIBRARY_NAMES = (
     INT8_MIN INT8_MAX INT16_MIN INT16_MAX INT32_MIN INT32_MAX INT64_MIN
     INT64_MAX UINT8_MAX UINT16_MAX UINT32_MAX UINT64_MAX SIZE_MAX PTRDIFF_MIN
     PTRDIFF_MAX INT8_C INT16_C INT32_C INT64_C UINT8_C UINT16_C UINT32_C
-    UINT64_C USMP_ALIGNED""".split()
+    UINT64_C USMP_ALIGNED USMP_DSP usmp_lane usmp_pair""".split()
     )
     | _MATH
+    | HELPERS
 )
 """Names the generated code uses from ``<stdint.h>``, ``<stddef.h>``,
-``<stdbool.h>``, ``<string.h>``, ``<math.h>``, and our own macro."""
+``<stdbool.h>``, ``<string.h>``, ``<math.h>``, and our own macros and DSP
+helpers (``dsp.PRELUDE``)."""
 
 RESERVED = C_KEYWORDS | CPP_KEYWORDS | LIBRARY_NAMES
 """Identifiers no generated name may take."""

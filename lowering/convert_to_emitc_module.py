@@ -48,6 +48,7 @@ from usmp.lowering.convert_to_emitc_common import (
     ConversionState,
     convert_scalar_type,
 )
+from usmp.lowering.dsp import PRELUDE
 
 BASE_INCLUDES = ("stdbool.h", "stddef.h", "stdint.h")
 """Headers every converted module includes (``bool``, ``ptrdiff_t``,
@@ -205,9 +206,15 @@ class GlobalOpLowering(RewritePattern):
             self.state.includes.add("math.h")
 
 
-def finish_module(module: ModuleOp, info: ModuleInfo, includes: set[str]) -> None:
+def finish_module(
+    module: ModuleOp, info: ModuleInfo, includes: set[str], dsp_helpers: bool = False
+) -> None:
     """The includes (the base ones, ``includes`` and those the module had)
-    first, sorted; ``tir.pools`` replaced by its builtin summary."""
+    first, sorted, then (``dsp_helpers``) the DSP helpers' definitions
+    (``dsp.PRELUDE`` as an ``emitc.verbatim``, after ``<string.h>``);
+    ``tir.pools`` replaced by its builtin summary."""
+    if dsp_helpers:
+        includes.add("string.h")
     block = module.body.block
     for op in list(block.ops):
         if isinstance(op, emitc.IncludeOp):
@@ -217,6 +224,8 @@ def finish_module(module: ModuleOp, info: ModuleInfo, includes: set[str]) -> Non
     headers: list[Operation] = [
         emitc.IncludeOp(header) for header in sorted({*BASE_INCLUDES, *includes})
     ]
+    if dsp_helpers:
+        headers.append(emitc.VerbatimOp(PRELUDE.rstrip("\n")))
     if block.first_op is not None:
         block.insert_ops_before(headers, block.first_op)
     else:

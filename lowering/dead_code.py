@@ -5,7 +5,8 @@ folded to a constant (a clip to one value), with its loads and loops. C
 compilers warn about such variables ("set but not used"), and the usmp
 analyses would trace their loads. ``erase_dead_code`` removes every op whose
 results are unused and that has no effect but its results: arithmetic,
-``math``, loads, ``Pure`` ops, and ``scf.for``/``scf.if`` whose bodies have
+``math``, loads, ``Pure`` ops, the DSP helpers' calls (``dsp.ARITHMETIC``),
+and ``scf.for``/``scf.if`` whose bodies have
 no other ops. It does not rely on xDSL's ``dce``: in xDSL 0.74
 ``arith.extsi`` and ``arith.remui`` carry no ``Pure`` trait, so its DCE
 keeps them and everything they use.
@@ -17,6 +18,8 @@ from xdsl.dialects import memref, scf
 from xdsl.ir import Operation, Region
 from xdsl.traits import IsTerminator, Pure
 
+from usmp.lowering.dsp import is_arithmetic_call
+
 
 def _effect_free(op: Operation) -> bool:
     """``op`` (and every op nested in it) does nothing but compute values."""
@@ -26,6 +29,8 @@ def _effect_free(op: Operation) -> bool:
         if isinstance(o, (scf.ForOp, scf.IfOp, memref.LoadOp)):
             continue
         if o.has_trait(Pure) or o.dialect_name() in ("arith", "math"):
+            continue
+        if is_arithmetic_call(o):  # a DSP helper (lower-ops{mcpu=...})
             continue
         return False
     return True

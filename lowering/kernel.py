@@ -67,6 +67,8 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import ClassVar, TypeAlias
 
+import numpy as np
+import numpy.typing as npt
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
@@ -94,7 +96,9 @@ from xdsl.pattern_rewriter import (
 
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
+from usmp.lowering.constant_args import constant_array
 from usmp.lowering.loops import Ix, KernelBuilder
+from usmp.lowering.target import PORTABLE, TargetFeatures
 
 Handler: TypeAlias = "Callable[[FusedKernel, Operation, Sequence[Ix]], SSAValue]"
 JammedHandler: TypeAlias = (
@@ -263,9 +267,19 @@ class FusedKernel:
         builder: KernelBuilder,
         buffers: Mapping[SSAValue, SSAValue],
         patterns: Sequence[type[ElementPattern]],
+        features: TargetFeatures = PORTABLE,
+        constants: Mapping[SSAValue, relay.ConstantOp] | None = None,
     ):
         self.b = builder
         self.buffers = buffers
+        self.features = features
+        """What the target CPU offers (``lower-ops``' ``mcpu``)."""
+        self.constants: Mapping[SSAValue, relay.ConstantOp] = constants or {}
+        """Parameters of the primitive function bound to one constant at
+        every call (``constant_args.constant_arguments``)."""
+        self.flat_views: dict[SSAValue, SSAValue] = {}
+        """Argument buffer -> its hoisted one-dimensional view
+        (``ops_nn_dsp``)."""
         self._patterns = GreedyRewritePatternApplier(
             [pattern(self) for pattern in patterns], dce_enabled=False
         )
@@ -280,6 +294,15 @@ class FusedKernel:
         self.rows: dict[Operation, tuple[tuple[Ix, ...], tuple[SSAValue, ...]]] = {}
         """Row operator -> (index without the axis, statistics) of the row the
         result loop nest is in (see ``row``)."""
+
+    def constant_value(self, value: SSAValue) -> npt.NDArray[np.generic] | None:
+        """The values of ``value`` when it is known at compile time (a
+        ``relay.constant``, or a parameter every call binds to one), as a
+        numpy array; None otherwise (``constant_args.constant_array``)."""
+        owner = value.owner
+        if not isinstance(owner, relay.ConstantOp):
+            owner = self.constants.get(value)
+        return None if owner is None else constant_array(owner.value)
 
     def row(
         self, op: Operation, index: Sequence[Ix], axis: int, statistics: RowStatistics

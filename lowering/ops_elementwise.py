@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import IntegerType, i32
 from xdsl.ir import Operation, SSAValue
 
 from usmp.dialects.relay_ops import (
@@ -37,6 +37,7 @@ from usmp.dialects.relay_ops import (
     SubtractOp,
     TanhOp,
 )
+from usmp.lowering import dsp
 from usmp.lowering.kernel import (
     ElementPattern,
     FusedKernel,
@@ -131,7 +132,19 @@ def clamp(
 
 def clip(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     assert isinstance(op, ClipOp)
-    return clamp(k.b, k.at(op.data, index), op.a_min, op.a_max)
+    x = k.at(op.data, index)
+    if k.features.dsp and x.type == i32:
+        # one ``ssat`` when the clamp lies within an 8 or 16-bit range (the
+        # requantisation's), then the tighter bounds if any
+        lo, hi = math.ceil(op.a_min), math.floor(op.a_max)
+        for bits in (8, 16):
+            low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+            if low <= lo and hi <= high:
+                x = dsp.call(k.b, f"usmp_ssat{bits}", x)
+                tighter_lo = lo if lo > low else None
+                tighter_hi = hi if hi < high else None
+                return clamp(k.b, x, tighter_lo, tighter_hi)
+    return clamp(k.b, x, op.a_min, op.a_max)
 
 
 def relu(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:

@@ -15,10 +15,13 @@ range) is the pass's own ``__post_init__``'s to say.
 from __future__ import annotations
 
 import re
-from typing import Any, Self, get_type_hints
+from typing import TYPE_CHECKING, Any, get_type_hints
 
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import ArgSpec, ParameterType
+
+if TYPE_CHECKING:  # typing.Self is Python 3.11+
+    from typing_extensions import Self
 
 _FLOAT = re.compile(
     r"[-+]?(?:inf|infinity|nan|[0-9]+(?:\.[0-9]*)?(?:e[-+]?[0-9]+)?)", re.IGNORECASE

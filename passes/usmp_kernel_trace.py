@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -635,13 +636,17 @@ def _event_times(
     shape = e.shape
     axes = [a for a, n in enumerate(shape) if n > 1]
     outer = axes[0] if axes else None
-    inner = int(np.prod(shape, dtype=np.int64)) // (shape[outer] if axes else 1)
+    inner = int(np.prod(shape, dtype=np.int64)) // (
+        shape[outer] if outer is not None else 1
+    )
     rows = max(1, _CHUNK // max(inner, 1))
     length = shape[outer] if outer is not None else 1
     for lo in range(0, length, rows):
         hi = min(length, lo + rows)
         sub = tuple(hi - lo if a == outer else n for a, n in enumerate(shape))
-        runs = np.broadcast_to(_rows(e.mask, outer, lo, hi), sub)
+        runs = cast(
+            npt.NDArray[np.bool_], np.broadcast_to(_rows(e.mask, outer, lo, hi), sub)
+        )
         early: npt.NDArray[np.int64] | int = 0
         late: npt.NDArray[np.int64] | int = 0
         for o, kind, axis in e.chain:

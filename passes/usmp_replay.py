@@ -71,7 +71,6 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.passes import ModulePass
 
 from usmp.diagnostics import located_error
 from usmp.dialects.tir import (
@@ -89,6 +88,7 @@ from usmp.dialects.tir import (
     PoolAllocationAttr,
     PoolKind,
 )
+from usmp.passes.options import TypedOptions
 from usmp.passes.usmp_ir import (
     attr_list,
     find_main,
@@ -113,6 +113,8 @@ POISON = -2
 _STAMP = 1 << 32
 """origin = stamp * _STAMP + logical byte index."""
 _MAX_REPORTED = 20
+MAX_INVOCATIONS = 8
+"""Runs ``usmp-replay{invocations=N}`` may replay."""
 
 
 @dataclass(frozen=True)
@@ -915,7 +917,7 @@ def replay_violations(module: ModuleOp, invocations: int = 1) -> list[str]:
 
 
 @dataclass(frozen=True)
-class UsmpReplayPass(ModulePass):
+class UsmpReplayPass(TypedOptions):
     """Replay the planned program byte by byte (see module doc)."""
 
     name = "usmp-replay"
@@ -924,9 +926,10 @@ class UsmpReplayPass(ModulePass):
     """Runs of the entry function to replay (states carry over)."""
 
     def __post_init__(self) -> None:
-        if self.invocations < 1:
+        if not 1 <= self.invocations <= MAX_INVOCATIONS:
             raise ValueError(
-                f"usmp-replay: invocations must be at least 1, not {self.invocations}"
+                f"usmp-replay: invocations must be 1 to {MAX_INVOCATIONS} (one "
+                f"run is enough, see the pass's note), not {self.invocations}"
             )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

@@ -619,6 +619,7 @@ class _Instance:
                 return self._induction(owner)
             return None
         op = v.owner
+        assert isinstance(op, Operation)
         c = _const_int(v)
         if c is not None:
             return _Lin.constant(c)

@@ -161,7 +161,7 @@ def mobilenet_v2(size: int = 224, alpha: float = 1.0, seed: int = 0) -> bytes:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("output", type=Path)
     p.add_argument("--size", type=int, default=224)
     p.add_argument("--alpha", type=float, default=1.0)

@@ -9,7 +9,8 @@ c-library`` writes the library, the kit and the memory report
   ``usmp-compile`` output is shared with ``test_models_compile``'s memory
   bar: ``compiled_model`` in ``conftest.py``);
 * on option sets that add or change passes: an offload target, the packed
-  interface, application pools, alignments, a model with state and its I/O
+  interface, the Arm DSP kernels (``--target "c -mcpu=cortex-m4"``:
+  ``lower-ops{mcpu}``), application pools, alignments, a model with state and its I/O
   in the workspace, and a relay ``.mlir`` input. ``python
   benchmarks/pipeline_reproduce.py`` runs a few more, among them ``--patch
   auto`` on VWW int8 where the planner keeps the patch and where it refuses
@@ -55,6 +56,7 @@ OPTION_SETS = [
     ),
     CompileOptions(patch="auto", patch_budget=1e-05, patch_depth=2, patch_stripes=3),
     CompileOptions(interface_api="packed", call_type="packed", library_pools=True),
+    CompileOptions(target="accel,c -mcpu=cortex-m4", offload=("CONV_2D=accel",)),
 ]
 
 
@@ -90,6 +92,11 @@ def test_dump_pipeline(capsys: pytest.CaptureFixture[str]) -> None:
         '{patched_only=true},lower-ops,aot-lower-main,usmp-plan-memory"},'
     )
     assert "report" not in text  # no -o: no report
+    assert (
+        usmp_compile([str(KWS), "--dump-pipeline", "--target", "c -mcpu=cortex-m7"])
+        == 0
+    )
+    assert ',lower-ops{mcpu="cortex-m7"},' in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("name", SUPPORTED_MODELS)
@@ -108,6 +115,10 @@ OPTION_CASES = [
     (
         "mlperf_tiny/kws_ref_model.tflite",
         ["--interface-api", "packed", "--call-type", "packed"],
+    ),
+    (
+        "mlperf_tiny/kws_ref_model.tflite",
+        ["--target", "c -mcpu=cortex-m4", "--use-workspace-io"],
     ),
     (
         "tflite_micro/hello_world_int8.tflite",

@@ -117,7 +117,8 @@ class CompileOptions:
     """TVM's executor the C implements (AOT only)."""
     target: str = flag("c", "--target", metavar="TARGET[,TARGET...]")
     """Targets, the host 'c' last: e.g. 'accel,c' adds a second target the
-    operators chosen by --offload run on (their C in its own file)."""
+    operators chosen by --offload run on (their C in its own file); 'c
+    -mcpu=cortex-m4' selects the kernels for that CPU (lower-ops' mcpu)."""
     offload: tuple[str, ...] = flag(
         (), "--offload", kind="append", metavar="OP_TYPE[,OP_TYPE...]=TARGET"
     )
@@ -213,6 +214,14 @@ class CompileOptions:
         from usmp.tools.offload import parse_targets
 
         return parse_targets(self.target)
+
+    @property
+    def mcpu(self) -> str:
+        """The host target's ``-mcpu`` (``--target "c -mcpu=cortex-m4"``;
+        empty: portable C), ``lower-ops{mcpu}``."""
+        from usmp.tools.offload import host_mcpu
+
+        return host_mcpu(self.target)
 
     @property
     def offload_map(self) -> dict[str, str]:

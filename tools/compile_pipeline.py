@@ -12,7 +12,7 @@
                                         usmp-plan-memory for usmp
     fuse-ops{module_name}
     dedupe-functions{patched_only}      with --patch auto
-    lower-ops
+    lower-ops{mcpu}                     mcpu: the host target's -mcpu
     aot-lower-main{module_name order order_io call_type interface_api}
     usmp{algorithm time_limit use_workspace_io pools report overlap}
     convert-to-emitc{user_pools}
@@ -95,7 +95,7 @@ def compile_passes(options: CompileOptions, *, report: str = "") -> list[ModuleP
     lowering = [
         _make("fuse-ops", module_name=options.module_name),
         *([_make("dedupe-functions", patched_only=True)] if patch else []),
-        _make("lower-ops"),
+        _make("lower-ops", mcpu=options.mcpu),
         _make(
             "aot-lower-main",
             module_name=options.module_name,

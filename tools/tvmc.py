@@ -330,9 +330,16 @@ class Request:
                 workspace_byte_alignment=self.workspace_alignment,
                 constant_byte_alignment=self.constant_alignment,
                 use_workspace_io=self.config.use_workspace_io,
+                target=self.host_target(),
             )
         except CompileError as e:
             raise TvmcError(str(e)) from None
+
+    def host_target(self) -> str:
+        """usmp-compile's ``--target``: the c target, with its ``-mcpu``
+        when given (the kernels for that CPU, ``lower-ops{mcpu}``)."""
+        mcpu = self.targets[-1].options.get("mcpu")
+        return "c" if mcpu is None else f"c -mcpu={mcpu}"
 
     def driver_options(self, out: Path) -> DriverOptions:
         """``-v`` shows the steps, ``--print-pass-times`` their times."""

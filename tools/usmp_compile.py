@@ -1,6 +1,7 @@
 """``usmp-compile``: a tvmc-like driver, model in, C library out.
 
-    usmp-compile model.tflite -o out/ [--executor aot] [--target c | accel,c]
+    usmp-compile model.tflite -o out/ [--executor aot]
+        [--target c | accel,c | "c -mcpu=cortex-m4"]
         [--offload CONV_2D,DEPTHWISE_CONV_2D=accel]
         [--module-name NAME] [--algorithm ALGO] [--use-workspace-io]
         [--operator-order memory|source] [--fold-padding on|off]
