@@ -8,9 +8,9 @@ output row and column at a time: in float32 where it uses ``float``
 coordinates with its own code (``usmp.lowering.ops_image``); the reference
 stays independent of it.
 
-Interpreter hooks: ``"relay.gather"`` -> ``gather(x, indices, axis=,
-batch_dims=)``; ``"relay.resize_bilinear"`` -> ``resize_bilinear(x, size,
-align_corners=, half_pixel_centers=)``.
+Interpreter hooks (keyed by op class in ``relay_interpreter``): ``GatherOp``
+-> ``gather(x, indices, axis=, batch_dims=)``; ``ResizeBilinearOp`` ->
+``resize_bilinear(x, size, align_corners=, half_pixel_centers=)``.
 """
 
 from __future__ import annotations
