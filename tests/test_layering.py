@@ -26,11 +26,13 @@ Why the table is what it is:
   compiler's numeric tables are re-derived by it (``tests/
   test_independent_tables.py``).
 * ``tools`` compose the compiler into commands: anything but the
-  validation helpers (``testing``) and the API. That includes usmp-compile's
-  pipeline (``compile_options``, ``compile_pipeline``, ``compile_driver``,
-  ``compile_report``), which the API and ``testing.compare_tflm`` run too,
-  and ``host_run`` (building and running C on the host for
-  ``Library.run``; ``testing`` reuses it, not the other way round).
+  validation helpers (``testing``), the reference (``oracle``: a command
+  never needs it, so the shipped compiler runs without it) and the API.
+  That includes usmp-compile's pipeline (``compile_options``,
+  ``compile_pipeline``, ``compile_driver``, ``compile_report``), which the
+  API and ``testing.compare_tflm`` run too, and ``host_run`` (building and
+  running C on the host for ``Library.run``; ``testing`` reuses it, not the
+  other way round).
 * ``testing`` validates everything (runs the C, TFLite Micro, the fuzzer):
   it may import anything but the API, and nothing else imports it.
 * ``api`` is the top: tools and below.
@@ -77,7 +79,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "lowering": frozenset({"dialects", "core", "planning"}),
     "passes": frozenset({"dialects", "core", "planning", "lowering"}),
     "tools": frozenset(
-        {"dialects", "core", "planning", "lowering", "passes", "frontend", "oracle"}
+        {"dialects", "core", "planning", "lowering", "passes", "frontend"}
     ),
     "testing": frozenset(
         {
