@@ -83,9 +83,9 @@ class Row:
 
 def available(techniques: tuple[Technique, ...]) -> list[Technique]:
     """The techniques (with the switches) this ``usmp-compile`` knows."""
-    from usmp.tools.usmp_compile import _parser  # pyright: ignore[reportPrivateUsage]
+    from usmp.tools.usmp_compile import parser
 
-    text = _parser().format_help()
+    text = parser().format_help()
     found: list[Technique] = []
     for t in techniques:
         switches = tuple(s for s in t.switches if s.flag in text)

@@ -10,6 +10,7 @@ dialect, and ``usmp.dialects.tir`` does not import ``usmp.dialects.relay``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import IntAttr, StringAttr
@@ -24,6 +25,21 @@ UNSET_ID = -1
 
 MAX_DEVICE_ID = 2**31 - 1
 """The largest device id: DLPack's ``DLDevice.device_id`` is an ``int32_t``."""
+
+
+_STORAGE_SCOPE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)*")
+
+
+def storage_scope_error(scope: str) -> str | None:
+    """Why ``scope`` is not a storage scope (``None`` if it is one): TVM's
+    spelling, dot-separated identifiers (``global``, ``local``,
+    ``global.texture``, a memory's name such as ``sram``)."""
+    if _STORAGE_SCOPE.fullmatch(scope):
+        return None
+    return (
+        f"scope '{scope}' is not a storage scope, expected identifiers "
+        "separated by '.' (e.g. global, local, global.texture, sram)"
+    )
 
 
 @irdl_attr_definition
@@ -188,6 +204,9 @@ class VirtualDeviceAttr(ParametrizedAttribute):
                 f"virtual_device: device id {self.device_id.data} is out of range; "
                 f"expected 0..{MAX_DEVICE_ID} (DLDevice's int32_t)"
             )
+        scope = self.memory_scope.data
+        if scope and (error := storage_scope_error(scope)) is not None:
+            raise VerifyException(f"virtual_device: {error}")
 
 
 DEVICE = Dialect("device", [], [VirtualDeviceAttr])

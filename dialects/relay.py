@@ -58,6 +58,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from usmp.dialects.device import VirtualDeviceAttr
 from usmp.dialects.limits import check_buffer_size, check_nonempty
+from usmp.dialects.relay_fusion import Structural
 from usmp.dialects.symbols import lookup_function, type_list
 from usmp.dialects.tir import PRIM_FUNC
 
@@ -90,7 +91,7 @@ class ConstantOp(IRDLOperation):
 
     name = "relay.constant"
 
-    traits = traits_def(Pure(), ConstantLike())
+    traits = traits_def(Pure(), ConstantLike(), Structural())
 
     value = prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr)
     result = result_def(TensorType)
@@ -183,7 +184,7 @@ class CallOp(IRDLOperation):
 
     name = "relay.call"
 
-    traits = traits_def(Pure(), CallSymbolUser())
+    traits = traits_def(Pure(), CallSymbolUser(), Structural())
 
     callee = prop_def(FlatSymbolRefAttrConstr)
     args = var_operand_def()
@@ -296,7 +297,7 @@ class TupleOp(IRDLOperation):
 
     name = "relay.tuple"
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Structural())
 
     fields = var_operand_def()
     result = result_def(TupleType)
@@ -332,7 +333,7 @@ class TupleGetItemOp(IRDLOperation):
 
     name = "relay.tuple_get_item"
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Structural())
 
     tuple = operand_def(TupleType)
     index = prop_def(IntegerAttr[I64])
@@ -418,7 +419,7 @@ class OnDeviceOp(IRDLOperation):
 
     name = "relay.on_device"
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Structural())
 
     T: ClassVar = VarConstraint("T", AnyAttr())
     data = operand_def(T)
@@ -470,7 +471,7 @@ class DeviceCopyOp(IRDLOperation):
 
     name = "relay.device_copy"
 
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Structural())
 
     T: ClassVar = VarConstraint("T", AnyAttr())
     data = operand_def(T)
@@ -523,7 +524,11 @@ def _relay_dialect() -> Dialect:
             *relay_svdf.SVDF_OPS,
             *relay_hybrid_ops.HYBRID_OPS,
         ],
-        [*relay_nn_ops.LAYOUT_ATTRS],
+        [
+            *relay_nn_ops.LAYOUT_ATTRS,
+            relay_lstm.CellActivationAttr,
+            relay_svdf.FusedActivationAttr,
+        ],
     )
 
 

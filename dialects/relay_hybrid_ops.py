@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import TensorType, f32, i8, i32
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import operand_def
+from xdsl.irdl import operand_def, traits_def
 
 from usmp.dialects.relay_base import (
     UNARY_FORMAT,
@@ -41,6 +41,7 @@ from usmp.dialects.relay_base import (
     shape_of,
     tensor_of,
 )
+from usmp.dialects.relay_fusion import Fusion, OpPattern
 from usmp.dialects.relay_props import bool_prop, relay_op_definition
 
 
@@ -85,6 +86,8 @@ class DynamicQuantizeOp(DynamicQuantizeBase):
 
     name = "relay.dynamic_quantize"
 
+    traits = traits_def(Fusion(OpPattern.COMM_REDUCE, "dynamic_quantize"))
+
     def __init__(self, data: SSAValue, asymmetric: bool = False):
         self._build([data], asymmetric=asymmetric)
 
@@ -102,6 +105,8 @@ class DynamicQuantizeScaleOp(DynamicQuantizeBase):
     """
 
     name = "relay.dynamic_quantize_scale"
+
+    traits = traits_def(Fusion(OpPattern.COMM_REDUCE, "dynamic_quantize_scale"))
 
     def __init__(self, data: SSAValue, asymmetric: bool = False):
         self._build([data], asymmetric=asymmetric)
@@ -122,6 +127,8 @@ class DynamicQuantizeZeroPointOp(DynamicQuantizeBase):
     """
 
     name = "relay.dynamic_quantize_zero_point"
+
+    traits = traits_def(Fusion(OpPattern.COMM_REDUCE, "dynamic_quantize_zero_point"))
 
     def __init__(self, data: SSAValue, asymmetric: bool = True):
         self._build([data], asymmetric=asymmetric)

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import TensorType, f32, i8, i16, i32
 from xdsl.ir import SSAValue
-from xdsl.irdl import IRDLOperation, operand_def
+from xdsl.irdl import IRDLOperation, operand_def, traits_def
 
 from usmp.dialects.relay_base import (
     UNARY_FORMAT,
@@ -33,6 +33,7 @@ from usmp.dialects.relay_base import (
     shape_of,
     tensor_of,
 )
+from usmp.dialects.relay_fusion import Fusion, OpPattern
 from usmp.dialects.relay_props import bool_prop, int_prop, relay_op_definition
 from usmp.dialects.relay_shapes import ShapeError, normalize_axis
 
@@ -76,6 +77,8 @@ class GatherOp(RelayOperator):
     """
 
     name = "relay.gather"
+
+    traits = traits_def(Fusion(OpPattern.INJECTIVE, "take"))
 
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
@@ -140,6 +143,8 @@ class ResizeBilinearOp(RelayOperator):
     """
 
     name = "relay.resize_bilinear"
+
+    traits = traits_def(Fusion(OpPattern.INJECTIVE, "image.resize2d"))
 
     data = operand_def(TensorType)
     align_corners = bool_prop(default=False)

@@ -15,26 +15,41 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import TensorType, f32, i8, i16, i32
-from xdsl.ir import SSAValue
-from xdsl.irdl import (
-    traits_def,
-    var_operand_def,
-)
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import SpacedOpaqueSyntaxAttribute, SSAValue
+from xdsl.irdl import irdl_attr_definition, operand_def, traits_def
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
+from xdsl.utils.str_enum import StrEnum
 
 from usmp.dialects.relay_base import InferredResultOperator, fail, shape_of, tensor_of
+from usmp.dialects.relay_fusion import Fusion, OpPattern
 from usmp.dialects.relay_props import (
     bool_prop,
+    enum_prop,
     float_prop,
     int_prop,
     ints_prop,
     relay_op_definition,
-    str_prop,
 )
 from usmp.dialects.relay_state import StatefulOperator
 
 GATES = ("input", "forget", "cell", "output")
-CELL_ACTIVATIONS = ("tanh", "sigmoid")
+
+
+class CellActivation(StrEnum):
+    """The cell gate's activation (the other gates' is the sigmoid)."""
+
+    TANH = "tanh"
+    SIGMOID = "sigmoid"
+
+
+@irdl_attr_definition
+class CellActivationAttr(EnumAttribute[CellActivation], SpacedOpaqueSyntaxAttribute):
+    """``#relay<cell_activation sigmoid>``"""
+
+    name = "relay.cell_activation"
+
+
 OPERANDS = (
     "data",
     *(f"input_to_{g}_weights" for g in GATES),
@@ -43,7 +58,8 @@ OPERANDS = (
     "hidden_state",
     "cell_state",
 )
-"""Operand order (TFLite's inputs 0-8, 12-15, 18, 19)."""
+"""Operand order (TFLite's inputs 0-8, 12-15, 18, 19); each is a named
+operand of ``LstmOp``."""
 
 
 @relay_op_definition
@@ -81,15 +97,34 @@ class LstmOp(StatefulOperator, InferredResultOperator):
 
     name = "relay.lstm"
 
-    args = var_operand_def(TensorType)
+    data = operand_def(TensorType)
+    input_to_input_weights = operand_def(TensorType)
+    input_to_forget_weights = operand_def(TensorType)
+    input_to_cell_weights = operand_def(TensorType)
+    input_to_output_weights = operand_def(TensorType)
+    recurrent_to_input_weights = operand_def(TensorType)
+    recurrent_to_forget_weights = operand_def(TensorType)
+    recurrent_to_cell_weights = operand_def(TensorType)
+    recurrent_to_output_weights = operand_def(TensorType)
+    input_gate_bias = operand_def(TensorType)
+    forget_gate_bias = operand_def(TensorType)
+    cell_gate_bias = operand_def(TensorType)
+    output_gate_bias = operand_def(TensorType)
+    hidden_state = operand_def(TensorType)
+    cell_state = operand_def(TensorType)
 
-    STATE_OPERANDS: ClassVar[tuple[int, ...]] = (13, 14)
+    STATE_OPERANDS: ClassVar[tuple[int, ...]] = (
+        OPERANDS.index("hidden_state"),
+        OPERANDS.index("cell_state"),
+    )
     """The hidden and cell states: read, then overwritten in place."""
 
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    traits = traits_def(
+        MemoryReadEffect(), MemoryWriteEffect(), Fusion(OpPattern.OPAQUE, "lstm")
+    )
 
     time_major = bool_prop(default=False)
-    cell_activation = str_prop(default="tanh")
+    cell_activation = enum_prop(CellActivationAttr, default=CellActivation.TANH)
     cell_clip = float_prop(default=0.0)
     gate_multipliers = ints_prop(default=())
     gate_shifts = ints_prop(default=())
@@ -100,23 +135,41 @@ class LstmOp(StatefulOperator, InferredResultOperator):
     cell_scale_power = int_prop(default=0)
     quantized_cell_clip = int_prop(default=0)
 
-    assembly_format = "`(` $args `)` attr-dict `:` functional-type($args, $result)"
+    assembly_format = (
+        "`(` "
+        + " `,` ".join(f"${n}" for n in OPERANDS)
+        + " `)` attr-dict `:` functional-type(operands, $result)"
+    )
 
-    def __init__(self, args: Sequence[SSAValue], **properties: Any):
-        self._build([args], **properties)
+    def __init__(self, operands: Sequence[SSAValue], **properties: Any):
+        """``operands`` in ``OPERANDS`` order."""
+        self._build(list(operands), **properties)
 
     @property
     def quantized(self) -> bool:
         return bool(self.gate_multipliers)
 
-    def operand(self, name: str) -> SSAValue:
-        return self.args[OPERANDS.index(name)]
+    @property
+    def input_weights(self) -> tuple[SSAValue, ...]:
+        """The input weights of the gates, in ``GATES`` order."""
+        return tuple(self.operands[1:5])
+
+    @property
+    def recurrent_weights(self) -> tuple[SSAValue, ...]:
+        """The recurrent weights of the gates, in ``GATES`` order."""
+        return tuple(self.operands[5:9])
+
+    @property
+    def gate_biases(self) -> tuple[SSAValue, ...]:
+        """The biases of the gates, in ``GATES`` order."""
+        return tuple(self.operands[9:13])
 
     def infer_result_type(self) -> TensorType:
-        if len(self.args) != len(OPERANDS):
-            fail(self.name, f"{len(self.args)} operands, expected {len(OPERANDS)}")
+        if len(self.operands) != len(OPERANDS):
+            fail(self.name, f"{len(self.operands)} operands, expected {len(OPERANDS)}")
         types = [
-            tensor_of(self.name, n, v) for n, v in zip(OPERANDS, self.args, strict=True)
+            tensor_of(self.name, n, v)
+            for n, v in zip(OPERANDS, self.operands, strict=True)
         ]
         data = types[0]
         if len(shape_of(data)) != 3:
@@ -161,12 +214,6 @@ class LstmOp(StatefulOperator, InferredResultOperator):
                     f"{n} has {t.element_count()} elements, expected "
                     f"batch * units = {batch * units}",
                 )
-        if self.cell_activation not in CELL_ACTIVATIONS:
-            fail(
-                self.name,
-                f"cell_activation '{self.cell_activation}' is not supported, "
-                f"expected one of {', '.join(CELL_ACTIVATIONS)}",
-            )
         if self.cell_clip < 0:
             fail(self.name, f"cell_clip {self.cell_clip} must be >= 0")
         self._check_quantization()

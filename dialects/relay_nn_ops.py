@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from xdsl.dialects.builtin import TensorType, f32, i8, i16, i32, i64
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, SpacedOpaqueSyntaxAttribute, SSAValue
-from xdsl.irdl import irdl_attr_definition, operand_def
+from xdsl.irdl import irdl_attr_definition, operand_def, traits_def
 from xdsl.utils.str_enum import StrEnum
 
 from usmp.dialects.relay_base import (
@@ -27,6 +27,7 @@ from usmp.dialects.relay_base import (
     shape_of,
     tensor_of,
 )
+from usmp.dialects.relay_fusion import Fusion, OpPattern, RelayOnly
 from usmp.dialects.relay_props import (
     bool_prop,
     enum_prop,
@@ -147,6 +148,8 @@ class Conv2DOp(AccumulatingOp):
 
     name = "relay.conv2d"
 
+    traits = traits_def(Fusion(OpPattern.OUT_ELEMWISE_FUSABLE, "nn.conv2d"))
+
     strides = ints_prop(default=(1, 1))
     padding = ints_prop(default=(0, 0, 0, 0))
     dilation = ints_prop(default=(1, 1))
@@ -225,6 +228,8 @@ class Conv2DTransposeOp(AccumulatingOp):
 
     name = "relay.conv2d_transpose"
 
+    traits = traits_def(Fusion(OpPattern.OUT_ELEMWISE_FUSABLE, "nn.conv2d_transpose"))
+
     strides = ints_prop(default=(1, 1))
     padding = ints_prop(default=(0, 0, 0, 0))
     output_padding = ints_prop(default=(0, 0))
@@ -277,6 +282,8 @@ class DenseOp(AccumulatingOp):
     """
 
     name = "relay.dense"
+
+    traits = traits_def(Fusion(OpPattern.OUT_ELEMWISE_FUSABLE, "nn.dense"))
 
     def __init__(
         self,
@@ -356,6 +363,8 @@ class MaxPool2DOp(Pool2DOp):
 
     name = "relay.max_pool2d"
 
+    traits = traits_def(Fusion(OpPattern.OUT_ELEMWISE_FUSABLE, "nn.max_pool2d"))
+
 
 @relay_op_definition
 class AvgPool2DOp(Pool2DOp):
@@ -374,6 +383,8 @@ class AvgPool2DOp(Pool2DOp):
 
     name = "relay.avg_pool2d"
 
+    traits = traits_def(Fusion(OpPattern.OUT_ELEMWISE_FUSABLE, "nn.avg_pool2d"))
+
     count_include_pad = bool_prop(default=False)
 
 
@@ -387,6 +398,10 @@ class GlobalAvgPool2DOp(RelayOperator):
     """
 
     name = "relay.global_avg_pool2d"
+
+    traits = traits_def(
+        Fusion(OpPattern.OUT_ELEMWISE_FUSABLE, "nn.global_avg_pool2d"), RelayOnly()
+    )
 
     data = operand_def(TensorType)
     layout = enum_prop(DataLayoutAttr, default=DataLayout.NHWC)
@@ -443,6 +458,8 @@ class MeanOp(ReduceOp):
 
     name = "relay.mean"
 
+    traits = traits_def(Fusion(OpPattern.COMM_REDUCE, "mean"))
+
 
 @relay_op_definition
 class SumOp(ReduceOp):
@@ -451,6 +468,8 @@ class SumOp(ReduceOp):
 
     name = "relay.sum"
 
+    traits = traits_def(Fusion(OpPattern.COMM_REDUCE, "sum"))
+
 
 @relay_op_definition
 class MaxOp(ReduceOp):
@@ -458,12 +477,16 @@ class MaxOp(ReduceOp):
 
     name = "relay.max"
 
+    traits = traits_def(Fusion(OpPattern.COMM_REDUCE, "max"))
+
 
 @relay_op_definition
 class MinOp(ReduceOp):
     """Smallest element over ``axis`` (see ``ReduceOp``)."""
 
     name = "relay.min"
+
+    traits = traits_def(Fusion(OpPattern.COMM_REDUCE, "min"))
 
 
 class ArgReduceOp(RelayOperator):
@@ -509,9 +532,13 @@ class ArgMaxOp(ArgReduceOp):
 
     name = "relay.argmax"
 
+    traits = traits_def(Fusion(OpPattern.COMM_REDUCE, "argmax"))
+
 
 @relay_op_definition
 class ArgMinOp(ArgReduceOp):
     """Index of the first smallest element along ``axis`` (see ``ArgReduceOp``)."""
 
     name = "relay.argmin"
+
+    traits = traits_def(Fusion(OpPattern.COMM_REDUCE, "argmin"))

@@ -31,6 +31,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     operand_def,
+    traits_def,
     var_operand_def,
 )
 
@@ -44,6 +45,7 @@ from usmp.dialects.relay_base import (
     shape_of,
     tensor_of,
 )
+from usmp.dialects.relay_fusion import Fusion, OpPattern
 from usmp.dialects.relay_nn_ops import (
     ArgMaxOp,
     ArgMinOp,
@@ -130,12 +132,16 @@ class AddOp(BinaryElementwiseOp):
 
     name = "relay.add"
 
+    traits = traits_def(Fusion(OpPattern.BROADCAST, "add"))
+
 
 @relay_op_definition
 class SubtractOp(BinaryElementwiseOp):
     """Elementwise ``lhs - rhs`` with numpy broadcasting (integers wrap)."""
 
     name = "relay.subtract"
+
+    traits = traits_def(Fusion(OpPattern.BROADCAST, "subtract"))
 
 
 @relay_op_definition
@@ -144,12 +150,16 @@ class MultiplyOp(BinaryElementwiseOp):
 
     name = "relay.multiply"
 
+    traits = traits_def(Fusion(OpPattern.BROADCAST, "multiply"))
+
 
 @relay_op_definition
 class MaximumOp(BinaryElementwiseOp):
     """Elementwise maximum with numpy broadcasting."""
 
     name = "relay.maximum"
+
+    traits = traits_def(Fusion(OpPattern.BROADCAST, "maximum"))
 
 
 @relay_op_definition
@@ -158,12 +168,16 @@ class MinimumOp(BinaryElementwiseOp):
 
     name = "relay.minimum"
 
+    traits = traits_def(Fusion(OpPattern.BROADCAST, "minimum"))
+
 
 @relay_op_definition
 class RightShiftOp(BinaryElementwiseOp):
     """Elementwise arithmetic ``lhs >> rhs``; integer element types only."""
 
     name = "relay.right_shift"
+
+    traits = traits_def(Fusion(OpPattern.BROADCAST, "right_shift"))
 
     @classmethod
     def check_element_type(cls, element_type: Attribute) -> None:
@@ -196,6 +210,8 @@ class DivideOp(BinaryElementwiseOp):
 
     name = "relay.divide"
 
+    traits = traits_def(Fusion(OpPattern.BROADCAST, "divide"))
+
     @classmethod
     def check_element_type(cls, element_type: Attribute) -> None:
         if is_int(element_type):
@@ -224,6 +240,8 @@ class ClipOp(UnarySameTypeOp):
     """
 
     name = "relay.clip"
+
+    traits = traits_def(Fusion(OpPattern.ELEMWISE, "clip"))
 
     a_min = float_prop()
     a_max = float_prop()
@@ -254,6 +272,8 @@ class ReluOp(UnarySameTypeOp):
 
     name = "relay.relu"
 
+    traits = traits_def(Fusion(OpPattern.ELEMWISE, "nn.relu"))
+
     def __init__(self, data: SSAValue):
         self._build([data], data.type)
 
@@ -282,6 +302,8 @@ class SigmoidOp(FloatUnaryOp):
 
     name = "relay.sigmoid"
 
+    traits = traits_def(Fusion(OpPattern.ELEMWISE, "sigmoid"))
+
 
 @relay_op_definition
 class TanhOp(FloatUnaryOp):
@@ -289,6 +311,8 @@ class TanhOp(FloatUnaryOp):
     ``%r = relay.tanh %x : tensor<4xf32> -> tensor<4xf32>``."""
 
     name = "relay.tanh"
+
+    traits = traits_def(Fusion(OpPattern.ELEMWISE, "tanh"))
 
 
 @relay_op_definition
@@ -298,6 +322,8 @@ class ExpOp(FloatUnaryOp):
 
     name = "relay.exp"
 
+    traits = traits_def(Fusion(OpPattern.ELEMWISE, "exp"))
+
 
 @relay_op_definition
 class LogOp(FloatUnaryOp):
@@ -305,6 +331,8 @@ class LogOp(FloatUnaryOp):
     ``%r = relay.log %x : tensor<4xf32> -> tensor<4xf32>``."""
 
     name = "relay.log"
+
+    traits = traits_def(Fusion(OpPattern.ELEMWISE, "log"))
 
 
 @relay_op_definition
@@ -314,6 +342,8 @@ class SqrtOp(FloatUnaryOp):
 
     name = "relay.sqrt"
 
+    traits = traits_def(Fusion(OpPattern.ELEMWISE, "sqrt"))
+
 
 @relay_op_definition
 class RsqrtOp(FloatUnaryOp):
@@ -321,6 +351,8 @@ class RsqrtOp(FloatUnaryOp):
     ``%r = relay.rsqrt %x : tensor<4xf32> -> tensor<4xf32>``."""
 
     name = "relay.rsqrt"
+
+    traits = traits_def(Fusion(OpPattern.ELEMWISE, "rsqrt"))
 
 
 @relay_op_definition
@@ -333,6 +365,8 @@ class SoftmaxOp(UnarySameTypeOp):
     """
 
     name = "relay.softmax"
+
+    traits = traits_def(Fusion(OpPattern.COMM_REDUCE, "nn.softmax"))
 
     axis = int_prop(default=-1)
 
@@ -388,6 +422,8 @@ class ReshapeOp(_ShapeOp):
 
     name = "relay.reshape"
 
+    traits = traits_def(Fusion(OpPattern.INJECTIVE, "reshape"))
+
     def verify_(self) -> None:
         src, dst = self._types()
         if src.element_count() != dst.element_count():
@@ -408,6 +444,8 @@ class BroadcastToOp(_ShapeOp):
     """
 
     name = "relay.broadcast_to"
+
+    traits = traits_def(Fusion(OpPattern.BROADCAST, "broadcast_to"))
 
     def verify_(self) -> None:
         src, dst = self._types()
@@ -432,6 +470,8 @@ class CastOp(RelayOperator):
     """
 
     name = "relay.cast"
+
+    traits = traits_def(Fusion(OpPattern.ELEMWISE, "cast"))
 
     data = operand_def(TensorType)
 
@@ -463,6 +503,8 @@ class TransposeOp(RelayOperator):
 
     name = "relay.transpose"
 
+    traits = traits_def(Fusion(OpPattern.INJECTIVE, "transpose"))
+
     data = operand_def(TensorType)
     axes = ints_prop()
 
@@ -493,6 +535,8 @@ class StridedSliceOp(RelayOperator):
     """
 
     name = "relay.strided_slice"
+
+    traits = traits_def(Fusion(OpPattern.INJECTIVE, "strided_slice"))
 
     data = operand_def(TensorType)
     begin = ints_prop()
@@ -547,6 +591,8 @@ class PadOp(RelayOperator):
 
     name = "relay.pad"
 
+    traits = traits_def(Fusion(OpPattern.INJECTIVE, "nn.pad"))
+
     data = operand_def(TensorType)
     pad_width = ints_prop()
     pad_value = float_prop(default=0.0)
@@ -584,6 +630,8 @@ class ConcatenateOp(RelayOperator):
     """
 
     name = "relay.concatenate"
+
+    traits = traits_def(Fusion(OpPattern.INJECTIVE, "concatenate"))
 
     inputs = var_operand_def(TensorType)
     axis = int_prop()

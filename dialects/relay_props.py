@@ -51,11 +51,9 @@ from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, Operation
 from xdsl.irdl import IRDLOperation, irdl_op_definition
 from xdsl.irdl.attributes import IRDLAttrConstraint
-
-# xDSL has no public hook to extend prop_def; a subclass of its field
-# definition is what ``OpDef.from_pyrdl`` recognises as a property.
-from xdsl.irdl.operations import PropertyDef, _PropertyFieldDef
 from xdsl.utils.str_enum import StrEnum
+
+from usmp.dialects.irdl_adapter import PropertyField
 
 _T = TypeVar("_T")
 _E = TypeVar("_E", bound=StrEnum)
@@ -103,12 +101,14 @@ STR: PropKind[str] = PropKind(
 )
 
 
-class TypedPropDef(_PropertyFieldDef, Generic[_T]):
-    """The IRDL property of a typed field (replaced by its accessor)."""
+class TypedPropDef(PropertyField, Generic[_T]):
+    """The IRDL property of a typed field (replaced by its accessor); an
+    IRDL property field through ``irdl_adapter``, the one place that knows
+    how xDSL recognises one."""
 
     def __init__(self, kind: PropKind[_T], default: _T | None):
         default_attr = None if default is None else kind.to_attr(default)
-        super().__init__(PropertyDef, kind.constr, None, default_attr)
+        super().__init__(kind.constr, default_attr)
         self.kind = kind
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import IntegerType, TensorType, f32, i8, i32, i64
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import operand_def
+from xdsl.irdl import operand_def, traits_def
 
 from usmp.dialects.relay_base import (
     UNARY_FORMAT,
@@ -24,6 +24,7 @@ from usmp.dialects.relay_base import (
     shape_of,
     tensor_of,
 )
+from usmp.dialects.relay_fusion import Fusion, OpPattern
 from usmp.dialects.relay_props import (
     float_prop,
     i32s_prop,
@@ -61,6 +62,8 @@ class FixedPointMultiplyOp(RelayOperator):
     """
 
     name = "relay.fixed_point_multiply"
+
+    traits = traits_def(Fusion(OpPattern.ELEMWISE, "fixed_point_multiply"))
 
     data = operand_def(TensorType)
     multiplier = i32s_prop()
@@ -147,6 +150,8 @@ class QuantizeOp(AffineQuantOp):
 
     name = "relay.quantize"
 
+    traits = traits_def(Fusion(OpPattern.ELEMWISE, "qnn.quantize"))
+
     def __init__(
         self,
         data: SSAValue,
@@ -188,6 +193,8 @@ class DequantizeOp(AffineQuantOp):
     """
 
     name = "relay.dequantize"
+
+    traits = traits_def(Fusion(OpPattern.ELEMWISE, "qnn.dequantize"))
 
     def __init__(self, data: SSAValue, scale: float, zero_point: int):
         self._build([data], scale=scale, zero_point=zero_point)

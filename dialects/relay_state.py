@@ -43,6 +43,7 @@ from xdsl.traits import MemoryAllocEffect
 from xdsl.utils.exceptions import VerifyException
 
 from usmp.dialects.limits import check_buffer_size, check_nonempty
+from usmp.dialects.relay_fusion import Structural
 
 
 @irdl_op_definition
@@ -59,7 +60,7 @@ class StateOp(IRDLOperation):
 
     name = "relay.state"
 
-    traits = traits_def(MemoryAllocEffect())
+    traits = traits_def(MemoryAllocEffect(), Structural())
 
     state_name = prop_def(StringAttr)
     value = prop_def(DenseIntOrFPElementsAttr)

@@ -14,25 +14,43 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from xdsl.dialects.builtin import TensorType, f32, i8, i16, i32
-from xdsl.ir import SSAValue
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    irdl_attr_definition,
     operand_def,
     traits_def,
 )
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
+from xdsl.utils.str_enum import StrEnum
 
 from usmp.dialects.relay_base import InferredResultOperator, fail, shape_of, tensor_of
+from usmp.dialects.relay_fusion import Fusion, OpPattern
 from usmp.dialects.relay_props import (
+    enum_prop,
     int_prop,
     relay_op_definition,
-    str_prop,
 )
 from usmp.dialects.relay_state import StatefulOperator
 
-ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6", "TANH")
-"""TFLite's fused activations the float SVDF applies (the integer one
-ignores its activation, as TFLite Micro's reference kernel does)."""
+
+class FusedActivation(StrEnum):
+    """TFLite's fused activations the float SVDF applies (the integer one
+    ignores its activation, as TFLite Micro's reference kernel does)."""
+
+    NONE = "NONE"
+    RELU = "RELU"
+    RELU_N1_TO_1 = "RELU_N1_TO_1"
+    RELU6 = "RELU6"
+    TANH = "TANH"
+
+
+@irdl_attr_definition
+class FusedActivationAttr(EnumAttribute[FusedActivation], SpacedOpaqueSyntaxAttribute):
+    """``#relay<fused_activation RELU6>``"""
+
+    name = "relay.fused_activation"
 
 
 @relay_op_definition
@@ -64,7 +82,9 @@ class SvdfOp(StatefulOperator, InferredResultOperator):
 
     name = "relay.svdf"
 
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    traits = traits_def(
+        MemoryReadEffect(), MemoryWriteEffect(), Fusion(OpPattern.OPAQUE, "svdf")
+    )
 
     data = operand_def(TensorType)
     weights_feature = operand_def(TensorType)
@@ -75,7 +95,7 @@ class SvdfOp(StatefulOperator, InferredResultOperator):
     STATE_OPERANDS: ClassVar[tuple[int, ...]] = (4,)
 
     rank = int_prop(default=1)
-    activation = str_prop(default="NONE")
+    activation = enum_prop(FusedActivationAttr, default=FusedActivation.NONE)
     input_zero_point = int_prop(default=0)
     state_zero_point = int_prop(default=0)
     output_zero_point = int_prop(default=0)
@@ -146,12 +166,6 @@ class SvdfOp(StatefulOperator, InferredResultOperator):
         for n, t, w in zip(names, types, wanted, strict=True):
             if t.element_type != w:
                 fail(self.name, f"{n} has element type {t.element_type}, expected {w}")
-        if self.activation not in ACTIVATIONS:
-            fail(
-                self.name,
-                f"activation '{self.activation}' is not one of "
-                + ", ".join(ACTIVATIONS),
-            )
         for m in (self.multiplier_1, self.multiplier_2):
             if not 0 <= m < 1 << 31:
                 fail(self.name, f"multiplier {m} is out of range, expected 0..2^31-1")

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import IntegerType, TensorType, i8, i16, i32
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, operand_def
+from xdsl.irdl import IRDLOperation, operand_def, traits_def
 
 from usmp.dialects.relay_base import (
     UNARY_FORMAT,
@@ -44,6 +44,7 @@ from usmp.dialects.relay_base import (
     shape_of,
     tensor_of,
 )
+from usmp.dialects.relay_fusion import Fusion, OpPattern
 from usmp.dialects.relay_ops import BinaryElementwiseOp
 from usmp.dialects.relay_props import int_prop, relay_op_definition
 from usmp.dialects.relay_shapes import normalize_axis
@@ -94,6 +95,8 @@ class QuantizedSoftmaxOp(RelayOperator):
     """
 
     name = "relay.quantized_softmax"
+
+    traits = traits_def(Fusion(OpPattern.COMM_REDUCE, "qnn.softmax"))
 
     data = operand_def(TensorType)
     input_multiplier = int_prop()
@@ -158,6 +161,8 @@ class TableLookupOp(RelayOperator):
     """
 
     name = "relay.table_lookup"
+
+    traits = traits_def(Fusion(OpPattern.ELEMWISE, "table_lookup"))
 
     data = operand_def(TensorType)
     table = operand_def(TensorType)
@@ -253,6 +258,8 @@ class QuantizedSigmoidOp(_Int16TableActivation):
 
     name = "relay.quantized_sigmoid"
 
+    traits = traits_def(Fusion(OpPattern.ELEMWISE, "qnn.sigmoid"))
+
 
 @relay_op_definition
 class QuantizedTanhOp(_Int16TableActivation):
@@ -262,6 +269,8 @@ class QuantizedTanhOp(_Int16TableActivation):
     ``usmp.oracle.tflite_activations.tanh_int16``."""
 
     name = "relay.quantized_tanh"
+
+    traits = traits_def(Fusion(OpPattern.ELEMWISE, "qnn.tanh"))
 
 
 @relay_op_definition
@@ -285,6 +294,8 @@ class QuantizedSoftmaxInt16Op(RelayOperator):
     """
 
     name = "relay.quantized_softmax_i16"
+
+    traits = traits_def(Fusion(OpPattern.COMM_REDUCE, "qnn.softmax"))
 
     data = operand_def(TensorType)
     input_multiplier = int_prop()
@@ -339,6 +350,8 @@ class QuantizedL2NormalizeOp(RelayOperator):
 
     name = "relay.quantized_l2_normalize"
 
+    traits = traits_def(Fusion(OpPattern.COMM_REDUCE, "l2_normalize"))
+
     data = operand_def(TensorType)
     input_zero_point = int_prop()
     axis = int_prop(default=-1)
@@ -378,6 +391,8 @@ class QuantizedRsqrtOp(RelayOperator):
     """
 
     name = "relay.quantized_rsqrt"
+
+    traits = traits_def(Fusion(OpPattern.ELEMWISE, "qnn.rsqrt"))
 
     data = operand_def(TensorType)
     multiplier = int_prop()
@@ -431,6 +446,8 @@ class QuantizedDivideOp(BinaryElementwiseOp):
     """
 
     name = "relay.quantized_divide"
+
+    traits = traits_def(Fusion(OpPattern.BROADCAST, "qnn.divide"))
 
     output_multiplier = int_prop()
     output_shift = int_prop()

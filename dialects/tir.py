@@ -16,7 +16,7 @@ Only what upstream MLIR does not already have is defined here:
 * ``#tir.pool_info``      a memory pool (workspace or constant) with its limit,
                           alignment and per-target access;
 * ``#tir.pool_allocation``the planner's decision for one buffer: pool + offset;
-* ``CallType``, ``PoolKind``, ``AccessMode``: the closed sets of names above, as
+* ``CallType``, ``PoolKind``, ``AccessMode``, ``DeviceHook``: closed sets of names, as
                           enum attributes (printed as bare keywords).
 
 Attribute names used on functions and modules (see ``PRIM_FUNC`` etc. below)
@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
@@ -64,10 +65,11 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
-from xdsl.traits import SymbolUserOpInterface
+from xdsl.traits import HasParent, MemoryAllocEffect, SymbolUserOpInterface
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from usmp.dialects.device import storage_scope_error
 from usmp.dialects.limits import (
     MAX_BUFFER_BYTES,
     alignment_error,
@@ -402,8 +404,26 @@ class PoolAllocationAttr(ParametrizedAttribute):
             printer.print_string(f", {self.offset.data}")
 
 
+class AllocationOp(IRDLOperation):
+    """What the three allocations share: a statically sized buffer of the
+    function it is in (its result memref), named by ``name_hint``, with the
+    ordered ``candidate_pools`` the planner may use and, once planned, its
+    ``pool_allocation``. An allocation is a memory effect (not ``Pure``: DCE
+    keeps it) directly in a ``func.func``: the prim func it belongs to."""
+
+    name_hint = prop_def(StringAttr)
+    candidate_pools = opt_prop_def(ArrayAttr[StringAttr])
+    pool_allocation = opt_prop_def(PoolAllocationAttr)
+    result = result_def(MemRefType)
+
+    traits = traits_def(MemoryAllocEffect(), HasParent(func.FuncOp))
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "attr-dict `:` type($result)"
+
+
 @irdl_op_definition
-class AllocateOp(IRDLOperation):
+class AllocateOp(AllocationOp):
     """A statically sized buffer (TVM's ``tir.allocate``).
 
     Syntax::
@@ -413,19 +433,13 @@ class AllocateOp(IRDLOperation):
 
     Inside main it is one storage id; inside an operator it is scratch that
     lives only during the call. ``usmp`` replaces every ``tir.allocate`` with a
-    ``memref.view`` into a pool argument.
+    ``memref.view`` into a pool argument. ``scope`` is a storage scope
+    (``global``, ``local``, a memory's name; dot-separated identifiers).
     """
 
     name = "tir.allocate"
 
-    name_hint = prop_def(StringAttr)
     scope = opt_prop_def(StringAttr, default_value=StringAttr("global"))
-    candidate_pools = opt_prop_def(ArrayAttr[StringAttr])
-    pool_allocation = opt_prop_def(PoolAllocationAttr)
-    result = result_def(MemRefType)
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "attr-dict `:` type($result)"
 
     def __init__(
         self,
@@ -443,31 +457,13 @@ class AllocateOp(IRDLOperation):
 
     def verify_(self) -> None:
         _check_static_memref(self.result.type, "tir.allocate")
+        if (error := storage_scope_error(self.scope.data)) is not None:
+            raise VerifyException(f"tir.allocate: {error}")
 
 
-@irdl_op_definition
-class AllocateConstOp(IRDLOperation):
-    """A buffer holding constant data (TVM's ``tir.allocate_const``).
-
-    Syntax::
-
-        %w = tir.allocate_const {name_hint = "constant_0",
-                                 value = dense<[1, 2]> : tensor<2xi8>} : memref<2xi8>
-
-    ``value`` is a dense elements attribute or a ``dense_resource`` blob whose
-    shape and element type match the result memref.
-    """
-
-    name = "tir.allocate_const"
-
-    name_hint = prop_def(StringAttr)
-    value = prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr)
-    candidate_pools = opt_prop_def(ArrayAttr[StringAttr])
-    pool_allocation = opt_prop_def(PoolAllocationAttr)
-    result = result_def(MemRefType)
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "attr-dict `:` type($result)"
+class _InitializedAllocationOp(AllocationOp):
+    """An allocation holding ``value`` from the start (a constant's data, a
+    state's initial value): its shape and element type are the result's."""
 
     def __init__(
         self,
@@ -481,11 +477,31 @@ class AllocateConstOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        _check_initial_value(self.result.type, self.value, "tir.allocate_const")
+        value = self.properties["value"]
+        assert isinstance(value, DenseIntOrFPElementsAttr | DenseResourceAttr)
+        _check_initial_value(self.result.type, value, self.name)
 
 
 @irdl_op_definition
-class AllocateStateOp(IRDLOperation):
+class AllocateConstOp(_InitializedAllocationOp):
+    """A buffer holding constant data (TVM's ``tir.allocate_const``).
+
+    Syntax::
+
+        %w = tir.allocate_const {name_hint = "constant_0",
+                                 value = dense<[1, 2]> : tensor<2xi8>} : memref<2xi8>
+
+    ``value`` is a dense elements attribute or a ``dense_resource`` blob whose
+    shape and element type match the result memref.
+    """
+
+    name = "tir.allocate_const"
+
+    value = prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr)
+
+
+@irdl_op_definition
+class AllocateStateOp(_InitializedAllocationOp):
     """A buffer whose contents live across invocations of the model (a TFLite
     variable tensor: an SVDF or LSTM state), allocated in the entry function.
 
@@ -502,25 +518,12 @@ class AllocateStateOp(IRDLOperation):
 
     name = "tir.allocate_state"
 
-    name_hint = prop_def(StringAttr)
     value = prop_def(DenseIntOrFPElementsAttr)
-    candidate_pools = opt_prop_def(ArrayAttr[StringAttr])
-    pool_allocation = opt_prop_def(PoolAllocationAttr)
-    result = result_def(MemRefType)
-
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "attr-dict `:` type($result)"
 
     def __init__(
         self, result_type: MemRefType, name_hint: str, value: DenseIntOrFPElementsAttr
     ):
-        super().__init__(
-            properties={"name_hint": StringAttr(name_hint), "value": value},
-            result_types=[result_type],
-        )
-
-    def verify_(self) -> None:
-        _check_initial_value(self.result.type, self.value, "tir.allocate_state")
+        super().__init__(result_type, name_hint, value)
 
 
 class CallSymbolUser(SymbolUserOpInterface):
@@ -662,8 +665,24 @@ class CallOp(IRDLOperation):
                 )
 
 
-DEVICE_HOOKS = ("activate", "open", "close", "deactivate")
-"""TVM's device API hooks (``TVMDevice<Device>Activate`` ...), in call order."""
+class DeviceHook(StrEnum):
+    """TVM's device API hooks (``TVMDevice<Device>Activate`` ...), in call
+    order."""
+
+    ACTIVATE = "activate"
+    OPEN = "open"
+    CLOSE = "close"
+    DEACTIVATE = "deactivate"
+
+
+DEVICE_HOOKS = tuple(h.value for h in DeviceHook)
+
+
+@irdl_attr_definition
+class DeviceHookAttr(EnumAttribute[DeviceHook], SpacedOpaqueSyntaxAttribute):
+    """``#tir<hook open>``; ``tir.device_hook`` prints it as a bare keyword."""
+
+    name = "tir.hook"
 
 
 def device_camel(device: str) -> str:
@@ -676,10 +695,11 @@ class DeviceHookOp(IRDLOperation):
     """A call of one of TVM's device API hooks, which the application
     implements (seed 000, ``test_c_device_api.py``)::
 
-        tir.device_hook "activate" "accel"
+        tir.device_hook activate "accel"
         // C: TVMDeviceAccelActivate(device_context_accel)
 
-    ``hook`` is ``activate``, ``open``, ``close`` or ``deactivate``;
+    ``hook`` is a ``DeviceHook``: ``activate``, ``open``, ``close`` or
+    ``deactivate`` (the parser also takes it quoted, as older IR spells it);
     ``device`` names the device as a C identifier (the target of its virtual
     device, ``ethos-u`` -> ``ethos_u``). In C each becomes
     ``int32_t TVMDevice<Device><Hook>(void* device_context_<device>)``, the
@@ -687,14 +707,17 @@ class DeviceHookOp(IRDLOperation):
 
     name = "tir.device_hook"
 
-    hook = prop_def(StringAttr)
+    hook = prop_def(DeviceHookAttr)
     device = prop_def(StringAttr)
 
     assembly_format = "$hook $device attr-dict"
 
     def __init__(self, hook: str, device: str):
         super().__init__(
-            properties={"hook": StringAttr(hook), "device": StringAttr(device)}
+            properties={
+                "hook": DeviceHookAttr(DeviceHook(hook)),
+                "device": StringAttr(device),
+            }
         )
 
     @property
@@ -710,11 +733,6 @@ class DeviceHookOp(IRDLOperation):
         return f"device_context_{device}"
 
     def verify_(self) -> None:
-        if self.hook.data not in DEVICE_HOOKS:
-            raise VerifyException(
-                f"tir.device_hook: hook '{self.hook.data}' is not one of "
-                f"{', '.join(DEVICE_HOOKS)}"
-            )
         if not self.device.data.isidentifier() or not self.device.data.isascii():
             raise VerifyException(
                 f"tir.device_hook: device '{self.device.data}' is not a C identifier"
@@ -750,5 +768,12 @@ def is_offset_view(arg: Attribute, param: Attribute) -> bool:
 TIR = Dialect(
     "tir",
     [AllocateOp, AllocateConstOp, AllocateStateOp, CallOp, DeviceHookOp],
-    [CallTypeAttr, PoolKindAttr, AccessModeAttr, PoolInfoAttr, PoolAllocationAttr],
+    [
+        CallTypeAttr,
+        PoolKindAttr,
+        AccessModeAttr,
+        DeviceHookAttr,
+        PoolInfoAttr,
+        PoolAllocationAttr,
+    ],
 )

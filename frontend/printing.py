@@ -58,11 +58,13 @@ def print_module(
     weights: str = "hex",
     threshold: int = 16,
     generic: bool = False,
+    debuginfo: bool = False,
 ) -> None:
     """Print ``module`` with its weights in the form ``weights`` (see the
     module docstring); ``threshold``: constants with more elements than this
     go out of line (``resource``/``elided``); ``generic``: MLIR's generic op
-    form (what ``mlir-opt --allow-unregistered-dialect`` reads)."""
+    form (what ``mlir-opt --allow-unregistered-dialect`` reads);
+    ``debuginfo``: every op's location (``loc("CONV_2D"("m.tflite":3:0))``)."""
     if weights not in WEIGHT_FORMATS:
         raise ValueError(
             f"unknown weight format '{weights}' (expected {', '.join(WEIGHT_FORMATS)})"
@@ -87,7 +89,9 @@ def print_module(
                 key = _unique_key(op.result.name_hint or "cst", keys)
                 blobs[key] = _blob(value)
             op.properties["value"] = DenseResourceAttr.from_params(key, t)
-    printer = ExactPrinter(stream=stream, print_generic_format=generic)
+    printer = ExactPrinter(
+        stream=stream, print_generic_format=generic, print_debuginfo=debuginfo
+    )
     printer.print_op(module)
     stream.write("\n")
     if blobs:

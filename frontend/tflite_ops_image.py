@@ -23,6 +23,7 @@ and quantisation (TFLM does not rescale).
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from usmp.dialects.relay_image_ops import GatherOp, ResizeBilinearOp
 from usmp.frontend.builder import RelayBuilder
@@ -33,7 +34,6 @@ from usmp.frontend.tflite_ops_layout import (
     _same_type_and_quantization,
 )
 from usmp.frontend.tflite_reader import Tensor
-from usmp.oracle.image_kernels import nearest_indices
 
 
 def _check_types(
@@ -104,6 +104,30 @@ def _resize_size(b: RelayBuilder, x: Tensor, out: Tensor) -> tuple[int, int]:
             f"(the input {list(x.shape)} resized to {values})"
         )
     return height, width
+
+
+def nearest_indices(
+    in_size: int, out_size: int, align_corners: bool, half_pixel_centers: bool
+) -> npt.NDArray[np.int32]:
+    """TFLite's ``GetNearestNeighbor`` for every output position: the
+    scale and the scaled position in float32, as the C++."""
+    if align_corners and out_size > 1:
+        scale = np.float32(in_size - 1) / np.float32(out_size - 1)
+    else:
+        scale = np.float32(in_size) / np.float32(out_size)
+    offset = np.float32(0.5 if half_pixel_centers else 0.0)
+    scaled = (np.arange(out_size, dtype=np.float32) + offset) * scale
+    # TfLiteRound = std::round (half away from zero); std::floor
+    exact = scaled.astype(np.float64)  # + 0.5 is exact in float64
+    picked = (
+        np.sign(exact) * np.floor(np.abs(exact) + 0.5)
+        if align_corners
+        else np.floor(exact)
+    )
+    result = np.minimum(picked.astype(np.int64), in_size - 1)
+    if half_pixel_centers:
+        result = np.maximum(result, 0)
+    return result.astype(np.int32)
 
 
 def convert_resize_nearest_neighbor(b: RelayBuilder) -> None:

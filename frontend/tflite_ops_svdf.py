@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from usmp.dialects.relay_svdf import ACTIVATIONS, SvdfOp
+from usmp.dialects.relay_svdf import FusedActivation, SvdfOp
 from usmp.frontend import quantization as q
 from usmp.frontend.builder import RelayBuilder
 from usmp.frontend.tflite_ops import register
@@ -109,12 +109,12 @@ def convert_svdf(b: RelayBuilder) -> None:
             shift_2=s2,
         )
     else:
-        if act.name not in ACTIVATIONS:
+        if act.name not in FusedActivation.__members__:
             raise b.error(
                 f"fused activation {act.name} is not supported (TFLite Micro's "
-                f"float SVDF: {', '.join(ACTIVATIONS)})"
+                f"float SVDF: {', '.join(FusedActivation)})"
             )
-        props["activation"] = act.name
+        props["activation"] = FusedActivation(act.name)
     result = b.emit(
         SvdfOp(
             b.value(x),

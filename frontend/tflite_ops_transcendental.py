@@ -3,15 +3,18 @@ LOG, SQRT, RSQRT and L2_NORMALIZATION.
 
 ``tflite_ops`` imports this module, which registers its converters. Float is
 ``relay.sigmoid`` / ``relay.tanh``. The integer kernels are TFLite Micro's,
-bit for bit (the oracle is ``usmp.oracle.tflite_activations``):
+bit for bit (the oracle, ``usmp.oracle.tflite_activations``, is checked
+against them; the importer computes its tables with its own scalar
+``usmp.frontend.gemmlowp``):
 
 * int8: TFLite Micro computes gemmlowp's fixed-point ``logistic`` / ``tanh``
   on the input rescaled to Q4.27, per element. The output depends on the
-  input value alone, so the importer runs that kernel (the oracle) on the
-  256 int8 values once and emits ``relay.table_lookup`` of the 256 results:
-  a constant the planner places in the constant pool, one load per element
-  at run time. The output quantisation must be TFLite's (LOGISTIC: scale
-  1/256, zero point -128; TANH: 1/128, 0), which TFLite Micro assumes.
+  input value alone, so the importer runs that kernel
+  (``gemmlowp.logistic_int8_table``) on the 256 int8 values once and emits
+  ``relay.table_lookup`` of the 256 results: a constant the planner places
+  in the constant pool, one load per element at run time. The output
+  quantisation must be TFLite's (LOGISTIC: scale 1/256, zero point -128;
+  TANH: 1/128, 0), which TFLite Micro assumes.
 * int16: ``relay.quantized_sigmoid`` / ``relay.quantized_tanh`` (the
   interpolation in TFLite's 256-entry table of ``reference_integer_ops``),
   with ``input_multiplier`` / ``input_left_shift`` from TFLite Micro's
@@ -58,19 +61,22 @@ from usmp.dialects.relay_tflite_ops import (
     QuantizedTanhOp,
     TableLookupOp,
 )
+from usmp.frontend import gemmlowp
 from usmp.frontend import quantization as q
 from usmp.frontend.builder import RelayBuilder
 from usmp.frontend.tflite_ops import _per_tensor, _type, register
 from usmp.frontend.tflite_ops_elementwise import _bind, _fused_activation
 from usmp.frontend.tflite_reader import Tensor
-from usmp.oracle import tflite_activations as act
-
-EVERY_INT8 = np.arange(-128, 128, dtype=np.int64)
 
 # opcode -> (float op, int8 kernel, int8 output (scale, zero point), int16 op)
 _KERNELS = {
-    "LOGISTIC": (SigmoidOp, act.logistic_int8, (1.0 / 256.0, -128), QuantizedSigmoidOp),
-    "TANH": (TanhOp, act.tanh_int8, (1.0 / 128.0, 0), QuantizedTanhOp),
+    "LOGISTIC": (
+        SigmoidOp,
+        gemmlowp.logistic_int8_table,
+        (1.0 / 256.0, -128),
+        QuantizedSigmoidOp,
+    ),
+    "TANH": (TanhOp, gemmlowp.tanh_int8_table, (1.0 / 128.0, 0), QuantizedTanhOp),
 }
 
 
@@ -102,8 +108,8 @@ def _logistic_or_tanh(b: RelayBuilder) -> None:
     if types[0] == "INT8":
         _check_output_quantization(b, out_q.scale, out_q.zero_point, int8_out)
         multiplier, shift, radius = q.logistic_tanh_int8_params(q.f32(in_q.scale))
-        table = int8_kernel(EVERY_INT8, in_q.zero_point, radius, multiplier, shift)
-        lut = b.constant(table, f"{opcode.lower()}_table")
+        table = int8_kernel(in_q.zero_point, radius, multiplier, shift)
+        lut = b.constant(np.array(table, np.int8), f"{opcode.lower()}_table")
         _bind(b, out, b.emit(TableLookupOp(b.value(x), lut)))
         return
     if in_q.zero_point != 0 or out_q.zero_point != 0:
@@ -159,10 +165,10 @@ def _quantized_rsqrt(b: RelayBuilder, x: Tensor, out: Tensor) -> None:
         op = QuantizedRsqrtOp(b.value(x), multiplier, shift)
         _bind(b, out, b.emit(op))
         return
-    table = act.quantized_rsqrt(
-        EVERY_INT8.astype(np.int8), in_q.zero_point, out_q.zero_point, multiplier, shift
+    table = gemmlowp.rsqrt_int8_table(
+        in_q.zero_point, out_q.zero_point, multiplier, shift
     )
-    lut = b.constant(table, "rsqrt_table")
+    lut = b.constant(np.array(table, np.int8), "rsqrt_table")
     _bind(b, out, b.emit(TableLookupOp(b.value(x), lut)))
 
 

@@ -62,8 +62,11 @@ NAME_ATTR = "usmp.name"
 names such as ``sid_1``, which SSA name hints cannot carry)."""
 POOLS_ATTR = "usmp.pools"
 """Module attribute after conversion: one dictionary per pool (name, kind,
-size, alignment) in builtin attributes only, so that MLIR tools need no
-``tir`` dialect to read the module."""
+size, alignment; ``user = true`` for a pool the application provides,
+``convert-to-emitc{user_pools}``) in builtin attributes only, so that MLIR
+tools need no ``tir`` dialect to read the module."""
+USER_POOL_KEY = "user"
+"""Key of a ``usmp.pools`` entry: the application provides the pool (U2/U3)."""
 POOL_ATTR = "usmp.pool"
 """Attribute of the ``emitc.global`` holding a constant pool's data: the pool."""
 ALIGNMENT_ATTR = "usmp.alignment"

@@ -132,7 +132,7 @@ def add_library(module: ModuleOp) -> None:
         or not symbol.endswith(MAIN_SUFFIX)
     ):
         return
-    m = model_interface(module)
+    m = model_interface(module, user_pools=())
     block = module.body.block
     first = next(op for op in block.ops if not isinstance(op, emitc.IncludeOp))
     block.insert_op_before(_verbatim(ALIGNED_MACRO.rstrip("\n")), first)

@@ -30,7 +30,7 @@ The algorithm is TVM's (``src/relay/transforms/fuse_ops.cc``):
    A fusion is refused when the group would exceed ``max_depth`` nodes.
 
 Deviations, both for memory: ``COMM_REDUCE`` groups take an elementwise
-epilogue like ``OUT_ELEMWISE_FUSABLE`` ones (see ``op_patterns``), and a
+epilogue like ``OUT_ELEMWISE_FUSABLE`` ones (see ``usmp.dialects.relay_fusion``), and a
 group whose trailing elementwise chain widens its output before a join hands
 that chain to the consuming group (``narrow_outputs``), so the narrow tensor
 is the one materialised. Groups never hold two anchors: a sink's group must
@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from usmp.lowering.op_patterns import ANCHOR_PATTERNS, OpPattern
+from usmp.dialects.relay_fusion import ANCHOR_PATTERNS, OpPattern
 
 
 @dataclass

@@ -193,13 +193,14 @@ class ElementPattern(RewritePattern):
     scalar code of that element, emitted through the kernel's builder at
     the location of the value's producer.
 
-    A family lists its operators in ``handlers`` (operator name -> element
-    emitter of ``ops_*.py``); a pattern for values that are not operator
-    results overrides ``matches`` and ``element``."""
+    A family lists its operators in ``handlers`` (operator class -> element
+    emitter of ``ops_*.py``: the lowering of an operator is registered by
+    its op class); a pattern for values that are not operator results
+    overrides ``matches`` and ``element``."""
 
-    handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType({})
-    reads: ClassVar[Mapping[str, Reads]] = MappingProxyType({})
-    """Operator name -> the operand elements its handler reads first (only
+    handlers: ClassVar[Mapping[type[Operation], Handler]] = MappingProxyType({})
+    reads: ClassVar[Mapping[type[Operation], Reads]] = MappingProxyType({})
+    """Operator class -> the operand elements its handler reads first (only
     for handlers that read them unconditionally, in the current block)."""
 
     def __init__(self, kernel: FusedKernel):
@@ -208,13 +209,13 @@ class ElementPattern(RewritePattern):
     def matches(self, value: SSAValue) -> bool:
         """Whether ``value`` is this family's."""
         op = value.owner
-        return isinstance(op, Operation) and op.name in self.handlers
+        return isinstance(op, Operation) and type(op) in self.handlers
 
     def element(self, value: SSAValue, index: Sequence[Ix]) -> SSAValue:
         """The element of ``value`` (``matches``) at ``index``."""
         op = value.owner
         assert isinstance(op, Operation)
-        return self.handlers[op.name](self.kernel, op, index)
+        return self.handlers[type(op)](self.kernel, op, index)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: ElementOp, rewriter: PatternRewriter) -> None:
@@ -282,8 +283,8 @@ class FusedKernel:
         self._patterns = GreedyRewritePatternApplier(
             [pattern(self) for pattern in patterns], dce_enabled=False
         )
-        self._reads: dict[str, Reads] = {
-            name: reads for pattern in patterns for name, reads in pattern.reads.items()
+        self._reads: dict[type[Operation], Reads] = {
+            kind: reads for pattern in patterns for kind, reads in pattern.reads.items()
         }
         self._nested = 0
         """Element requests under way (a handler asking for an element its
@@ -352,7 +353,7 @@ class FusedKernel:
 
     def _reads_of(self, value: SSAValue) -> Reads | None:
         op = value.owner
-        return self._reads.get(op.name) if isinstance(op, Operation) else None
+        return self._reads.get(type(op)) if isinstance(op, Operation) else None
 
     def jam(
         self, op: Operation, indices: Sequence[Sequence[Ix]], handler: JammedHandler

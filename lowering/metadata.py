@@ -57,10 +57,12 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
+    FixedBitwidthType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
+    TensorType,
 )
 from xdsl.ir import Attribute
 
@@ -80,6 +82,7 @@ from usmp.lowering.convert_to_emitc import (
     POOLS_ATTR,
     convert_scalar_type,
 )
+from usmp.lowering.convert_to_emitc_common import USER_POOL_KEY
 from usmp.lowering.convert_to_emitc_devices import device_contexts
 from usmp.lowering.convert_to_emitc_library import is_library_op
 from usmp.lowering.metadata_devices import (
@@ -229,9 +232,11 @@ def _int(attr: Attribute | None) -> int:
 
 
 def model_interface(
-    module: ModuleOp, user_pools: Collection[str] = ()
+    module: ModuleOp, user_pools: Collection[str] | None = None
 ) -> ModelInterface:
-    """Read the interface of the converted (emitc) ``module``."""
+    """Read the interface of the converted (emitc) ``module``; ``user_pools``
+    names the pools the application provides (None: those ``usmp.pools``
+    marks ``user``, see ``convert-to-emitc{user_pools}``)."""
     mains = [
         op
         for op in module.ops
@@ -261,6 +266,12 @@ def model_interface(
         if isinstance(op, emitc.GlobalOp) and POOL_ATTR in op.attributes
     }
     pool_names = _strings(main.attributes.get(tir.POOL_ARGS))
+    if user_pools is None:
+        user_pools = [
+            name
+            for name, info in infos.items()
+            if USER_POOL_KEY in info and name in pool_names
+        ]
     unknown = sorted(set(user_pools) - set(pool_names))
     if unknown:
         raise located_error(
@@ -335,10 +346,23 @@ def model_interface(
     )
 
 
+def _dense_bytes(value: DenseIntOrFPElementsAttr) -> bytes:
+    """The little-endian bytes of every element of ``value``: xDSL keeps
+    them so, one element after the other (a splat's one element, repeated
+    here)."""
+    t = value.type
+    assert isinstance(t, TensorType)
+    element = t.get_element_type()
+    assert isinstance(element, FixedBitwidthType)
+    data = value.data.data
+    count = t.element_count()
+    if count > 1 and len(data) == element.size:
+        return data * count
+    return data
+
+
 def _states(main: emitc.FuncOp) -> tuple[State, ...]:
     """The entry's ``tir.states``: each state's place and initial bytes."""
-    from usmp.frontend.builder import dense_values
-
     attr = main.attributes.get(tir.STATES)
     if not isinstance(attr, ArrayAttr):
         return ()
@@ -348,8 +372,7 @@ def _states(main: emitc.FuncOp) -> tuple[State, ...]:
         d = entry.data
         value = d["value"]
         assert isinstance(value, DenseIntOrFPElementsAttr)
-        array = dense_values(value)
-        data = array.astype(array.dtype.newbyteorder("<")).tobytes()
+        data = _dense_bytes(value)
         states.append(
             State(
                 d["name"].data,  # pyright: ignore[reportAttributeAccessIssue]

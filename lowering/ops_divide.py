@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import i32
 from xdsl.ir import Operation, SSAValue
@@ -26,12 +25,13 @@ from usmp.lowering import fixed_point as fx
 from usmp.lowering.kernel import FusedKernel
 from usmp.lowering.loops import Ix, KernelBuilder
 from usmp.lowering.ops_elementwise import binary_reads
-from usmp.oracle.tflite_kernels import one_over_one_plus_x_for_x_in_0_1
 
-_ZERO_DIVISOR_INVERSE = int(
-    one_over_one_plus_x_for_x_in_0_1(np.array([fx.INT32_MIN], np.int64))[0]
-)
-"""gemmlowp's ``one_over_one_plus_x_for_x_in_0_1(-1.0)`` (wrapping int32)."""
+_ZERO_DIVISOR_INVERSE = -1515870788
+"""gemmlowp's ``one_over_one_plus_x_for_x_in_0_1(-1.0)``, its int32 sums
+wrapping as in TFLite Micro's x86-64 build: the half denominator is -1 raw
+(about 0), so each Newton-Raphson step about doubles the iterate, which
+wraps around. A compile-time constant of the C; ``tests/test_independent_tables.py``
+checks it against the oracle's ``one_over_one_plus_x_for_x_in_0_1``."""
 
 
 def _leading_sign_bits(b: KernelBuilder, x: SSAValue) -> SSAValue:

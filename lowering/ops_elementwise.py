@@ -19,11 +19,22 @@ from xdsl.dialects.builtin import IntegerType, i32
 from xdsl.ir import Operation, SSAValue
 
 from usmp.dialects.relay_ops import (
+    AddOp,
     BinaryElementwiseOp,
     CastOp,
     ClipOp,
+    DivideOp,
+    ExpOp,
+    LogOp,
+    MaximumOp,
+    MinimumOp,
+    MultiplyOp,
     ReluOp,
+    RightShiftOp,
+    RsqrtOp,
     SigmoidOp,
+    SqrtOp,
+    SubtractOp,
     TanhOp,
 )
 from usmp.lowering import dsp
@@ -58,14 +69,16 @@ def _shift_right(b: KernelBuilder, x: SSAValue, amount: SSAValue) -> SSAValue:
     return b.shrsi(x, amount)
 
 
-_BINARY: dict[str, Callable[[KernelBuilder, SSAValue, SSAValue], SSAValue]] = {
-    "relay.add": KernelBuilder.add,
-    "relay.subtract": KernelBuilder.sub,
-    "relay.multiply": KernelBuilder.mul,
-    "relay.maximum": KernelBuilder.max,
-    "relay.minimum": KernelBuilder.min,
-    "relay.right_shift": _shift_right,
-    "relay.divide": _divide,
+_BINARY: dict[
+    type[Operation], Callable[[KernelBuilder, SSAValue, SSAValue], SSAValue]
+] = {
+    AddOp: KernelBuilder.add,
+    SubtractOp: KernelBuilder.sub,
+    MultiplyOp: KernelBuilder.mul,
+    MaximumOp: KernelBuilder.max,
+    MinimumOp: KernelBuilder.min,
+    RightShiftOp: _shift_right,
+    DivideOp: _divide,
 }
 
 
@@ -92,7 +105,7 @@ def binary_reads(
 
 def binary(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     lhs, rhs = (k.at(v, i) for v, i in binary_reads(k, op, index))
-    return _BINARY[op.name](k.b, lhs, rhs)
+    return _BINARY[type(op)](k.b, lhs, rhs)
 
 
 def clamp(
@@ -162,40 +175,40 @@ def tanh(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
 
 
 # relay op -> ``math`` op (libm in C: expf, logf, sqrtf, 1.0f / sqrtf)
-_MATH: dict[str, type[mathd.ExpOp | mathd.LogOp | mathd.SqrtOp | mathd.RsqrtOp]] = {
-    "relay.exp": mathd.ExpOp,
-    "relay.log": mathd.LogOp,
-    "relay.sqrt": mathd.SqrtOp,
-    "relay.rsqrt": mathd.RsqrtOp,
+_MATH: dict[
+    type[Operation], type[mathd.ExpOp | mathd.LogOp | mathd.SqrtOp | mathd.RsqrtOp]
+] = {
+    ExpOp: mathd.ExpOp,
+    LogOp: mathd.LogOp,
+    SqrtOp: mathd.SqrtOp,
+    RsqrtOp: mathd.RsqrtOp,
 }
 
 
 def math_function(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     x = k.at(op.operands[0], index)
-    return k.b.emit(_MATH[op.name](x))
+    return k.b.emit(_MATH[type(op)](x))
 
 
 class LowerElementwise(ElementPattern):
     """An element of a broadcasting binary, ``clip``, ``relu`` or ``cast``."""
 
-    handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
+    handlers: ClassVar[Mapping[type[Operation], Handler]] = MappingProxyType(
         {
             **{name: binary for name in _BINARY},
-            "relay.clip": clip,
-            "relay.relu": relu,
-            "relay.cast": cast,
-            "relay.sigmoid": sigmoid,
-            "relay.tanh": tanh,
+            ClipOp: clip,
+            ReluOp: relu,
+            CastOp: cast,
+            SigmoidOp: sigmoid,
+            TanhOp: tanh,
             **{name: math_function for name in _MATH},
         }
     )
-    reads: ClassVar[Mapping[str, Reads]] = MappingProxyType(
+    reads: ClassVar[Mapping[type[Operation], Reads]] = MappingProxyType(
         {
-            **{name: binary_reads for name in _BINARY},
+            **dict.fromkeys(_BINARY, binary_reads),
             **dict.fromkeys(
-                ("relay.clip", "relay.relu", "relay.cast", "relay.sigmoid")
-                + ("relay.tanh", *_MATH),
-                unary_reads,
+                (ClipOp, ReluOp, CastOp, SigmoidOp, TanhOp, *_MATH), unary_reads
             ),
         }
     )

@@ -6,7 +6,7 @@
   (the importer refuses a constant out of range), then an element of the
   data.
 * resize_bilinear: the per-row and per-column source positions and weights
-  (``usmp.oracle.image_kernels.bilinear_axis``, TFLite's float32 or 10-bit
+  (``bilinear_axis``, TFLite's float32 or 10-bit
   fixed point arithmetic done at compile time) are small constant tables
   (``resize_{y,x}_{lower,upper,weight}``, planned by ``usmp`` like any
   constant); per element, four loads and TFLite's sum in its order: f32
@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     BytesAttr,
@@ -44,7 +45,60 @@ from usmp.lowering.kernel import (
     shape_of,
 )
 from usmp.lowering.loops import Ix
-from usmp.oracle.image_kernels import FRACTION_BITS, bilinear_axis
+
+FRACTION_BITS = 10
+"""``ResizeBilinearInteger``'s fixed point: coordinates in units of 2^-10."""
+
+
+class BilinearAxis(NamedTuple):
+    """One axis of a bilinear resize: for every output position the lower
+    and upper source positions and the weight of the upper one (f32 in
+    ``[0, 1)``, or i32 in units of 2^-10; the lower one weighs ``1 - w``)."""
+
+    lower: npt.NDArray[np.int32]
+    upper: npt.NDArray[np.int32]
+    weight: npt.NDArray[np.float32] | npt.NDArray[np.int32]
+
+
+def bilinear_axis(
+    in_size: int,
+    out_size: int,
+    align_corners: bool,
+    half_pixel_centers: bool,
+    integer: bool,
+) -> BilinearAxis:
+    """TFLite's ``ComputeInterpolationValues`` (float32) or
+    ``ComputeInterpolationValuesInteger`` (int32, 2^-10 units) for every
+    output position at once (the oracle computes them one by one, as the
+    C++ loop: ``usmp.oracle.image_kernels``)."""
+    positions = np.arange(out_size, dtype=np.int64)
+    if integer:
+        one = 1 << FRACTION_BITS
+        numerator, denominator = in_size, out_size
+        if align_corners and out_size > 1:
+            numerator, denominator = in_size - 1, out_size - 1
+        scale = (one * numerator + denominator // 2) // denominator
+        scaled = positions * scale
+        if half_pixel_centers:
+            scaled = scaled + scale // 2 - (1 << (FRACTION_BITS - 1))
+        truncated = np.where(scaled < 0, -(-scaled // one), scaled // one)
+        lower = np.maximum(truncated, 0)
+        upper = np.minimum((scaled + one - 1) // one, in_size - 1)
+        weight = (scaled - one * lower).astype(np.int32)
+        return BilinearAxis(lower.astype(np.int32), upper.astype(np.int32), weight)
+    if align_corners and out_size > 1:
+        scale_f = np.float32(in_size - 1) / np.float32(out_size - 1)
+    else:
+        scale_f = np.float32(in_size) / np.float32(out_size)
+    value = positions.astype(np.float32)
+    if half_pixel_centers:
+        source = (value + np.float32(0.5)) * scale_f - np.float32(0.5)
+    else:
+        source = value * scale_f
+    lower = np.maximum(np.floor(source).astype(np.int64), 0)
+    upper = np.minimum(np.ceil(source).astype(np.int64), in_size - 1)
+    weight_f = (source - lower.astype(np.float32)).astype(np.float32)
+    return BilinearAxis(lower.astype(np.int32), upper.astype(np.int32), weight_f)
 
 
 def _constant_in_range(indices: SSAValue, size: int) -> bool:
@@ -154,6 +208,6 @@ def resize_bilinear(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAVa
 class LowerImage(ElementPattern):
     """An element of a ``gather`` or ``resize_bilinear``."""
 
-    handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
-        {"relay.gather": gather, "relay.resize_bilinear": resize_bilinear}
+    handlers: ClassVar[Mapping[type[Operation], Handler]] = MappingProxyType(
+        {GatherOp: gather, ResizeBilinearOp: resize_bilinear}
     )

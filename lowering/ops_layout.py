@@ -207,21 +207,21 @@ class LowerDataMovement(ElementPattern):
     ``broadcast_to``, ``pad`` or
     ``concatenate``: an element of an operand (or the pad value)."""
 
-    handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
+    handlers: ClassVar[Mapping[type[Operation], Handler]] = MappingProxyType(
         {
-            "relay.reshape": _read_one(reshape_reads),
-            "relay.transpose": _read_one(transpose_reads),
-            "relay.strided_slice": _read_one(strided_slice_reads),
-            "relay.broadcast_to": _read_one(broadcast_to_reads),
-            "relay.pad": pad,
-            "relay.concatenate": concatenate,
+            ReshapeOp: _read_one(reshape_reads),
+            TransposeOp: _read_one(transpose_reads),
+            StridedSliceOp: _read_one(strided_slice_reads),
+            BroadcastToOp: _read_one(broadcast_to_reads),
+            PadOp: pad,
+            ConcatenateOp: concatenate,
         }
     )
-    reads: ClassVar[Mapping[str, Reads]] = MappingProxyType(
+    reads: ClassVar[Mapping[type[Operation], Reads]] = MappingProxyType(
         {
-            "relay.reshape": reshape_reads,
-            "relay.transpose": transpose_reads,
-            "relay.strided_slice": strided_slice_reads,
-            "relay.broadcast_to": broadcast_to_reads,
+            ReshapeOp: reshape_reads,
+            TransposeOp: transpose_reads,
+            StridedSliceOp: strided_slice_reads,
+            BroadcastToOp: broadcast_to_reads,
         }
     )

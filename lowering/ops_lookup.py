@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import IndexType, IntegerType, i16, i32
 from xdsl.ir import Operation, SSAValue
 
 from usmp.dialects.relay_tflite_ops import (
+    QuantizedRsqrtOp,
     QuantizedSigmoidOp,
     QuantizedTanhOp,
     TableLookupOp,
@@ -39,7 +40,7 @@ from usmp.lowering.ops_elementwise import unary_reads
 from usmp.lowering.ops_quant import _int_table  # pyright: ignore[reportPrivateUsage]
 from usmp.lowering.ops_tflite import quantized_rsqrt
 from usmp.lowering.scalar import int_bounds
-from usmp.oracle.tflite_activations import SIGMOID_TABLE_UINT16
+from usmp.tflite_tables import SIGMOID_TABLE_UINT16
 
 
 def _as_index(k: FusedKernel, value: SSAValue) -> SSAValue:
@@ -58,8 +59,8 @@ def table_lookup(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue
 # op -> (fraction bits, saturated value, mirrored for v < 0: base - value,
 # else value + offset; final right shift), as reference_integer_ops
 _INT16_KERNELS = {
-    "relay.quantized_sigmoid": (9, 0x7FFF << 10, (1 << 25) + (1 << 9) - 1, 1 << 9, 10),
-    "relay.quantized_tanh": (
+    QuantizedSigmoidOp: (9, 0x7FFF << 10, (1 << 25) + (1 << 9) - 1, 1 << 9, 10),
+    QuantizedTanhOp: (
         8,
         0xFFFF << 8,
         (1 << 23) + (1 << 7) - 1,
@@ -73,7 +74,7 @@ def quantized_sigmoid_or_tanh(
     k: FusedKernel, op: Operation, index: Sequence[Ix]
 ) -> SSAValue:
     assert isinstance(op, QuantizedSigmoidOp | QuantizedTanhOp)
-    bits, saturation, base, offset, final_shift = _INT16_KERNELS[op.name]
+    bits, saturation, base, offset, final_shift = _INT16_KERNELS[type(op)]
     b = k.b
     multiplier, shift = op.input_multiplier, op.input_left_shift
     if multiplier == 0:  # power of two case
@@ -87,7 +88,7 @@ def quantized_sigmoid_or_tanh(
     high = b.shrsi(magnitude, b.const(bits, i32))
     position = _as_index(k, b.min(high, b.const(254, i32)))
     table = k.table(
-        "sigmoid_table_uint16", _int_table("<i4", i32, SIGMOID_TABLE_UINT16.tolist())
+        "sigmoid_table_uint16", _int_table("<i4", i32, SIGMOID_TABLE_UINT16)
     )
     ua = b.load(table, [position])
     ub = b.load(table, [b.iadd(position, 1)])
@@ -102,14 +103,14 @@ class LowerTableLookup(ElementPattern):
     """An element of ``table_lookup``, ``quantized_sigmoid``,
     ``quantized_tanh`` or ``quantized_rsqrt`` (``ops_tflite``)."""
 
-    handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
+    handlers: ClassVar[Mapping[type[Operation], Handler]] = MappingProxyType(
         {
-            "relay.table_lookup": table_lookup,
-            "relay.quantized_sigmoid": quantized_sigmoid_or_tanh,
-            "relay.quantized_tanh": quantized_sigmoid_or_tanh,
-            "relay.quantized_rsqrt": quantized_rsqrt,
+            TableLookupOp: table_lookup,
+            QuantizedSigmoidOp: quantized_sigmoid_or_tanh,
+            QuantizedTanhOp: quantized_sigmoid_or_tanh,
+            QuantizedRsqrtOp: quantized_rsqrt,
         }
     )
-    reads: ClassVar[Mapping[str, Reads]] = MappingProxyType(
+    reads: ClassVar[Mapping[type[Operation], Reads]] = MappingProxyType(
         dict.fromkeys(handlers, unary_reads)
     )

@@ -37,18 +37,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import f32, i8, i16, i32
 from xdsl.ir import SSAValue
 
 from usmp.dialects import tir
 from usmp.dialects.relay_lstm import GATES, LstmOp
-from usmp.frontend.builder import dense_attr
 from usmp.lowering import fixed_point as fx
 from usmp.lowering.kernel import FusedKernel, memref_of, shape_of
 from usmp.lowering.loops import INDEX, Ix
-from usmp.oracle.tflite_activations import SIGMOID_TABLE_UINT16
+from usmp.lowering.ops_quant import _int_table  # pyright: ignore[reportPrivateUsage]
+from usmp.tflite_tables import SIGMOID_TABLE_UINT16
 
 
 def _clamp(k: FusedKernel, x: SSAValue, lo: int, hi: int) -> SSAValue:
@@ -61,8 +60,8 @@ class _Int16Activations:
 
     def __init__(self, k: FusedKernel):
         self.k = k
-        table = (SIGMOID_TABLE_UINT16.astype(np.int32) - 32768).astype(np.int16)
-        self.table = k.table("sigmoid_table", dense_attr(table))
+        table = [v - 32768 for v in SIGMOID_TABLE_UINT16]  # as int16
+        self.table = k.table("sigmoid_table", _int_table("<i2", i16, table))
 
     def _entry(self, index: SSAValue) -> SSAValue:
         b = self.k.b
@@ -142,10 +141,11 @@ def lower_lstm(k: FusedKernel, op: LstmOp, out: SSAValue) -> None:
     """Emit the loop nest of ``op`` storing its output sequence into ``out``
     and its final states into its state operands (see the module doc)."""
     b = k.b
-    hidden = _state_buffer(k, op.args[13], "lstm_hidden_state")
-    cell = _state_buffer(k, op.args[14], "lstm_cell_state")
-    x = op.args[0]
-    weights, biases = op.args[1:9], op.args[9:13]
+    hidden = _state_buffer(k, op.hidden_state, "lstm_hidden_state")
+    cell = _state_buffer(k, op.cell_state, "lstm_cell_state")
+    x = op.data
+    weights = (*op.input_weights, *op.recurrent_weights)
+    biases = op.gate_biases
     d0, d1, n_input = shape_of(x)
     batch, steps = (d1, d0) if op.time_major else (d0, d1)
     units = shape_of(weights[0])[0]

@@ -45,7 +45,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType, i32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from usmp.dialects.relay_nn_ops import ArgReduceOp, ReduceOp
+from usmp.dialects.relay_nn_ops import ArgMaxOp, ArgMinOp, ArgReduceOp, ReduceOp
 from usmp.dialects.relay_ops import (
     AvgPool2DOp,
     Conv2DOp,
@@ -546,29 +546,29 @@ class LowerNN(ElementPattern):
     reduction over its window in an ``scf.for`` nest with a scalar
     accumulator."""
 
-    handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
+    handlers: ClassVar[Mapping[type[Operation], Handler]] = MappingProxyType(
         {
-            "relay.conv2d": conv2d,
-            "relay.conv2d_transpose": conv2d_transpose,
-            "relay.dense": dense,
-            "relay.max_pool2d": max_pool2d,
-            "relay.avg_pool2d": avg_pool2d,
-            "relay.global_avg_pool2d": global_avg_pool2d,
-            "relay.mean": mean,
-            "relay.sum": sum_,
-            "relay.max": max_,
-            "relay.min": min_,
-            "relay.argmax": argmax,
-            "relay.argmin": argmin,
+            Conv2DOp: conv2d,
+            Conv2DTransposeOp: conv2d_transpose,
+            DenseOp: dense,
+            MaxPool2DOp: max_pool2d,
+            AvgPool2DOp: avg_pool2d,
+            GlobalAvgPool2DOp: global_avg_pool2d,
+            MeanOp: mean,
+            SumOp: sum_,
+            MaxOp: max_,
+            MinOp: min_,
+            ArgMaxOp: argmax,
+            ArgMinOp: argmin,
         }
     )
 
 
-JAMMED: Mapping[str, JammedHandler] = MappingProxyType(
+JAMMED: Mapping[type[Operation], JammedHandler] = MappingProxyType(
     {
-        "relay.conv2d": conv2d_jammed,
-        "relay.conv2d_transpose": conv2d_transpose_jammed,
-        "relay.dense": dense_jammed,
+        Conv2DOp: conv2d_jammed,
+        Conv2DTransposeOp: conv2d_transpose_jammed,
+        DenseOp: dense_jammed,
     }
 )
 """Anchors that compute several output elements in one reduction."""

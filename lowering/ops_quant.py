@@ -60,6 +60,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 
 from usmp.dialects.relay_ops import DequantizeOp, FixedPointMultiplyOp, QuantizeOp
+from usmp.dialects.relay_tflite_ops import QuantizedDivideOp
 from usmp.lowering import dsp
 from usmp.lowering.fixed_point import (
     INT32_MIN,
@@ -246,20 +247,19 @@ class LowerQuantization(ElementPattern):
     """An element of a ``fixed_point_multiply``, ``quantize``,
     ``dequantize`` or ``quantized_divide`` (``ops_divide``)."""
 
-    handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
+    handlers: ClassVar[Mapping[type[Operation], Handler]] = MappingProxyType(
         {
-            "relay.fixed_point_multiply": fixed_point_multiply,
-            "relay.quantize": quantize,
-            "relay.dequantize": dequantize,
-            "relay.quantized_divide": quantized_divide,
+            FixedPointMultiplyOp: fixed_point_multiply,
+            QuantizeOp: quantize,
+            DequantizeOp: dequantize,
+            QuantizedDivideOp: quantized_divide,
         }
     )
-    reads: ClassVar[Mapping[str, Reads]] = MappingProxyType(
+    reads: ClassVar[Mapping[type[Operation], Reads]] = MappingProxyType(
         {
             **dict.fromkeys(
-                ("relay.fixed_point_multiply", "relay.quantize", "relay.dequantize"),
-                unary_reads,
+                (FixedPointMultiplyOp, QuantizeOp, DequantizeOp), unary_reads
             ),
-            "relay.quantized_divide": binary_reads,
+            QuantizedDivideOp: binary_reads,
         }
     )

@@ -20,7 +20,17 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import f32
 from xdsl.ir import Operation, SSAValue
 
+from usmp.dialects.relay_hybrid_ops import (
+    DynamicQuantizeOp,
+    DynamicQuantizeScaleOp,
+    DynamicQuantizeZeroPointOp,
+)
 from usmp.dialects.relay_ops import SoftmaxOp
+from usmp.dialects.relay_tflite_ops import (
+    QuantizedL2NormalizeOp,
+    QuantizedSoftmaxInt16Op,
+    QuantizedSoftmaxOp,
+)
 from usmp.lowering.kernel import (
     ElementPattern,
     FusedKernel,
@@ -85,28 +95,28 @@ class LowerSoftmax(ElementPattern):
     ``quantized_softmax_i16``, ``quantized_l2_normalize`` or one of the
     ``dynamic_quantize`` operators (``ops_hybrid``)."""
 
-    handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
+    handlers: ClassVar[Mapping[type[Operation], Handler]] = MappingProxyType(
         {
-            "relay.softmax": softmax,
-            "relay.quantized_softmax": quantized_softmax,
-            "relay.quantized_softmax_i16": quantized_softmax_i16,
-            "relay.quantized_l2_normalize": quantized_l2_normalize,
-            "relay.dynamic_quantize": dynamic_quantize,
-            "relay.dynamic_quantize_scale": dynamic_quantize_scale,
-            "relay.dynamic_quantize_zero_point": dynamic_quantize_zero_point,
+            SoftmaxOp: softmax,
+            QuantizedSoftmaxOp: quantized_softmax,
+            QuantizedSoftmaxInt16Op: quantized_softmax_i16,
+            QuantizedL2NormalizeOp: quantized_l2_normalize,
+            DynamicQuantizeOp: dynamic_quantize,
+            DynamicQuantizeScaleOp: dynamic_quantize_scale,
+            DynamicQuantizeZeroPointOp: dynamic_quantize_zero_point,
         }
     )
 
 
-ROW_STATISTICS: Mapping[str, RowStatistics] = MappingProxyType(
+ROW_STATISTICS: Mapping[type[Operation], RowStatistics] = MappingProxyType(
     {
-        "relay.softmax": softmax_row,
-        "relay.quantized_softmax": quantized_softmax_row,
-        "relay.quantized_softmax_i16": quantized_softmax_i16_row,
-        "relay.quantized_l2_normalize": quantized_l2_normalize_row,
-        "relay.dynamic_quantize": dynamic_quantize_row,
-        "relay.dynamic_quantize_scale": dynamic_quantize_row,
-        "relay.dynamic_quantize_zero_point": dynamic_quantize_row,
+        SoftmaxOp: softmax_row,
+        QuantizedSoftmaxOp: quantized_softmax_row,
+        QuantizedSoftmaxInt16Op: quantized_softmax_i16_row,
+        QuantizedL2NormalizeOp: quantized_l2_normalize_row,
+        DynamicQuantizeOp: dynamic_quantize_row,
+        DynamicQuantizeScaleOp: dynamic_quantize_row,
+        DynamicQuantizeZeroPointOp: dynamic_quantize_row,
     }
 )
 """Operators whose elements need statistics of their whole row."""

@@ -53,9 +53,9 @@ from usmp.lowering import fixed_point as fx
 from usmp.lowering.kernel import FusedKernel, element_type, shape_of
 from usmp.lowering.loops import Ix, KernelBuilder
 from usmp.lowering.ops_quant import _int_table  # pyright: ignore[reportPrivateUsage]
-from usmp.oracle.tflite_activations import (
-    SOFTMAX_EXP_LUT,
-    SOFTMAX_ONE_OVER_ONE_PLUS_X_LUT,
+from usmp.lowering.tflite_luts import (
+    softmax_exp_lut,
+    softmax_one_over_one_plus_x_lut,
 )
 
 _SCALED_DIFF_INTEGER_BITS = 5
@@ -133,7 +133,7 @@ def _int16_table(k: FusedKernel, name: str, values: npt.NDArray[np.int16]) -> SS
 def _lut_lookup(b: KernelBuilder, table: SSAValue, value: SSAValue) -> SSAValue:
     """``lut_lookup_with_interpolation`` of an i32 ``value`` in [-32768,
     32767]: ``base + (slope * (value & 127) + 64) >> 7``. The slope of the
-    two tables is well inside int16 (``_check_slopes``), so no wrap."""
+    two tables is well inside int16 (``tflite_luts``), so no wrap."""
     position = b.emit(
         arith.IndexCastOp(fx.add(b, b.shrsi(value, b.const(7, i32)), 256), IndexType())
     )
@@ -142,14 +142,6 @@ def _lut_lookup(b: KernelBuilder, table: SSAValue, value: SSAValue) -> SSAValue:
     offset = b.emit(arith.AndIOp(value, b.const(0x7F, i32)))
     delta = b.mul(fx.sub(b, following, base), offset)
     return fx.add(b, base, b.shrsi(fx.add(b, delta, 64), b.const(7, i32)))
-
-
-def _check_slopes() -> None:
-    for lut in (SOFTMAX_EXP_LUT, SOFTMAX_ONE_OVER_ONE_PLUS_X_LUT):
-        assert np.abs(np.diff(lut.astype(np.int64))).max() < 1 << 15
-
-
-_check_slopes()
 
 
 def _clamp16(b: KernelBuilder, x: SSAValue) -> SSAValue:
@@ -165,7 +157,7 @@ def _exp16(
     scaled = fx.multiply_by_quantized_multiplier(
         b, diff, op.input_multiplier, op.input_left_shift, False
     )
-    table = _int16_table(k, "softmax_exp_lut", SOFTMAX_EXP_LUT)
+    table = _int16_table(k, "softmax_exp_lut", softmax_exp_lut())
     return _lut_lookup(b, table, _clamp16(b, fx.add(b, scaled, 32767)))
 
 
@@ -200,7 +192,7 @@ def quantized_softmax_i16_row(
     )
     centered = _clamp16(b, fx.sub(b, shifted, (1 << 15) + (1 << 16)))
     table = _int16_table(
-        k, "softmax_one_over_one_plus_x_lut", SOFTMAX_ONE_OVER_ONE_PLUS_X_LUT
+        k, "softmax_one_over_one_plus_x_lut", softmax_one_over_one_plus_x_lut()
     )
     reciprocal = _lut_lookup(b, table, centered)
     return peak, reciprocal, fx.sub(b, 31, headroom_plus_one)

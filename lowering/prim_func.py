@@ -35,6 +35,7 @@ are marked ``COPY_RUN``: the C emitter makes each contiguous run a
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from xdsl.dialects import func, memref, scf
@@ -48,7 +49,11 @@ from xdsl.pattern_rewriter import (
 
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
+from usmp.dialects.relay_fusion import OpPattern, op_pattern
+from usmp.dialects.relay_image_ops import GatherOp
+from usmp.dialects.relay_lstm import LstmOp
 from usmp.dialects.relay_ops import ConcatenateOp
+from usmp.dialects.relay_svdf import SvdfOp
 from usmp.lowering import ops_nn, ops_softmax
 from usmp.lowering.convert_to_emitc_memref import COPY_RUN
 from usmp.lowering.fold_offsets import fold_input_offsets
@@ -60,7 +65,6 @@ from usmp.lowering.kernel import (
     shape_of,
 )
 from usmp.lowering.loops import Ix, KernelBuilder
-from usmp.lowering.op_patterns import OpPattern, op_pattern
 from usmp.lowering.ops_elementwise import LowerElementwise
 from usmp.lowering.ops_image import LowerImage
 from usmp.lowering.ops_layout import LowerDataMovement
@@ -85,19 +89,19 @@ ELEMENT_PATTERNS: tuple[type[ElementPattern], ...] = (
 """The element patterns, one per operator family (every operator of the
 contract, and the TFLite-specific ones of ``relay_tflite_ops``)."""
 
-WHOLE_OPERATORS: dict[str, Callable[[FusedKernel, Any, SSAValue], None]] = {
-    "relay.lstm": lower_lstm,
-    "relay.svdf": lower_svdf,
-}
+WHOLE_OPERATORS: Mapping[
+    type[Operation], Callable[[FusedKernel, Any, SSAValue], None]
+] = MappingProxyType({LstmOp: lower_lstm, SvdfOp: lower_svdf})
 """Operators lowered whole, not element by element (stateful or recurrent
-ones: ``fuse-ops`` outlines each alone): op name -> ``lower(kernel, op,
+ones: ``fuse-ops`` outlines each alone): op class -> ``lower(kernel, op,
 out)``, which emits the loops storing the result into ``out`` (and updating
 state operands in place)."""
 
-OPERATORS: frozenset[str] = frozenset(
-    name for pattern in ELEMENT_PATTERNS for name in pattern.handlers
+OPERATORS: frozenset[type[Operation]] = frozenset(
+    kind for pattern in ELEMENT_PATTERNS for kind in pattern.handlers
 ) | frozenset(WHOLE_OPERATORS)
-"""The relay operators ``lower-ops`` lowers."""
+"""The relay operators ``lower-ops`` lowers, by op class."""
+_OPERATOR_NAMES = sorted(o.name for o in OPERATORS)
 
 
 def _whole_operator(primitive: func.FuncOp) -> Operation | None:
@@ -110,7 +114,7 @@ def _whole_operator(primitive: func.FuncOp) -> Operation | None:
     if not isinstance(ret, func.ReturnOp) or len(ret.arguments) != 1:
         return None
     owner = ret.arguments[0].owner
-    if not isinstance(owner, Operation) or owner.name not in WHOLE_OPERATORS:
+    if not isinstance(owner, Operation) or type(owner) not in WHOLE_OPERATORS:
         return None
     for op in block.ops:
         if op is not owner and op is not ret and not isinstance(op, relay.ConstantOp):
@@ -155,11 +159,11 @@ def check_primitive(primitive: func.FuncOp) -> list[SSAValue]:
     for op in block.ops:
         if op is ret or op is returned.owner and isinstance(op, relay.TupleOp):
             continue
-        if not isinstance(op, relay.ConstantOp) and op.name not in OPERATORS:
+        if not isinstance(op, relay.ConstantOp) and type(op) not in OPERATORS:
             raise located_error(
                 op,
                 f"'{op.name}' cannot be lowered inside a primitive function; "
-                f"expected relay operators ({', '.join(sorted(OPERATORS))}) and "
+                f"expected relay operators ({', '.join(_OPERATOR_NAMES)}) and "
                 "relay.constant",
             )
         if op.regions:
@@ -171,7 +175,9 @@ def check_primitive(primitive: func.FuncOp) -> list[SSAValue]:
     return results
 
 
-def _same_index_producer(result: SSAValue, names: Collection[str]) -> Operation | None:
+def _same_index_producer(
+    result: SSAValue, kinds: Collection[type[Operation]]
+) -> Operation | None:
     """An operator named in ``names`` whose elements reach ``result`` at the
     same index, i.e. through shape-preserving elementwise/broadcast ops
     only."""
@@ -186,9 +192,9 @@ def _same_index_producer(result: SSAValue, names: Collection[str]) -> Operation 
         op = value.owner
         if not isinstance(op, Operation):
             continue
-        if op.name in names:
+        if type(op) in kinds:
             return op
-        if op_pattern(op.name) > OpPattern.BROADCAST:
+        if op_pattern(op) > OpPattern.BROADCAST:
             continue
         stack.extend(v for v in op.operands if shape_of(v) == shape)
     return None
@@ -221,7 +227,7 @@ def emit_result(kernel: FusedKernel, result: SSAValue, out: SSAValue) -> None:
         return
     axis = row_op.axis % len(shape)  # type: ignore[attr-defined]
     extent, shape[axis] = shape[axis], 1
-    statistics = ops_softmax.ROW_STATISTICS[row_op.name]
+    statistics = ops_softmax.ROW_STATISTICS[type(row_op)]
 
     def row(ivs: list[Ix]) -> None:
         outer = (*ivs[:axis], *ivs[axis + 1 :])
@@ -252,7 +258,7 @@ def _emit_elements(kernel: FusedKernel, result: SSAValue, out: SSAValue) -> None
 
     def elements(ivs: list[Ix]) -> None:
         indices = [[*ivs[:-1], b.iadd(ivs[-1], q)] for q in range(jam)]
-        kernel.jam(anchor, indices, ops_nn.JAMMED[anchor.name])
+        kernel.jam(anchor, indices, ops_nn.JAMMED[type(anchor)])
         for index in indices:
             b.store(kernel.at(result, index), out, index)
 
@@ -288,7 +294,7 @@ def lower_primitive(
             emit_result(kernel, result, out)
     else:
         builder.location = whole.location
-        WHOLE_OPERATORS[whole.name](kernel, whole, outputs[0])
+        WHOLE_OPERATORS[type(whole)](kernel, whole, outputs[0])
         builder.location = None
     ret = func.ReturnOp()
     ret.location = block.last_op.location  # type: ignore[union-attr]
@@ -314,7 +320,7 @@ def lower_primitive(
 
 def _is_gather(result: SSAValue) -> bool:
     owner = result.owner
-    return isinstance(owner, Operation) and owner.name == "relay.gather"
+    return isinstance(owner, GatherOp)
 
 
 def _mark_copy_runs(entry: Block, outputs: Collection[SSAValue]) -> None:

@@ -26,9 +26,18 @@ import math
 import numpy as np
 import numpy.typing as npt
 
-from usmp.frontend.quantization import Activation, activation_range_float
-
 _F32 = np.float32
+
+
+_FUSED_ACTIVATION_RANGES: dict[int, tuple[float, float] | None] = {
+    0: None,  # NONE
+    1: (0.0, math.inf),  # RELU
+    2: (-1.0, 1.0),  # RELU_N1_TO_1
+    3: (0.0, 6.0),  # RELU6
+}
+"""TFLite's ``ActivationFunctionType`` codes -> the float clamp of
+``CalculateActivationRange`` (``None``: no clamp); TANH and SIGN_BIT are
+not clamps."""
 
 
 def _round_half_away(x: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -119,7 +128,9 @@ def hybrid_fully_connected(
     int8 ``weights`` (units, depth) as LiteRT's reference hybrid kernel;
     returns (batch, units) float32. ``weight_scale``: one or one per unit;
     ``activation``: TFLite's fused code."""
-    bounds = activation_range_float(Activation(activation))
+    if activation not in _FUSED_ACTIVATION_RANGES:
+        raise ValueError(f"fused activation {activation} is not a clamp")
+    bounds = _FUSED_ACTIVATION_RANGES[activation]
     units, depth = weights.shape
     q, scales, zero_points = dynamic_quantize_rows(
         np.asarray(x, _F32).reshape(-1, depth), asymmetric

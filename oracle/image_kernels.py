@@ -1,97 +1,86 @@
 """numpy kernels of ``relay.gather`` and ``relay.resize_bilinear``
-(``dialects/relay_image_ops.py``) and the per-axis coordinate tables of
-TFLite Micro's resize kernels, which ``lower-ops`` and the TFLite importer
-use too.
+(``dialects/relay_image_ops.py``).
 
-The coordinates are computed as TFLite's C++ does: in float32 where it uses
-``float`` (``ComputeInterpolationValues``, ``GetNearestNeighbor``), in int32
-where it uses 10-bit fixed point (``ComputeInterpolationValuesInteger``).
+The bilinear coordinates are computed as TFLite Micro's C++ loop does, one
+output row and column at a time: in float32 where it uses ``float``
+(``ComputeInterpolationValues``), in int32 where it uses 10-bit fixed point
+(``ComputeInterpolationValuesInteger``). ``lower-ops`` tabulates the same
+coordinates with its own code (``usmp.lowering.ops_image``); the reference
+stays independent of it.
 
-Interpreter hooks: ``"relay.gather"`` -> ``gather(x, indices, axis=,
-batch_dims=)``; ``"relay.resize_bilinear"`` -> ``resize_bilinear(x, size,
-align_corners=, half_pixel_centers=)``.
+Interpreter hooks (keyed by op class in ``relay_interpreter``): ``GatherOp``
+-> ``gather(x, indices, axis=, batch_dims=)``; ``ResizeBilinearOp`` ->
+``resize_bilinear(x, size, align_corners=, half_pixel_centers=)``.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import math
 
 import numpy as np
-import numpy.typing as npt
 
-FRACTION_BITS = 10
+_ONE = 1 << 10
 """``ResizeBilinearInteger``'s fixed point: coordinates in units of 2^-10."""
 
 
-def _scale(in_size: int, out_size: int, align_corners: bool) -> np.float32:
+def _float_scale(in_size: int, out_size: int, align_corners: bool) -> np.float32:
+    """The float32 ``height_scale`` / ``width_scale`` of ``ResizeBilinear``."""
     if align_corners and out_size > 1:
         return np.float32(in_size - 1) / np.float32(out_size - 1)
     return np.float32(in_size) / np.float32(out_size)
 
 
-def nearest_indices(
-    in_size: int, out_size: int, align_corners: bool, half_pixel_centers: bool
-) -> npt.NDArray[np.int32]:
-    """TFLite's ``GetNearestNeighbor`` for every output position."""
-    scale = _scale(in_size, out_size, align_corners)
-    offset = np.float32(0.5 if half_pixel_centers else 0.0)
-    scaled = (np.arange(out_size, dtype=np.float32) + offset) * scale
-    # TfLiteRound = std::round (half away from zero); std::floor
-    exact = scaled.astype(np.float64)  # + 0.5 is exact in float64
-    picked = (
-        np.sign(exact) * np.floor(np.abs(exact) + 0.5)
-        if align_corners
-        else np.floor(exact)
-    )
-    result = np.minimum(picked.astype(np.int64), in_size - 1)
-    if half_pixel_centers:
-        result = np.maximum(result, 0)
-    return result.astype(np.int32)
+def _integer_scale(in_size: int, out_size: int, align_corners: bool) -> int:
+    """The ``height_scale_10`` / ``width_scale_10`` of ``ResizeBilinearInteger``."""
+    if align_corners and out_size > 1:
+        in_size, out_size = in_size - 1, out_size - 1
+    return (_ONE * in_size + out_size // 2) // out_size
 
 
-class BilinearAxis(NamedTuple):
-    """One axis of a bilinear resize: for every output position the lower
-    and upper source positions and the weight of the upper one (f32 in
-    ``[0, 1)``, or i32 in units of 2^-10; the lower one weighs ``1 - w``)."""
-
-    lower: npt.NDArray[np.int32]
-    upper: npt.NDArray[np.int32]
-    weight: npt.NDArray[np.float32] | npt.NDArray[np.int32]
+def _c_div(n: int, d: int) -> int:
+    """C integer division (truncation toward zero), ``d > 0``."""
+    return abs(n) // d if n >= 0 else -(abs(n) // d)
 
 
-def bilinear_axis(
+def _axis(
     in_size: int,
     out_size: int,
     align_corners: bool,
     half_pixel_centers: bool,
     integer: bool,
-) -> BilinearAxis:
-    """``ComputeInterpolationValues`` (float) or ``...Integer``."""
-    positions = np.arange(out_size, dtype=np.int64)
+) -> tuple[list[int], list[int], np.ndarray]:
+    """For every output position along one axis, TFLite's
+    ``ComputeInterpolationValues`` (float32) or
+    ``ComputeInterpolationValuesInteger`` (2^-10 units), one value at a time
+    as the C++ loop: the lower and upper source positions and the distance
+    of the scaled position from the lower one."""
+    lower: list[int] = []
+    upper: list[int] = []
+    weight: list[int | np.float32] = []
     if integer:
-        one = 1 << FRACTION_BITS
-        numerator, denominator = in_size, out_size
-        if align_corners and out_size > 1:
-            numerator, denominator = in_size - 1, out_size - 1
-        scale = (one * numerator + denominator // 2) // denominator
-        scaled = positions * scale
+        scale = _integer_scale(in_size, out_size, align_corners)
+        for value in range(out_size):
+            scaled = value * scale
+            if half_pixel_centers:
+                scaled = scaled + scale // 2 - (1 << 9)
+            lo = max(_c_div(scaled, _ONE), 0)
+            lower.append(lo)
+            upper.append(min(_c_div(scaled + _ONE - 1, _ONE), in_size - 1))
+            weight.append(scaled - _ONE * lo)
+        return lower, upper, np.array(weight, np.int64)
+    scale_f = _float_scale(in_size, out_size, align_corners)
+    half = np.float32(0.5)
+    for value in range(out_size):
+        v = np.float32(value)
         if half_pixel_centers:
-            scaled = scaled + scale // 2 - (1 << (FRACTION_BITS - 1))
-        truncated = np.where(scaled < 0, -(-scaled // one), scaled // one)
-        lower = np.maximum(truncated, 0)
-        upper = np.minimum((scaled + one - 1) // one, in_size - 1)
-        weight = (scaled - one * lower).astype(np.int32)
-        return BilinearAxis(lower.astype(np.int32), upper.astype(np.int32), weight)
-    scale = _scale(in_size, out_size, align_corners)
-    value = positions.astype(np.float32)
-    if half_pixel_centers:
-        source = (value + np.float32(0.5)) * scale - np.float32(0.5)
-    else:
-        source = value * scale
-    lower = np.maximum(np.floor(source).astype(np.int64), 0)
-    upper = np.minimum(np.ceil(source).astype(np.int64), in_size - 1)
-    weight = (source - lower.astype(np.float32)).astype(np.float32)
-    return BilinearAxis(lower.astype(np.int32), upper.astype(np.int32), weight)
+            scaled_f = np.float32(np.float32(v + half) * scale_f) - half
+        else:
+            scaled_f = np.float32(v * scale_f)
+        lo = max(int(math.floor(scaled_f)), 0)
+        lower.append(lo)
+        upper.append(min(int(math.ceil(scaled_f)), in_size - 1))
+        weight.append(np.float32(scaled_f - np.float32(lo)))
+    return lower, upper, np.array(weight, np.float32)
 
 
 def gather(
@@ -123,28 +112,25 @@ def resize_bilinear(
     """TFLite Micro's ``ResizeBilinear`` (f32) / ``ResizeBilinearInteger``."""
     integer = x.dtype.kind in "iu"
     (out_h, out_w), (_, in_h, in_w, _) = size, x.shape
-    ys = bilinear_axis(in_h, out_h, align_corners, half_pixel_centers, integer)
-    xs = bilinear_axis(in_w, out_w, align_corners, half_pixel_centers, integer)
+    y0, y1, dy = _axis(in_h, out_h, align_corners, half_pixel_centers, integer)
+    x0, x1, dx = _axis(in_w, out_w, align_corners, half_pixel_centers, integer)
 
-    def tap(rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    def tap(rows: list[int], cols: list[int]) -> np.ndarray:
         return x[:, rows][:, :, cols]
 
-    wy = ys.weight[None, :, None, None]
-    wx = xs.weight[None, None, :, None]
+    wy = dy[None, :, None, None]
+    wx = dx[None, None, :, None]
     if not integer:
         one = np.float32(1)
-        total = tap(ys.lower, xs.lower) * (one - wy) * (one - wx)
-        total = total + tap(ys.upper, xs.lower) * wy * (one - wx)
-        total = total + tap(ys.lower, xs.upper) * (one - wy) * wx
-        total = total + tap(ys.upper, xs.upper) * wy * wx
+        total = tap(y0, x0) * (one - wy) * (one - wx)
+        total = total + tap(y1, x0) * wy * (one - wx)
+        total = total + tap(y0, x1) * (one - wy) * wx
+        total = total + tap(y1, x1) * wy * wx
         return total.astype(np.float32)
-    one = 1 << FRACTION_BITS
-    wy64, wx64 = wy.astype(np.int64), wx.astype(np.int64)
-    total = tap(ys.lower, xs.lower).astype(np.int64) * (one - wy64) * (one - wx64)
-    total += tap(ys.upper, xs.lower).astype(np.int64) * wy64 * (one - wx64)
-    total += tap(ys.lower, xs.upper).astype(np.int64) * (one - wy64) * wx64
-    total += tap(ys.upper, xs.upper).astype(np.int64) * wy64 * wx64
-    half = 1 << (2 * FRACTION_BITS - 1)
-    rounded = total + np.where(total > 0, half, -half)
-    quotient = np.abs(rounded) >> (2 * FRACTION_BITS)
+    total = tap(y0, x0).astype(np.int64) * (_ONE - wy) * (_ONE - wx)
+    total += tap(y1, x0).astype(np.int64) * wy * (_ONE - wx)
+    total += tap(y0, x1).astype(np.int64) * (_ONE - wy) * wx
+    total += tap(y1, x1).astype(np.int64) * wy * wx
+    rounded = total + np.where(total > 0, 1 << 19, -(1 << 19))
+    quotient = np.abs(rounded) >> 20
     return np.where(rounded < 0, -quotient, quotient).astype(x.dtype)

@@ -49,6 +49,7 @@ from usmp.oracle.tflite_kernels import (
     one_over_one_plus_x_for_x_in_0_1,
     rounding_divide_by_pot,
 )
+from usmp.tflite_tables import SIGMOID_TABLE_UINT16 as SIGMOID_TABLE_UINT16_DATA
 
 I64 = npt.NDArray[np.int64]
 
@@ -57,39 +58,11 @@ def _wrap32(x: I64) -> I64:
     return wrap_int32(x).astype(np.int64)
 
 
-# fmt: off
-SIGMOID_TABLE_UINT16 = np.array(
-    [
-        32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498,
-        40149, 40794, 41432, 42064, 42688, 43304, 43912, 44511, 45102, 45683, 46255,
-        46817, 47369, 47911, 48443, 48964, 49475, 49975, 50464, 50942, 51409, 51865,
-        52311, 52745, 53169, 53581, 53983, 54374, 54755, 55125, 55485, 55834, 56174,
-        56503, 56823, 57133, 57433, 57724, 58007, 58280, 58544, 58800, 59048, 59288,
-        59519, 59743, 59959, 60168, 60370, 60565, 60753, 60935, 61110, 61279, 61441,
-        61599, 61750, 61896, 62036, 62172, 62302, 62428, 62549, 62666, 62778, 62886,
-        62990, 63090, 63186, 63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835,
-        63903, 63968, 64030, 64090, 64148, 64204, 64257, 64308, 64357, 64405, 64450,
-        64494, 64536, 64576, 64614, 64652, 64687, 64721, 64754, 64786, 64816, 64845,
-        64873, 64900, 64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079, 65097,
-        65115, 65132, 65149, 65164, 65179, 65194, 65208, 65221, 65234, 65246, 65258,
-        65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360,
-        65367, 65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425,
-        65429, 65433, 65438, 65442, 65445, 65449, 65453, 65456, 65459, 65462, 65465,
-        65468, 65471, 65474, 65476, 65479, 65481, 65483, 65485, 65488, 65489, 65491,
-        65493, 65495, 65497, 65498, 65500, 65501, 65503, 65504, 65505, 65507, 65508,
-        65509, 65510, 65511, 65512, 65513, 65514, 65515, 65516, 65517, 65517, 65518,
-        65519, 65520, 65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524, 65525,
-        65525, 65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529,
-        65529, 65529, 65530, 65530, 65530, 65530, 65531, 65531, 65531, 65531, 65531,
-        65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533, 65533, 65533,
-        65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534,
-        65534, 65534, 65535,
-    ],
-    dtype=np.uint16,
-)
-# fmt: on
+SIGMOID_TABLE_UINT16 = np.array(SIGMOID_TABLE_UINT16_DATA, dtype=np.uint16)
 """TFLite's ``sigmoid_table_uint16``: sigmoid(i / 24) in Q0.16 (65535 at the
-end), the table of the int16 LOGISTIC and TANH."""
+end), the table of the int16 LOGISTIC and TANH: a literal of TFLite's C++
+that no formula reproduces, read from ``usmp.tflite_tables`` like the
+compiler does (the interpolation below is the oracle's own)."""
 
 
 def gemmlowp_logistic(a: I64, integer_bits: int) -> I64:
@@ -254,48 +227,51 @@ def _libm_expf() -> Callable[[float], float] | None:
 
 _EXPF = _libm_expf()
 
-
-def _expf(x: np.float32) -> np.float32:
-    if _EXPF is not None:
-        return np.float32(_EXPF(float(x)))
-    return np.float32(np.exp(x))
+F32Array = npt.NDArray[np.float32]
 
 
-def _one_over_one_plus_x(x: np.float32) -> np.float32:
-    return np.float32(np.float32(1.0) / np.float32(np.float32(1.0) + x))
+def _expf(x: F32Array) -> F32Array:
+    """``std::exp(float)`` of every element (libm's ``expf``)."""
+    if _EXPF is None:
+        return np.exp(x).astype(np.float32)
+    expf = _EXPF
+    return np.array([expf(float(v)) for v in x.ravel()], np.float32).reshape(x.shape)
 
 
-def _roundf(x: np.float32) -> np.float32:
-    """``TfLiteRound`` on a float: nearest, ties away from zero (exact)."""
-    t = np.float32(np.trunc(x))
-    return np.float32(t + np.sign(x)) if abs(float(x) - float(t)) >= 0.5 else t
+def _one_over_one_plus_x(x: F32Array) -> F32Array:
+    return np.float32(1.0) / (np.float32(1.0) + x)
+
+
+def _round_f32(x: F32Array) -> F32Array:
+    """``TfLiteRound`` (``std::round``: nearest, ties away from zero) of
+    every float32 element; exact (the fraction of a float32 is a float32)."""
+    t = np.trunc(x)
+    return np.where(np.abs(x - t) >= np.float32(0.5), t + np.sign(x), t).astype(
+        np.float32
+    )
 
 
 def gen_lut_int16(
-    func: Callable[[np.float32], np.float32], input_min: float, input_max: float
+    func: Callable[[F32Array], F32Array], input_min: float, input_max: float
 ) -> npt.NDArray[np.int16]:
     """TFLite's ``gen_lut<float, int16_t, int16_t>`` with the output range
-    [-1, 1]: 512 samples of ``func`` over [input_min, input_max), each
-    corrected by half its midpoint interpolation error, and the value at
-    ``input_max``; every step in float32 as the C++."""
+    [-1, 1], all 512 steps at once in float32 arrays (each numpy float32
+    operation rounds as the C++'s float arithmetic): the sample of ``func``
+    at each step minus half the error of the linear interpolation at the
+    step's midpoint, then ``func(input_max)`` as the 513th entry."""
     f32 = np.float32
     lo, hi = f32(input_min), f32(input_max)
-    step = f32(f32(hi - lo) / f32(512))
-    half_step = f32(step / f32(2))
-    scale = f32(f32(65536) / f32(2))  # (max - min + 1) / (output_max - output_min)
-    lut = np.zeros(513, dtype=np.int16)
-    for i in range(512):
-        x = f32(lo + f32(f32(i) * step))
-        val = func(x)
-        val_midpoint = func(f32(x + half_step))
-        val_next = func(f32(lo + f32(f32(i + 1) * step)))
-        sample = _roundf(f32(val * scale))
-        interpolated = _roundf(f32(f32(f32(val_next * scale) + sample) / f32(2)))
-        midpoint = _roundf(f32(val_midpoint * scale))
-        bias = _roundf(f32(f32(interpolated - midpoint) / f32(2)))
-        lut[i] = int(np.clip(f32(sample - bias), -32768, 32767))
-    lut[512] = int(np.clip(_roundf(f32(func(hi) * scale)), -32768, 32767))
-    return lut
+    step = (hi - lo) / f32(512)
+    scale = f32(65536) / f32(2)  # (int16 range + 1) / (output_max - output_min)
+    at = lo + np.arange(513, dtype=np.float32) * step  # x_0 .. x_512
+    values = func(at)
+    midpoints = func(at[:512] + step / f32(2))
+    sample = _round_f32(values[:512] * scale)
+    interpolated = _round_f32((values[1:] * scale + sample) / f32(2))
+    bias = _round_f32((interpolated - _round_f32(midpoints * scale)) / f32(2))
+    last = _round_f32(func(np.array([hi], np.float32)) * scale)
+    lut = np.concatenate([sample - bias, last])
+    return np.clip(lut, -32768, 32767).astype(np.int16)
 
 
 SOFTMAX_EXP_LUT = gen_lut_int16(_expf, -10.0, 0.0)

@@ -6,7 +6,8 @@ vectorised over rows. Every gemmlowp primitive it needs is a small function
 below with the C++ name it mirrors; int32 raw values are carried in int64
 arrays and wrapped to 32 bits wherever the C++ wraps.
 
-Interpreter hook: ``"relay.quantized_softmax"`` ->
+Interpreter hook (keyed by op class in ``relay_interpreter``):
+``QuantizedSoftmaxOp`` ->
 ``quantized_softmax(x, input_multiplier=, input_left_shift=, diff_min=, axis=-1)``.
 """
 

@@ -11,10 +11,12 @@ from xdsl.passes import ModulePass
 
 # flag -> (module under usmp.passes, class name)
 _PASSES: dict[str, tuple[str, str]] = {
+    "place-operators": ("place_operators", "PlaceOperatorsPass"),
     "plan-devices": ("plan_devices", "PlanDevicesPass"),
     "aot-lower-main": ("aot_lower_main", "AOTLowerMainPass"),
     "fuse-ops": ("fuse_ops", "FuseOpsPass"),
     "patch-stage": ("patch_stage", "PatchStagePass"),
+    "dedupe-functions": ("dedupe_functions", "DedupeFunctionsPass"),
     "fold-explicit-padding": ("fold_explicit_padding", "FoldExplicitPaddingPass"),
     "lower-ops": ("lower_ops", "LowerOpsPass"),
     "usmp": ("usmp", "UsmpPass"),

@@ -40,6 +40,17 @@ IR afterwards
     ``usmp.alignment``, so no ``tir`` attribute value is left for MLIR tools
     to choke on.
 
+Option
+    ``user_pools``: the pools the application provides (the USMP RFC's
+    U2/U3; ``usmp-compile`` names the pools of its ``--usmp-*-pools`` flags
+    unless ``--library-pools``): their ``usmp.pools`` entries get ``user =
+    true`` and the library (``usmp-opt -t c-library``, ``usmp-compile``)
+    takes them in ``TVMWorkspaces_<m>``/``TVMParameters_<m>`` instead of
+    defining them. A named pool the plan left empty (the entry function
+    does not take it) is not part of the interface; a name that is no pool
+    of the module is an error. ``-t c`` (one translation unit) and the
+    ``usmp.library`` ops for ``mlir-translate`` stay U1.
+
 Idempotence
     A converted module has no ``func.func``/``memref.global``/``tir.pools``
     left; running the pass again changes nothing.
@@ -50,11 +61,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    BoolAttr,
+    DictionaryAttr,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
+from usmp.diagnostics import located_error
+from usmp.dialects import emitc, tir
 from usmp.dialects.tir import POOLS
-from usmp.lowering.convert_to_emitc import convert_module
+from usmp.lowering.convert_to_emitc import POOLS_ATTR, convert_module
+from usmp.lowering.convert_to_emitc_common import USER_POOL_KEY
 
 
 def needs_conversion(module: ModuleOp) -> bool:
@@ -70,6 +91,44 @@ class ConvertToEmitcPass(ModulePass):
 
     name = "convert-to-emitc"
 
+    user_pools: tuple[str, ...] = ()
+    """Pools the application provides (U2/U3); the others the library defines."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if needs_conversion(op):
             convert_module(op)
+        if self.user_pools:
+            mark_user_pools(op, self.user_pools)
+
+
+def mark_user_pools(module: ModuleOp, names: tuple[str, ...]) -> None:
+    """Mark the ``usmp.pools`` entries of ``names`` that the entry function
+    takes as provided by the application (the pass option)."""
+    pools = module.attributes.get(POOLS_ATTR)
+    entries: list[DictionaryAttr] = []
+    if isinstance(pools, ArrayAttr):
+        entries = [e for e in pools.data if isinstance(e, DictionaryAttr)]
+    known = [_string(e.data.get("name")) for e in entries]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise located_error(
+            module,
+            f"convert-to-emitc: user pool(s) {', '.join(unknown)} are not pools of "
+            f"the module (pools: {', '.join(known) or 'none'})",
+        )
+    taken: set[str] = set()
+    for f in module.ops:
+        if isinstance(f, emitc.FuncOp) and tir.MAIN_FUNC in f.attributes:
+            args = f.attributes.get(tir.POOL_ARGS)
+            if isinstance(args, ArrayAttr):
+                taken.update(_string(a) for a in args.data)
+    module.attributes[POOLS_ATTR] = ArrayAttr(
+        DictionaryAttr({**e.data, USER_POOL_KEY: BoolAttr.from_bool(True)})
+        if name in names and name in taken
+        else e
+        for e, name in zip(entries, known, strict=True)
+    )
+
+
+def _string(attr: Attribute | None) -> str:
+    return attr.data if isinstance(attr, StringAttr) else ""

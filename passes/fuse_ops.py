@@ -3,11 +3,12 @@
 What it does
     Partitions the relay operators of every graph-level function (``@main``;
     any ``func.func`` that is neither ``relay.primitive`` nor a tir prim func)
-    with TVM's post-dominator algorithm (``usmp.lowering.fusion``, patterns in
-    ``usmp.lowering.op_patterns``): an anchor (conv2d, dense, pooling, mean,
-    softmax) absorbs its elementwise epilogue (bias add, the requantisation
-    chain, clip/relu, cast), elementwise producers fuse into injective and
-    reduction consumers, injective ops fuse together. Each group becomes a
+    with TVM's post-dominator algorithm (``usmp.lowering.fusion``; each
+    operator's pattern is its ``Fusion`` trait, ``usmp.dialects.relay_fusion``):
+    an anchor (conv2d, dense, pooling, mean, softmax) absorbs its elementwise
+    epilogue (bias add, the requantisation chain, clip/relu, cast),
+    elementwise producers fuse into injective and reduction consumers,
+    injective ops fuse together. Each group becomes a
     primitive function, called from where its last op was::
 
         %r = relay.call
@@ -113,10 +114,10 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
 from usmp.dialects.device import VirtualDeviceAttr
+from usmp.dialects.relay_fusion import OpPattern, is_operator, op_pattern, tvm_name
 from usmp.dialects.relay_ops import is_view
 from usmp.lowering.c_names import c_identifier
 from usmp.lowering.fusion import GraphNode, partition
-from usmp.lowering.op_patterns import OpPattern, is_operator, op_pattern, tvm_name
 from usmp.passes.options import TypedOptions
 
 HOST_TARGET = "c"
@@ -184,11 +185,11 @@ class _SymbolNames:
         return name
 
 
-def fused_name(op_names: Sequence[str], module_name: str, target: str = "") -> str:
+def fused_name(ops: Sequence[Operation], module_name: str, target: str = "") -> str:
     """TVM's readable name of a fused function (before uniquing); a group
     offloaded to another ``target`` than the host's is prefixed
     ``tvmgen_<module>_<target>_``."""
-    candidate = "fused_" + "_".join(tvm_name(n) for n in op_names)
+    candidate = "fused_" + "_".join(tvm_name(op) for op in ops)
     if len(candidate) > _MAX_NAME_LENGTH:
         digest = zlib.crc32(candidate.encode())
         candidate = f"{candidate[:_MAX_NAME_LENGTH]}_{digest:08x}_"
@@ -232,14 +233,14 @@ def _check_function(function: func.FuncOp) -> Block:
     block = function.body.blocks[0]
     for op in block.ops:
         for nested in op.walk():
-            if nested is not op and is_operator(nested.name):
+            if nested is not op and is_operator(nested):
                 raise located_error(
                     nested,
                     f"'{nested.name}' is nested in '{op.name}'; fuse-ops only fuses "
                     "relay operators at the top level of a function (control flow "
                     "is not supported)",
                 )
-        if is_operator(op.name):
+        if is_operator(op):
             for result in op.results:
                 t = result.type
                 if not isinstance(t, TensorType) or any(d < 0 for d in t.get_shape()):
@@ -262,7 +263,7 @@ def _build_graph(nodes: Sequence[Operation]) -> list[GraphNode]:
     different devices is left out (its value leaves the producer's group, as
     a use outside ``nodes`` does), so no group spans two devices."""
     index = {op: i for i, op in enumerate(nodes)}
-    graph = [GraphNode(op_pattern(op.name)) for op in nodes]
+    graph = [GraphNode(op_pattern(op)) for op in nodes]
     crossing: set[int] = set()
     for i, op in enumerate(nodes):
         pattern = graph[i].pattern
@@ -317,9 +318,7 @@ def _groups_to_outline(block: Block, max_depth: int) -> dict[Operation, _Group]:
         groups.setdefault(rep, []).append(op)
     outlined: dict[Operation, _Group] = {}
     for members in groups.values():
-        if op_pattern(members[0].name) == OpPattern.OPAQUE and not is_operator(
-            members[0].name
-        ):
+        if not is_operator(members[0]):
             continue  # structural or unknown: stays in main
         if all(is_view(m) for m in members):
             continue  # aliased by aot-lower-main
@@ -397,7 +396,7 @@ class _OutlineGroup(RewritePattern):
 
         device = device_of(members[-1])
         target = _offload_target(device)
-        name = fused_name([m.name for m in members], self.module_name, target)
+        name = fused_name(members, self.module_name, target)
         symbol = self.names.unique(name)
         primitive = _primitive_function(symbol, members, output, arguments, constants)
         if device is not None:

@@ -41,10 +41,14 @@ Options
     ``budget`` (default 0.10): extra MACs allowed, as a fraction of the
     model's MACs; ``depth`` / ``stripes`` (0 = choose) fix the stage depth
     or the number of stripes; ``io`` (default false): count the model input
-    in the peak (``--use-workspace-io``).
+    in the peak (``--use-workspace-io``); ``evaluate``: a pipeline that
+    plans the module, to keep the patch only where the planner's workspace
+    (not just the estimate) is smaller (``patch_decision``: then
+    ``planned_patched``/``planned_unpatched`` are in the decision too).
 
 Requires
-    Relay before ``fuse-ops`` (``usmp-compile --patch auto`` runs it there).
+    Relay before ``fuse-ops`` (``usmp-compile --patch auto`` runs it there,
+    ``evaluate`` holding the rest of its pipeline up to the planning).
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from usmp.dialects import relay, tir
+from usmp.dialects.relay_fusion import OpPattern, op_pattern
 from usmp.dialects.relay_nn_ops import (
     Conv2DOp,
     DataLayout,
@@ -81,8 +86,8 @@ from usmp.dialects.relay_ops import (
     StridedSliceOp,
 )
 from usmp.dialects.relay_props import property_attrs
-from usmp.lowering.op_patterns import OpPattern, op_pattern
 from usmp.passes.options import TypedOptions
+from usmp.passes.patch_decision import decide, evaluation_passes
 from usmp.planning.patching import (
     Layer,
     PatchChoice,
@@ -111,6 +116,10 @@ class PatchStagePass(TypedOptions):
     """Row stripes (0: choose)."""
     io: bool = False
     """Count the model input in the peak (inputs in the workspace)."""
+    evaluate: str = ""
+    """A pipeline that plans the module (e.g. ``fuse-ops,lower-ops,
+    aot-lower-main,usmp-plan-memory``): the patch is kept only if it plans a
+    smaller workspace than the module unpatched (``patch_decision``)."""
 
     def __post_init__(self) -> None:
         if not 0 <= self.budget < math.inf:
@@ -130,8 +139,11 @@ class PatchStagePass(TypedOptions):
                 "patch-stage: stripes must be 0 (choose) or at least 2 (1 stripe "
                 "is the unpatched model)"
             )
+        if self.evaluate:
+            evaluation_passes(self.evaluate)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        evaluate = evaluation_passes(self.evaluate) if self.evaluate else ()
         for function in list(op.ops):
             if (
                 isinstance(function, func.FuncOp)
@@ -140,13 +152,25 @@ class PatchStagePass(TypedOptions):
                 and PATCH_ATTR not in function.attributes
                 and function.body.blocks
             ):
-                function.attributes[PATCH_ATTR] = patch_function(
+                original = function.clone() if evaluate else None
+                decision = patch_function(
                     function,
                     budget=self.budget,
                     depth=self.depth,
                     stripes=self.stripes,
                     io=self.io,
                 )
+                function.attributes[PATCH_ATTR] = decision
+                if original is not None and _applied(decision):
+                    kept, decision = decide(
+                        ctx, op, function, original, decision, evaluate
+                    )
+                    kept.attributes[PATCH_ATTR] = decision
+
+
+def _applied(decision: DictionaryAttr) -> bool:
+    applied = decision.data.get("applied")
+    return isinstance(applied, IntegerAttr) and bool(applied.value.data)
 
 
 # -- the stage -----------------------------------------------------------------
@@ -195,7 +219,7 @@ def _is_anchor(op: Operation, cur: SSAValue) -> bool:
 
 def _is_row_elementwise(op: Operation, cur: SSAValue) -> bool:
     """An elementwise op on ``cur`` that treats every row alike."""
-    if op_pattern(op.name) not in (OpPattern.ELEMWISE, OpPattern.BROADCAST):
+    if op_pattern(op) not in (OpPattern.ELEMWISE, OpPattern.BROADCAST):
         return False
     if isinstance(op, BroadcastToOp) or len(op.results) != 1:
         return False
@@ -590,36 +614,3 @@ def _rewrite(stage: Stage, choice: PatchChoice) -> list[int]:
             op.detach()
             op.erase()
     return rows
-
-
-def dedupe_primitive_functions(module: ModuleOp) -> int:
-    """Merge the ``relay.primitive`` functions that are equal but for their
-    name (the stripes of a patched stage with equal rows and paddings) into
-    the first of them, the calls redirected to it; how many were removed.
-    One function is one operator function in the C: the interior stripes
-    share their code and their constant tables."""
-    from io import StringIO
-
-    from xdsl.dialects.builtin import SymbolRefAttr
-    from xdsl.printer import Printer
-
-    first: dict[str, str] = {}
-    merged: dict[str, str] = {}
-    for f in list(module.ops):
-        if not isinstance(f, func.FuncOp) or relay.PRIMITIVE not in f.attributes:
-            continue
-        name = f.sym_name.data
-        stream = StringIO()
-        Printer(stream=stream).print_op(f)
-        key = stream.getvalue().replace(f"@{name}(", "@(", 1)
-        if key in first:
-            merged[name] = first[key]
-            f.detach()
-            f.erase()
-        else:
-            first[key] = name
-    if merged:
-        for op in module.walk():
-            if isinstance(op, relay.CallOp) and op.callee.string_value() in merged:
-                op.callee = SymbolRefAttr(merged[op.callee.string_value()])
-    return len(merged)

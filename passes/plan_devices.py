@@ -32,6 +32,9 @@ Phase 3 (rewrite, patterns reading the finished analysis)
     * an existing ``device_copy`` gets its solved src/dst; one with src == dst
       is removed.
 
+Option ``targets`` (``usmp-compile --target``): every device must be on
+one of them, else a located error names the others.
+
 Idempotence
     A second run reads the attributes the first wrote (every op is then
     placed and every edge consistent) and changes nothing.
@@ -101,6 +104,10 @@ class PlanDevicesPass(TypedOptions):
     entry: str = "main"
     """Symbol of the relay entry function (its result is defaulted first)."""
 
+    targets: tuple[str, ...] = ()
+    """The targets the module may run on (``usmp-compile --target``); a device
+    on any other target is an error. Empty: any target."""
+
     def __post_init__(self) -> None:
         if (
             not self.default_device.isidentifier()
@@ -153,6 +160,31 @@ class PlanDevicesPass(TypedOptions):
                 f,
             )
             _annotate_signature(solved, f)
+        if self.targets:
+            _check_targets(solved.functions, self.targets)
+
+
+def _check_targets(functions: list[func.FuncOp], targets: tuple[str, ...]) -> None:
+    """Every device's target is one of ``targets`` (a located error at the
+    first op placed elsewhere, naming every target missing)."""
+    unknown: list[str] = []
+    first: Operation | None = None
+    for f in functions:
+        for op in f.walk():
+            device = op.attributes.get(relay.VIRTUAL_DEVICE)
+            if not isinstance(device, relay.VirtualDeviceAttr):
+                continue
+            target = device.target.data
+            if target and target not in targets and target not in unknown:
+                unknown.append(target)
+                first = first or op
+    if unknown:
+        raise located_error(
+            first,
+            f"plan-devices: the module places operators on target(s) "
+            f"{', '.join(unknown)}, which targets={','.join(targets)} does not "
+            f"name (usmp-compile: --target {','.join([*unknown, *targets])})",
+        )
 
 
 def _annotate_signature(solved: DevicePlan, f: func.FuncOp) -> None:

@@ -21,4 +21,4 @@ make -s -C out/kws example
 out/kws/build/tvmgen_default_example out/kws/input_1.bin
 echo
 echo "== build with gcc and run against tflite-micro"
-exec .venv/bin/python -m usmp.tools.compare_tflm examples/kws_ref_model.tflite
+exec .venv/bin/python -m usmp.testing.compare_tflm examples/kws_ref_model.tflite

@@ -1,6 +1,6 @@
 """Validation helpers — not part of the compiler.
 
-Used by the tests, the benchmarks and ``python -m usmp.tools.compare_tflm``
+Used by the tests, the benchmarks and ``python -m usmp.testing.compare_tflm``
 to check what the compiler produces; nothing under ``usmp.dialects``,
 ``usmp.passes``, ``usmp.lowering`` or the ``usmp-*`` commands imports them.
 

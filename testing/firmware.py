@@ -13,54 +13,37 @@ operator, operators call only libm).
 
 from __future__ import annotations
 
-import json
 import shutil
-import subprocess
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
+from usmp.tools.host_run import (
+    C_TYPES,
+    HOST_CFLAGS,
+    CRunError,
+    interface,
+    run_command,
+    run_example,
+)
+
+__all__ = [
+    "C_TYPES",
+    "HOST_CFLAGS",
+    "KitError",
+    "cmake_example",
+    "cross_compile",
+    "interface",
+    "make_example",
+    "run_example",
+]
 
 ARM_GCC = "arm-none-eabi-gcc"
 CORTEX_M4_CFLAGS = ("-mcpu=cortex-m4", "-mthumb", "-Os")
-HOST_CFLAGS = ("-O2", "-Wall", "-Wextra", "-Werror", "-pedantic")
-C_TYPES = {
-    "int8_t": np.int8,
-    "uint8_t": np.uint8,
-    "int16_t": np.int16,
-    "uint16_t": np.uint16,
-    "int32_t": np.int32,
-    "uint32_t": np.uint32,
-    "int64_t": np.int64,
-    "uint64_t": np.uint64,
-    "float": np.float32,
-    "double": np.float64,
-    "bool": np.bool_,
-}
-"""numpy dtype of each C element type ``metadata.json`` names."""
 
-
-class KitError(RuntimeError):
-    """A kit did not build or its example failed (message has the output)."""
-
-
-def _run(command: Sequence[str], cwd: Path) -> str:
-    result = subprocess.run(
-        list(command), cwd=cwd, capture_output=True, text=True, check=False
-    )
-    if result.returncode != 0:
-        raise KitError(
-            f"{' '.join(command)} failed ({result.returncode}):\n"
-            f"{result.stdout}{result.stderr}"
-        )
-    return result.stdout
-
-
-def interface(out: Path) -> dict:
-    """``c_interface`` of the output's ``metadata.json``."""
-    return json.loads((out / "metadata.json").read_text())["c_interface"]
+# building on the host and running the example: usmp.tools.host_run
+KitError = CRunError
+_run = run_command
 
 
 def make_example(
@@ -77,33 +60,6 @@ def cmake_example(out: Path, build: str = "cmake-build") -> Path:
     _run(["cmake", "-S", ".", "-B", build, f"-DCMAKE_C_FLAGS={flags}"], out)
     _run(["cmake", "--build", build], out)
     return out / build / f"tvmgen_{interface(out)['model']}_example"
-
-
-def run_example(
-    exe: Path, out: Path, inputs: Sequence[np.ndarray], runs: int = 1
-) -> tuple[list[np.ndarray], str]:
-    """Run the example binary of output ``out`` on ``inputs``: the outputs
-    (read back from the files it writes, typed and shaped as
-    ``metadata.json`` says) and what it printed."""
-    io = interface(out)
-    with tempfile.TemporaryDirectory(prefix="usmp-example-") as tmp:
-        paths = []
-        for k, (x, t) in enumerate(zip(inputs, io["inputs"], strict=True)):
-            path = Path(tmp) / f"input{k}.bin"
-            data = np.ascontiguousarray(x, dtype=C_TYPES[t["c_type"]]).tobytes()
-            path.write_bytes(data)
-            paths.append(str(path))
-        prefix = str(Path(tmp) / "output")
-        stdout = _run([str(exe), "-r", str(runs), "-o", prefix, *paths], Path(tmp))
-        outputs = [
-            np.frombuffer(
-                Path(f"{prefix}{k}.bin").read_bytes(), dtype=C_TYPES[t["c_type"]]
-            )
-            .reshape(t["shape"])
-            .copy()
-            for k, t in enumerate(io["outputs"])
-        ]
-    return outputs, stdout
 
 
 def arm_gcc_available() -> bool:

@@ -18,7 +18,6 @@ harness calls it): the composition check of the two C paths.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
@@ -38,6 +37,7 @@ from xdsl.dialects.builtin import (
 from usmp.lowering.metadata import ModelInterface, Tensor
 from usmp.lowering.metadata_devices import stub_devices
 from usmp.tools.c_library import as_emitc, build_library, load
+from usmp.tools.host_run import CRunError, build
 
 DEFAULT_CFLAGS = (
     "-std=c99",
@@ -54,11 +54,6 @@ SANITIZE_FLAGS = (
     "-fno-omit-frame-pointer",
     "-g",
 )
-CACHE = Path(tempfile.gettempdir()) / "usmp-run-c"
-
-
-class CRunError(RuntimeError):
-    """The C did not build or the program failed (message has the output)."""
 
 
 def dtype_of(t: Tensor) -> np.dtype:
@@ -307,46 +302,6 @@ def _mlir_translate() -> str:
             "mlir-translate (MLIR 22) is not installed (apt-get install mlir-22-tools)"
         )
     return found
-
-
-def build(files: dict[str, str], flags: Sequence[str], compiler: str = "gcc") -> Path:
-    """Compile ``files`` into an executable, cached by content; its path."""
-    digest = hashlib.sha256(
-        repr((compiler, tuple(flags), sorted(files.items()))).encode()
-    )
-    folder = CACHE / digest.hexdigest()[:24]
-    exe = folder / "model"
-    if exe.exists():
-        return exe
-    CACHE.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(dir=CACHE))
-    for name, text in files.items():
-        (work / name).parent.mkdir(parents=True, exist_ok=True)
-        (work / name).write_text(text)
-    sources = [name for name in files if name.endswith(".c") and name != "translated.c"]
-    result = subprocess.run(
-        [
-            compiler,
-            *flags,
-            "-I",
-            str(work),
-            *(str(work / s) for s in sources),
-            "-o",
-            str(work / "model"),
-            "-lm",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if result.returncode != 0:
-        shutil.rmtree(work, ignore_errors=True)
-        raise CRunError(f"{compiler} failed:\n{result.stderr}")
-    try:
-        work.rename(folder)
-    except OSError:  # built concurrently by another process
-        shutil.rmtree(work, ignore_errors=True)
-    return exe
 
 
 def run_module(

@@ -1,6 +1,9 @@
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
 
 # make `tests.*` helpers importable when pytest runs from the repository root
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -10,3 +13,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ["PATH"] = (
     f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 )
+
+
+@pytest.fixture(scope="session")
+def compiled_model(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Callable[..., Path]:
+    """``compiled_model(name, *flags)``: the output folder of ``usmp-compile``
+    for the shared model ``name`` with ``flags``, compiled once per session
+    (``test_models_compile``'s memory bar and ``test_compile_pipeline`` read
+    the same outputs)."""
+    from usmp.testing.reproduce import compile_with_usmp_compile
+    from usmp.testing.shared_models import MODELS_DIR
+
+    root = tmp_path_factory.mktemp("compiled")
+    outputs: dict[tuple[str, tuple[str, ...]], Path] = {}
+
+    def compiled(name: str, *flags: str) -> Path:
+        key = (name, flags)
+        if key not in outputs:
+            out = root / f"{len(outputs)}-{Path(name).stem}"
+            compile_with_usmp_compile(MODELS_DIR / name, flags, out)
+            outputs[key] = out
+        return outputs[key]
+
+    return compiled

@@ -128,9 +128,10 @@ def test_usmp_compile_time_passes_and_quiet(
     _, err = capsys.readouterr()
     assert "usmp-compile:" not in err  # --quiet: no progress, the tree only
     names = _tree(err)
-    assert names[:8] == [
+    assert names[:9] == [
         "import",
         "plan-devices",
+        "fold-explicit-padding",
         "fuse-ops",
         "lower-ops",
         "aot-lower-main",

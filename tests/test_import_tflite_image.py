@@ -13,8 +13,9 @@ import pytest
 from tests.test_import_tflite_layout import _q, check, refusal
 from tests.test_import_tflite_synthetic import ModelBuilder
 from usmp.frontend.tflite_import import import_tflite_bytes
+from usmp.frontend.tflite_ops_image import nearest_indices
 from usmp.frontend.tflite_reader import read_model
-from usmp.oracle.image_kernels import bilinear_axis, nearest_indices
+from usmp.lowering.ops_image import bilinear_axis
 from usmp.testing.run_c import run_module, run_pipeline
 from usmp.testing.tflm_reference import difference, random_inputs, run_tflm
 from usmp.tools.c_library import build_library

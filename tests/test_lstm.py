@@ -283,3 +283,16 @@ def test_two_instances_with_application_state_pools(tmp_path: Path) -> None:
             got = np.array(printed[2 * s + k].split()[1:], np.int64)
             want = np.concatenate([w.ravel() for w in reference[who][s]])
             assert np.array_equal(got, want.astype(np.int64)), f"{who}, step {s}"
+
+
+def test_lstm_operands_are_named_in_order() -> None:
+    """``relay.lstm``'s operands are named fields in ``OPERANDS`` order (no
+    ``op.args[13]``); the state operands are the hidden and cell states."""
+    from usmp.dialects.relay_lstm import OPERANDS, LstmOp
+
+    names = [name for name, _ in LstmOp.get_irdl_definition().operands]
+    assert tuple(names) == OPERANDS
+    assert [OPERANDS[i] for i in LstmOp.STATE_OPERANDS] == [
+        "hidden_state",
+        "cell_state",
+    ]

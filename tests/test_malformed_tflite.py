@@ -396,7 +396,7 @@ def test_empty_tensor_names_get_generated_names(tmp_path: Path) -> None:
     ],
 )
 def test_compare_tflm_refuses_unsupported_models(model: str) -> None:
-    from usmp.tools import compare_tflm
+    from usmp.testing import compare_tflm
 
     path = MODELS_DIR / model
     status, err = _run(compare_tflm.main, [str(path), "--seeds", "1"])

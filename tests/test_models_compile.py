@@ -206,9 +206,10 @@ def test_stop_after_and_dump_ir(
     assert sorted(p.name for p in (out / "ir").iterdir()) == [
         "00-import.mlir",
         "01-plan-devices.mlir",
-        "02-fuse-ops.mlir",
-        "03-lower-ops.mlir",
-        "04-aot-lower-main.mlir",
+        "02-fold-explicit-padding.mlir",
+        "03-fuse-ops.mlir",
+        "04-lower-ops.mlir",
+        "05-aot-lower-main.mlir",
     ]
     text = (out / "default.aot-lower-main.mlir").read_text()
     assert "tvmgen_default___tvm_main__" in text and "tir.allocate" in text
@@ -327,27 +328,11 @@ def _lstm_table_bytes(name: str) -> int:
     "name",
     SUPPORTED_MODELS,
 )
-def test_memory_bar(name: str, tmp_path: Path) -> None:
+def test_memory_bar(name: str, compiled_model) -> None:
     stats = model_facts(name)
-    plain, with_io = tmp_path / "plain", tmp_path / "io"
-    assert (
-        main([str(MODELS_DIR / name), "-o", str(plain), "--stop-after", "usmp", "-q"])
-        == 0
-    )
-    assert (
-        main(
-            [
-                str(MODELS_DIR / name),
-                "-o",
-                str(with_io),
-                "--stop-after",
-                "usmp",
-                "--use-workspace-io",
-                "-q",
-            ]
-        )
-        == 0
-    )
+    # the whole compile, shared with test_compile_pipeline (conftest.py)
+    plain = compiled_model(name)
+    with_io = compiled_model(name, "--use-workspace-io")
     summary, summary_io = (
         metadata(plain)["memory_summary"],
         metadata(with_io)["memory_summary"],

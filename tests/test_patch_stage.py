@@ -407,8 +407,8 @@ def test_equal_stripe_kernels_are_merged() -> None:
     from xdsl.dialects import func
 
     from usmp.dialects import relay
+    from usmp.passes.dedupe_functions import dedupe_functions
     from usmp.passes.fuse_ops import FuseOpsPass
-    from usmp.passes.patch_stage import dedupe_primitive_functions
 
     text = (
         Path(__file__).parent / "filecheck" / "passes" / "patch_stage_grid.mlir"
@@ -427,7 +427,7 @@ def test_equal_stripe_kernels_are_merged() -> None:
         )
 
     before = primitives()
-    merged = dedupe_primitive_functions(module)
+    merged = dedupe_functions(module)
     assert merged > 0 and primitives() == before - merged
-    assert dedupe_primitive_functions(module) == 0
+    assert dedupe_functions(module) == 0
     assert np.array_equal(evaluate(module, [x], "cnn")[0], expected[0])

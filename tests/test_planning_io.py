@@ -57,7 +57,8 @@ def test_bad_csv_is_reported_with_location() -> None:
 
 
 def test_lower_bound_of_published_instances() -> None:
-    """The README's published bounds: 2^20 except D and J."""
+    """The published bounds (``docs/measurements.md``): 2^20 except D and
+    J."""
     expected = {
         "A": 1048576,
         "B": 1048576,

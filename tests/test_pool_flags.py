@@ -3,14 +3,20 @@ use of them, and the messages it prints, are in test_models_compile.py."""
 
 import pytest
 
-from usmp.passes.usmp_pools import DEFAULT_CONSTANT_POOL, DEFAULT_WORKSPACE_POOL
+from usmp.passes.usmp_pools import (
+    DEFAULT_CONSTANT_POOL,
+    DEFAULT_WORKSPACE_POOL,
+    parse_pools_option,
+)
+from usmp.tools.compile_options import Pool
 from usmp.tools.pool_flags import (
     PoolFlag,
     PoolFlagError,
     parse_pool_flags,
-    pool_info_attrs,
+    pools_from_flags,
+    pools_option,
+    resolve_pools,
     split_pool_flags,
-    with_default_alignment,
 )
 
 
@@ -59,11 +65,23 @@ def test_parse_orders_pools_and_fills_defaults() -> None:
         PoolFlag("sram", "workspace", 0, 8, (("c", "rw"),)),
         PoolFlag("flash", "constant", 0, 4, (("c", "ro"),)),
     ]
-    (attr, *_) = pool_info_attrs(pools)
+    # usmp's pools option says the same
+    (attr, *_) = parse_pools_option(pools_option(pools))
     assert (attr.pool_name.data, attr.size.data, attr.alignment.data) == (
         "dtcm",
         64,
         32,
+    )
+    assert list(attr.access_map().items()) == [("c", "rw"), ("npu", "ro")]
+
+
+def test_flags_become_the_options_pools() -> None:
+    assert pools_from_flags(
+        "sram", "flash", {("parameter", "flash"): "target=c,npu;align=8"}, "st"
+    ) == (
+        Pool("sram", "workspace"),
+        Pool("flash", "constant", 0, 8, ("c", "npu")),
+        Pool("st", "persistent"),
     )
 
 
@@ -85,10 +103,12 @@ def test_parse_rejects_bad_specs(spec: str, message: str) -> None:
 
 
 def test_default_alignment_applies_to_the_default_pools_only_when_changed() -> None:
-    assert with_default_alignment([], 16, 16) == []
-    assert [(p.name, p.alignment) for p in with_default_alignment([], 64, 16)] == [
+    assert resolve_pools([], 16, 16) == []
+    assert [(p.name, p.alignment) for p in resolve_pools([], 64, 16)] == [
         (DEFAULT_WORKSPACE_POOL, 64),
         (DEFAULT_CONSTANT_POOL, 16),
     ]
-    given = [PoolFlag("sram", "workspace", 0, 8, (("c", "rw"),))]
-    assert with_default_alignment(given, 64, 64) == given
+    given = [Pool("sram", alignment=8)]
+    assert resolve_pools(given, 64, 64) == [
+        PoolFlag("sram", "workspace", 0, 8, (("c", "rw"),))
+    ]

@@ -240,7 +240,7 @@ int main(int argc, char** argv) {
 
 
 def test_compare_tflm_over_steps(capsys: pytest.CaptureFixture[str]) -> None:
-    from usmp.tools import compare_tflm
+    from usmp.testing import compare_tflm
 
     path = MODELS_DIR / "tflite_micro" / "keyword_scrambled_8bit.tflite"
     assert compare_tflm.main([str(path), "--seeds", "1", "--steps", "3"]) == 0

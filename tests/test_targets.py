@@ -20,11 +20,11 @@ import numpy as np
 import pytest
 
 from usmp.frontend.tflite_reader import read_model_file
+from usmp.testing.compare_tflm import main as compare_tflm
 from usmp.testing.firmware import make_example, run_example
 from usmp.testing.run_c import DEFAULT_CFLAGS, SANITIZE_FLAGS
 from usmp.testing.shared_models import MODELS_DIR
 from usmp.testing.tflm_reference import difference, random_inputs, run_tflm
-from usmp.tools.compare_tflm import main as compare_tflm
 from usmp.tools.usmp_compile import main as usmp_compile
 
 KWS = MODELS_DIR / "mlperf_tiny/kws_ref_model.tflite"

@@ -7,7 +7,7 @@
 * Quantisation fields TFLite Micro ignores where it does not use them,
   normalised by the reader, on models built here and compared with TFLite
   Micro bit for bit (oracle, and the generated C through
-  ``usmp.tools.compare_tflm``): bias tensors quantised along a dimension
+  ``usmp.testing.compare_tflm``): bias tensors quantised along a dimension
   they do not have (TFLite Micro's own ``person_detect.tflite`` has 14 of
   them: ``quantized_dimension = 3`` on a 1-d bias), a single zero point for
   per-channel weights (TFLite Micro's space-saving form), per-channel
@@ -158,7 +158,7 @@ CASES = {
 def test_quantisation_tflm_ignores_matches_tflite_micro(
     case: str, tmp_path: Path
 ) -> None:
-    from usmp.tools import compare_tflm
+    from usmp.testing import compare_tflm
 
     data = _conv_depthwise(**CASES[case])
     assert _tflm_loads(data)

@@ -259,9 +259,12 @@ def target_file(model: str, target: str) -> str:
     return f"tvmgen_{model}_{c_identifier(target)}.c"
 
 
-def build_library(module: ModuleOp, *, user_pools: Collection[str] = ()) -> CLibrary:
+def build_library(
+    module: ModuleOp, *, user_pools: Collection[str] | None = None
+) -> CLibrary:
     """The files of ``module``'s library; ``user_pools`` names the pools the
-    application provides (empty: U1, the library defines them all)."""
+    application provides (empty: U1, the library defines them all; None: the
+    pools ``convert-to-emitc{user_pools}`` marked, else none)."""
     module = as_emitc(module)
     m = model_interface(module, user_pools)
     operators, main = _split(module, m)
@@ -313,7 +316,7 @@ def build_library(module: ModuleOp, *, user_pools: Collection[str] = ()) -> CLib
 
 
 def write_library(
-    module: ModuleOp, out_dir: str | Path, *, user_pools: Collection[str] = ()
+    module: ModuleOp, out_dir: str | Path, *, user_pools: Collection[str] | None = None
 ) -> CLibrary:
     """``build_library`` and write its files into ``out_dir`` (created)."""
     library = build_library(module, user_pools=user_pools)
@@ -350,7 +353,7 @@ def single_source(module: ModuleOp) -> str:
                 *_CPP_CLOSE,
             ]
         )
-    m = model_interface(module)
+    m = model_interface(module, user_pools=())
     operators, main = _split(module, m)
     return "\n".join(
         [

@@ -40,6 +40,42 @@ SRC_DIR = "codegen/host/src"
 EXAMPLE = "example/main.c"
 
 
+def output_files(library: CLibrary) -> dict[str, str]:
+    """Every file of a compiled model's output that comes from its library,
+    by path in ``usmp-compile``'s output folder: the headers in
+    ``codegen/host/include``, the sources in ``codegen/host/src``, and the
+    kit (``usmp-opt -t c-library`` prints the same)."""
+    files = {
+        f"{INCLUDE_DIR if name.endswith('.h') else SRC_DIR}/{name}": text
+        for name, text in sorted(library.files.items())
+    }
+    files.update(kit_files(library))
+    return files
+
+
+def split_file(files: dict[str, str]) -> str:
+    """``files`` as one text in LLVM's ``split-file`` format: each file, in
+    path order, after a line ``//--- <path>`` (every file ends with a
+    newline)."""
+    return "".join(
+        f"//--- {path}\n{text}" + ("" if text.endswith("\n") else "\n")
+        for path, text in sorted(files.items())
+    )
+
+
+def read_split_file(text: str) -> dict[str, str]:
+    """``split_file``'s inverse: path -> content."""
+    files: dict[str, str] = {}
+    path: str | None = None
+    for line in text.splitlines(keepends=True):
+        if line.startswith("//--- "):
+            path = line[len("//--- ") :].rstrip("\n")
+            files[path] = ""
+        elif path is not None:
+            files[path] += line
+    return files
+
+
 def kit_files(library: CLibrary) -> dict[str, str]:
     """Relative path -> content of the kit's files (see the module note)."""
     return {

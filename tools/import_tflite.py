@@ -2,10 +2,14 @@
 
     usmp-import-tflite model.tflite [-o model.mlir] [--weights hex|resource|elided]
                        [--threshold N] [--print-weights [--full]] [--outputs all|T,...]
+                       [--print-debuginfo]
 
 Prints ``func.func @main`` in the relay dialect (see
 ``usmp.frontend.tflite_import``). ``--weights`` chooses how weights are
-printed (``usmp.frontend.printing``); ``--print-weights`` lists them as numpy
+printed (``usmp.frontend.printing``); ``--print-debuginfo`` prints every op's
+location, the TFLite operator it comes from (``loc("CONV_2D"("m.tflite":3:0))``:
+what ``place-operators`` reads, and where ``usmp-opt``'s diagnostics point);
+``--print-weights`` lists them as numpy
 arrays instead of printing the module; ``--outputs all`` makes ``@main``
 return every operator's output (for layer-by-layer comparisons), or a comma
 separated list of TFLite tensor indices.
@@ -56,6 +60,12 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print ops in MLIR's generic form (what mlir-opt "
         "--allow-unregistered-dialect reads)",
+    )
+    p.add_argument(
+        "--print-debuginfo",
+        action="store_true",
+        help="print every op's location: the TFLite operator it comes from "
+        "(place-operators reads it; usmp-opt's diagnostics point at it)",
     )
     p.add_argument(
         "--print-weights",
@@ -131,6 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 weights=args.weights,
                 threshold=args.threshold,
                 generic=args.generic,
+                debuginfo=args.print_debuginfo,
             )
     except BrokenPipeError:  # e.g. piped into head
         sys.stderr.close()

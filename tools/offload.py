@@ -4,38 +4,29 @@
 TVM's way (``tvmc --target "ethos-u,c"``): the last one is the host target
 ``c``, which runs everything not offloaded and the AOT entry. ``--offload
 CONV_2D,DEPTHWISE_CONV_2D=accel`` (repeatable) places every operator of
-those TFLite types of a ``.tflite`` model on ``accel`` (``place_operators``):
-each relay op the importer emitted for such an operator gets
-``relay.virtual_device = #device.virtual_device<"accel", 0, target = "accel",
-scope = "global">``, every other op the host's device, and a value produced
-on one device and used on another goes through one ``relay.device_copy``
-per (value, device), inserted after its producer. Constants are left free:
-``plan-devices`` gives them their users' device (a copy per device). A relay
-``.mlir`` input carries ``on_device``/``device_copy`` annotations itself.
-``plan-devices`` then makes every device explicit, ``fuse-ops`` never fuses
-across devices and names offloaded groups ``tvmgen_<m>_<target>_fused_...``,
-``aot-lower-main`` calls the device hooks, ``usmp`` places each buffer in a
-pool its users' targets may access, and the C library puts the offloaded
-operators in ``tvmgen_<m>_<target>.c``.
+those TFLite types on ``accel``: the pass ``place-operators{offload=
+"CONV_2D=accel,DEPTHWISE_CONV_2D=accel"}`` (``usmp.passes.place_operators``)
+at the start of the compile's pipeline. A relay ``.mlir`` input may carry
+``on_device``/``device_copy`` annotations itself. ``plan-devices{targets}``
+then makes every device explicit and refuses a target ``--target`` does not
+name, ``fuse-ops`` never fuses across devices and names offloaded groups
+``tvmgen_<m>_<target>_fused_...``, ``aot-lower-main`` calls the device
+hooks, ``usmp`` places each buffer in a pool its users' targets may access,
+and the C library puts the offloaded operators in ``tvmgen_<m>_<target>.c``.
+
+Here: the two flags' values, checked (plain Python; every problem is an
+:class:`OffloadError` naming the flag).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
-from xdsl.rewriter import InsertPoint, Rewriter
+from usmp.passes.place_operators import HOST_TARGET
+from usmp.passes.place_operators import OP_TYPE as _OPCODE
+from usmp.passes.place_operators import TARGET_NAME as _TARGET_NAME
 
-from usmp.diagnostics import operator_location
-from usmp.dialects import relay
-from usmp.dialects.device import VirtualDeviceAttr
-
-HOST_TARGET = "c"
-_TARGET_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
-_OPCODE = re.compile(r"[A-Z][A-Z0-9_]*")
+__all__ = ["HOST_TARGET", "OffloadError", "parse_offload", "parse_targets"]
 
 
 class OffloadError(ValueError):
@@ -128,73 +119,3 @@ def parse_offload(specs: Sequence[str], targets: Sequence[str]) -> dict[str, str
                 )
             placed[op_type] = target
     return placed
-
-
-def device_of_target(target: str) -> VirtualDeviceAttr:
-    """The virtual device of ``target``: the host's ``cpu`` 0 for ``c``, a
-    device of the target's name otherwise."""
-    if target == HOST_TARGET:
-        return VirtualDeviceAttr("cpu", 0, HOST_TARGET, "global")
-    return VirtualDeviceAttr(target, 0, target, "global")
-
-
-def place_operators(module: ModuleOp, offload: Mapping[str, str]) -> int:
-    """Place the ops of ``@main`` the TFLite importer emitted for operators of
-    the types in ``offload`` on their target, every other op on the host,
-    with a ``relay.device_copy`` per value and device where a value crosses
-    devices (module note); the number of ops offloaded."""
-    main = next(
-        (
-            f
-            for f in module.ops
-            if isinstance(f, func.FuncOp) and f.sym_name.data == "main"
-        ),
-        None,
-    )
-    if main is None or not main.body.blocks:
-        return 0
-    host = device_of_target(HOST_TARGET)
-    block = main.body.block
-    device: dict[Operation, VirtualDeviceAttr] = {}
-    offloaded = 0
-    for op in block.ops:
-        if isinstance(op, relay.ConstantOp | func.ReturnOp):
-            continue
-        located = operator_location(op.location)
-        target = offload.get(located[0]) if located is not None else None
-        device[op] = device_of_target(target) if target else host
-        offloaded += target is not None
-        op.attributes[relay.VIRTUAL_DEVICE] = device[op]
-
-    copies: dict[tuple[SSAValue, VirtualDeviceAttr], SSAValue] = {}
-    for op in list(block.ops):
-        if isinstance(op, relay.ConstantOp):
-            continue
-        wanted = device.get(op, host)  # func.return: main's results on the host
-        for i, operand in enumerate(op.operands):
-            producer = operand.owner
-            if isinstance(producer, relay.ConstantOp):
-                continue  # free: plan-devices gives it its users' device
-            have = (
-                device.get(producer, host) if isinstance(producer, Operation) else host
-            )
-            if have == wanted:
-                continue
-            key = (operand, wanted)
-            if key not in copies:
-                copy = relay.DeviceCopyOp(operand, have, wanted)
-                # the copy holds the producer's tensor (memory report labels)
-                copy.location = (
-                    producer.location
-                    if isinstance(producer, Operation)
-                    else op.location
-                )
-                point = (
-                    InsertPoint.after(producer)
-                    if isinstance(producer, Operation)
-                    else InsertPoint.at_start(block)
-                )
-                Rewriter.insert_op(copy, point)
-                copies[key] = copy.results[0]
-            op.operands[i] = copies[key]
-    return offloaded

@@ -12,14 +12,16 @@
           | "size=" BYTES                 0 = unbounded (the default)
           | "align=" BYTES                a power of two
 
-Targets default to ``c``, a workspace pool's access to ``rw`` and a
-parameter pool's to ``ro``; alignment defaults to ``--workspace-byte-alignment``
-/ ``--constant-byte-alignment`` (themselves defaulting to usmp's
-``DEFAULT_ALIGNMENT``). The pools become the module's ``tir.pools``
-(``#tir.pool_info``, see ``usmp.dialects.tir``) before ``usmp`` runs.
+The flags become ``CompileOptions.pools`` (``pools_from_flags``: the syntax;
+``usmp.tools.compile_options.check_pools``: the rest). ``resolve_pools``
+fills in what a pool leaves out: targets default to ``c``, a workspace
+pool's access to ``rw`` and a parameter pool's to ``ro``; alignment
+defaults to ``--workspace-byte-alignment`` / ``--constant-byte-alignment``
+(themselves defaulting to usmp's ``DEFAULT_ALIGNMENT``). The resolved pools
+are ``usmp``'s ``pools`` option (``pools_option``).
 
-Plain Python apart from :func:`pool_info_attrs`: every problem is a
-:class:`PoolFlagError` whose message names the flag and what it accepts.
+Plain Python: every problem is a :class:`PoolFlagError` whose message names
+the flag and what it accepts.
 """
 
 from __future__ import annotations
@@ -28,51 +30,49 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from usmp.dialects.limits import MAX_BUFFER_BYTES, alignment_error
-from usmp.dialects.tir import AccessMode, PoolInfoAttr, PoolKind
 from usmp.passes.usmp_pools import (
     DEFAULT_ALIGNMENT,
     DEFAULT_CONSTANT_POOL,
     DEFAULT_WORKSPACE_POOL,
     POOL_NAME_SYNTAX,
-    case_clash,
-    default_access,
 )
+from usmp.tools.compile_options import C_IDENTIFIER, Pool, PoolError, check_pools
 
-C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+PoolFlagError = PoolError
+"""A pool flag that does not follow the syntax above (or a pool that cannot
+be planned into as given)."""
 
 _POOL_FLAG = re.compile(r"--usmp-(workspace|parameter|persistent)-pool-(.+)")
 _POOL_KEYS = ("target", "size", "align")
+_FLAG_KINDS = {
+    "workspace": "workspace",
+    "parameter": "constant",
+    "persistent": "persistent",
+}
 
 PoolSpecs = dict[tuple[str, str], str]
-"""Per-pool SPEC strings by (``workspace`` | ``parameter``, pool name)."""
-
-
-class PoolFlagError(Exception):
-    """A pool flag that does not follow the syntax above."""
+"""Per-pool SPEC strings by (``workspace`` | ``parameter`` | ``persistent``,
+pool name)."""
 
 
 @dataclass(frozen=True)
 class PoolFlag:
-    """One pool of the command line, in the terms of ``#tir.pool_info``."""
+    """One pool as planned: in the terms of ``#tir.pool_info``."""
 
     name: str
-    kind: PoolKind
+    kind: str
+    """``workspace``, ``constant`` or ``persistent``."""
     size: int
     """Bytes; 0 = unbounded."""
     alignment: int
-    access: tuple[tuple[str, AccessMode], ...]
-    """(target, access) pairs."""
-
-
-def is_power_of_two(value: int) -> bool:
-    return value > 0 and not value & (value - 1)
+    access: tuple[tuple[str, str], ...]
+    """(target, ``rw`` | ``ro``) pairs."""
 
 
 def split_pool_flags(argv: Sequence[str]) -> tuple[list[str], PoolSpecs]:
-    """Take ``--usmp-{workspace,parameter}-pool-NAME[=]SPEC`` out of ``argv``
-    (their names are open-ended, which argparse cannot declare): the other
-    arguments, and the SPECs by (flag kind, pool name)."""
+    """Take ``--usmp-{workspace,parameter,persistent}-pool-NAME[=]SPEC`` out
+    of ``argv`` (their names are open-ended, which argparse cannot declare):
+    the other arguments, and the SPECs by (flag kind, pool name)."""
     rest: list[str] = []
     specs: PoolSpecs = {}
     items = list(argv)
@@ -104,6 +104,89 @@ def split_pool_flags(argv: Sequence[str]) -> tuple[list[str], PoolSpecs]:
     return rest, specs
 
 
+def pools_from_flags(
+    workspace_pools: str | None,
+    parameter_pools: str | None,
+    specs: PoolSpecs,
+    persistent_pools: str | None = None,
+) -> tuple[Pool, ...]:
+    """The RFC's pool flags as ordered pools (workspace pools first, then
+    parameter pools, then persistent pools), checked."""
+    pools: list[Pool] = []
+    listed: dict[str, str] = {}
+    for flag_kind, names in (
+        ("workspace", workspace_pools),
+        ("parameter", parameter_pools),
+        ("persistent", persistent_pools),
+    ):
+        for name in _names(names, flag_kind):
+            listed.setdefault(name, flag_kind)
+            spec = specs.get((flag_kind, name), "")
+            pools.append(_pool(name, _FLAG_KINDS[flag_kind], spec))
+    check_pools(pools)
+    for flag_kind, name in specs:
+        if listed.get(name) != flag_kind:
+            valid = [n for n, k in listed.items() if k == flag_kind]
+            raise PoolFlagError(
+                f"--usmp-{flag_kind}-pool-{name}: '{name}' is not in "
+                f"--usmp-{flag_kind}-pools (listed: {', '.join(valid) or 'none'})"
+            )
+    return tuple(pools)
+
+
+def resolve_pools(
+    pools: Sequence[Pool], workspace_alignment: int, constant_alignment: int
+) -> list[PoolFlag]:
+    """``pools`` with their defaults filled in (module note). Without pools,
+    non-default alignments still apply: to usmp's default pools, made
+    explicit."""
+    if not pools:
+        if (workspace_alignment, constant_alignment) == (
+            DEFAULT_ALIGNMENT,
+            DEFAULT_ALIGNMENT,
+        ):
+            return []
+        return [
+            PoolFlag(
+                DEFAULT_WORKSPACE_POOL,
+                "workspace",
+                0,
+                workspace_alignment,
+                (("c", "rw"),),
+            ),
+            PoolFlag(
+                DEFAULT_CONSTANT_POOL, "constant", 0, constant_alignment, (("c", "ro"),)
+            ),
+        ]
+    resolved: list[PoolFlag] = []
+    for pool in pools:
+        kind = pool.pool_kind
+        mode = "ro" if kind == "constant" else "rw"
+        alignment = pool.alignment
+        if alignment is None:
+            alignment = (
+                constant_alignment if kind == "constant" else workspace_alignment
+            )
+        access = tuple(
+            (target.strip(), given or mode)
+            for target, _, given in (t.strip().partition(":") for t in pool.targets)
+        )
+        resolved.append(
+            PoolFlag(pool.name, kind, pool.size, alignment, access or (("c", mode),))
+        )
+    return resolved
+
+
+def pools_option(pools: Sequence[PoolFlag]) -> str:
+    """``pools`` as ``usmp``'s ``pools`` option
+    (``NAME:KIND:SIZE:align=N:access=T/rw+...``, ``usmp.passes.usmp_pools``)."""
+    return ",".join(
+        f"{p.name}:{p.kind}:{p.size}:align={p.alignment}:access="
+        + "+".join(f"{t}/{m}" for t, m in p.access)
+        for p in pools
+    )
+
+
 def parse_pool_flags(
     workspace_pools: str | None,
     parameter_pools: str | None,
@@ -112,74 +195,10 @@ def parse_pool_flags(
     constant_alignment: int,
     persistent_pools: str | None = None,
 ) -> list[PoolFlag]:
-    """The RFC's pool flags as ordered pools (workspace pools first, then
-    parameter pools, then persistent pools)."""
-    pools: list[PoolFlag] = []
-    listed: dict[str, str] = {}
-    for flag_kind, names in (
-        ("workspace", workspace_pools),
-        ("parameter", parameter_pools),
-        ("persistent", persistent_pools),
-    ):
-        for name in _names(names, flag_kind):
-            if name in listed:
-                raise PoolFlagError(f"pool '{name}' is listed twice")
-            if (other := case_clash(name, listed)) is not None:
-                raise PoolFlagError(
-                    f"pools '{other}' and '{name}' differ only in letter case; "
-                    "their C macros (TVM_<MODEL>_<POOL>_..._BUFFER_SIZE) would be "
-                    "one name"
-                )
-            listed[name] = flag_kind
-            spec = specs.get((flag_kind, name), "")
-            kind = {
-                "workspace": PoolKind.WORKSPACE,
-                "parameter": PoolKind.CONSTANT,
-                "persistent": PoolKind.PERSISTENT,
-            }[flag_kind]
-            default_align = (
-                constant_alignment if kind is PoolKind.CONSTANT else workspace_alignment
-            )
-            pools.append(_pool(name, kind, spec, default_align))
-    for flag_kind, name in specs:
-        if listed.get(name) != flag_kind:
-            valid = [n for n, k in listed.items() if k == flag_kind]
-            raise PoolFlagError(
-                f"--usmp-{flag_kind}-pool-{name}: '{name}' is not in "
-                f"--usmp-{flag_kind}-pools (listed: {', '.join(valid) or 'none'})"
-            )
-    return pools
-
-
-def with_default_alignment(
-    pools: list[PoolFlag], workspace_alignment: int, constant_alignment: int
-) -> list[PoolFlag]:
-    """Without pool flags, non-default alignments still apply: to usmp's
-    default pools, made explicit."""
-    alignments = (workspace_alignment, constant_alignment)
-    if pools or alignments == (DEFAULT_ALIGNMENT, DEFAULT_ALIGNMENT):
-        return pools
-    return [
-        PoolFlag(
-            DEFAULT_WORKSPACE_POOL,
-            PoolKind.WORKSPACE,
-            0,
-            workspace_alignment,
-            (("c", AccessMode.RW),),
-        ),
-        PoolFlag(
-            DEFAULT_CONSTANT_POOL,
-            PoolKind.CONSTANT,
-            0,
-            constant_alignment,
-            (("c", AccessMode.RO),),
-        ),
-    ]
-
-
-def pool_info_attrs(pools: Sequence[PoolFlag]) -> list[PoolInfoAttr]:
-    """The pools as the module attribute ``tir.pools`` holds them."""
-    return [PoolInfoAttr(p.name, p.kind, p.size, p.alignment, p.access) for p in pools]
+    """The pool flags as checked, resolved pools (``pools_from_flags`` then
+    ``resolve_pools``)."""
+    pools = pools_from_flags(workspace_pools, parameter_pools, specs, persistent_pools)
+    return resolve_pools(pools, workspace_alignment, constant_alignment)
 
 
 def _names(text: str | None, flag_kind: str) -> list[str]:
@@ -195,10 +214,10 @@ def _names(text: str | None, flag_kind: str) -> list[str]:
     return names
 
 
-def _pool(name: str, kind: PoolKind, spec: str, alignment: int) -> PoolFlag:
+def _pool(name: str, kind: str, spec: str) -> Pool:
     size = 0
-    default_mode = default_access(kind)
-    access: list[tuple[str, AccessMode]] = [("c", default_mode)]
+    alignment: int | None = None
+    targets: tuple[str, ...] = ()
     where = f"pool '{name}'"
     for item in filter(None, (s.strip() for s in spec.split(";"))):
         key, eq, value = item.partition("=")
@@ -210,27 +229,11 @@ def _pool(name: str, kind: PoolKind, spec: str, alignment: int) -> PoolFlag:
             )
         value = value.strip()
         if key == "target":
-            access = [_access(entry, default_mode, where) for entry in value.split(",")]
+            targets = tuple(t.strip() for t in value.split(","))
         elif not (value.isascii() and value.isdigit()):
             raise PoolFlagError(f"{where}: {key}='{value}' is not a number of bytes")
         elif key == "size":
             size = int(value)
         else:
             alignment = int(value)
-    if (error := alignment_error(alignment)) is not None:
-        raise PoolFlagError(f"{where}: {error}")
-    if size > MAX_BUFFER_BYTES:
-        raise PoolFlagError(
-            f"{where}: size={size} is larger than the generated C can index; "
-            f"expected at most {MAX_BUFFER_BYTES} bytes (0 = unbounded)"
-        )
-    return PoolFlag(name, kind, size, alignment, tuple(access))
-
-
-def _access(entry: str, default_mode: AccessMode, where: str) -> tuple[str, AccessMode]:
-    """``TARGET[:rw|:ro]`` as (target, mode)."""
-    target, colon, mode = entry.strip().partition(":")
-    mode = mode if colon else default_mode
-    if not target or mode not in tuple(AccessMode):
-        raise PoolFlagError(f"{where}: target entry '{entry}' is not TARGET[:rw|:ro]")
-    return target, AccessMode(mode)
+    return Pool(name, kind, size, alignment, targets)

@@ -60,7 +60,7 @@ class Progress:
 
     def end(self, step: str, seconds: float) -> None:
         """``step`` took ``seconds``."""
-        self.line(f"{step:<17} {seconds:7.2f} s")
+        self.line(f"{step:<21} {seconds:7.2f} s")
         if self.bar is not None:
             self.bar.update(1)
 

@@ -12,8 +12,10 @@ A TVM 0.19 user's AOT + USMP command line, with ``tvmc`` replaced by
 ``usmp-tvmc``, writes a Model Library Format archive (``usmp.tools.mlf``)
 holding usmp-opt's C library. The options are read as tvmc reads them
 (spellings, defaults, repeatable flags; ``usmp.tools.tvmc_options``,
-``usmp.tools.tvmc_pools``) and mapped onto ``usmp-compile``
-(``usmp.tools.usmp_compile``), which runs the pipeline.
+``usmp.tools.tvmc_pools``) and translated into the ``CompileOptions`` that
+``usmp-compile`` and ``usmp.compile`` take (``Request.compile_options``);
+``usmp.tools.compile_driver`` runs the pipeline built from them. Options
+both commands have share their help (``usmp.tools.option_flags``).
 
 Where tvmc's default is something usmp-opt does not make (``--executor
 graph``, ``--runtime cpp``, the packed interface, ``--output-format so``),
@@ -36,7 +38,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from usmp.tools.pool_flags import PoolFlagError, parse_pool_flags
+from usmp.planning.algorithms import DEFAULT_ALGORITHM
+from usmp.tools.compile_options import (
+    CompileError,
+    CompileOptions,
+    DriverOptions,
+    Pool,
+    PoolError,
+)
+from usmp.tools.option_flags import OptionHelpFormatter, document
 from usmp.tools.process_exit import exit_process
 from usmp.tools.tvmc_options import (
     NO_EFFECT_CONFIGS,
@@ -94,6 +104,7 @@ def _parser() -> argparse.ArgumentParser:
         "--executor-aot-{interface-api,unpacked-api,link-params,"
         "workspace-byte-alignment,constant-byte-alignment}=VALUE, "
         "--runtime-crt-system-lib=0.",
+        formatter_class=OptionHelpFormatter,
     )
     p.add_argument("FILE", help="a .tflite model (or usmp's relay .mlir)")
     p.add_argument("-o", "--output", default="module.tar", help="the .tar to write")
@@ -110,7 +121,11 @@ def _parser() -> argparse.ArgumentParser:
         help=f"repeatable, one NAME=VALUE each; NAME one of {', '.join(USMP_CONFIGS)}"
         f", or (accepted, no effect in usmp-opt) {', '.join(NO_EFFECT_CONFIGS)}",
     )
-    p.add_argument("--module-name", default="default", help="C prefix tvmgen_<name>")
+    document(
+        p.add_argument("--module-name", default="default"),
+        CompileOptions,
+        "module_name",
+    )
     p.add_argument("--model-format", help="tflite")
     p.add_argument(
         "-O", "--opt-level", type=int, choices=range(4), metavar="[0-3]", default=3
@@ -249,17 +264,26 @@ class Request:
         return DEFAULT_ALIGNMENT
 
     def _check_pools(self) -> None:
-        """The pools as usmp-compile will read them (sizes, alignment)."""
+        """The pools as the compile will read them (sizes, alignment)."""
+        from usmp.tools.compile_options import check_pools
+
         try:
-            parse_pool_flags(
-                ",".join(p.pool_name for p in self.pools) or None,
-                None,
-                {("workspace", p.pool_name): p.usmp_spec() for p in self.pools},
-                self.workspace_alignment,
-                self.constant_alignment,
-            )
-        except PoolFlagError as e:
+            check_pools(self.usmp_pools())
+        except PoolError as e:
             raise TvmcError(f"--workspace-pools: {e}") from None
+
+    def usmp_pools(self) -> tuple[Pool, ...]:
+        """The workspace pools: every target read-write, the size hint as
+        the size limit."""
+        return tuple(
+            Pool(
+                p.pool_name,
+                "workspace",
+                max(p.size_hint_bytes, 0),
+                targets=tuple(f"{t}:rw" for t in p.targets),
+            )
+            for p in self.pools
+        )
 
     def _notes(self, warn: list[str]) -> None:
         a = self.args
@@ -293,34 +317,37 @@ class Request:
                 "tir.usmp.enable=0 is ignored"
             )
 
-    def usmp_compile_argv(self, out: Path) -> list[str]:
+    def compile_options(self) -> CompileOptions:
+        """The command line as the options of the compile."""
         a = self.args
-        argv = [str(self.model), "-o", str(out), "--module-name", a.module_name]
-        if self.config.algorithm is not None:
-            argv += ["--algorithm", self.config.algorithm]
-        if self.pools:
-            argv.append(
-                "--usmp-workspace-pools=" + ",".join(p.pool_name for p in self.pools)
+        try:
+            return CompileOptions(
+                module_name=a.module_name,
+                algorithm=self.config.algorithm or DEFAULT_ALGORITHM,
+                pools=self.usmp_pools(),
+                interface_api=self.executor.interface_api,
+                use_unpacked_api=self.executor.unpacked_api,
+                workspace_byte_alignment=self.workspace_alignment,
+                constant_byte_alignment=self.constant_alignment,
+                use_workspace_io=self.config.use_workspace_io,
+                target=self.host_target(),
             )
-            argv += [
-                f"--usmp-workspace-pool-{p.pool_name}={p.usmp_spec()}"
-                for p in self.pools
-            ]
-        if self.executor.interface_api != "c":
-            argv += ["--interface-api", self.executor.interface_api]
-        if self.executor.unpacked_api is not None:
-            argv += ["--use-unpacked-api", str(int(self.executor.unpacked_api))]
-        if (mcpu := self.targets[-1].options.get("mcpu")) is not None:
-            argv += ["--target", f"c -mcpu={mcpu}"]  # the c target's kernels
-        argv += ["--workspace-byte-alignment", str(self.workspace_alignment)]
-        argv += ["--constant-byte-alignment", str(self.constant_alignment)]
-        if self.config.use_workspace_io:
-            argv.append("--use-workspace-io")
-        if not a.verbose:
-            argv.append("--quiet")
-        if a.print_pass_times:
-            argv.append("--time-passes")
-        return argv
+        except CompileError as e:
+            raise TvmcError(str(e)) from None
+
+    def host_target(self) -> str:
+        """usmp-compile's ``--target``: the c target, with its ``-mcpu``
+        when given (the kernels for that CPU, ``lower-ops{mcpu}``)."""
+        mcpu = self.targets[-1].options.get("mcpu")
+        return "c" if mcpu is None else f"c -mcpu={mcpu}"
+
+    def driver_options(self, out: Path) -> DriverOptions:
+        """``-v`` shows the steps, ``--print-pass-times`` their times."""
+        return DriverOptions(
+            output=str(out),
+            quiet=not self.args.verbose,
+            time_passes=self.args.print_pass_times,
+        )
 
     def mlf_extra(self) -> dict[str, object]:
         return {
@@ -333,8 +360,8 @@ class Request:
 
 
 def compile_(argv: Sequence[str]) -> int:
+    from usmp.tools.compile_driver import INPUT_ERRORS, compile_model, error_message
     from usmp.tools.mlf import source_epoch, write_mlf
-    from usmp.tools.usmp_compile import main as usmp_compile
 
     warnings: list[str] = []
     try:
@@ -354,9 +381,20 @@ def compile_(argv: Sequence[str]) -> int:
     work = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
     try:
         library = work / "library"
-        status = usmp_compile(request.usmp_compile_argv(library))
-        if status != 0:
-            return status
+        options = request.compile_options()
+        driver = request.driver_options(library)
+        try:
+            c = compile_model(request.model, options, driver)
+        except INPUT_ERRORS as e:
+            print(error_message(e, PROG), file=sys.stderr)
+            return 1
+        if request.args.verbose:
+            from usmp.tools.compile_report import print_memory
+
+            c.say(f"{'total':<21} {c.timer.wall:7.2f} s -> {c.out}")
+            print_memory(c.out, c.say)
+        if driver.time_passes:
+            print(c.timer.report(), file=sys.stderr, end="")
         write_mlf(
             library,
             out,

@@ -21,7 +21,8 @@ the size hint, clock frequency and bandwidths, ``0`` for the latencies, no
 burst sizes.
 
 What usmp does with them: the pools become workspace pools in the given
-order (``#tir.pool_info``), read-write for every listed target; the size hint
+order (``usmp.tools.compile_options.Pool``, ``usmp-tvmc``'s
+``Request.usmp_pools``), read-write for every listed target; the size hint
 is the pool's size limit, as TVM's planners use it (``-1``: unbounded). The
 clock, bandwidth, latency and burst properties are kept (they reach
 ``metadata.json``) but, as in TVM's own USMP algorithms, do not steer the
@@ -88,15 +89,6 @@ class TvmcPool:
             **{name: getattr(self, name) for name, _ in _PROPERTIES.values()},
             "target_burst_bytes": dict(self.target_burst_bytes),
         }
-
-    def usmp_spec(self) -> str:
-        """The pool as ``usmp-compile``'s per-pool SPEC
-        (``usmp.tools.pool_flags``): every target read-write, the size hint
-        as the size limit."""
-        spec = "target=" + ",".join(f"{t}:rw" for t in self.targets)
-        if self.size_hint_bytes != -1:
-            spec += f";size={self.size_hint_bytes}"
-        return spec
 
 
 def add_workspace_pool_args(parser: argparse.ArgumentParser) -> None:

@@ -5,8 +5,9 @@ The import package is ``usmp``; its sub-packages live in the repository's
 top-level folders (``dialects/`` is ``usmp.dialects``, ``passes/`` is
 ``usmp.passes``, and so on; see ``pyproject.toml``).
 
-The Python API (``usmp.api``): ``usmp.compile(model, pools=..., algorithm=...)``
-returns a ``usmp.Library`` (plan, files, ``run``); imported on first use, so
+The Python API (``usmp.api``): ``usmp.compile(model, usmp.CompileOptions(...))``
+(or its fields as keywords, ``pools=..., algorithm=...``) returns a
+``usmp.Library`` (plan, files, ``run``); imported on first use, so
 ``import usmp.dialects`` and the commands do not pay for it.
 """
 
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from usmp.api import CompileError as CompileError
+    from usmp.api import CompileOptions as CompileOptions
     from usmp.api import Library as Library
     from usmp.api import Placement as Placement
     from usmp.api import Plan as Plan
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CompileError",
+    "CompileOptions",
     "Library",
     "Placement",
     "Plan",

@@ -10,18 +10,21 @@
     print(lib.source("codegen/host/include/tvmgen_default.h"))
     (scores,) = lib.run([np.zeros((1, 49, 10, 1), np.int8)])
 
-``compile`` runs exactly what ``usmp-compile`` runs (it builds the same
-command line and calls ``usmp.tools.usmp_compile.compile_into``), into
-``output_dir`` or a temporary folder that lives as long as the
-:class:`Library`. A bad model, option or pool raises :class:`CompileError`
-with the message ``usmp-compile`` prints. ``Library.run`` builds the output's
-firmware-kit example with the library (gcc, ``-std=c99 -Werror``; builds are
-cached by content) and runs it on the inputs.
+``compile(model, options, **fields)`` takes a :class:`CompileOptions` (the
+typed options ``usmp-compile`` translates its flags into; keyword arguments
+are its fields, ``options`` or not) and runs what ``usmp-compile`` runs
+(``usmp.tools.compile_driver.compile_model``: the pass pipeline built from
+the options), into ``output_dir`` or a temporary folder that lives as long
+as the :class:`Library`. A bad model, option or pool raises
+:class:`CompileError` with the message ``usmp-compile`` prints.
+``Library.run`` builds the output's firmware-kit example with the library
+(gcc, ``-std=c99 -Werror``; builds are cached by content,
+``usmp.tools.host_run``) and runs it on the inputs.
 """
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import json
 import shutil
 import tempfile
@@ -34,45 +37,18 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from usmp.tools.usmp_compile import CompileError
+from usmp.tools.compile_options import CompileError, CompileOptions, Pool
 
-_KINDS = {
-    "workspace": "workspace",
-    "constant": "parameter",
-    "parameter": "parameter",
-    "persistent": "persistent",
-}
-
-
-@dataclass(frozen=True)
-class Pool:
-    """A memory pool to plan into (the USMP RFC's pool flags in Python).
-
-    ``kind`` is ``workspace`` or ``constant`` (``parameter``); ``size`` the
-    limit in bytes (0: none); ``alignment`` bytes (default: usmp's);
-    ``targets`` the targets that use it (default ``("c",)``). Pools are tried
-    in the order given."""
-
-    name: str
-    kind: str = "workspace"
-    size: int = 0
-    alignment: int | None = None
-    targets: tuple[str, ...] = ()
-
-    def flags(self) -> tuple[str, str]:
-        """(``workspace`` | ``parameter``, its per-pool SPEC)."""
-        kind = _KINDS.get(self.kind)
-        if kind is None:
-            raise CompileError(
-                f"pool '{self.name}': kind '{self.kind}' is not one of "
-                "workspace, constant, persistent"
-            )
-        spec = [f"size={self.size}"]
-        if self.alignment is not None:
-            spec.append(f"align={self.alignment}")
-        if self.targets:
-            spec.append(f"target={','.join(self.targets)}")
-        return kind, ";".join(spec)
+__all__ = [
+    "CompileError",
+    "CompileOptions",
+    "Library",
+    "Placement",
+    "Plan",
+    "Pool",
+    "PoolPlan",
+    "compile",
+]
 
 
 @dataclass(frozen=True)
@@ -182,8 +158,7 @@ class Library:
         -Wextra -Werror -pedantic``) and run it ``runs`` times on ``inputs``
         (one array per model input, in order, or by input name); the model's
         outputs."""
-        from usmp.testing.firmware import HOST_CFLAGS, run_example
-        from usmp.testing.run_c import build
+        from usmp.tools.host_run import HOST_CFLAGS, build, run_example
 
         arrays = self._inputs(inputs)
         flags = HOST_CFLAGS if cflags is None else tuple(cflags)
@@ -201,8 +176,7 @@ class Library:
     ) -> float:
         """Mean CPU microseconds of one ``run`` over ``runs`` runs of the
         example built with ``cflags`` (as it prints them)."""
-        from usmp.testing.firmware import run_example
-        from usmp.testing.run_c import build
+        from usmp.tools.host_run import build, run_example
 
         exe = build(self._example_sources(), ["-std=c99", *cflags], compiler)
         _, printed = run_example(exe, self.directory, self._inputs(inputs), runs=runs)
@@ -222,7 +196,7 @@ class Library:
         return sources
 
     def _inputs(self, inputs: Sequence[Any] | Mapping[str, Any]) -> list[np.ndarray]:
-        from usmp.testing.firmware import C_TYPES
+        from usmp.tools.host_run import C_TYPES
 
         specs = self.interface["inputs"]
         if isinstance(inputs, Mapping):
@@ -303,78 +277,47 @@ def _plan(metadata: dict[str, Any], interface: dict[str, Any]) -> Plan:
 
 def compile(  # noqa: A001 -- usmp.compile, as the issue names it
     model: str | Path | ModuleOp,
+    options: CompileOptions | None = None,
     *,
-    pools: Sequence[Pool] = (),
-    algorithm: str | None = None,
-    module_name: str = "default",
-    use_workspace_io: bool = False,
-    library_pools: bool = False,
-    plan_time_limit: float | None = None,
     output_dir: str | Path | None = None,
-    patch: str = "off",
-    patch_budget: float | None = None,
-    operator_order: str | None = None,
-    interface_api: str = "c",
-    call_type: str | None = None,
-    overlap: bool = True,
+    **fields: Any,
 ) -> Library:
     """Compile ``model`` (a ``.tflite`` file, a relay ``.mlir`` file, or a
     relay ``ModuleOp``, which is not modified) as ``usmp-compile`` does.
 
-    ``pools`` as ``--usmp-workspace-pools``/``--usmp-parameter-pools`` and
-    their per-pool flags (default: one workspace and one constant pool);
-    pools named here are provided by the application in the C interface
-    unless ``library_pools``. ``algorithm``: usmp's planner (default
-    ``best_fit``). ``patch="auto"``: patch-based execution of the first
-    stage (``--patch auto``; ``patch_budget`` as ``--patch-budget``).
-    ``operator_order``: ``memory`` (default) or ``source``, as
-    ``--operator-order``. ``overlap``: as ``--usmp-overlap on/off``. The
-    output goes to ``output_dir`` (created; files an earlier run wrote there
-    are replaced) or a temporary folder removed with
-    the Library. ``interface_api`` and ``call_type``: TVM's calling
-    conventions (``--interface-api``, ``--call-type``; README "Call types").
-    Raises :class:`CompileError` for a bad input or option."""
-    from usmp.tools.usmp_compile import (
-        INPUT_ERRORS,
-        compile_into,
-        error_message,
-        parse_arguments,
-    )
+    ``options`` (default ``CompileOptions()``) says how; each keyword
+    argument is a field of :class:`CompileOptions` and replaces it, e.g.
+    ``pools=[usmp.Pool("sram", size=65536)]``, ``algorithm="hill_climb"``,
+    ``module_name``, ``use_workspace_io``, ``library_pools``,
+    ``plan_time_limit``, ``patch="auto"``, ``patch_budget``,
+    ``operator_order``, ``overlap``, ``interface_api``, ``call_type``,
+    ``target``/``offload`` (``None``: the field's default). Pools named here
+    are provided by the application in the C interface unless
+    ``library_pools``. The output goes to ``output_dir`` (created; files an
+    earlier run wrote there are replaced) or a temporary folder removed with
+    the Library. Raises :class:`CompileError` for a bad input or option."""
+    from usmp.tools.compile_driver import INPUT_ERRORS, compile_model, error_message
+    from usmp.tools.compile_options import DriverOptions
 
+    given = {k: v for k, v in fields.items() if v is not None}
+    unknown = sorted(set(given) - {f.name for f in dataclasses.fields(CompileOptions)})
+    if unknown:
+        raise TypeError(
+            f"usmp.compile() got unexpected keyword argument(s) {', '.join(unknown)}"
+            " (not fields of usmp.CompileOptions)"
+        )
+    try:
+        options = dataclasses.replace(options or CompileOptions(), **given)
+    except CompileError as e:
+        raise CompileError(error_message(e)) from None
     if output_dir is None:
         root = Path(tempfile.mkdtemp(prefix="usmp-"))
-        out = root / module_name
+        out = root / options.module_name
     else:
         root, out = None, Path(output_dir)
-    module = model.clone() if isinstance(model, ModuleOp) else None
-    source = f"{module_name}.mlir" if module is not None else str(model)
-    argv = [source, "-o", str(out), "--quiet", "--module-name", module_name]
-    if algorithm is not None:
-        argv += ["--algorithm", algorithm]
-    if plan_time_limit is not None:
-        argv += ["--plan-time-limit", str(plan_time_limit)]
-    if use_workspace_io:
-        argv.append("--use-workspace-io")
-    if not overlap:
-        argv += ["--usmp-overlap", "off"]
-    if library_pools:
-        argv.append("--library-pools")
-    argv += ["--patch", patch]
-    if patch_budget is not None:
-        argv += ["--patch-budget", str(patch_budget)]
-    if operator_order is not None:
-        argv += ["--operator-order", operator_order]
-    if interface_api != "c":
-        argv += ["--interface-api", interface_api]
-    if call_type is not None:
-        argv += ["--call-type", call_type]
+    source = model.clone() if isinstance(model, ModuleOp) else model
     try:
-        argv += _pool_flags(pools)
-        args, planned = parse_arguments(argv, exit_on_error=False)
-        compile_into(args, planned, module)
-    except argparse.ArgumentError as e:
-        _remove(root)
-        raise CompileError(f"usmp-compile: error: {e}") from None
+        compile_model(source, options, DriverOptions(output=str(out), quiet=True))
     except INPUT_ERRORS as e:
         _remove(root)
         raise CompileError(error_message(e)) from None
@@ -382,23 +325,6 @@ def compile(  # noqa: A001 -- usmp.compile, as the issue names it
     if root is not None:  # the temporary folder goes with the Library
         weakref.finalize(library, _remove, root)
     return library
-
-
-def _pool_flags(pools: Sequence[Pool]) -> list[str]:
-    by_kind: dict[str, list[Pool]] = {
-        "workspace": [],
-        "parameter": [],
-        "persistent": [],
-    }
-    flags: list[str] = []
-    for pool in pools:
-        kind, spec = pool.flags()
-        by_kind[kind].append(pool)
-        flags.append(f"--usmp-{kind}-pool-{pool.name}={spec}")
-    for kind, listed in by_kind.items():
-        if listed:
-            flags.append(f"--usmp-{kind}-pools={','.join(p.name for p in listed)}")
-    return flags
 
 
 def _remove(root: Path | None) -> None:

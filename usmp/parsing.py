@@ -5,8 +5,10 @@ its public surface (``pos``, ``lexer``, ``raise_error`` and the overridable
 those, this file is the place to adapt.
 
 * ``LocatingParser`` attaches a ``FileLineColLoc`` to every operation it parses
-  (unless the source gives an explicit ``loc(...)``), so that passes running
-  long after parsing can still point at the line a user wrote.
+  (unless the source gives an explicit ``loc(...)``, which is kept: e.g. the
+  TFLite operator of ``usmp-import-tflite --print-debuginfo``), so that
+  passes running long after parsing can still point at the line a user
+  wrote.
 * It reads the custom forms MLIR 22 prints for upstream ops that xDSL parses
   only in generic form (``memref.global``), so ``mlir-opt``'s output of any
   stage reads back.
@@ -54,6 +56,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnitAttr,
+    UnknownLoc,
     bf16,
     f16,
     f32,
@@ -199,7 +202,7 @@ class LocatingParser(Parser):
                 f"input is nested too deeply to parse; at most {MAX_NESTING} "
                 "levels of nesting are accepted"
             )
-        if not isinstance(module.location, FileLineColLoc):
+        if isinstance(module.location, UnknownLoc):
             module.location = self._file_loc(start)
         self._check_resource_blobs()
         return module
@@ -233,7 +236,7 @@ class LocatingParser(Parser):
             op = (
                 self._parse_optional_mlir_custom() or super().parse_optional_operation()
             )
-        if op is not None and not isinstance(op.location, FileLineColLoc):
+        if op is not None and isinstance(op.location, UnknownLoc):
             op.location = self._file_loc(start)
         return op
 

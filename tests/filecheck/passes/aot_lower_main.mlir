@@ -400,15 +400,15 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-SAME:    %x: memref<4xf32> {tir.virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">},
 // CHECK-SAME:    %output: memref<4xf32> {tir.virtual_device = #device.virtual_device<"npu", 0, target = "ethos-u", scope = "global">})
 // CHECK-SAME:    tir.devices = [#device.virtual_device<"cpu", 0, target = "c", scope = "global">, #device.virtual_device<"npu", 0, target = "ethos-u", scope = "global">], tir.device_contexts = ["ethos_u"]
-// CHECK-NEXT:    tir.device_hook "activate" "ethos_u"
+// CHECK-NEXT:    tir.device_hook activate "ethos_u"
 // CHECK-NEXT:    %[[A:.*]] = tir.allocate {tir.virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">, name_hint = "sid_0"} : memref<4xf32>
 // CHECK-NEXT:    %[[B:.*]] = tir.allocate {tir.virtual_device = #device.virtual_device<"npu", 0, target = "ethos-u", scope = "global">, name_hint = "sid_1"} : memref<4xf32>
 // CHECK-NEXT:    tir.call @neg(%x, %[[A]]) {tir.virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">}
 // CHECK-NEXT:    "memref.copy"(%[[A]], %[[B]]) {tir.src_virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">, tir.dst_virtual_device = #device.virtual_device<"npu", 0, target = "ethos-u", scope = "global">}
-// CHECK-NEXT:    tir.device_hook "open" "ethos_u"
+// CHECK-NEXT:    tir.device_hook open "ethos_u"
 // CHECK-NEXT:    tir.call @npu_neg(%[[B]], %output) {tir.virtual_device = #device.virtual_device<"npu", 0, target = "ethos-u", scope = "global">}
-// CHECK-NEXT:    tir.device_hook "close" "ethos_u"
-// CHECK-NEXT:    tir.device_hook "deactivate" "ethos_u"
+// CHECK-NEXT:    tir.device_hook close "ethos_u"
+// CHECK-NEXT:    tir.device_hook deactivate "ethos_u"
 // CHECK-NEXT:    func.return
 // CHECK-NOT:     relay.on_device
 func.func private @neg(memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}

@@ -12,25 +12,25 @@
 // storages.
 // CHECK-LABEL: func.func @tvmgen_default___tvm_main__(
 // CHECK-SAME:    tir.device_contexts = ["accel", "ethos_u"]
-// CHECK-NEXT:    tir.device_hook "activate" "accel"
-// CHECK-NEXT:    tir.device_hook "activate" "ethos_u"
+// CHECK-NEXT:    tir.device_hook activate "accel"
+// CHECK-NEXT:    tir.device_hook activate "ethos_u"
 // CHECK:         "memref.copy"(%x, %[[XA:[a-z0-9_]+]]) {tir.src_virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">, tir.dst_virtual_device = #device.virtual_device<"accel", 0, target = "accel", scope = "global">}
-// CHECK-NEXT:    tir.device_hook "open" "accel"
+// CHECK-NEXT:    tir.device_hook open "accel"
 // CHECK-NEXT:    tir.call @acc_neg(%[[XA]], %[[A:[a-z0-9_]+]]) {tir.virtual_device = #device.virtual_device<"accel", 0, target = "accel", scope = "global">}
-// CHECK-NEXT:    tir.device_hook "close" "accel"
+// CHECK-NEXT:    tir.device_hook close "accel"
 // CHECK-NEXT:    "memref.copy"(%[[A]], %[[AH:[a-z0-9_]+]]) {tir.src_virtual_device = #device.virtual_device<"accel", 0, target = "accel", scope = "global">, tir.dst_virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">}
 // CHECK-NEXT:    tir.call @neg(%[[AH]], %[[H:[a-z0-9_]+]]) {tir.virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">}
 // CHECK-NEXT:    "memref.copy"(%[[H]], %[[HN:[a-z0-9_]+]]) {tir.src_virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">, tir.dst_virtual_device = #device.virtual_device<"npu", 0, target = "ethos-u", scope = "global">}
-// CHECK-NEXT:    tir.device_hook "open" "ethos_u"
+// CHECK-NEXT:    tir.device_hook open "ethos_u"
 // CHECK-NEXT:    tir.call @npu_neg(%[[HN]], %[[N:[a-z0-9_]+]]) {tir.virtual_device = #device.virtual_device<"npu", 0, target = "ethos-u", scope = "global">}
-// CHECK-NEXT:    tir.device_hook "close" "ethos_u"
+// CHECK-NEXT:    tir.device_hook close "ethos_u"
 // CHECK-NEXT:    "memref.copy"(%[[N]], %[[NA:[a-z0-9_]+]])
-// CHECK-NEXT:    tir.device_hook "open" "accel"
+// CHECK-NEXT:    tir.device_hook open "accel"
 // CHECK-NEXT:    tir.call @acc_neg(%[[NA]], %[[A2:[a-z0-9_]+]])
-// CHECK-NEXT:    tir.device_hook "close" "accel"
+// CHECK-NEXT:    tir.device_hook close "accel"
 // CHECK-NEXT:    "memref.copy"(%[[A2]], %output)
-// CHECK-NEXT:    tir.device_hook "deactivate" "accel"
-// CHECK-NEXT:    tir.device_hook "deactivate" "ethos_u"
+// CHECK-NEXT:    tir.device_hook deactivate "accel"
+// CHECK-NEXT:    tir.device_hook deactivate "ethos_u"
 // CHECK-NEXT:    func.return
 
 // EMITC-LABEL: emitc.func @tvmgen_default___tvm_main__(

@@ -954,8 +954,8 @@ func.func @f(%x: tensor<1x3x2xi8>, %w: tensor<4x2xi8>, %r: tensor<4x4xi8>, %b: t
 // -----
 
 func.func @f(%x: tensor<1x3x2xf32>, %w: tensor<4x2xf32>, %r: tensor<4x4xf32>, %b: tensor<4xf32>, %h: tensor<1x4xf32>, %c: tensor<1x4xf32>) {
-  // expected-error@+1 {{'relay.lstm' op relay.lstm: cell_activation 'relu' is not supported, expected one of tanh, sigmoid}}
-  %0 = relay.lstm(%x, %w, %w, %w, %w, %r, %r, %r, %r, %b, %b, %b, %b, %h, %c) {cell_activation = "relu"} : (tensor<1x3x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x3x4xf32>
+  // expected-error@+1 {{Expected `tanh`, or `sigmoid`.}}
+  %0 = relay.lstm(%x, %w, %w, %w, %w, %r, %r, %r, %r, %b, %b, %b, %b, %h, %c) {cell_activation = #relay<cell_activation relu>} : (tensor<1x3x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x3x4xf32>
   func.return
 }
 
@@ -1084,5 +1084,21 @@ func.func @f(%a: tensor<4xi8>) {
 func.func @f(%b: tensor<4xi32>) {
   // expected-error@+1 {{'relay.quantized_divide' op relay.quantized_divide: output_shift 40 is out of range, expected -31..31}}
   %1 = relay.quantized_divide %b, %b {output_multiplier = 1 : i64, output_shift = 40 : i64} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x3x2xf32>, %w: tensor<4x2xf32>, %r: tensor<4x4xf32>, %b: tensor<4xf32>, %h: tensor<1x4xf32>) {
+  // expected-error@+1 {{Expected ','}}
+  %0 = relay.lstm(%x, %w, %w, %w, %w, %r, %r, %r, %r, %b, %b, %b, %b, %h) : (tensor<1x3x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<1x4xf32>) -> tensor<1x3x4xf32>
+  func.return
+}
+
+// -----
+
+func.func @f(%x: tensor<1x96xf32>, %wf: tensor<64x96xf32>, %wt: tensor<64x8xf32>, %b: tensor<64xf32>, %s: tensor<1x512xf32>) {
+  // expected-error@+1 {{Expected `NONE`, `RELU`, `RELU_N1_TO_1`, `RELU6`, or `TANH`.}}
+  %0 = relay.svdf %x, %wf, %wt, %b, %s {activation = #relay<fused_activation SIGMOID>} : (tensor<1x96xf32>, tensor<64x96xf32>, tensor<64x8xf32>, tensor<64xf32>, tensor<1x512xf32>) -> tensor<1x64xf32>
   func.return
 }

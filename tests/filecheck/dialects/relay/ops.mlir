@@ -283,6 +283,17 @@ func.func @image(%x: tensor<2x5x3xi8>, %i: tensor<4xi32>, %j: tensor<2x4xi32>, %
 // CHECK: relay.lstm(%{{.*}}) {time_major = true, cell_clip = 2.500000e+00 : f64} : (tensor<3x1x2xf32>, {{.*}}, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<3x1x4xf32>
 func.func @lstm(%x: tensor<3x1x2xf32>, %w: tensor<4x2xf32>, %r: tensor<4x4xf32>, %b: tensor<4xf32>, %h: tensor<1x4xf32>, %c: tensor<1x4xf32>) {
   %0 = relay.lstm(%x, %w, %w, %w, %w, %r, %r, %r, %r, %b, %b, %b, %b, %h, %c) {time_major = true, cell_clip = 2.5 : f64} : (tensor<3x1x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<3x1x4xf32>
+  // CHECK: relay.lstm(%{{.*}}) {time_major = true, cell_activation = #relay<cell_activation sigmoid>}
+  %1 = relay.lstm(%x, %w, %w, %w, %w, %r, %r, %r, %r, %b, %b, %b, %b, %h, %c) {time_major = true, cell_activation = #relay<cell_activation sigmoid>} : (tensor<3x1x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<3x1x4xf32>
+  func.return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @svdf
+// CHECK: relay.svdf %{{.*}} {activation = #relay<fused_activation RELU6>}
+func.func @svdf(%x: tensor<1x3xf32>, %wf: tensor<4x3xf32>, %wt: tensor<4x2xf32>, %b: tensor<4xf32>, %s: tensor<1x8xf32>) {
+  %0 = relay.svdf %x, %wf, %wt, %b, %s {activation = #relay<fused_activation RELU6>} : (tensor<1x3xf32>, tensor<4x3xf32>, tensor<4x2xf32>, tensor<4xf32>, tensor<1x8xf32>) -> tensor<1x4xf32>
   func.return
 }
 

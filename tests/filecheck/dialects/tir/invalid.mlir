@@ -168,3 +168,36 @@ func.func @f(%a: memref<4x3xi8>) {
   tir.call @g(%v) : (memref<2x3xi8, strided<[6, 1], offset: 1>>) -> ()
   func.return
 }
+
+// -----
+
+// expected-error@+1 {{'tir.allocate' op 'tir.allocate' expects parent op 'func.func'}}
+%0 = tir.allocate {name_hint = "x"} : memref<4xi8>
+
+// -----
+
+func.func @f() {
+  // expected-error@+1 {{'tir.allocate' op tir.allocate: scope 'my sram' is not a storage scope, expected identifiers separated by '.' (e.g. global, local, global.texture, sram)}}
+  %0 = tir.allocate {name_hint = "x", scope = "my sram"} : memref<4xi8>
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  scf.execute_region {
+    // expected-error@+1 {{'tir.allocate_const' op 'tir.allocate_const' expects parent op 'func.func'}}
+    %0 = tir.allocate_const {name_hint = "c", value = dense<1> : tensor<4xi8>} : memref<4xi8>
+    scf.yield
+  }
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error@+1 {{Expected `activate`, `open`, `close`, or `deactivate`.}}
+  tir.device_hook reset "accel"
+  func.return
+}
+

@@ -1,4 +1,4 @@
-"""``python -m usmp.tools.compare_tflm model.tflite``: compile a model to C,
+"""``python -m usmp.testing.compare_tflm model.tflite``: compile a model to C,
 build and run it with gcc, run TFLite Micro on the same seeded input, and say
 whether they agree (int8 bit for bit, float within 1e-5 relative).
 ``--steps N`` runs each seed as a sequence of N invocations (one library
@@ -8,8 +8,11 @@ packed|cpacked`` compiles the operator calls with TVM's packed conventions
 (default unpacked). ``--target accel,c
 --offload CONV_2D,DEPTHWISE_CONV_2D=accel`` and the pool flags
 (``--usmp-workspace-pools``, ``--usmp-workspace-pool-NAME="target=accel:rw"``
-...) are usmp-compile's; ``--sanitize`` builds with ASan/UBSan, the pools
-being arrays of exactly their planned size.
+...) are usmp-compile's, and the model goes through usmp-compile's pipeline
+for them (``usmp.tools.compile_pipeline``; the library defines every pool,
+and ``--call-type`` applies under the C interface, which the harness
+calls); ``--sanitize`` builds with ASan/UBSan, the pools being arrays of
+exactly their planned size.
 
 Exit status 0 when every output agrees, 1 otherwise; a model that cannot be
 compiled (unsupported or damaged) or that TFLite Micro cannot run gives
@@ -19,15 +22,14 @@ compiled (unsupported or damaged) or that TFLite Micro cannot run gives
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp
 from xdsl.utils.exceptions import DiagnosticException
 
-from usmp.dialects.tir import CALL_TYPES, POOLS
+from usmp.dialects.tir import CALL_TYPES
 from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import damaged_model_errors, read_model_file
 from usmp.testing.run_c import CRunError, run_module_sequence
@@ -37,22 +39,8 @@ from usmp.testing.tflm_reference import (
     random_inputs,
     run_tflm_sequence,
 )
-from usmp.tools.offload import (
-    OffloadError,
-    parse_offload,
-    parse_targets,
-    place_operators,
-)
-from usmp.tools.pool_flags import (
-    DEFAULT_ALIGNMENT,
-    PoolFlag,
-    PoolFlagError,
-    parse_pool_flags,
-    pool_info_attrs,
-    split_pool_flags,
-)
-
-PIPELINE = "plan-devices,fuse-ops,lower-ops,aot-lower-main,usmp"
+from usmp.tools.compile_options import CompileError, CompileOptions
+from usmp.tools.pool_flags import pools_from_flags, split_pool_flags
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -102,18 +90,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.steps < 1:
         parser.error("--steps must be at least 1")
     try:
-        placement = Placement.from_flags(
-            args.target,
-            args.offload,
-            parse_pool_flags(
-                args.usmp_workspace_pools,
-                args.usmp_parameter_pools,
-                specs,
-                DEFAULT_ALIGNMENT,
-                DEFAULT_ALIGNMENT,
+        options = CompileOptions(
+            target=args.target,
+            offload=tuple(args.offload),
+            pools=pools_from_flags(
+                args.usmp_workspace_pools, args.usmp_parameter_pools, specs
             ),
+            library_pools=True,
         )
-    except (OffloadError, PoolFlagError) as e:
+    except CompileError as e:
         print(f"{args.model.name}: error: {e}", file=sys.stderr)
         return 1
     try:
@@ -121,9 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.model,
             args.seeds,
             args.steps,
-            placement,
+            pipeline(options, args.call_type),
             args.sanitize,
-            args.call_type,
         )
     except DiagnosticException as e:
         print(str(e), file=sys.stderr)
@@ -136,49 +120,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-@dataclass(frozen=True)
-class Placement:
-    """``--target``/``--offload`` and the pool flags, checked."""
+def pipeline(options: CompileOptions, call_type: str = "unpacked") -> str:
+    """usmp-compile's pipeline for ``options`` as a ``-p`` string, the
+    operators called with ``call_type`` (the entry keeps the C interface the
+    harness calls)."""
+    from usmp.tools.compile_pipeline import compile_passes, pipeline_text
 
-    offload: dict[str, str]
-    pools: list[PoolFlag]
-
-    @classmethod
-    def from_flags(
-        cls, target: str, offload: Sequence[str], pools: list[PoolFlag]
-    ) -> Placement:
-        return cls(parse_offload(offload, parse_targets(target)), pools)
-
-    def apply(self, module: ModuleOp) -> str:
-        """Place ``module``'s operators and set its pools (usmp-compile's
-        pipeline, ``PIPELINE``, then plans the devices)."""
-        if self.pools:
-            module.attributes[POOLS] = ArrayAttr(pool_info_attrs(self.pools))
-        if self.offload:
-            place_operators(module, self.offload)
-        return PIPELINE
+    passes = [
+        dataclasses.replace(p, call_type=call_type)  # pyright: ignore[reportArgumentType]
+        if p.name == "aot-lower-main"
+        else p
+        for p in compile_passes(options)
+    ]
+    return pipeline_text(passes)
 
 
 def _compare(
     path: Path,
     seeds: int,
     steps: int = 1,
-    placement: Placement | None = None,
+    passes: str = "",
     sanitize: bool = False,
-    call_type: str = "unpacked",
 ) -> int:
     with damaged_model_errors(path):
         model = read_model_file(path)
         module = import_model(model)
-    pipeline = placement.apply(module) if placement is not None else PIPELINE
-    pipeline = pipeline.replace(
-        "aot-lower-main", f"aot-lower-main{{call_type={call_type}}}"
-    )
+    passes = passes or pipeline(CompileOptions(library_pools=True))
     data = path.read_bytes()
     failures = 0
     for seed in range(seeds):
         sequence = [random_inputs(model, seed + 1000 * k) for k in range(steps)]
-        ours = run_module_sequence(module, sequence, passes=pipeline, sanitize=sanitize)
+        ours = run_module_sequence(module, sequence, passes=passes, sanitize=sanitize)
         reference = run_tflm_sequence(data, sequence, tensors=list(model.outputs))
         for step in range(steps):
             pairs = zip(ours[step], reference[step], strict=True)
