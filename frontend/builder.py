@@ -143,6 +143,7 @@ class RelayBuilder:
         default_factory=dict[tuple[int | float, str], SSAValue]
     )
     _operator: Operator | None = None
+    _states: dict[str, SSAValue] = field(default_factory=dict[str, SSAValue])
 
     # -- operators -------------------------------------------------------------
 
@@ -164,6 +165,11 @@ class RelayBuilder:
 
     def emit(self, op: Operation) -> SSAValue:
         """Append ``op`` (located at the current operator); its result."""
+        self.emit_effect(op)
+        return op.results[0]
+
+    def emit_effect(self, op: Operation) -> None:
+        """Append ``op``, which has no result (an assignment of a state)."""
         if self._operator is not None:
             op.location = NameLoc(
                 StringAttr(self._operator.display_name),
@@ -174,7 +180,6 @@ class RelayBuilder:
                 ),
             )
         self.block.add_op(op)
-        return op.results[0]
 
     # -- tensors ---------------------------------------------------------------
 
@@ -250,6 +255,15 @@ class RelayBuilder:
         self._name_after(value, t)
         self.values[t.index] = value
         return value
+
+    def named_state(self, name: str, initial: DenseIntOrFPElementsAttr) -> SSAValue:
+        """The ``relay.state`` called ``name`` (a resource variable), made at
+        its first request with the initial value ``initial``."""
+        if name not in self._states:
+            from usmp.dialects.relay_state import StateOp
+
+            self._states[name] = self.emit(StateOp(name, initial))
+        return self._states[name]
 
     # -- constants -------------------------------------------------------------
 

@@ -95,7 +95,7 @@ def import_model(model: Model, outputs: Sequence[int] | None = None) -> ModuleOp
             # requantisation arithmetic refusing the operator's parameters
             raise model.op_error(op, str(e)) from None
         for index in op.outputs:
-            if index not in builder.values:
+            if index not in builder.values and not _unused_handle(model, index):
                 raise model.op_error(op, f"output tensor #{index} was not produced")
     builder.begin(None)  # what follows belongs to no operator
     results: list[SSAValue] = []
@@ -130,6 +130,12 @@ def import_model(model: Model, outputs: Sequence[int] | None = None) -> ModuleOp
             f"internal error: the imported module does not verify: {e}"
         ) from e
     return module
+
+
+def _unused_handle(model: Model, index: int) -> bool:
+    """A resource tensor (a VAR_HANDLE's output) has no value when subgraph 0
+    never reads or assigns its variable."""
+    return model.tensors[index].type_name == "RESOURCE"
 
 
 def scale_problem(model: Model, op: Operator, why: str) -> str:

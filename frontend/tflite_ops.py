@@ -22,7 +22,9 @@ are computed as in their ``Prepare``, see ``quantization.py``):
   requantisation chain;
 * SUB, MUL, MAXIMUM, MINIMUM, CONCATENATION, PAD/PADV2, RELU, RELU6: in
   ``tflite_ops_elementwise`` (registered into ``CONVERTERS``);
-* UNIDIRECTIONAL_SEQUENCE_LSTM: ``relay.lstm``, in ``tflite_ops_lstm``.
+* UNIDIRECTIONAL_SEQUENCE_LSTM: ``relay.lstm``, in ``tflite_ops_lstm``;
+* VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE, CALL_ONCE: resource variables
+  as ``relay.state``, in ``tflite_ops_variables``.
 
 Layouts: TFLite conv weights are OHWI and become HWIO; depthwise weights
 (1, KH, KW, C*M) become (KH, KW, 1, C*M) with ``groups = C``.
@@ -723,4 +725,5 @@ from usmp.frontend import (  # noqa: E402, F401
     tflite_ops_lstm,
     tflite_ops_svdf,
     tflite_ops_transcendental,
+    tflite_ops_variables,
 )
