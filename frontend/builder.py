@@ -296,6 +296,17 @@ class RelayBuilder:
         if t.data is None:
             raise self.error(f"tensor '{t.name}' (#{t.index}) must be a constant")
         array = t.data if transform is None else transform(t.data)
+        if array.dtype.name not in _ELEMENT_TYPES:
+            only = (
+                "; FLOAT16 constants are supported as the input of DEQUANTIZE "
+                "(folded into FLOAT32)"
+                if t.type_name == "FLOAT16"
+                else ""
+            )
+            raise self.error(
+                f"constant tensor '{t.name}' (#{t.index}) has type {t.type_name}, "
+                f"which this operator does not take{only}"
+            )
         value = self.constant(
             np.ascontiguousarray(array), sanitize_name(t.name, f"cst{t.index}")
         )

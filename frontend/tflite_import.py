@@ -46,6 +46,7 @@ from xdsl.utils.exceptions import VerifyException
 from usmp.dialects.relay import INPUT_TENSOR_NAMES, OUTPUT_TENSOR_NAMES
 from usmp.frontend import quantization as q
 from usmp.frontend.builder import RelayBuilder, sanitize_name, tensor_type
+from usmp.frontend.tflite_fold import fold_weights
 from usmp.frontend.tflite_ops import CONVERTERS
 from usmp.frontend.tflite_reader import (
     Model,
@@ -74,6 +75,7 @@ def import_model(model: Model, outputs: Sequence[int] | None = None) -> ModuleOp
     """Import ``model``; ``outputs`` (tensor indices, default the model's
     outputs) selects what ``@main`` returns: intermediate activations can be
     returned to compare a model layer by layer."""
+    model = fold_weights(model)
     check_supported(model)
     output_indices = tuple(model.outputs if outputs is None else outputs)
     _check_listed_once(model, output_indices)
