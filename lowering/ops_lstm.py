@@ -30,8 +30,9 @@ Integer arithmetic per unit, as TFLM: each FC accumulates
 requantises to Q3.12 and saturates to i16; the two are added with i16
 saturation; sigmoid / tanh are TFLM's int16 table kernels
 (``sigmoid_table_uint16`` stored as i16 ``value - 32768`` in a 512-byte
-``tir.allocate_const``); the products are requantised and saturated (``MultiplyByQuantizedMultiplier``). Float: f32,
-TFLite's logistic cut-offs and libm ``tanhf``.
+``tir.allocate_const``); the products are requantised and saturated
+(``MultiplyByQuantizedMultiplier``). Float: f32, TFLite's logistic cut-offs
+and libm ``tanhf``.
 """
 
 from __future__ import annotations
