@@ -1086,3 +1086,11 @@ func.func @f(%b: tensor<4xi32>) {
   %1 = relay.quantized_divide %b, %b {output_multiplier = 1 : i64, output_shift = 40 : i64} : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
   func.return
 }
+
+// -----
+
+func.func @f(%a: tensor<4xi8>) {
+  // expected-error@+1 {{'relay.assign_state' op relay.assign_state: the first operand must be a relay.state}}
+  relay.assign_state %a, %a : tensor<4xi8>
+  func.return
+}
