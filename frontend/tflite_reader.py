@@ -273,7 +273,7 @@ def _read_subgraph(
                     f"{owner} {what} {i} refers to tensor {index}; the subgraph has "
                     f"{n_tensors} tensors (0..{n_tensors - 1})",
                 )
-    _check_producers(name, tensors, operators, inputs)
+    _check_producers(name, tensors, operators, inputs, prefix)
     return Subgraph(k, tensors, operators, inputs, outputs)
 
 
@@ -633,9 +633,10 @@ def _check_producers(
     tensors: tuple[Tensor, ...],
     operators: tuple[Operator, ...],
     inputs: tuple[int, ...],
+    prefix: str = "",
 ) -> None:
     """Every tensor is written at most once: by one operator, and never a
-    model input or a constant."""
+    model input or a constant (``prefix`` names the subgraph)."""
     producer: dict[int, int] = {}
     for op in operators:
         for t in op.outputs:
@@ -652,7 +653,8 @@ def _check_producers(
             if written is not None and not tensor.is_variable:
                 raise TFLiteImportError(
                     name,
-                    f"operator {op.index} ({op.display_name}): output tensor {t} "
+                    f"{prefix}operator {op.index} ({op.display_name}): output "
+                    f"tensor {t} "
                     f"'{tensor.name}' is already {written}; every tensor has one "
                     "producer",
                 )
