@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from xdsl.dialects.builtin import TensorType, f32, i8, i16, i32
+from xdsl.dialects.builtin import TensorType, f32, i8, i16, i32, i64
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import SpacedOpaqueSyntaxAttribute, SSAValue
 from xdsl.irdl import irdl_attr_definition, operand_def, traits_def
@@ -179,6 +179,8 @@ class LstmOp(StatefulOperator, InferredResultOperator):
         units = shape_of(types[1])[0] if shape_of(types[1]) else 0
         quantized = self.quantized
         act, weight, bias, cell = (i8, i8, i32, i16) if quantized else (f32,) * 4
+        if quantized and data.element_type == i16:  # 16x8: int16 activations
+            act, bias = i16, i64
         expected = {
             "data": act,
             **{n: weight for n in OPERANDS[1:9]},

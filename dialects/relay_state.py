@@ -22,6 +22,15 @@ argument); ``aot-lower-main`` gives every ``relay.state`` its own
 ``tir.allocate_state`` (``state_N``, holding ``value``); ``usmp`` plans those
 into a ``persistent`` pool, live for the whole program, and
 ``tvmgen_<model>_init`` writes the initial values (see ``docs/relay-ops.md``).
+
+TFLite's *resource variables* (``VAR_HANDLE``/``READ_VARIABLE``/
+``ASSIGN_VARIABLE``, which TFLite Micro keeps in its persistent arena) are
+states too, read and written by two ops that stay in main (no kernel, no
+fusion): ``relay.read_state`` copies the state into a new tensor, as TFLite
+Micro's ``READ_VARIABLE`` copies the resource into its output, and
+``relay.assign_state`` copies a tensor into the state. ``aot-lower-main``
+makes each a ``memref.copy`` and keeps the reads and writes of one state in
+their source order.
 """
 
 from __future__ import annotations
@@ -29,17 +38,20 @@ from __future__ import annotations
 from typing import ClassVar
 
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, StringAttr, TensorType
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    VarConstraint,
+    base,
     irdl_op_definition,
+    operand_def,
     prop_def,
     result_def,
     traits_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import MemoryAllocEffect
+from xdsl.traits import MemoryAllocEffect, MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
 from usmp.dialects.limits import check_buffer_size, check_nonempty
@@ -119,6 +131,65 @@ class StateOp(IRDLOperation):
         printer.print_op_attributes(self.attributes)
 
 
+@irdl_op_definition
+class ReadStateOp(IRDLOperation):
+    """A copy of a state's current value (TFLite's ``READ_VARIABLE``).
+
+    Syntax::
+
+        %x = relay.read_state %s : tensor<1x4x40xi8>
+
+    Reads the state when it runs: a later ``relay.assign_state`` of the same
+    state does not change ``%x``.
+    """
+
+    name = "relay.read_state"
+
+    traits = traits_def(MemoryReadEffect(), Structural())
+
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    state = operand_def(T)
+    result = result_def(T)
+
+    assembly_format = "$state attr-dict `:` type($result)"
+
+    def __init__(self, state: SSAValue):
+        super().__init__(operands=[state], result_types=[state.type])
+
+
+@irdl_op_definition
+class AssignStateOp(IRDLOperation):
+    """Overwrite a state with a tensor (TFLite's ``ASSIGN_VARIABLE``).
+
+    Syntax::
+
+        relay.assign_state %s, %x : tensor<1x4x40xi8>
+
+    ``%s`` must be a ``relay.state``; from here on (and in the next
+    invocations, until an other assignment or a reset) the state holds the
+    value of ``%x``. No result.
+    """
+
+    name = "relay.assign_state"
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect(), Structural())
+
+    T: ClassVar = VarConstraint("T", base(TensorType))
+    state = operand_def(T)
+    value = operand_def(T)
+
+    assembly_format = "$state `,` $value attr-dict `:` type($state)"
+
+    def __init__(self, state: SSAValue, value: SSAValue):
+        super().__init__(operands=[state, value])
+
+    def verify_(self) -> None:
+        if not isinstance(self.state.owner, StateOp):
+            raise VerifyException(
+                "relay.assign_state: the first operand must be a relay.state"
+            )
+
+
 class StatefulOperator:
     """Mixin of relay operators that update state in place: ``STATE_OPERANDS``
     are the positions of the operands they overwrite (``relay.state``
@@ -132,4 +203,4 @@ def state_operands(op: Operation) -> tuple[int, ...]:
     return getattr(type(op), "STATE_OPERANDS", ())
 
 
-STATE_OPS: list[type[IRDLOperation]] = [StateOp]
+STATE_OPS: list[type[IRDLOperation]] = [StateOp, ReadStateOp, AssignStateOp]

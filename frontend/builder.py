@@ -143,6 +143,7 @@ class RelayBuilder:
         default_factory=dict[tuple[int | float, str], SSAValue]
     )
     _operator: Operator | None = None
+    _states: dict[str, SSAValue] = field(default_factory=dict[str, SSAValue])
 
     # -- operators -------------------------------------------------------------
 
@@ -164,6 +165,11 @@ class RelayBuilder:
 
     def emit(self, op: Operation) -> SSAValue:
         """Append ``op`` (located at the current operator); its result."""
+        self.emit_effect(op)
+        return op.results[0]
+
+    def emit_effect(self, op: Operation) -> None:
+        """Append ``op``, which has no result (an assignment of a state)."""
         if self._operator is not None:
             op.location = NameLoc(
                 StringAttr(self._operator.display_name),
@@ -174,7 +180,6 @@ class RelayBuilder:
                 ),
             )
         self.block.add_op(op)
-        return op.results[0]
 
     # -- tensors ---------------------------------------------------------------
 
@@ -251,6 +256,15 @@ class RelayBuilder:
         self.values[t.index] = value
         return value
 
+    def named_state(self, name: str, initial: DenseIntOrFPElementsAttr) -> SSAValue:
+        """The ``relay.state`` called ``name`` (a resource variable), made at
+        its first request with the initial value ``initial``."""
+        if name not in self._states:
+            from usmp.dialects.relay_state import StateOp
+
+            self._states[name] = self.emit(StateOp(name, initial))
+        return self._states[name]
+
     # -- constants -------------------------------------------------------------
 
     def constant(self, array: npt.NDArray[Any], name: str | None = None) -> SSAValue:
@@ -282,6 +296,17 @@ class RelayBuilder:
         if t.data is None:
             raise self.error(f"tensor '{t.name}' (#{t.index}) must be a constant")
         array = t.data if transform is None else transform(t.data)
+        if array.dtype.name not in _ELEMENT_TYPES:
+            only = (
+                "; FLOAT16 constants are supported as the input of DEQUANTIZE "
+                "(folded into FLOAT32)"
+                if t.type_name == "FLOAT16"
+                else ""
+            )
+            raise self.error(
+                f"constant tensor '{t.name}' (#{t.index}) has type {t.type_name}, "
+                f"which this operator does not take{only}"
+            )
         value = self.constant(
             np.ascontiguousarray(array), sanitize_name(t.name, f"cst{t.index}")
         )

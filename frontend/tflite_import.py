@@ -46,6 +46,7 @@ from xdsl.utils.exceptions import VerifyException
 from usmp.dialects.relay import INPUT_TENSOR_NAMES, OUTPUT_TENSOR_NAMES
 from usmp.frontend import quantization as q
 from usmp.frontend.builder import RelayBuilder, sanitize_name, tensor_type
+from usmp.frontend.tflite_fold import fold_weights
 from usmp.frontend.tflite_ops import CONVERTERS
 from usmp.frontend.tflite_reader import (
     Model,
@@ -74,6 +75,7 @@ def import_model(model: Model, outputs: Sequence[int] | None = None) -> ModuleOp
     """Import ``model``; ``outputs`` (tensor indices, default the model's
     outputs) selects what ``@main`` returns: intermediate activations can be
     returned to compare a model layer by layer."""
+    model = fold_weights(model)
     check_supported(model)
     output_indices = tuple(model.outputs if outputs is None else outputs)
     _check_listed_once(model, output_indices)
@@ -95,7 +97,7 @@ def import_model(model: Model, outputs: Sequence[int] | None = None) -> ModuleOp
             # requantisation arithmetic refusing the operator's parameters
             raise model.op_error(op, str(e)) from None
         for index in op.outputs:
-            if index not in builder.values:
+            if index not in builder.values and not _unused_handle(model, index):
                 raise model.op_error(op, f"output tensor #{index} was not produced")
     builder.begin(None)  # what follows belongs to no operator
     results: list[SSAValue] = []
@@ -130,6 +132,12 @@ def import_model(model: Model, outputs: Sequence[int] | None = None) -> ModuleOp
             f"internal error: the imported module does not verify: {e}"
         ) from e
     return module
+
+
+def _unused_handle(model: Model, index: int) -> bool:
+    """A resource tensor (a VAR_HANDLE's output) has no value when subgraph 0
+    never reads or assigns its variable."""
+    return model.tensors[index].type_name == "RESOURCE"
 
 
 def scale_problem(model: Model, op: Operator, why: str) -> str:

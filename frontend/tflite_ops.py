@@ -22,7 +22,9 @@ are computed as in their ``Prepare``, see ``quantization.py``):
   requantisation chain;
 * SUB, MUL, MAXIMUM, MINIMUM, CONCATENATION, PAD/PADV2, RELU, RELU6: in
   ``tflite_ops_elementwise`` (registered into ``CONVERTERS``);
-* UNIDIRECTIONAL_SEQUENCE_LSTM: ``relay.lstm``, in ``tflite_ops_lstm``.
+* UNIDIRECTIONAL_SEQUENCE_LSTM: ``relay.lstm``, in ``tflite_ops_lstm``;
+* VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE, CALL_ONCE: resource variables
+  as ``relay.state``, in ``tflite_ops_variables``.
 
 Layouts: TFLite conv weights are OHWI and become HWIO; depthwise weights
 (1, KH, KW, C*M) become (KH, KW, 1, C*M) with ``groups = C``.
@@ -614,13 +616,28 @@ def convert_quantize(b: RelayBuilder) -> None:
 
 def convert_dequantize(b: RelayBuilder) -> None:
     x, out = b.required_input(0), b.output_tensor()
+    if _type(x) == "FLOAT16":  # constants were folded (tflite_fold)
+        raise b.error(
+            f"input '{x.name}' is a FLOAT16 activation; FLOAT16 is supported only "
+            "for constants (weights), folded into FLOAT32 constants"
+        )
     if _type(x) not in ("INT8", "UINT8", "INT16") or _type(out) != "FLOAT32":
         raise b.error(
             f"unsupported types {_type(x)} -> {_type(out)} "
-            "(INT8/UINT8/INT16 -> FLOAT32)"
+            "(INT8/UINT8/INT16 -> FLOAT32, or a FLOAT16 constant -> FLOAT32)"
         )
     in_q = _per_tensor(b, x, "input")
     b.bind(out, b.emit(DequantizeOp(b.value(x), in_q.scale, in_q.zero_point)))
+
+
+def convert_densify(b: RelayBuilder) -> None:
+    """DENSIFY of a constant was folded (``tflite_fold``): what is left
+    densifies an activation."""
+    x = b.required_input(0)
+    raise b.error(
+        f"input '{x.name}' is not a constant; DENSIFY is supported for sparse "
+        "constants (densified at compile time)"
+    )
 
 
 # -- elementwise ---------------------------------------------------------------
@@ -693,6 +710,7 @@ _CONVERTERS: dict[str, Converter] = {
     "CONV_2D": convert_conv_2d,
     "DEPTHWISE_CONV_2D": convert_depthwise_conv_2d,
     "DEQUANTIZE": convert_dequantize,
+    "DENSIFY": convert_densify,
     "FULLY_CONNECTED": convert_fully_connected,
     "MAX_POOL_2D": convert_max_pool_2d,
     "QUANTIZE": convert_quantize,
@@ -723,4 +741,5 @@ from usmp.frontend import (  # noqa: E402, F401
     tflite_ops_lstm,
     tflite_ops_svdf,
     tflite_ops_transcendental,
+    tflite_ops_variables,
 )

@@ -3,7 +3,8 @@
 ``tflite_ops`` imports this module, which registers its converter. What
 TFLite Micro's kernel supports is imported, the rest refused with the
 operator's index: float32, or int8 activations and weights with int32 biases
-and an int16 cell state (TFLM's integer LSTM); time-major or batch-major;
+and an int16 cell state (TFLM's integer LSTM), or 16x8 (int16 activations of
+zero point 0, int8 weights, int64 biases); time-major or batch-major;
 the cell gate's activation TANH (TFLM's only other one, sigmoid, cannot be
 written in a model's options). Refused as TFLM refuses them: peephole
 weights (inputs 9-11), projection (16-17), layer norm (20-23), coupled
@@ -160,13 +161,23 @@ def convert_unidirectional_sequence_lstm(b: RelayBuilder) -> None:
         pass
     elif types == ("INT8", {"INT8"}, {"INT32"}, "INT8", "INT16", "INT8"):
         properties.update(_integer_properties(b, x, weights, hidden, cell, cell_clip))
+    elif types == ("INT16", {"INT8"}, {"INT64"}, "INT16", "INT16", "INT16"):
+        for t, what in ((x, "input"), (hidden, "hidden state"), (out, "output")):
+            zero = _per_tensor(b, t, what).zero_point
+            if zero != 0:
+                raise b.error(
+                    f"{what} '{t.name}' has zero point {zero}; TFLite Micro's 16x8 "
+                    "LSTM takes symmetric int16 activations (zero point 0)"
+                )
+        properties.update(_integer_properties(b, x, weights, hidden, cell, cell_clip))
     else:
         raise b.error(
             f"unsupported types: input {types[0]}, weights {sorted(types[1])}, "
             f"biases {sorted(types[2])}, hidden state {types[3]}, cell state "
             f"{types[4]}, output {types[5]} (supported: all FLOAT32; INT8 input, "
             "weights, hidden state and output with INT32 biases and an INT16 cell "
-            "state)"
+            "state; 16x8: INT16 input, hidden state, cell state and output with "
+            "INT8 weights and INT64 biases)"
         )
     args = [
         b.value(x),

@@ -51,6 +51,7 @@ __all__ = [
     "Model",
     "Operator",
     "Quantization",
+    "Subgraph",
     "Tensor",
     "TFLiteImportError",
     "damaged_model_errors",
@@ -132,6 +133,8 @@ class Tensor:
     data: npt.NDArray[Any] | None
     """Constant contents (read-only, shaped), ``None`` for activations."""
     is_variable: bool
+    sparse: bool = False
+    """The file stores the constant sparse (``data`` is densified)."""
 
     @property
     def dtype(self) -> np.dtype[Any] | None:
@@ -155,12 +158,25 @@ class Operator:
     options: Any
     """The initialised ``tflite.<X>Options`` table, or ``None``."""
     intermediates: tuple[int, ...]
+    subgraph: int = 0
+    """The subgraph holding the operator (0: the one ``Invoke`` runs)."""
 
     @property
     def display_name(self) -> str:
         if self.opcode == "CUSTOM":
             return f"CUSTOM '{self.custom_code}'"
         return self.opcode
+
+
+@dataclass(frozen=True)
+class Subgraph:
+    """A subgraph other than the first (its operators know their subgraph)."""
+
+    index: int
+    tensors: tuple[Tensor, ...]
+    operators: tuple[Operator, ...]
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -175,13 +191,17 @@ class Model:
     warnings: tuple[str, ...] = ()
     """``<model>: warning: ...`` lines about what the reader made up (names)
     or read as TFLite Micro reads it (see the module doc)."""
+    subgraphs: tuple[Subgraph, ...] = ()
+    """The subgraphs after the first (``subgraphs[k - 1]`` is subgraph k):
+    what ``CALL_ONCE`` runs (the initialisation of resource variables)."""
 
     def error(self, message: str) -> TFLiteImportError:
         return TFLiteImportError(self.name, message)
 
     def op_error(self, op: Operator, message: str) -> TFLiteImportError:
+        graph = f"subgraph {op.subgraph}, " if op.subgraph else ""
         return TFLiteImportError(
-            self.name, f"operator {op.index} ({op.display_name}): {message}"
+            self.name, f"{graph}operator {op.index} ({op.display_name}): {message}"
         )
 
 
@@ -195,36 +215,21 @@ def read_model(data: bytes, name: str = "model.tflite") -> Model:
     n_subgraphs = model.SubgraphsLength()
     if n_subgraphs == 0:
         raise TFLiteImportError(name, "the model has no subgraph")
-    if n_subgraphs > 1:
+    graphs = [_read_subgraph(model, k, data, name, notes) for k in range(n_subgraphs)]
+    tensors, operators = graphs[0].tensors, graphs[0].operators
+    inputs, outputs = graphs[0].inputs, graphs[0].outputs
+    initialisers = {
+        int(op.options.InitSubgraphIndex())
+        for op in operators
+        if op.opcode == "CALL_ONCE" and op.options is not None
+    }
+    others = [k for k in range(1, n_subgraphs) if k not in initialisers]
+    if others:
         notes.append(
             f"the model has {n_subgraphs} subgraphs; subgraph 0 is compiled (TFLite "
             "Micro runs the others only from control-flow operators such as IF and "
-            "WHILE)"
+            "WHILE, or CALL_ONCE)"
         )
-    graph = model.Subgraphs(0)
-    if graph is None:
-        raise TFLiteImportError(name, "damaged model: subgraph 0 is missing")
-    n_tensors = graph.TensorsLength()
-    n_buffers = model.BuffersLength()
-    tensors = tuple(
-        _read_tensor(model, graph.Tensors(i), i, data, name, n_buffers, notes)
-        for i in range(n_tensors)
-    )
-    operators = tuple(
-        _read_operator(model, graph.Operators(i), i, name, n_tensors, notes)
-        for i in range(graph.OperatorsLength())
-    )
-    inputs = _ints(graph.InputsAsNumpy() if graph.InputsLength() else ())
-    outputs = _ints(graph.OutputsAsNumpy() if graph.OutputsLength() else ())
-    for what, indices in (("input", inputs), ("output", outputs)):
-        for k, index in enumerate(indices):
-            if not 0 <= index < n_tensors:
-                raise TFLiteImportError(
-                    name,
-                    f"model {what} {k} refers to tensor {index}; the subgraph has "
-                    f"{n_tensors} tensors (0..{n_tensors - 1})",
-                )
-    _check_producers(name, tensors, operators, inputs)
     description = model.Description()
     return Model(
         name=name,
@@ -236,7 +241,40 @@ def read_model(data: bytes, name: str = "model.tflite") -> Model:
         warnings=tuple(f"{name}: warning: {note}" for note in notes)
         + _name_warnings(name, tensors, inputs, outputs)
         + _dynamic_warnings(name, tensors, inputs, outputs),
+        subgraphs=tuple(graphs[1:]),
     )
+
+
+def _read_subgraph(
+    model: Any, k: int, data: bytes, name: str, notes: list[str]
+) -> Subgraph:
+    graph = model.Subgraphs(k)
+    if graph is None:
+        raise TFLiteImportError(name, f"damaged model: subgraph {k} is missing")
+    prefix = f"subgraph {k}, " if k else ""
+    n_tensors = graph.TensorsLength()
+    n_buffers = model.BuffersLength()
+    tensors = tuple(
+        _read_tensor(model, graph.Tensors(i), i, data, name, n_buffers, notes, prefix)
+        for i in range(n_tensors)
+    )
+    operators = tuple(
+        _read_operator(model, graph.Operators(i), i, name, n_tensors, notes, k)
+        for i in range(graph.OperatorsLength())
+    )
+    inputs = _ints(graph.InputsAsNumpy() if graph.InputsLength() else ())
+    outputs = _ints(graph.OutputsAsNumpy() if graph.OutputsLength() else ())
+    for what, indices in (("input", inputs), ("output", outputs)):
+        for i, index in enumerate(indices):
+            if not 0 <= index < n_tensors:
+                owner = f"subgraph {k}" if k else "model"
+                raise TFLiteImportError(
+                    name,
+                    f"{owner} {what} {i} refers to tensor {index}; the subgraph has "
+                    f"{n_tensors} tensors (0..{n_tensors - 1})",
+                )
+    _check_producers(name, tensors, operators, inputs, prefix)
+    return Subgraph(k, tensors, operators, inputs, outputs)
 
 
 @contextmanager
@@ -284,12 +322,14 @@ def _read_tensor(
     name: str,
     n_buffers: int,
     notes: list[str],
+    prefix: str = "",
 ) -> Tensor:
     """Tensor ``index``. A ``shape_signature`` that does not fit the shape is
-    dropped with a note in ``notes`` (TFLite Micro reads only the shape)."""
+    dropped with a note in ``notes`` (TFLite Micro reads only the shape); a
+    sparse constant is densified (``tflite_sparsity``)."""
     raw = t.Name()
     tensor_name = raw.decode("utf-8", "replace") if raw else ""
-    where = f"tensor {index}" + (f" '{tensor_name}'" if tensor_name else "")
+    where = prefix + f"tensor {index}" + (f" '{tensor_name}'" if tensor_name else "")
     type_name = _TENSOR_TYPE_NAMES.get(t.Type(), f"type {t.Type()}")
     shape = _ints(t.ShapeAsNumpy()) if t.ShapeLength() else ()
     signature = _ints(t.ShapeSignatureAsNumpy()) if t.ShapeSignatureLength() else None
@@ -319,6 +359,18 @@ def _read_tensor(
             f"{where}: buffer index {buffer_index} is out of range (the model has "
             f"{n_buffers} buffers)",
         )
+    sparsity = t.Sparsity()
+    if sparsity is not None:
+        values = _read_buffer(
+            model, buffer_index, type_name, None, data, name, where, notes
+        )
+        dense = (
+            None if values is None else _densify(values, shape, sparsity, name, where)
+        )
+    else:
+        dense = _read_buffer(
+            model, buffer_index, type_name, shape, data, name, where, notes
+        )
     return Tensor(
         index=index,
         name=tensor_name or f"tensor_{index}",
@@ -326,11 +378,29 @@ def _read_tensor(
         shape=shape,
         shape_signature=signature,
         quantization=_read_quantization(t.Quantization(), type_name, name, where),
-        data=_read_buffer(
-            model, buffer_index, type_name, shape, data, name, where, notes
-        ),
+        data=dense,
         is_variable=bool(t.IsVariable()),
+        sparse=sparsity is not None,
     )
+
+
+def _densify(
+    values: npt.NDArray[Any],
+    shape: tuple[int, ...],
+    sparsity: Any,
+    name: str,
+    where: str,
+) -> npt.NDArray[Any]:
+    """The dense constant of a sparse tensor (TFLite's ``DENSIFY`` done while
+    reading: every operator sees the dense tensor)."""
+    from usmp.frontend.tflite_sparsity import densify, read_sparsity
+
+    try:
+        return densify(values, shape, read_sparsity(sparsity))
+    except ValueError as e:
+        raise TFLiteImportError(
+            name, f"{where}: sparse constant of shape {list(shape)}: {e}"
+        ) from None
 
 
 _ZERO_POINT_RANGES = MappingProxyType(
@@ -382,7 +452,7 @@ def _read_buffer(
     model: Any,
     buffer_index: int,
     type_name: str,
-    shape: tuple[int, ...],
+    shape: tuple[int, ...] | None,
     data: bytes,
     name: str,
     where: str,
@@ -390,7 +460,8 @@ def _read_buffer(
 ) -> npt.NDArray[Any] | None:
     """The constant contents of a tensor: its shape's worth of bytes from the
     start of its buffer (a larger buffer is noted in ``notes``: TFLite Micro
-    reads just those bytes), ``None`` for an activation."""
+    reads just those bytes), ``None`` for an activation; ``shape=None``: the
+    whole buffer as a vector (the stored values of a sparse tensor)."""
     if buffer_index == 0:
         return None  # buffer 0 is the empty sentinel: an activation
     buf = model.Buffers(buffer_index)
@@ -412,8 +483,16 @@ def _read_buffer(
         raise TFLiteImportError(
             name, f"{where}: constant tensor has unsupported type {type_name}"
         )
-    count = math.prod(shape)
     nbytes = len(raw)
+    if shape is None:
+        if nbytes % dtype.itemsize:
+            raise TFLiteImportError(
+                name,
+                f"{where}: buffer {buffer_index} holds {nbytes} bytes, not a whole "
+                f"number of {type_name} values",
+            )
+        return np.frombuffer(bytes(raw), dtype=dtype)
+    count = math.prod(shape)
     needed = count * dtype.itemsize
     if nbytes < needed:
         raise TFLiteImportError(
@@ -431,7 +510,13 @@ def _read_buffer(
 
 
 def _read_operator(
-    model: Any, op: Any, index: int, name: str, n_tensors: int, notes: list[str]
+    model: Any,
+    op: Any,
+    index: int,
+    name: str,
+    n_tensors: int,
+    notes: list[str],
+    subgraph: int = 0,
 ) -> Operator:
     n_codes = model.OperatorCodesLength()
     code_index = int(op.OpcodeIndex())
@@ -449,7 +534,9 @@ def _read_operator(
     custom = code.CustomCode()
     custom_code = custom.decode("utf-8", "replace") if custom else None
     display = f"CUSTOM '{custom_code}'" if opcode == "CUSTOM" else opcode
-    where = f"operator {index} ({display})"
+    where = (
+        f"subgraph {subgraph}, " if subgraph else ""
+    ) + f"operator {index} ({display})"
     inputs = _ints(op.InputsAsNumpy()) if op.InputsLength() else ()
     outputs = _ints(op.OutputsAsNumpy()) if op.OutputsLength() else ()
     intermediates = _ints(op.IntermediatesAsNumpy()) if op.IntermediatesLength() else ()
@@ -475,6 +562,7 @@ def _read_operator(
         outputs=outputs,
         options=_read_options(op, opcode, where, notes),
         intermediates=intermediates,
+        subgraph=subgraph,
     )
 
 
@@ -545,9 +633,10 @@ def _check_producers(
     tensors: tuple[Tensor, ...],
     operators: tuple[Operator, ...],
     inputs: tuple[int, ...],
+    prefix: str = "",
 ) -> None:
     """Every tensor is written at most once: by one operator, and never a
-    model input or a constant."""
+    model input or a constant (``prefix`` names the subgraph)."""
     producer: dict[int, int] = {}
     for op in operators:
         for t in op.outputs:
@@ -564,7 +653,8 @@ def _check_producers(
             if written is not None and not tensor.is_variable:
                 raise TFLiteImportError(
                     name,
-                    f"operator {op.index} ({op.display_name}): output tensor {t} "
+                    f"{prefix}operator {op.index} ({op.display_name}): output "
+                    f"tensor {t} "
                     f"'{tensor.name}' is already {written}; every tensor has one "
                     "producer",
                 )

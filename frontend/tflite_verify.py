@@ -109,6 +109,11 @@ class Table:
         self.buf.need(self.pos + off, size, self.where, f"field '{what}'")
         return self.pos + off
 
+    def byte(self, slot: int) -> int:
+        """The value of the one-byte scalar field ``slot`` (0 when absent)."""
+        pos = self.field(slot, 1, f"#{slot}")
+        return 0 if pos is None else self.buf.data[pos]
+
     def target(self, slot: int, what: str) -> int | None:
         """Where the ``uoffset`` field ``slot`` points, checked inside the file."""
         pos = self.field(slot, 4, what)
@@ -199,6 +204,13 @@ def verify_structure(data: bytes, name: str) -> None:
         _verify_subgraph(graph)
 
 
+_VAR_HANDLE_OPTIONS = 111
+"""``BuiltinOptions.VarHandleOptions``: its two fields are strings."""
+
+_INDEX_VECTOR_BYTES = {1: 4, 2: 2, 3: 1}
+"""``SparseIndexVector`` union: Int32Vector, Uint16Vector, Uint8Vector."""
+
+
 def _verify_subgraph(graph: Table) -> None:
     for tensor in graph.tables(0, "tensors", "tensor"):
         tensor.vector(0, 4, "shape")
@@ -210,6 +222,9 @@ def _verify_subgraph(graph: Table) -> None:
             quant.vector(2, 4, "scale")
             quant.vector(3, 8, "zero_point")
             quant.scalars((6, 4, "quantized_dimension"))
+        sparsity = tensor.table(6, "sparsity")
+        if sparsity is not None:
+            _verify_sparsity(sparsity)
     graph.vector(1, 4, "inputs")
     graph.vector(2, 4, "outputs")
     for op in graph.tables(3, "operators", "operator"):
@@ -220,3 +235,21 @@ def _verify_subgraph(graph: Table) -> None:
         options = op.table(4, "builtin_options")
         if options is not None:
             options.any_fields()
+            if op.byte(3) == _VAR_HANDLE_OPTIONS:
+                options.vector(0, 1, "container")
+                options.vector(1, 1, "shared_name")
+
+
+def _verify_sparsity(sparsity: Table) -> None:
+    """A tensor's ``SparsityParameters``: its vectors and every dimension's
+    segment and index vectors (``tflite_sparsity`` reads them)."""
+    sparsity.vector(0, 4, "traversal_order")
+    sparsity.vector(1, 4, "block_map")
+    for dim in sparsity.tables(2, "dim_metadata", "dimension"):
+        dim.scalars((0, 1, "format"), (1, 4, "dense_size"))
+        for slot, what in ((2, "array_segments"), (4, "array_indices")):
+            dim.scalars((slot, 1, f"{what}_type"))
+            size = _INDEX_VECTOR_BYTES.get(dim.byte(slot))
+            values = dim.table(slot + 1, what)
+            if values is not None and size is not None:
+                values.vector(0, size, f"{what} values")

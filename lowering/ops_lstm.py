@@ -25,12 +25,14 @@ the state outputs alias the state inputs (a persistent state updated in
 place).
 
 Integer arithmetic per unit, as TFLM: each FC accumulates
-``(x - zp) * w`` in i32, adds the bias (input FC), requantises to Q3.12 and
-saturates to i16; the two are added with i16 saturation; sigmoid / tanh are
-TFLM's int16 table kernels (``sigmoid_table_uint16`` stored as i16
-``value - 32768`` in a 512-byte ``tir.allocate_const``); the products are
-requantised and saturated (``MultiplyByQuantizedMultiplier``). Float: f32,
-TFLite's logistic cut-offs and libm ``tanhf``.
+``(x - zp) * w`` in i32 (16x8, int16 data: in i64, requantised with the
+64-bit ``MultiplyByQuantizedMultiplier``), adds the bias (input FC),
+requantises to Q3.12 and saturates to i16; the two are added with i16
+saturation; sigmoid / tanh are TFLM's int16 table kernels
+(``sigmoid_table_uint16`` stored as i16 ``value - 32768`` in a 512-byte
+``tir.allocate_const``); the products are requantised and saturated
+(``MultiplyByQuantizedMultiplier``). Float: f32, TFLite's logistic cut-offs
+and libm ``tanhf``.
 """
 
 from __future__ import annotations
@@ -38,13 +40,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import f32, i8, i16, i32
+from xdsl.dialects.builtin import f32, i8, i16, i32, i64
 from xdsl.ir import SSAValue
 
 from usmp.dialects import tir
 from usmp.dialects.relay_lstm import GATES, LstmOp
 from usmp.lowering import fixed_point as fx
-from usmp.lowering.kernel import FusedKernel, memref_of, shape_of
+from usmp.lowering.kernel import FusedKernel, element_type, memref_of, shape_of
 from usmp.lowering.loops import INDEX, Ix
 from usmp.lowering.ops_quant import _int_table  # pyright: ignore[reportPrivateUsage]
 from usmp.tflite_tables import SIGMOID_TABLE_UINT16
@@ -150,7 +152,17 @@ def lower_lstm(k: FusedKernel, op: LstmOp, out: SSAValue) -> None:
     batch, steps = (d1, d0) if op.time_major else (d0, d1)
     units = shape_of(weights[0])[0]
     quantized = op.quantized
-    acc_type = i32 if quantized else f32
+    wide = quantized and element_type(x) == i16  # 16x8: int64 sums
+    acc_type = (i64 if wide else i32) if quantized else f32
+    h_min, h_max = (-32768, 32767) if wide else (-128, 127)
+
+    def requantize(acc: SSAValue, m: int, s: int) -> SSAValue:
+        """A gate FC's sum to Q3.12 (i32, not yet saturated)."""
+        if wide:
+            return fx.multiply_by_reduced_multiplier(
+                b, acc, fx.reduced_multiplier(m), 15 - s
+            )
+        return fx.multiply_by_quantized_multiplier(b, acc, m, s, True)
 
     def unravel(flat: Ix, dims: Sequence[int]) -> list[Ix]:
         """The index of element ``flat`` (row-major) of a ``dims`` array."""
@@ -208,12 +220,8 @@ def lower_lstm(k: FusedKernel, op: LstmOp, out: SSAValue) -> None:
                 bias = k.at(biases[g], [j])
                 if quantized:
                     m, s = op.gate_multipliers, op.gate_shifts
-                    a = fx.multiply_by_quantized_multiplier(
-                        b, b.add(from_input[g], bias), m[g], s[g], True
-                    )
-                    r = fx.multiply_by_quantized_multiplier(
-                        b, from_hidden[g], m[4 + g], s[4 + g], True
-                    )
+                    a = requantize(b.add(from_input[g], bias), m[g], s[g])
+                    r = requantize(from_hidden[g], m[4 + g], s[4 + g])
                     pre = _clamp(
                         k,
                         fx.add(
@@ -269,8 +277,12 @@ def lower_lstm(k: FusedKernel, op: LstmOp, out: SSAValue) -> None:
                 h = fx.multiply_by_quantized_multiplier(
                     b, b.mul(t_cell, o_gate), m[2], s[2], True
                 )
-                h = _clamp(k, fx.add(b, h, op.hidden_zero_point), -128, 127)
-                b.store(b.convert(h, i8), out, [*data_index(row, t, 0)[:2], j])
+                h = _clamp(k, fx.add(b, h, op.hidden_zero_point), h_min, h_max)
+                b.store(
+                    b.convert(h, i16 if wide else i8),
+                    out,
+                    [*data_index(row, t, 0)[:2], j],
+                )
             else:
                 c = b.add(b.mul(f_gate, c), b.mul(i_gate, c_gate))
                 if op.cell_clip > 0:

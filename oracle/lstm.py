@@ -13,15 +13,17 @@ the same arithmetic per row)::
 (TFLite's fused activation: tanh or sigmoid).
 
 Float: float32 arithmetic, TFLite's logistic cut-offs (``kernels.sigmoid``).
-Integer (int8 activations and weights, int32 biases, int16 cell state), bit
-for bit: each FC accumulates ``(x - x_zp) * w`` in int32, adds the bias,
+Integer (int8 activations and weights, int32 biases, int16 cell state; or
+16x8: int16 activations, int8 weights, int64 biases), bit for bit: each FC
+accumulates ``(x - x_zp) * w`` in int32 (16x8: int64, requantised with the
+64-bit ``MultiplyByQuantizedMultiplier``), adds the bias,
 requantises with ``MultiplyByQuantizedMultiplier`` to the gate scale 2^-12
 and clamps to int16; the two FCs are added with int16 saturation; sigmoid
 and tanh are TFLM's int16 kernels (``logistic_int16`` on Q3.12, the cell's
 tanh ``tanh_int16`` with shift ``12 + cell_scale_power``); products of two
 int16 values are requantised the same way (to the cell scale, saturated to
 int16; the hidden one to the hidden state's scale plus its zero point,
-saturated to int8).
+saturated to the hidden state's type).
 """
 
 from __future__ import annotations
@@ -34,7 +36,10 @@ import numpy as np
 import numpy.typing as npt
 
 from usmp.oracle.kernels import sigmoid as float_sigmoid
-from usmp.oracle.quantization import multiply_by_quantized_multiplier
+from usmp.oracle.quantization import (
+    multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_int64,
+)
 from usmp.oracle.tflite_activations import logistic_int16, tanh_int16
 
 Array = npt.NDArray[np.generic]
@@ -69,14 +74,25 @@ def _saturate(
 
 
 def _fc16(
-    x: Array, zero_point: int, w: Array, bias: Array | None, m: int, s: int
+    x: Array,
+    zero_point: int,
+    w: Array,
+    bias: Array | None,
+    m: int,
+    s: int,
+    wide: bool,
 ) -> npt.NDArray[np.int64]:
+    """One gate FC to int16: int32 sums for int8 data, int64 sums (and the
+    64-bit ``MultiplyByQuantizedMultiplier``) for int16 data (``wide``,
+    16x8)."""
     acc = (x.astype(np.int64) - zero_point) @ w.astype(np.int64).T
     if bias is not None:
         acc = acc + bias.astype(np.int64)
-    return _saturate(
-        multiply_by_quantized_multiplier(acc, m, s).astype(np.int64), np.int16
-    )
+    if wide:
+        scaled = multiply_by_quantized_multiplier_int64(acc, m, s)
+    else:
+        scaled = multiply_by_quantized_multiplier(acc, m, s)
+    return _saturate(scaled.astype(np.int64), np.int16)
 
 
 def _mul(
@@ -99,8 +115,10 @@ def _step_int(
     c: npt.NDArray[np.int64],
     q: LstmQuantization,
     cell_activation: str,
+    hidden_type: type[np.integer],
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     gates: list[npt.NDArray[np.int64]] = []
+    wide = hidden_type is np.int16
     for g in range(4):
         pre = _fc16(
             x,
@@ -109,6 +127,7 @@ def _step_int(
             biases[g],
             q.gate_multipliers[g],
             q.gate_shifts[g],
+            wide,
         ) + _fc16(
             h,
             q.hidden_zero_point,
@@ -116,6 +135,7 @@ def _step_int(
             None,
             q.gate_multipliers[4 + g],
             q.gate_shifts[4 + g],
+            wide,
         )
         pre = _saturate(pre, np.int16)
         if GATES[g] == "cell" and cell_activation == "tanh":
@@ -136,7 +156,7 @@ def _step_int(
     if shift < 0:
         shift, multiplier = -shift, 3
     t = tanh_int16(c, multiplier, shift).astype(np.int64)
-    h = _mul(t, o, m[2], s[2], q.hidden_zero_point, np.int8)
+    h = _mul(t, o, m[2], s[2], q.hidden_zero_point, hidden_type)
     return h, c
 
 
@@ -222,6 +242,7 @@ def lstm(
                 c,
                 quantization,
                 cell_activation,
+                np.int16 if out_dtype == np.int16 else np.int8,
             )
         outputs.append(h.astype(out_dtype))
     out = np.stack(outputs, axis=0 if time_major else 1)

@@ -124,7 +124,7 @@ from usmp.dialects.relay_ops import (
 )
 from usmp.dialects.relay_props import property_values
 from usmp.dialects.relay_quant_ops import DequantizeOp, FixedPointMultiplyOp, QuantizeOp
-from usmp.dialects.relay_state import StateOp
+from usmp.dialects.relay_state import AssignStateOp, ReadStateOp, StateOp
 from usmp.dialects.relay_svdf import SvdfOp
 from usmp.dialects.relay_tflite_ops import (
     QuantizedDivideOp,
@@ -260,7 +260,7 @@ class _Interpreter:
                 f"the relay oracle has no semantics for '{name}' "
                 f"(it evaluates: {', '.join(_HANDLED_NAMES)}, func.return)",
             )
-        if len(op.results) != 1:
+        if len(op.results) != (0 if name in _NO_RESULT else 1):
             raise located_error(
                 op, f"'{name}' has {len(op.results)} results, expected 1"
             )
@@ -269,6 +269,8 @@ class _Interpreter:
             value = handler(op, args, self)
         except (KernelError, TFLiteKernelError, TypeError) as e:
             raise located_error(op, f"'{name}': {e}") from None
+        if not op.results:
+            return
         if isinstance(value, np.generic):  # numpy scalar from a rank-0 tensor
             value = np.asarray(value)
         _check_value(value, op.results[0].type, op, f"the result of '{name}'")
@@ -493,6 +495,25 @@ def _state(op: Operation, args: list[Value], it: _Interpreter) -> Value:
     return it.states[name]
 
 
+def _read_state(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+    """A copy of the state as it is now (a later assignment does not change
+    it)."""
+    (state,) = _tensor_args(op, args, 1)
+    return state.copy()
+
+
+def _assign_state(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+    """The state's array overwritten in place with the value (no result)."""
+    state, value = _tensor_args(op, args, 2)
+    state[...] = value
+    return state
+
+
+_NO_RESULT = frozenset({"relay.assign_state"})
+"""Ops evaluated for their effect on a state (their handler's value is
+dropped)."""
+
+
 def _svdf(op: Operation, args: list[Value], it: _Interpreter) -> Value:
     tensors = _tensor_args(op, args, 5)
     return svdf.svdf(*tensors, **property_values(op))
@@ -638,6 +659,8 @@ _HANDLERS: Mapping[type[Operation], Handler] = MappingProxyType(
     {
         ConstantOp: _constant,
         StateOp: _state,
+        ReadStateOp: _read_state,
+        AssignStateOp: _assign_state,
         SvdfOp: _svdf,
         CallOp: _call,
         TupleOp: _tuple,

@@ -45,6 +45,8 @@ Produces
     * ``interface_api=packed`` marks the entry ``tir.interface_api = "packed"``:
       the library then also has TVM's packed entry point (``run_model``);
     * ``relay.device_copy`` becomes ``memref.copy`` into a new storage;
+      ``relay.read_state`` too (from the state's ``tir.allocate_state``),
+      ``relay.assign_state`` a ``memref.copy`` into the state;
     * an output that is an input, a constant, a storage already returned
       earlier or a view of part of a storage (a slice) is filled by a
       ``memref.copy`` at the end;
@@ -135,7 +137,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
 from usmp.dialects.relay_ops import ReshapeOp, StridedSliceOp
-from usmp.dialects.relay_state import StateOp
+from usmp.dialects.relay_state import AssignStateOp, ReadStateOp, StateOp
 from usmp.passes.aot_device_hooks import insert_device_hooks
 from usmp.passes.aot_io_names import IONames, io_names
 from usmp.passes.aot_main_checks import check_main
@@ -275,6 +277,7 @@ class AOTLowerMainPass(ModulePass):
                     _LowerState(lowering),
                     _LowerCall(lowering),
                     _LowerDeviceCopy(lowering),
+                    _LowerStateCopy(lowering),
                     _ForwardView(lowering),
                     _LowerReturn(lowering),
                 ],
@@ -441,6 +444,35 @@ class _LowerDeviceCopy(RewritePattern):
             )
             rewriter.insert(_located(memref.CopyOp(source, destination), op, devices))
         lowering.bridge(op, rewriter)
+
+
+@dataclass(frozen=True)
+class _LowerStateCopy(RewritePattern):
+    """``relay.read_state`` -> ``tir.allocate`` of the copy and ``memref.copy``
+    from the state; ``relay.assign_state`` -> ``memref.copy`` into the
+    state."""
+
+    lowering: _MainLowering
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: ReadStateOp | AssignStateOp, rewriter: PatternRewriter
+    ):
+        lowering, plan = self.lowering, self.lowering.plan
+        (step,) = plan.steps_of[op]
+        assert isinstance(step, CopyStep)
+        if isinstance(op, ReadStateOp):
+            lowering.allocate(step.destination.storage, rewriter)
+        source = lowering.value(step.source, op, rewriter)
+        destination = lowering.value(step.destination, op, rewriter)
+        device = plan.device_of(step.destination.storage)
+        rewriter.insert(
+            _located(memref.CopyOp(source, destination), op, _device(device))
+        )
+        if isinstance(op, ReadStateOp):
+            lowering.bridge(op, rewriter)
+        else:
+            rewriter.erase(op)
 
 
 @dataclass(frozen=True)

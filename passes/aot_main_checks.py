@@ -1,6 +1,7 @@
 """What ``aot-lower-main`` accepts in the relay ``main`` (checks only).
 
-``check_main``: one block of ``relay.call``/``constant``/``state``/``tuple``/
+``check_main``: one block of ``relay.call``/``constant``/``state``/
+``read_state``/``assign_state``/``tuple``/
 ``tuple_get_item``/``on_device``/``device_copy``/``reshape``, contiguous
 ``strided_slice`` (views, see ``relay_ops.is_view``) and ``func.return``;
 control flow, unlowered relay operators and other ops are located errors
@@ -20,11 +21,12 @@ from xdsl.ir import Attribute, Operation
 from usmp.diagnostics import located_error
 from usmp.dialects import relay
 from usmp.dialects.relay_ops import is_view
-from usmp.dialects.relay_state import StateOp
+from usmp.dialects.relay_state import AssignStateOp, ReadStateOp, StateOp
 from usmp.dialects.tir import PRIM_FUNC
 
 SUPPORTED_OPS = (
-    "relay.call, relay.constant, relay.state, relay.tuple, relay.tuple_get_item, "
+    "relay.call, relay.constant, relay.state, relay.read_state, "
+    "relay.assign_state, relay.tuple, relay.tuple_get_item, "
     "relay.on_device, relay.device_copy, relay.reshape, a relay.strided_slice "
     "selecting one contiguous block in order, and func.return"
 )
@@ -34,6 +36,8 @@ _ACCEPTED = (
     relay.CallOp,
     relay.ConstantOp,
     StateOp,
+    ReadStateOp,
+    AssignStateOp,
     relay.TupleOp,
     relay.TupleGetItemOp,
     relay.OnDeviceOp,

@@ -9,8 +9,9 @@ storage is read by every step reading one of its views). Sizes are the bytes
 of each storage in the workspace: internal storages always; main's inputs
 and outputs only with ``io=True`` (``usmp{use_workspace_io=true}``), else
 they are the application's buffers and cost nothing. Constants and states
-are not in the workspace. Steps reading one state keep their source order
-(an operator updating a state in place must stay after the earlier readers
+are not in the workspace. Steps reading or writing one state keep their
+source order (an operator updating a state in place, or a
+``relay.assign_state`` copying into it, must stay after the earlier readers
 and before the later ones).
 
 When an order with a smaller peak exists, main's ops are moved into it:
@@ -58,10 +59,11 @@ def order_main(
         for step in plan.steps_of[op]:
             reads = step.inputs if isinstance(step, CallStep) else (step.source,)
             for view in reads:
-                storage = view.storage
-                consumers.setdefault(storage.index, set()).add(node)
-                if storage.kind is StorageKind.STATE:
-                    users = states.setdefault(storage.index, [])
+                consumers.setdefault(view.storage.index, set()).add(node)
+            written = () if isinstance(step, CallStep) else (step.destination,)
+            for view in (*reads, *written):
+                if view.storage.kind is StorageKind.STATE:
+                    users = states.setdefault(view.storage.index, [])
                     if not users or users[-1] != node:
                         users.append(node)
     returned = {view.storage.index for view in plan.returns}

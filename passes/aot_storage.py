@@ -9,7 +9,9 @@ too), each view being a :class:`Storage` seen with a type:
 * ``relay.state`` is one ``STATE`` storage (becomes ``tir.allocate_state``,
   ``state_N``): live for the whole program; a call passing it to an operator
   that updates it in place only reads it in this analysis (the operator
-  writes it, no new storage);
+  writes it, no new storage); ``relay.read_state`` is a copy of it into a
+  new ``INTERNAL`` storage, ``relay.assign_state`` a copy into it (a
+  ``CopyStep`` each);
 * ``relay.call`` and ``relay.device_copy`` create one ``INTERNAL`` storage per
   flattened result (becomes ``tir.allocate`` or, when returned, an output);
 * ``relay.tuple`` concatenates its fields' views, ``relay.tuple_get_item``
@@ -60,7 +62,7 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from usmp.diagnostics import located_error, location_of, tensor_location
 from usmp.dialects import relay
 from usmp.dialects.relay_ops import ReshapeOp, StridedSliceOp
-from usmp.dialects.relay_state import StateOp
+from usmp.dialects.relay_state import AssignStateOp, ReadStateOp, StateOp
 from usmp.passes.aot_main_checks import check_callee, check_main
 
 DEFAULT_DEVICE = relay.VirtualDeviceAttr()
@@ -126,9 +128,11 @@ class CallStep:
 
 @dataclass(frozen=True)
 class CopyStep:
-    """``relay.device_copy`` of one flattened tensor."""
+    """``relay.device_copy`` of one flattened tensor, or the copy of
+    ``relay.read_state`` (from the state) or ``relay.assign_state`` (into
+    it)."""
 
-    op: relay.DeviceCopyOp
+    op: relay.DeviceCopyOp | ReadStateOp | AssignStateOp
     source: View
     destination: View
 
@@ -343,6 +347,17 @@ class _Assigner:
                 storage = self.new_storage(StorageKind.STATE, results[0][0], op)
                 self.views[op.result] = (View(storage, results[0][0]),)
                 self.constrain_from_attribute(op)
+            case ReadStateOp():
+                (source,) = self.views[op.state]
+                storage = self.new_storage(StorageKind.INTERNAL, results[0][0], op)
+                view = View(storage, results[0][0])
+                self.views[op.result] = (view,)
+                self.constrain_from_attribute(op)
+                self.add_step(CopyStep(op, source, view))
+            case AssignStateOp():
+                (source,) = self.views[op.value]
+                (state,) = self.views[op.state]
+                self.add_step(CopyStep(op, source, state))
             case relay.TupleOp():
                 self.views[op.result] = tuple(
                     v for f in op.fields for v in self.views[f]

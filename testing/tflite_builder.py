@@ -1,7 +1,10 @@
-"""A builder of small single-subgraph ``.tflite`` files (the flatbuffer object
-API of the ``tflite`` package), for tests and benchmarks that need models
-nobody shipped: ``ModelBuilder().tensor(...)``, ``.op(OPCODE, inputs,
-outputs, (OptionsTable, {Field: value}))``, ``.build(inputs, outputs)``."""
+"""A builder of small ``.tflite`` files (the flatbuffer object API of the
+``tflite`` package), for tests and benchmarks that need models nobody
+shipped: ``ModelBuilder().tensor(...)``, ``.op(OPCODE, inputs, outputs,
+(OptionsTable, {Field: value}))``, ``.build(inputs, outputs)``. Option
+fields may be ints, lists (vectors) or strings. ``.subgraph()`` starts
+another subgraph (e.g. the init subgraph of ``CALL_ONCE``); a tensor may be
+stored sparse (``Sparse``)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,28 @@ import numpy as np
 from tflite.BuiltinOperator import BuiltinOperator
 from tflite.BuiltinOptions import BuiltinOptions
 
-_TYPES = {"float32": 0, "int16": 7, "int32": 2, "int64": 4, "int8": 9, "uint8": 3}
+_TYPES = {
+    "float32": 0,
+    "float16": 1,
+    "int16": 7,
+    "int32": 2,
+    "int64": 4,
+    "int8": 9,
+    "uint8": 3,
+    "resource": 13,
+}
+_INDEX_VECTORS = {"int32": 1, "uint16": 2, "uint8": 3}
+
+
+@dataclass(frozen=True)
+class Sparse:
+    """TFLite sparsity metadata of a constant: ``dims`` in traversal order,
+    each ``("dense", size)`` or ``("csr", segments, indices, vector_type)``
+    (``vector_type``: ``int32``, ``uint16`` or ``uint8``)."""
+
+    traversal_order: list[int]
+    dims: list[tuple[Any, ...]]
+    block_map: list[int] | None = None
 
 
 def _table(name: str) -> Any:
@@ -30,6 +54,17 @@ class ModelBuilder:
     operators: list[dict[str, Any]] = field(default_factory=list)
     opcodes: list[tuple[str, str | None]] = field(default_factory=list)
     extra_subgraph: bool = False
+    more: list[ModelBuilder] = field(default_factory=list["ModelBuilder"])
+    """Subgraphs 1, 2, ... (``subgraph()``)."""
+    io: tuple[list[int], list[int]] = ([], [])
+    """Inputs and outputs of a subgraph made by ``subgraph()``."""
+
+    def subgraph(self) -> ModelBuilder:
+        """A builder of the next subgraph (index ``len(self.more)`` after the
+        call), sharing this model's buffers and operator codes."""
+        sub = ModelBuilder(buffers=self.buffers, opcodes=self.opcodes)
+        self.more.append(sub)
+        return sub
 
     def tensor(
         self,
@@ -41,7 +76,9 @@ class ModelBuilder:
         axis: int = 0,
         signature: tuple[int, ...] | None = None,
         variable: bool = False,
+        sparse: Sparse | None = None,
     ) -> int:
+        """A tensor; with ``sparse``, ``data`` holds the stored values only."""
         buffer = 0
         if data is not None:
             self.buffers.append(np.ascontiguousarray(data, dtype=dtype).tobytes())
@@ -65,6 +102,7 @@ class ModelBuilder:
                 axis=axis,
                 signature=signature,
                 variable=variable,
+                sparse=sparse,
                 name=f"t{len(self.tensors)}",
             )
         )
@@ -120,6 +158,12 @@ class ModelBuilder:
             b, tensor_offsets, operator_offsets, inputs, outputs, ints, offsets
         )
         subgraphs = [subgraph]
+        for sub in self.more:
+            tensors = [self._tensor(b, t, ints) for t in sub.tensors]
+            operators = [self._operator(b, op, ints) for op in sub.operators]
+            subgraphs.append(
+                self._subgraph(b, tensors, operators, *sub.io, ints, offsets)
+            )
         if self.extra_subgraph:
             subgraphs.append(self._subgraph(b, [], [], [], [], ints, offsets))
         code_offsets = []
@@ -163,6 +207,7 @@ class ModelBuilder:
             Q.QuantizationParametersAddZeroPoint(b, zps)
             Q.QuantizationParametersAddQuantizedDimension(b, t["axis"])
             quant = Q.QuantizationParametersEnd(b)
+        sparsity = _sparsity(b, t["sparse"], ints) if t["sparse"] else None
         T = _table("Tensor")
         T.TensorStart(b)
         T.TensorAddShape(b, shape)
@@ -175,6 +220,8 @@ class ModelBuilder:
             T.TensorAddQuantization(b, quant)
         if t["variable"]:
             T.TensorAddIsVariable(b, True)
+        if sparsity is not None:
+            T.TensorAddSparsity(b, sparsity)
         return T.TensorEnd(b)
 
     @staticmethod
@@ -185,7 +232,12 @@ class ModelBuilder:
             module = _table(kind)
             # vector fields (a list, e.g. SqueezeDims) are written before the table
             fields = {
-                k: ints(v) if isinstance(v, list) else v for k, v in fields.items()
+                k: ints(v)
+                if isinstance(v, list)
+                else b.CreateString(v)
+                if isinstance(v, str)
+                else v
+                for k, v in fields.items()
             }
             getattr(module, f"{kind}Start")(b)
             for key, value in fields.items():
@@ -222,3 +274,45 @@ class ModelBuilder:
         S.SubGraphAddOutputs(b, out)
         S.SubGraphAddOperators(b, o)
         return S.SubGraphEnd(b)
+
+
+def _sparsity(b: Any, sparse: Sparse, ints: Any) -> int:
+    """The ``SparsityParameters`` table of ``sparse``."""
+    D = _table("DimensionMetadata")
+    dims: list[int] = []
+    for dim in sparse.dims:
+        if dim[0] == "dense":
+            D.DimensionMetadataStart(b)
+            D.DimensionMetadataAddFormat(b, 0)
+            D.DimensionMetadataAddDenseSize(b, dim[1])
+            dims.append(D.DimensionMetadataEnd(b))
+            continue
+        _, segments, indices, kind = dim
+        vector = _table(f"{kind.capitalize()}Vector")
+        name = f"{kind.capitalize()}Vector"
+        tables = []
+        for values in (segments, indices):
+            data = ints(values, np.dtype(kind))
+            getattr(vector, f"{name}Start")(b)
+            getattr(vector, f"{name}AddValues")(b, data)
+            tables.append(getattr(vector, f"{name}End")(b))
+        D.DimensionMetadataStart(b)
+        D.DimensionMetadataAddFormat(b, 1)
+        D.DimensionMetadataAddArraySegmentsType(b, _INDEX_VECTORS[kind])
+        D.DimensionMetadataAddArraySegments(b, tables[0])
+        D.DimensionMetadataAddArrayIndicesType(b, _INDEX_VECTORS[kind])
+        D.DimensionMetadataAddArrayIndices(b, tables[1])
+        dims.append(D.DimensionMetadataEnd(b))
+    S = _table("SparsityParameters")
+    order = ints(sparse.traversal_order)
+    block_map = ints(sparse.block_map) if sparse.block_map else None
+    S.SparsityParametersStartDimMetadataVector(b, len(dims))
+    for d in reversed(dims):
+        b.PrependUOffsetTRelative(d)
+    dim_vector = b.EndVector()
+    S.SparsityParametersStart(b)
+    S.SparsityParametersAddTraversalOrder(b, order)
+    if block_map is not None:
+        S.SparsityParametersAddBlockMap(b, block_map)
+    S.SparsityParametersAddDimMetadata(b, dim_vector)
+    return S.SparsityParametersEnd(b)

@@ -39,6 +39,34 @@ class TFLMError(Exception):
     """TFLite Micro refused or failed to run the model (its message)."""
 
 
+def tflm_arena_size(model_data: bytes) -> int:
+    """An arena large enough for TFLite Micro to run the model with every
+    tensor preserved (``kPreserveAllTensors``: no two tensors share bytes),
+    from what the model needs rather than its file size: the bytes of every
+    tensor that is not a constant, in every subgraph, 16-byte aligned, twice
+    over (kernels' scratch, variables, the planner's own copies), plus the
+    interpreter's bookkeeping (256 B a tensor, 2 KiB an operator) and 1 MiB.
+    A model of large weights and small activations needs little; one whose
+    activations outweigh its file many times over (which a multiple of the
+    file size missed: "Failed to resize buffer") gets what it needs."""
+    from usmp.frontend.tflite_reader import read_model
+
+    model = read_model(model_data, "model")
+    graphs = [(model.tensors, model.operators)] + [
+        (g.tensors, g.operators) for g in model.subgraphs
+    ]
+    tensor_bytes = n_tensors = n_ops = 0
+    for tensors, operators in graphs:
+        n_tensors += len(tensors)
+        n_ops += len(operators)
+        for t in tensors:
+            if t.data is None:
+                size = int(np.prod(t.shape, dtype=np.int64))
+                itemsize = t.dtype.itemsize if t.dtype is not None else 8
+                tensor_bytes += (size * itemsize + 15) // 16 * 16
+    return 2 * tensor_bytes + 256 * n_tensors + 2048 * n_ops + (1 << 20)
+
+
 def run_tflm(
     model_data: bytes, inputs: Sequence[np.ndarray], tensors: Sequence[int]
 ) -> list[np.ndarray]:
@@ -49,7 +77,7 @@ def run_tflm(
     try:
         interpreter = runtime.Interpreter.from_bytes(
             model_data,
-            arena_size=max(1 << 20, 10 * len(model_data)),
+            arena_size=tflm_arena_size(model_data),
             intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors,
         )
         for i, x in enumerate(inputs):
@@ -126,7 +154,7 @@ class TFLMSequence:
         try:
             self.interpreter = runtime.Interpreter.from_bytes(
                 model_data,
-                arena_size=max(1 << 20, 10 * len(model_data)),
+                arena_size=tflm_arena_size(model_data),
                 intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors,
             )
         except (RuntimeError, ValueError) as e:

@@ -91,6 +91,24 @@ def _lstm_model(
         h = m.tensor((batch, units), "int8", scale=1 / 128, zero_point=2, variable=True)
         c = m.tensor((batch, units), "int16", scale=2.0**-11, variable=True)
         y = m.tensor(out_shape, "int8", scale=1 / 128, zero_point=2)
+    elif dtype == "int16":  # 16x8: int16 activations, int8 weights, int64 biases
+        x = m.tensor(shape, "int16", scale=1 / 4096)
+        weights = [
+            m.tensor(
+                (units, n_input if k < 4 else units),
+                "int8",
+                rng.integers(-127, 128, (units, n_input if k < 4 else units)),
+                scale=0.004 + 0.001 * k,
+            )
+            for k in range(8)
+        ]
+        biases = [
+            m.tensor((units,), "int64", rng.integers(-30000, 30000, units), scale=1e-6)
+            for _ in range(4)
+        ]
+        h = m.tensor((batch, units), "int16", scale=1 / 32768, variable=True)
+        c = m.tensor((batch, units), "int16", scale=2.0**-11, variable=True)
+        y = m.tensor(out_shape, "int16", scale=1 / 32768)
     else:
         x = m.tensor(shape, "float32")
         weights = [
@@ -124,7 +142,7 @@ def _lstm_model(
     return m, [x], [y]
 
 
-@pytest.mark.parametrize("dtype", ["float32", "int8"])
+@pytest.mark.parametrize("dtype", ["float32", "int8", "int16"])
 @pytest.mark.parametrize("time_major", [False, True])
 def test_synthetic_lstm_matches_tflite_micro(dtype: str, time_major: bool) -> None:
     """Batch 2 (TFLM's batch-major path runs the rows one after the other,
@@ -134,6 +152,38 @@ def test_synthetic_lstm_matches_tflite_micro(dtype: str, time_major: bool) -> No
     )
     check(m, inputs, outputs)
     _compare_c(m.build(inputs, outputs), "synthetic.tflite", (0,))
+
+
+def test_16x8_state_carries_over_like_tflite_micro() -> None:
+    """16x8 over a sequence with a reset: the output sequence of every step,
+    oracle and C, equal TFLite Micro's."""
+    m, inputs, outputs = _lstm_model("int16", time_major=False, batch=2, cell_clip=0.5)
+    data = m.build(inputs, outputs)
+    model = read_model(data, "lstm16.tflite")
+    steps = [random_inputs(model, seed) for seed in range(4)]
+    resets = (2,)
+    want = run_tflm_sequence(data, steps, resets)
+    module = import_model(model)
+    kept: dict[str, np.ndarray] = {}
+    ours_c = run_module_sequence(module, steps, resets=resets, passes=PIPELINE)
+    for k, x in enumerate(steps):
+        if k in resets:
+            kept.clear()
+        (got,) = evaluate(module, x, states=kept)
+        np.testing.assert_array_equal(got, want[k][0].reshape(got.shape), f"oracle {k}")
+        np.testing.assert_array_equal(ours_c[k][0], got, f"C {k}")
+    assert not np.array_equal(want[1][0], run_tflm_sequence(data, steps[1:2])[0][0])
+
+
+def test_16x8_with_a_zero_point_is_refused() -> None:
+    m, inputs, outputs = _lstm_model("int16", time_major=False, batch=1)
+    m.tensors[inputs[0]]["zps"] = np.array([5])
+    with pytest.raises(TFLiteImportError) as e:
+        import_tflite_bytes(m.build(inputs, outputs), "lstm16.tflite")
+    assert (
+        "operator 0 (UNIDIRECTIONAL_SEQUENCE_LSTM): input 't0' has zero point 5"
+        in str(e.value)
+    )
 
 
 def test_peephole_is_refused_with_the_operator() -> None:

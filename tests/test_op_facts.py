@@ -83,8 +83,8 @@ def documented_ops() -> frozenset[str]:
     """The op names in the first cell of a row of ``docs/relay-ops.md``."""
     names: set[str] = set()
     for line in (ROOT / "docs" / "relay-ops.md").read_text().splitlines():
-        cells = line.split("|")
-        if line.startswith("|") and len(cells) > 2:
+        cells = line.strip().split("|")
+        if line.lstrip().startswith("|") and len(cells) > 2:  # or in a list item
             names.update(re.findall(r"`(relay\.[a-z0-9_]+)`", cells[1]))
     return frozenset(names)
 

@@ -2,7 +2,7 @@
 
 func.func private @neg(memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}
 func.func @main(%x: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
-  // expected-error@+1 {{'scf.if' is control flow, which aot-lower-main does not support (relay 'if' is rejected as in TVM); main may only contain relay.call, relay.constant, relay.state, relay.tuple, relay.tuple_get_item, relay.on_device, relay.device_copy, relay.reshape, a relay.strided_slice selecting one contiguous block in order, and func.return}}
+  // expected-error@+1 {{'scf.if' is control flow, which aot-lower-main does not support (relay 'if' is rejected as in TVM); main may only contain relay.call, relay.constant, relay.state, relay.read_state, relay.assign_state, relay.tuple, relay.tuple_get_item, relay.on_device, relay.device_copy, relay.reshape, a relay.strided_slice selecting one contiguous block in order, and func.return}}
   %0 = scf.if %c -> (tensor<4xf32>) {
     %1 = relay.call @neg(%x) : (tensor<4xf32>) -> tensor<4xf32>
     scf.yield %1 : tensor<4xf32>

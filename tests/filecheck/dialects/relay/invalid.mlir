@@ -1102,3 +1102,11 @@ func.func @f(%x: tensor<1x96xf32>, %wf: tensor<64x96xf32>, %wt: tensor<64x8xf32>
   %0 = relay.svdf %x, %wf, %wt, %b, %s {activation = #relay<fused_activation SIGMOID>} : (tensor<1x96xf32>, tensor<64x96xf32>, tensor<64x8xf32>, tensor<64xf32>, tensor<1x512xf32>) -> tensor<1x64xf32>
   func.return
 }
+
+// -----
+
+func.func @f(%a: tensor<4xi8>) {
+  // expected-error@+1 {{'relay.assign_state' op relay.assign_state: the first operand must be a relay.state}}
+  relay.assign_state %a, %a : tensor<4xi8>
+  func.return
+}

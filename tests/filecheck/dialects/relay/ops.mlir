@@ -360,3 +360,17 @@ func.func @hybrid_and_divide(%x: tensor<2x8xf32>, %a: tensor<2x8xi32>, %b: tenso
   %3 = relay.quantized_divide %a, %b {output_multiplier = 1342177280 : i64, output_shift = 5 : i64} : (tensor<2x8xi32>, tensor<8xi32>) -> tensor<2x8xi32>
   func.return
 }
+
+// -----
+
+// Resource variables: a read (a copy) and an assignment of a state.
+// CHECK-LABEL: func.func @variables
+// CHECK:         %[[S:.*]] = relay.state "v" dense<-3> : tensor<2x4xi8>
+// CHECK-NEXT:    %{{.*}} = relay.read_state %[[S]] : tensor<2x4xi8>
+// CHECK-NEXT:    relay.assign_state %[[S]], %x : tensor<2x4xi8>
+func.func @variables(%x: tensor<2x4xi8>) -> tensor<2x4xi8> {
+  %s = relay.state "v" dense<-3> : tensor<2x4xi8>
+  %r = relay.read_state %s : tensor<2x4xi8>
+  relay.assign_state %s, %x : tensor<2x4xi8>
+  func.return %r : tensor<2x4xi8>
+}
