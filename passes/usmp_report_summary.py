@@ -184,8 +184,12 @@ def short_labels(labels: Sequence[str], whole: Sequence[bool] = ()) -> list[str]
     out = []
     for i, p in enumerate(parts):
         keep = i < len(whole) and whole[i]
-        k = len(p) if keep else next(
-            (k for k in range(1, len(p)) if starts[tuple(p[:k])] == 1), len(p)
+        k = (
+            len(p)
+            if keep
+            else next(
+                (k for k in range(1, len(p)) if starts[tuple(p[:k])] == 1), len(p)
+            )
         )
         out.append("/".join(p[:k]))
     return out
