@@ -7,8 +7,9 @@
   labelled with its tensor name and size where the label fits *inside* the
   rectangle (cut short on the right with ``…`` otherwise, left out when even
   that does not fit; hovering gives the whole name), so labels never
-  overlap: the rectangles of a valid plan do not. The bytes in use at each step (the union of the live buffers' ranges) are
-  shaded behind; the pool size and the lower bound are lines labelled in the
+  overlap: the rectangles of a valid plan do not. The bytes in use at each
+  step (the union of the live buffers' ranges) are shaded behind; the pool
+  size and the lower bound are lines labelled in the
   right margin. Bytes an allowed overlap shares (``usmp_overlap``) are
   hatched at the step where the target is written over its source.
 * A constant pool is drawn per layer: for each step a bar of the constant

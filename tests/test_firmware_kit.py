@@ -113,9 +113,18 @@ def _compile_flags(source_dir: Path, build: Path, *define: str) -> dict[str, str
     import json
 
     subprocess.run(
-        ["cmake", "-S", str(source_dir), "-B", str(build),
-         "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON", *define],
-        check=True, capture_output=True, text=True,
+        [
+            "cmake",
+            "-S",
+            str(source_dir),
+            "-B",
+            str(build),
+            "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
+            *define,
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
     )
     entries = json.loads((build / "compile_commands.json").read_text())
     return {Path(e["file"]).name: e["command"] for e in entries}
