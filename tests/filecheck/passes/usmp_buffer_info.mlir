@@ -213,14 +213,15 @@ builtin.module attributes {tir.pools = [
 
 // -----
 
-// A call inside a loop of an operator is not refined into statements:
-// everything its callee touches, even a scratch no statement touches, is
-// live over the whole loop (tick 1 of @looped; its first loop is tick 0).
+// A call at the top of an operator is refined into its callee's statements
+// (ticks 1 and 2: the load of 'a', the store into 't'; 'unused' is not live
+// then); a call inside a loop is not: everything its callee touches, even a
+// scratch no statement touches, is live over the whole loop (tick 3).
 // CHECK-LABEL: func.func @inner_scratch
-// CHECK: usmp.buffer = "inner_scratch/t", {{.*}} usmp.conflicts = ["looped/a"], usmp.ticks = array<i64: 1, 2>
-// CHECK: usmp.buffer = "inner_scratch/unused", {{.*}} usmp.conflicts = ["looped/a"], usmp.ticks = array<i64: 1, 2>
+// CHECK: usmp.buffer = "inner_scratch/t", {{.*}} usmp.conflicts = ["inner_scratch/unused", "looped/a"], usmp.ticks = array<i64: 2, 4>
+// CHECK: usmp.buffer = "inner_scratch/unused", {{.*}} usmp.conflicts = ["inner_scratch/t", "looped/a"], usmp.ticks = array<i64: 3, 4>
 // CHECK-LABEL: func.func @looped
-// CHECK: usmp.buffer = "looped/a", {{.*}} usmp.conflicts = ["inner_scratch/t", "inner_scratch/unused"], usmp.ticks = array<i64: 0, 2>
+// CHECK: usmp.buffer = "looped/a", {{.*}} usmp.conflicts = ["inner_scratch/t", "inner_scratch/unused"], usmp.ticks = array<i64: 0, 4>
 func.func @inner_scratch(%in: memref<4xi8>) attributes {tir.prim_func} {
   %c0 = arith.constant 0 : index
   %t = tir.allocate {name_hint = "t"} : memref<4xi8>
