@@ -32,6 +32,9 @@ from tests.tvm_usmp_cases import (
     RESNET_WORKSPACE,
     Case,
 )
+from usmp.dialects import new_context
+from usmp.parsing import LocatingParser
+from usmp.passes.usmp_plan_memory import plan_memory
 from usmp.planning.algorithms import get_algorithm
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,7 +89,46 @@ def _pressure(case: Case, tvm: int) -> Callable[[], tuple[str, str]]:
     return lambda: (_bytes(tvm), _bytes(pressure(analysed(case))))
 
 
+MERGE_ALLOCATIONS = """
+func.func @subroutine(%a: memref<256xi8>, %b: memref<256xi8>) attributes {tir.prim_func} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 256 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %v = memref.load %a[%i] : memref<256xi8>
+    memref.store %v, %b[%i] : memref<256xi8>
+  }
+  func.return
+}
+func.func @main(%A: memref<256xi8>, %D: memref<256xi8>) attributes {tir.prim_func, tir.main, tir.input_names = ["A"], tir.output_names = ["D"]} {
+  %B = tir.allocate {name_hint = "B"} : memref<256xi8>
+  %C = tir.allocate {name_hint = "C"} : memref<256xi8>
+  tir.call @subroutine(%A, %B) : (memref<256xi8>, memref<256xi8>) -> ()
+  tir.call @subroutine(%B, %C) : (memref<256xi8>, memref<256xi8>) -> ()
+  tir.call @subroutine(%C, %D) : (memref<256xi8>, memref<256xi8>) -> ()
+  func.return
+}
+"""  # noqa: E501
+"""TVM's TestMergeAllocations (test_tir_usmp_transform_convert_pool_
+allocations_to_offsets.py): copies through two storage ids; TVM's workspace
+is 512 B."""
+
+
+def _merge_allocations(algorithm: str) -> Callable[[], tuple[str, str]]:
+    def measure() -> tuple[str, str]:
+        module = LocatingParser(
+            new_context(), MERGE_ALLOCATIONS, "m.mlir"
+        ).parse_module()
+        planned = plan_memory(module, algorithm, False, "")
+        assert planned is not None
+        return _bytes(512), _bytes(planned.sizes["global_workspace"])
+
+    return measure
+
+
 MEASURED: dict[str, Callable[[], tuple[str, str]]] = {
+    "merge_allocations_greedy_by_size": _merge_allocations("greedy_by_size"),
+    "merge_allocations_default": _merge_allocations("best_fit"),
     "linear_pressure": _pressure(LINEAR, LINEAR_PRESSURE),
     "inception_pressure": _pressure(INCEPTION, INCEPTION_PRESSURE),
     "multiple_calls_pressure": _pressure(MULTIPLE_CALLS, MULTIPLE_CALLS_PRESSURE),

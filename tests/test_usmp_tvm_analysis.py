@@ -29,6 +29,7 @@ from tests.tvm_usmp_cases import (
     PARALLEL_SERIAL_MIXED,
     RESNET,
     RESNET_CONFLICTS,
+    RESNET_OFFSETS,
     RESNET_PRESSURE,
     RESNET_WORKSPACE,
     Case,
@@ -143,3 +144,15 @@ def test_resnet_subgraph(algorithm: str) -> None:
     plan = get_algorithm(algorithm)(problem)
     assert validate_plan(problem, plan) == []
     assert plan.pool_sizes(problem)["global_workspace"] == RESNET_WORKSPACE[algorithm]
+
+
+def test_resnet_conversion_offsets() -> None:
+    """test_tir_usmp_transform_convert_pool_allocations_to_offsets.py::
+    test_resnet_subgraph: with greedy_by_size every buffer lands at TVM's
+    offset (main's storage ids and each operator's scratch)."""
+    analysis = analysed(RESNET, "global_workspace:workspace:align=16")
+    problem = analysis.workspace_problem()
+    plan = get_algorithm("greedy_by_size")(problem)
+    hint = {b.name: b.name_hint for b in analysis.buffers}
+    offsets = {hint[name]: p.offset for name, p in plan.placements.items()}
+    assert offsets == RESNET_OFFSETS

@@ -499,3 +499,22 @@ def _wrapped(body: list[str], kernel: Kernel) -> list[str]:
     else:
         inner.append("  }")
     return inner
+
+
+RESNET_OFFSETS = {
+    "sid_2": 5760000,
+    "sid_6": 0,
+    "sid_7": 6480000,
+    "sid_8": 6480000,
+    "PaddedInput": 7200000,
+    "Conv2dOutput": 7920000,
+    "PaddedInput_1": 0,
+    "Conv2dOutput_1": 7200000,
+    "PaddedInput_2": 7200000,
+    "Conv2dOutput_2": 7920000,
+    "PaddedInput_3": 6480000,
+    "Conv2dOutput_3": 7200000,
+}
+"""``ResnetStructurePlanned`` (test_tir_usmp_transform_convert_pool_allocations
+_to_offsets.py::test_resnet_subgraph, greedy_by_size): every buffer's offset
+in the 7,920,256 B workspace."""
