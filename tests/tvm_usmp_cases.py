@@ -8,8 +8,9 @@ statement (a loop nest), the buffers it touches -- and main as its
 ``T.allocate``s and its calls. ``module_text`` turns a case into a module
 of the form ``aot-lower-main`` produces: every statement a one-iteration
 ``scf.for`` loading and storing one byte of each buffer it touches (the
-analysis sees accesses, not values), a scratch used by a single statement
-allocated inside that loop (as TVM declares them), the others at the top.
+analysis sees accesses, not values); the scratch is allocated at the top of
+the function (TVM declares some inside loops; liveness follows the uses),
+except inside a parallel loop, whose allocations are per thread.
 
 Left out, since they do not touch the workspace: TVM's ``T.lookup_param``
 arguments (weights, biases) and the byte sizes of parameters (TVM's
@@ -437,15 +438,21 @@ def module_text(case: Case) -> str:
             s: [k for k, st in enumerate(kernel.statements) if s in st]
             for s in kernel.scratch
         }
-        inner = {s for s, ks in used_in.items() if len(ks) == 1}
-        for s, size in kernel.scratch.items():
+        # only a parallel loop keeps its allocations inside (per thread);
+        # everywhere else they sit at the top of the function (liveness
+        # follows the uses, not the declaration)
+        inner = (
+            {s for s, ks in used_in.items() if ks == [1]} if kernel.parallel else set()
+        )
+        hoisted = {} if kernel.parallel else kernel.untouched
+        for s, size in {**kernel.scratch, **hoisted}.items():
             if s not in inner:
                 lines.append(
                     f'  %{s} = tir.allocate {{name_hint = "{s}"}} : memref<{size}xi8>'
                 )
         for k, statement in enumerate(kernel.statements):
             body = _statement(list(statement), types, inner)
-            if k == 1 and (kernel.parallel or kernel.untouched):
+            if k == 1 and kernel.parallel:
                 body = _wrapped(body, kernel)
             lines += body
         lines += ["  func.return", "}"]
@@ -477,27 +484,20 @@ def module_text(case: Case) -> str:
 
 
 def _wrapped(body: list[str], kernel: Kernel) -> list[str]:
-    """The second statement inside an outer loop (``T.parallel`` or serial)
-    that declares the never-accessed scratch."""
+    """The second statement inside a parallel loop (``T.parallel``) that
+    declares the never-accessed scratch."""
     # (xDSL prints scf.parallel only in the generic form)
-    inner = (
-        [
-            '  "scf.parallel"(%c0, %c1, %c1) '
-            "<{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({",
-            "  ^bb0(%p: index):",
-        ]
-        if kernel.parallel
-        else ["  scf.for %p = %c0 to %c1 step %c1 {"]
-    )
+    inner = [
+        '  "scf.parallel"(%c0, %c1, %c1) '
+        "<{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({",
+        "  ^bb0(%p: index):",
+    ]
     for name, size in kernel.untouched.items():
         inner.append(
             f'    %{name} = tir.allocate {{name_hint = "{name}"}} : memref<{size}xi8>'
         )
     inner += ["  " + line for line in body]
-    if kernel.parallel:
-        inner += ["    scf.reduce", "  }) : (index, index, index) -> ()"]
-    else:
-        inner.append("  }")
+    inner += ["    scf.reduce", "  }) : (index, index, index) -> ()"]
     return inner
 
 
