@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
-from xdsl.dialects import func
+from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseIntOrFPElementsAttr,
@@ -65,7 +65,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
-from xdsl.traits import HasParent, MemoryAllocEffect, SymbolUserOpInterface
+from xdsl.traits import HasAncestor, HasParent, MemoryAllocEffect, SymbolUserOpInterface
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
@@ -404,19 +404,33 @@ class PoolAllocationAttr(ParametrizedAttribute):
             printer.print_string(f", {self.offset.data}")
 
 
+class _InFunctionOrParallelLoop(HasParent):
+    """``HasParent(func.FuncOp)``, or an ``scf.parallel`` among the op's
+    ancestors (TVM's thread-local allocation in a parallel loop)."""
+
+    def __init__(self):
+        super().__init__(func.FuncOp)
+
+    def verify(self, op: Operation) -> None:
+        if HasAncestor(scf.ParallelOp).get_ancestor(op) is None:
+            super().verify(op)
+
+
 class AllocationOp(IRDLOperation):
     """What the three allocations share: a statically sized buffer of the
     function it is in (its result memref), named by ``name_hint``, with the
     ordered ``candidate_pools`` the planner may use and, once planned, its
     ``pool_allocation``. An allocation is a memory effect (not ``Pure``: DCE
-    keeps it) directly in a ``func.func``: the prim func it belongs to."""
+    keeps it) directly in a ``func.func``: the prim func it belongs to
+    (``tir.allocate`` may also be in an ``scf.parallel``; xDSL adds a base
+    class's traits to its subclasses', so each sets its ``HasParent``)."""
 
     name_hint = prop_def(StringAttr)
     candidate_pools = opt_prop_def(ArrayAttr[StringAttr])
     pool_allocation = opt_prop_def(PoolAllocationAttr)
     result = result_def(MemRefType)
 
-    traits = traits_def(MemoryAllocEffect(), HasParent(func.FuncOp))
+    traits = traits_def(MemoryAllocEffect())
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "attr-dict `:` type($result)"
@@ -438,6 +452,11 @@ class AllocateOp(AllocationOp):
     """
 
     name = "tir.allocate"
+
+    traits = traits_def(_InFunctionOrParallelLoop())
+    """Directly in its function, or anywhere inside an ``scf.parallel``: a
+    buffer of each iteration (thread-local, as TVM's allocation in a parallel
+    loop), which ``usmp`` leaves to the code generator."""
 
     scope = opt_prop_def(StringAttr, default_value=StringAttr("global"))
 
@@ -464,6 +483,8 @@ class AllocateOp(AllocationOp):
 class _InitializedAllocationOp(AllocationOp):
     """An allocation holding ``value`` from the start (a constant's data, a
     state's initial value): its shape and element type are the result's."""
+
+    traits = traits_def(HasParent(func.FuncOp))
 
     def __init__(
         self,

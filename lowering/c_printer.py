@@ -107,9 +107,13 @@ def _strings(attr: object) -> list[str]:
 def argument_names(f: emitc.FuncOp) -> list[str | None]:
     """The source-level names of ``f``'s arguments (inputs, outputs, pools,
     device contexts)."""
-    contexts = [
-        f"device_context_{d}" for d in _strings(f.attributes.get("tir.device_contexts"))
-    ]
+    own = f.attributes.get("tir.device_context")  # an operator of a device
+    devices = (
+        [own.data]
+        if isinstance(own, StringAttr)
+        else _strings(f.attributes.get("tir.device_contexts"))
+    )
+    contexts = [f"device_context_{d}" for d in devices]
     n = len(f.function_type.inputs) - len(contexts)
     pools = _strings(f.attributes.get("tir.pool_args"))
     io = _strings(f.attributes.get("tir.input_names")) + _strings(

@@ -41,6 +41,7 @@ from usmp.lowering.convert_to_emitc_common import (
     convert_scalar_type,
     convert_type,
 )
+from usmp.lowering.convert_to_emitc_devices import finish_status_functions
 from usmp.lowering.convert_to_emitc_func import func_patterns, unsupported_op_pattern
 from usmp.lowering.convert_to_emitc_library import add_library
 from usmp.lowering.convert_to_emitc_memref import find_packed_reads, memref_patterns
@@ -140,6 +141,7 @@ def convert_module(module: ModuleOp) -> None:
             cast.detach()
             cast.erase()
         packed.finish(module)
+        finish_status_functions(state)
         for f in state.functions:
             erase_dead_values(f.body.block)
     finish_module(module, info, state.includes, state.dsp_helpers)

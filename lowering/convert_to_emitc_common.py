@@ -188,6 +188,12 @@ class ConversionState:
     """Whether the converted code calls the DSP helpers (``dsp.PRELUDE``)."""
     function: emitc.FuncOp | None = None
     """The function being converted."""
+    status_functions: list[emitc.FuncOp] = field(
+        default_factory=lambda: list[emitc.FuncOp]()
+    )
+    """Functions that return an ``int32_t`` status (0 where they returned
+    nothing): an entry checking a device's hooks or operators, an operator
+    of a device (``convert_to_emitc_devices``)."""
     _constants: dict[tuple[Attribute, Attribute], SSAValue] = field(
         default_factory=lambda: dict[tuple[Attribute, Attribute], SSAValue]()
     )

@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
+    i32,
 )
 from xdsl.ir import Attribute, Operation, Region
 from xdsl.pattern_rewriter import (
@@ -41,8 +42,11 @@ from usmp.lowering.convert_to_emitc_common import (
     convert_type,
 )
 from usmp.lowering.convert_to_emitc_devices import (
+    DEVICE_CONTEXT,
     DeviceHookLowering,
     add_context_arguments,
+    context_argument,
+    mark_status,
 )
 from usmp.lowering.convert_to_emitc_memref import first_element_pointer
 from usmp.lowering.convert_to_emitc_module import (
@@ -50,6 +54,7 @@ from usmp.lowering.convert_to_emitc_module import (
     builtin_only,
     pool_arg_type,
 )
+from usmp.lowering.convert_to_emitc_packed import check_status
 
 
 def _strings(attr: Attribute | None) -> list[str]:
@@ -76,8 +81,10 @@ class FuncOpLowering(EmitcPattern):
             else convert_type(t, op)
             for i, t in enumerate(inputs)
         ]
-        if op.body.blocks:  # TVM's void* device contexts, last
-            arg_types += add_context_arguments(op, op.body.block)
+        # TVM's void* device contexts, last
+        arg_types += add_context_arguments(
+            op, op.body.block if op.body.blocks else None
+        )
         outputs = [convert_type(t, op) for t in op.function_type.outputs.data]
         if len(outputs) > 1:
             raise located_error(op, "a C function returns at most one value")
@@ -99,6 +106,8 @@ class FuncOpLowering(EmitcPattern):
                 new.attributes[name] = value
         new.location = op.location
         rewriter.replace(op, new)
+        if DEVICE_CONTEXT in op.attributes:  # an operator of a device
+            mark_status(self.state, new)
         if new.body.blocks:
             self.state.start_function(new)
 
@@ -162,6 +171,21 @@ class CallOpLowering(EmitcPattern):
             for v in op.operands
         ]
         results = [convert_type(r.type, op) for r in op.results]
+        device = op.attributes.get(DEVICE_CONTEXT)
+        if isinstance(device, StringAttr) and not results:
+            # an operator of a device: its context last, its status checked
+            context = context_argument(self.state.function, device.data)
+            if context is None:
+                raise located_error(
+                    op,
+                    f"call on device '{device.data}' outside an entry function "
+                    "listing it in tir.device_contexts",
+                )
+            call = lw.emit(emitc.CallOp(callee, [*args, context], [i32]))
+            check_status(lw, call.results[0])
+            mark_status(self.state, self.state.function)
+            lw.replace()
+            return
         call = lw.emit(emitc.CallOp(callee, args, results))
         lw.replace(*call.results)
 

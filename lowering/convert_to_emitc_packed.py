@@ -158,7 +158,7 @@ class PackedCalls:
             op.sym_name.data: op for op in module.ops if isinstance(op, emitc.FuncOp)
         }
         for f in self.stacks:
-            _return_status(f)
+            return_status(f)
             names = self.callers.get(f.sym_name.data)
             if names:
                 f.attributes[PACKED_FUNCTIONS_ATTR] = ArrayAttr(
@@ -230,7 +230,7 @@ class PackedCallLowering(EmitcPattern):
                 [first_value, first_tcode, num_args, ret_value, ret_tcode, null],
                 [i32],
             )
-            _check(lw, lw.result(call))
+            check_status(lw, lw.result(call))
         else:
             self.calls.callers.setdefault(function.sym_name.data, []).append(callee)
             handle = lw.result(
@@ -258,14 +258,14 @@ class PackedCallLowering(EmitcPattern):
             found = emitc.CallOpaqueOp(
                 "TVMBackendGetFuncFromEnv", [table, name, handle_at], [i32]
             )
-            _check(lw, lw.result(found))
+            check_status(lw, lw.result(found))
             loaded = lw.result(emitc.LoadOp(handle))
             called = emitc.CallOpaqueOp(
                 "TVMFuncCall",
                 [loaded, first_value, first_tcode, num_args, ret_value, ret_tcode],
                 [i32],
             )
-            _check(lw, lw.result(called))
+            check_status(lw, lw.result(called))
         lw.include(RUNTIME_HEADER)
         lw.replace()
 
@@ -385,19 +385,21 @@ def _fill_tensor(
     return shape_at + len(shape)
 
 
-def _check(lw: OpLowering, status: SSAValue) -> None:
+def check_status(lw: OpLowering, status: SSAValue) -> None:
     """``if (status != 0) return status;`` (TVM's ``tvm_check_return``)."""
     failed = lw.result(emitc.CmpOp("ne", status, _int(lw, 0, i32)))
     then = Region(Block([emitc.VerbatimOp("return {};", [status]), emitc.YieldOp()]))
     lw.emit(emitc.IfOp(failed, then))
 
 
-def _return_status(f: emitc.FuncOp) -> None:
+def return_status(f: emitc.FuncOp) -> None:
     """``f`` returns ``int32_t``: 0 where it returned nothing."""
     ftype = f.function_type
     if ftype.outputs.data:
         return
     f.function_type = FunctionType.from_lists(ftype.inputs.data, [i32])
+    if f.is_declaration:
+        return
     for ret in [o for o in f.walk() if isinstance(o, emitc.ReturnOp)]:
         zero = emitc.ConstantOp(IntegerAttr(0, i32))
         zero.location = ret.location
@@ -425,7 +427,7 @@ def _make_packed_api(f: emitc.FuncOp) -> None:
         raise located_error(
             f, f"@{f.sym_name.data} returns a value; a packed function returns status"
         )
-    _return_status(f)
+    return_status(f)
     f.function_type = PACKED_SIGNATURE
     f.arg_attrs = None  # pyright: ignore[reportAttributeAccessIssue]
     block = f.body.block

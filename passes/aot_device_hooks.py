@@ -6,18 +6,25 @@ every device that is not the host's and runs at least one operator (a
 the entry calls the hooks the application implements, in TVM's order
 (``tests/python/relay/aot/test_c_device_api.py``)::
 
-    tir.device_hook "activate" "accel"     // first, for each device
+    tir.device_hook activate "accel"     // first, for each device
     ...
-    tir.device_hook "open" "accel"         // around every call on the device
+    tir.device_hook open "accel"         // around every call on the device
     tir.call @tvmgen_m_accel_fused_...(...)
-    tir.device_hook "close" "accel"
+    tir.device_hook close "accel"
     ...
-    tir.device_hook "deactivate" "accel"   // last, before func.return
+    tir.device_hook deactivate "accel"   // last, before func.return
 
 Devices are named by their target as a C identifier (``ethos-u`` ->
 ``ethos_u``, TVM's ``device_context_ethos_u``) and listed, in order of first
-call, in the entry's ``tir.device_contexts``. Without such a device nothing
-is inserted (single-device models are unchanged).
+call, in the entry's ``tir.device_contexts``. Each call on such a device and
+its callee get ``tir.device_context = "<device>"``: as in TVM, the operator
+receives the device context as its last argument and returns a status the
+entry checks (``convert-to-emitc``), like every hook's. Without such a device
+nothing is inserted (single-device models are unchanged).
+
+A target without a device API (``NO_DEVICE_API``: TVM's target kinds without
+``use_device_api``, e.g. ``cmsis-nn``, whose operators are plain C functions
+of the host) gets no hooks and no context.
 """
 
 from __future__ import annotations
@@ -34,6 +41,11 @@ from usmp.passes.fuse_ops import HOST_TARGET
 
 DEVICE_CONTEXTS = "tir.device_contexts"
 """Entry attribute: the devices whose hooks the entry calls, in order."""
+DEVICE_CONTEXT = "tir.device_context"
+"""Call and callee attribute: the device whose context the operator takes."""
+NO_DEVICE_API = frozenset({"cmsis-nn"})
+"""Targets without a device API: no hooks, no context (TVM's target kinds
+without ``use_device_api``)."""
 
 
 def call_device(call: tir.CallOp) -> str | None:
@@ -43,17 +55,29 @@ def call_device(call: tir.CallOp) -> str | None:
     if not isinstance(device, VirtualDeviceAttr):
         return None
     target = device.target.data
-    return None if target in ("", HOST_TARGET) else c_identifier(target)
+    if target in ("", HOST_TARGET) or target in NO_DEVICE_API:
+        return None
+    return c_identifier(target)
 
 
 def insert_device_hooks(entry: func.FuncOp) -> None:
     """Insert the hooks of every non-host device ``entry`` calls (module doc)."""
     block = entry.body.block
     devices: list[str] = []
+    module = entry.parent_op()
+    functions = {
+        f.sym_name.data: f
+        for f in (module.regions[0].block.ops if module is not None else ())
+        if isinstance(f, func.FuncOp)
+    }
     for op in list(block.ops):
         if isinstance(op, tir.CallOp) and (device := call_device(op)) is not None:
             if device not in devices:
                 devices.append(device)
+            op.attributes[DEVICE_CONTEXT] = StringAttr(device)
+            callee = functions.get(op.callee.root_reference.data)
+            if callee is not None:
+                callee.attributes[DEVICE_CONTEXT] = StringAttr(device)
             Rewriter.insert_op(_hook("open", device, op), InsertPoint.before(op))
             Rewriter.insert_op(_hook("close", device, op), InsertPoint.after(op))
     if not devices:

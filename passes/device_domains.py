@@ -29,7 +29,10 @@ Constraints (phase 1, TVM's ``DomainForCallee``)
       is pinned there, and each of its operand and result edges permits a
       copy (TVM's ``copy_ok`` around already-placed calls), so a value used on
       several devices gets one copy per device;
-    * a constant has a node per use: it is placed where each user needs it.
+    * a constant has a node per use: it is placed where each user needs it;
+    * an operator reading a value that another use already put on another
+      device reads a copy instead, unless the value itself is fixed (TVM's
+      phase 1 conflict resolution, ``DevicePlan.unify_operand``).
 
 Defaulting (phase 2, TVM's ``FreeOnDeviceDefaulter`` + ``DeviceDefaulter``)
     Free ``on_device``s and copy-permitting edges first try to unify their
@@ -46,7 +49,7 @@ from dataclasses import dataclass, field
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, MemRefType, ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from usmp.diagnostics import LocatedError, located_error, location_of
 from usmp.dialects import relay
@@ -300,6 +303,13 @@ class DevicePlan:
             if (vd := attr_device(attrs)) is not None:
                 what = f" (result {i} of @{name})"
                 self.domains.bind(self.results[f], vd, f, what)
+        # the bodies of on_devices first, so that an operator meets the
+        # devices of its uses when it is visited (unify_operand)
+        for op in block.ops:
+            if isinstance(op, relay.OnDeviceOp) and op.get_constrain_body():
+                owner = op.operands[0].owner
+                if not isinstance(owner, relay.ConstantOp) and owner not in self.pinned:
+                    self.domains.bind(self.node(op.operands[0]), op.virtual_device, op)
         for op in block.ops:
             self.visit(f, op)
 
@@ -336,7 +346,7 @@ class DevicePlan:
                 for result in op.results[1:]:
                     unify(node, self.node(result), op)
                 for i in range(len(op.operands)):
-                    unify(node, self.operand(op, i), op)
+                    self.unify_operand(node, op, i)
             case _:
                 raise located_error(
                     op,
@@ -344,6 +354,41 @@ class DevicePlan:
                     "(expected relay ops and func.return: relay control flow is not "
                     "supported)",
                 )
+
+    def unify_operand(self, node: int, op: Operation, index: int) -> None:
+        """An operator reads its operand ``index`` on its own device. Where
+        the operand's value already sits on another device through a
+        different use, and nothing fixes the value itself there, the use
+        gets a copy instead of an error (TVM's phase 1 conflict resolution,
+        ``test_conflicated_inputs``): the value stays where its first use put
+        it, this use reads a ``relay.device_copy``."""
+        use = self.operand(op, index)
+        if self.domains.get(node).join(self.domains.get(use)) is not None:
+            self.domains.unify(node, use, op)
+            return
+        value = op.operands[index]
+        if (op, index) in self.use_nodes or self.fixed(value):
+            self.domains.unify(node, use, op)  # the located error
+            return
+        copy = self.domains.new()
+        self.domains.unify(node, copy, op)
+        self.use_nodes[(op, index)] = copy
+        self.edges.append(Edge(op, index, use, copy))
+
+    def fixed(self, value: SSAValue) -> bool:
+        """Is ``value`` itself pinned to a device (an argument attribute, a
+        fixed ``on_device``, a ``device_copy``'s result, a pinned op)?"""
+        owner = value.owner
+        if isinstance(owner, Operation):
+            if isinstance(owner, relay.OnDeviceOp):
+                return owner.get_constrain_result()
+            return isinstance(owner, relay.DeviceCopyOp) or owner in self.pinned
+        f = owner.parent_op()
+        if not isinstance(f, func.FuncOp) or f.arg_attrs is None:
+            return False
+        attrs = f.arg_attrs.data
+        index = value.index if isinstance(value, BlockArgument) else -1
+        return 0 <= index < len(attrs) and attr_device(attrs[index]) is not None
 
     def visit_on_device(self, op: relay.OnDeviceOp) -> None:
         body, result = self.operand(op, 0), self.node(op.result)

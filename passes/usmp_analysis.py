@@ -36,10 +36,19 @@ Time is main's call order. Every top-level op of the entry function (the
   same analysis recovers the plan from rewritten IR (``usmp-validate``,
   ``usmp-report``).
 
-Two workspace buffers *conflict* when both are non-empty and one of their live
-intervals overlap. Candidate pools: the op's ``candidate_pools`` (in its
-order) or every workspace/constant pool (in pool order), keeping only pools
-that every target touching the buffer may access (see ``usmp_pools``).
+Liveness is finer than the steps inside the operators (TVM's per-statement
+liveness, ``usmp_statement_liveness``): ``BufferInfo.ticks`` are the live
+intervals over the statements of the called functions -- a scratch lives
+only over the statements of its call that touch it, a buffer of main only
+from the first to the last statement touching it -- and an allocation
+inside a parallel loop (per thread) is not a buffer at all. Two workspace
+buffers *conflict* when both are non-empty and one of their ticks intervals
+overlap (never more often than with the steps). When that gives the same
+conflicts as the steps, ``workspace_problem`` states the problem in steps.
+
+Candidate pools: the op's ``candidate_pools`` (in its order) or every
+workspace/constant pool (in pool order), keeping only pools that every
+target touching the buffer may access (see ``usmp_pools``).
 Alignment: a buffer's offset is aligned to its pool's alignment and to its
 element type's natural alignment; ``BufferInfo.alignment`` reports the largest
 over its candidate pools.
@@ -106,6 +115,7 @@ from usmp.passes.usmp_liveness import (
 )
 from usmp.passes.usmp_overlap import find_overlaps
 from usmp.passes.usmp_pools import can_hold, describe_pool, function_target
+from usmp.passes.usmp_statement_liveness import in_parallel_loop, statement_timeline
 from usmp.planning.model import Buffer, Overlap, Pool, Problem
 
 
@@ -138,6 +148,9 @@ class BufferInfo:
     """The placement already recorded in the IR (after ``usmp-plan-memory``)."""
     read_at: tuple[int, ...] = ()
     """Constants: the steps of main that read it (for the memory report)."""
+    ticks: tuple[Interval, ...] = ()
+    """Live intervals in statements (``usmp_statement_liveness``): finer than
+    ``live``; conflicts and the planning problem use these."""
 
     @property
     def last_step(self) -> int | None:
@@ -192,6 +205,12 @@ class BufferInfoAnalysis:
     """The module's functions by name (for the kernel replays)."""
     traces: KernelTraces | None = None
     """The kernel traces computed for ``overlaps`` (reused by the replays)."""
+    refined: bool = True
+    """Do the statements' liveness (``BufferInfo.ticks``) give other
+    conflicts than main's steps (``BufferInfo.live``)? If not, the planning
+    problem is stated in steps, so that a plan is what it was before
+    liveness per statement (the algorithms order buffers by their
+    intervals)."""
 
     def pool(self, name: str) -> PoolInfoAttr:
         for p in self.pools:
@@ -209,9 +228,11 @@ class BufferInfoAnalysis:
 
     def workspace_problem(self) -> Problem:
         """The planning problem of the workspace buffers (``planning.model``)."""
-        live = {b.name: b.live for b in self.buffers}
+        live = {b.name: b.ticks if self.refined else b.live for b in self.buffers}
         return Problem(
-            tuple(_to_buffer(b, self.conflicts, live) for b in self.buffers),
+            tuple(
+                _to_buffer(b, self.conflicts, live[b.name], live) for b in self.buffers
+            ),
             tuple(_to_pool(p) for p in self.pools if p.kind.data == PoolKind.WORKSPACE),
             self.overlaps,
         )
@@ -224,15 +245,17 @@ def _to_pool(pool: PoolInfoAttr) -> Pool:
 def _to_buffer(
     b: BufferInfo,
     conflicts: dict[str, tuple[str, ...]],
+    own: tuple[Interval, ...],
     live: dict[str, tuple[Interval, ...]],
 ) -> Buffer:
-    """An interval buffer. With several live intervals the first one is the
-    interval; the buffers met only in the others are listed as explicit
-    conflicts, so the conflict graph the model derives is exact."""
+    """An interval buffer (``own``: its intervals). With several live
+    intervals the first one is the interval; the buffers met only in the
+    others are listed as explicit conflicts, so the conflict graph the model
+    derives is exact."""
     align = b.element_alignment  # the pool's own alignment applies on top
-    if not b.live:
+    if not own:
         return Buffer(b.name, b.size, 0, 0, align, b.pools)
-    start, end = b.live[0]
+    start, end = own[0]
     extra = frozenset(
         other
         for other in conflicts.get(b.name, ())
@@ -289,6 +312,9 @@ class _Analyzer:
         self.pool_args = {name: pool_arguments(f) for name, f in self.functions.items()}
         main_pools = self.pool_args[self.main.sym_name.data]
         self.timeline = main_timeline(self.main, self.functions, main_pools)
+        self.statements = statement_timeline(
+            self.main, self.functions, self.pool_args, self.timeline.step_ops
+        )
         self.namer = _Namer()
         self.buffers: list[BufferInfo] = []
         self.constants: list[BufferInfo] = []
@@ -318,7 +344,15 @@ class _Analyzer:
                 targets = timeline.value_targets.get(value) or (
                     set() if device_target(op) else main_targets
                 )
-                self.add_allocation(op, main_name, live, targets, tuple(sorted(used)))
+                ticks = self.statements.live(value)
+                self.add_allocation(
+                    op,
+                    main_name,
+                    live,
+                    targets,
+                    tuple(sorted(used)),
+                    (ticks,) if ticks is not None else (),
+                )
         running = function_steps(timeline, call_graph(self.functions))
         for name, f in self.functions.items():
             if f is main:
@@ -327,8 +361,15 @@ class _Analyzer:
             targets = timeline.call_targets.get(name, {function_target(f)})
             steps = tuple(sorted(running.get(name, ())))
             for op in f.walk():
-                if defines_buffer(op, self.pool_args[name]):
-                    self.add_allocation(op, name, live, targets, steps)
+                # an allocation inside a parallel loop is per-iteration,
+                # thread-local: TVM leaves it to the code generator
+                if defines_buffer(op, self.pool_args[name]) and not in_parallel_loop(
+                    op
+                ):
+                    ticks = self.statements.scratch(op)
+                    self.add_allocation(op, name, live, targets, steps, ticks)
+        conflicts = compute_conflicts((b.name, b.size, b.ticks) for b in self.buffers)
+        per_step = compute_conflicts((b.name, b.size, b.live) for b in self.buffers)
         return BufferInfoAnalysis(
             main,
             tuple(timeline.steps),
@@ -336,8 +377,9 @@ class _Analyzer:
             tuple(self.buffers),
             tuple(self.constants),
             tuple(self.states),
-            compute_conflicts((b.name, b.size, b.live) for b in self.buffers),
+            conflicts,
             tuple(timeline.step_ops),
+            refined=conflicts != per_step,
         )
 
     def candidates(
@@ -409,6 +451,7 @@ class _Analyzer:
         live: tuple[Interval, ...],
         targets: set[str],
         used: tuple[int, ...] = (),
+        ticks: tuple[Interval, ...] = (),
     ) -> None:
         """Add the buffer ``op`` defines: a ``tir.allocate``/``allocate_const``,
         or a view into a pool argument (then already placed); ``used``: the
@@ -459,6 +502,7 @@ class _Analyzer:
             pools=pools,
             placement=placement,
             read_at=used if is_const or is_state else (),
+            ticks=() if is_const else self.whole_run() if is_state else ticks,
         )
         if is_const:
             self.constants.append(info)
@@ -470,6 +514,20 @@ class _Analyzer:
     def whole_program(self) -> tuple[Interval, ...]:
         """A state's live range: every step (at least one), and beyond."""
         return ((0, max(len(self.timeline.steps), 1)),)
+
+    def whole_run(self) -> tuple[Interval, ...]:
+        """A state's live range in ticks (at least one)."""
+        return ((0, max(self.statements.total, 1)),)
+
+    def io_ticks(self, value: SSAValue, is_input: bool) -> tuple[Interval, ...]:
+        """``io_live`` in ticks."""
+        hull = self.statements.live(value)
+        total = self.statements.total
+        if is_input:
+            end = hull[1] if hull is not None else min(1, total)
+            return ((0, end),) if end > 0 else ()
+        start = hull[0] if hull is not None else max(total - 1, 0)
+        return ((start, total),) if total > start else ()
 
     def io_live(self, value: SSAValue, is_input: bool) -> tuple[Interval, ...]:
         """Live range of an input (written by the caller before main runs) or
@@ -555,6 +613,7 @@ class _Analyzer:
                     size=byte_size(cast(MemRefType, type_), view, what),
                     alignment=align,
                     live=self.io_live(view.result, is_input),
+                    ticks=self.io_ticks(view.result, is_input),
                     targets=targets,
                     pools=pools,
                     placement=where,
@@ -607,6 +666,7 @@ class _Analyzer:
                     size=byte_size(arg.type, main, what),  # pyright: ignore
                     alignment=align,
                     live=live,
+                    ticks=self.io_ticks(arg, is_input),
                     targets=targets,
                     pools=pools,
                     placement=(

@@ -13,6 +13,9 @@ attributes, so that FileCheck can check the analysis on its own:
                                           ([2, 3) and [7, 8)); absent for constants
       usmp.pools = ["sram", "dram"]       candidate pools, in order
       usmp.conflicts = ["sid_1", ...]     buffers it must not overlap (workspace)
+      usmp.ticks = array<i64: 4, 9>       live intervals in statements, what the
+                                          conflicts come from
+                                          (``usmp_statement_liveness``)
       usmp.overlaps = {sid_0 = -384 : i64} with ``overlap``: sources it may
                                           overlap, each with the largest
                                           allowed shift of its start, or
@@ -112,4 +115,6 @@ def info_attributes(
     attrs["usmp.pools"] = ArrayAttr(StringAttr(p) for p in b.pools)
     if b.kind == PoolKind.WORKSPACE:
         attrs["usmp.conflicts"] = ArrayAttr(StringAttr(c) for c in conflicts or ())
+        flat = [x for interval in b.ticks for x in interval]
+        attrs["usmp.ticks"] = DenseArrayBase.from_list(i64, flat)
     return attrs

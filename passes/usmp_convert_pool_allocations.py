@@ -97,6 +97,7 @@ from usmp.dialects.tir import (
 from usmp.passes.usmp_ir import string_list
 from usmp.passes.usmp_liveness import callee_of
 from usmp.passes.usmp_pool_uses import PoolUses, analyze_pool_uses
+from usmp.passes.usmp_statement_liveness import in_parallel_loop
 
 __all__ = ["UsmpConvertPoolAllocationsPass"]
 
@@ -260,6 +261,8 @@ class _ConvertAllocation(RewritePattern):
         rewriter: PatternRewriter,
     ):
         where = op.pool_allocation
+        if where is None and isinstance(op, AllocateOp) and in_parallel_loop(op):
+            return  # per-thread (inside a parallel loop): not planned
         assert where is not None
         type_ = op.result.type
         assert isinstance(type_, MemRefType)

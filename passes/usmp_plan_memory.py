@@ -18,6 +18,10 @@ everything in the IR:
   that safe (``usmp_overlap``), after ``usmp-kernel-direction`` has chosen
   which kernels run backwards; every pair that shares bytes is replayed on
   its kernel's access order by the validation;
+* liveness is per statement inside the operators (``usmp_analysis``); where
+  that frees bytes (fewer conflicts than liveness per call) the workspace is
+  planned both ways and the finer plan is kept only if it is smaller, so a
+  model it does not shrink keeps its layout;
 * the module attribute ``tir.pools`` lists the pools in order; each pool that
   holds a buffer gets its planned size as ``size`` (the highest end of a
   buffer in it: exactly the bytes the pool array must have; a size limit
@@ -49,7 +53,8 @@ Idempotence
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
@@ -204,9 +209,11 @@ def plan_memory(
     analysis = analyze(module, pools, use_workspace_io, overlap, traces)
     planned = recorded_plan(analysis)
     if planned is None:
-        problem = analysis.workspace_problem()
+        run = get_algorithm(algorithm, time_limit=time_limit or None)
         try:
-            plan = get_algorithm(algorithm, time_limit=time_limit or None)(problem)
+            plan = run(analysis.workspace_problem())
+            if analysis.refined:
+                plan = _smaller(analysis, plan, run)
         except PlanningError as e:
             raise _planning_error(analysis, e) from None
         placements = {
@@ -229,6 +236,23 @@ def plan_memory(
         ],
     )
     return planned
+
+
+def _smaller(
+    analysis: BufferInfoAnalysis, refined: Plan, run: Callable[[Problem], Plan]
+) -> Plan:
+    """Liveness per statement frees bytes only where it changes the plan's
+    size: the plan of the problem in main's steps (valid for the finer one,
+    whose conflicts are a subset) is kept unless the finer plan is smaller,
+    so a model whose sizes it does not change keeps its layout."""
+    coarse = replace(analysis, refined=False).workspace_problem()
+    try:
+        plan = run(coarse)
+    except PlanningError:
+        return refined  # the finer problem fits where the coarse one does not
+    total = sum(plan.pool_sizes(coarse).values())
+    finer = sum(refined.pool_sizes(analysis.workspace_problem()).values())
+    return refined if finer < total else plan
 
 
 def recorded_plan(analysis: BufferInfoAnalysis) -> PlannedModule | None:

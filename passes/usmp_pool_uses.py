@@ -45,6 +45,7 @@ from usmp.dialects.tir import (
 from usmp.passes.usmp_ir import byte_size
 from usmp.passes.usmp_liveness import callee_of
 from usmp.passes.usmp_pools import module_pools, ordered_for_arguments
+from usmp.passes.usmp_statement_liveness import in_parallel_loop
 
 
 @dataclass
@@ -100,6 +101,8 @@ class _Analysis:
         for name, f in self.functions.items():
             used: set[str] = set()
             for op in f.walk():
+                if isinstance(op, AllocateOp) and in_parallel_loop(op):
+                    continue  # per-thread, left to the code generator
                 if isinstance(op, AllocateOp | AllocateConstOp | AllocateStateOp):
                     used.add(self.check_allocation(op))
                     if isinstance(op, AllocateConstOp):

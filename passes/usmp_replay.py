@@ -103,6 +103,7 @@ from usmp.passes.usmp_kernel_trace import (
     written_arguments,
 )
 from usmp.passes.usmp_pools import module_pools
+from usmp.passes.usmp_statement_liveness import in_parallel_loop
 
 Array = npt.NDArray[np.int64]
 
@@ -938,6 +939,8 @@ class UsmpReplayPass(TypedOptions):
                 o
                 for o in op.walk()
                 if isinstance(o, (AllocateOp, AllocateConstOp, AllocateStateOp))
+                # (one in a parallel loop is per thread: not in any pool)
+                and not (isinstance(o, AllocateOp) and in_parallel_loop(o))
             ),
             None,
         )

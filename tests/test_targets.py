@@ -54,7 +54,7 @@ def _sources(out: Path) -> dict[str, str]:
 def test_accel_operators_in_their_own_file(kws: Path) -> None:
     src = _sources(kws)
     accel = src["tvmgen_kws_accel.c"]
-    defined = re.findall(r"^void (\w+)\(([^)]*)\) \{", accel, re.MULTILINE)
+    defined = re.findall(r"^int32_t (\w+)\(([^)]*)\) \{", accel, re.MULTILINE)
     # KWS: 5 CONV_2D and 4 DEPTHWISE_CONV_2D, each fused with its epilogue
     assert len(defined) == 9
     for name, params in defined:
@@ -96,7 +96,11 @@ def test_hooks_wrap_every_accel_call(kws: Path) -> None:
     accel operator (and no host operator), Deactivate last."""
     aot = _sources(kws)["tvmgen_kws_aot_main.c"]
     body = aot[aot.index("tvmgen_kws___tvm_main__(int8_t") :]
-    calls = re.findall(r"^  (TVMDeviceAccel\w+|tvmgen_kws_\w+)\(", body, re.MULTILINE)
+    calls = re.findall(
+        r"^  (?:int32_t \w+ = )?(TVMDeviceAccel\w+|tvmgen_kws_\w+)\(",
+        body,
+        re.MULTILINE,
+    )
     assert calls[0] == "TVMDeviceAccelActivate"
     assert calls[-1] == "TVMDeviceAccelDeactivate"
     inner = calls[1:-1]
@@ -124,10 +128,12 @@ def test_hooks_wrap_every_accel_call(kws: Path) -> None:
     ]
 
 
-def _application(kws: Path) -> str:
+def _application(kws: Path, fail_at: int = -1) -> str:
     """A test application: implements the hooks, recording each call and
     its context; provides the workspace pools as exactly sized arrays; runs
-    the model twice on the input file and writes the output file."""
+    the model twice on the input file and writes the output file. With
+    ``fail_at`` >= 0 the hook call of that index (counted per run) returns 5,
+    and each run prints the status ``run`` returned."""
     io = json.loads((kws / "metadata.json").read_text())["c_interface"]
     (x,) = io["inputs"]
     (y,) = io["outputs"]
@@ -142,11 +148,12 @@ def _application(kws: Path) -> str:
         "static const char* calls[512];",
         "static int n_calls;",
         "static int accel_context;",
+        f"static const int fail_at = {fail_at};",
         "static int32_t record(const char* hook, void* context) {",
         "  if (context != &accel_context) return 1;",
         "  if (n_calls < 512) calls[n_calls] = hook;",
         "  ++n_calls;",
-        "  return 0;",
+        "  return n_calls - 1 == fail_at ? 5 : 0;",
         "}",
     ]
     for hook in HOOKS:
@@ -166,6 +173,7 @@ def _application(kws: Path) -> str:
         "int main(int argc, char** argv) {",
         "  FILE* f;",
         "  int run, i;",
+        "  int32_t status;",
         f"  {io['inputs_type']} in = {{ x }};",
         f"  {io['outputs_type']} out = {{ y }};",
         f"  {io['workspaces_type']} ws = {{ "
@@ -177,9 +185,11 @@ def _application(kws: Path) -> str:
         "  fclose(f);",
         "  for (run = 0; run < 2; ++run) {",
         "    n_calls = 0;",
-        f"    if ({io['run']}(&in, &out, &ws, &devices) != 0) return 4;",
+        f"    status = {io['run']}(&in, &out, &ws, &devices);",
+        "    if (status != 0 && fail_at < 0) return 4;",
         '    printf("run %d:", run);',
         '    for (i = 0; i < n_calls; ++i) printf(" %s", calls[i]);',
+        '    if (status != 0) printf(" -> %d", (int)status);',
         '    printf("\\n");',
         "  }",
         '  if ((f = fopen(argv[2], "wb")) == NULL) return 5;',
@@ -191,12 +201,10 @@ def _application(kws: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_split_model_matches_tflm_with_hooks_under_asan(kws: Path, tmp_path: Path):
-    """The application's pools are exactly the planned sizes (ASan stops any
-    byte outside them); the outputs equal TFLite Micro's; the hooks are
-    called in TVM's order on every run, with the application's context."""
+def _build(kws: Path, app_source: str, tmp_path: Path) -> Path:
+    """The application and the model's library, built with ASan."""
     app = tmp_path / "app.c"
-    app.write_text(_application(kws))
+    app.write_text(app_source)
     sources = sorted((kws / "codegen/host/src").glob("*.c"))
     exe = tmp_path / "app"
     build = subprocess.run(
@@ -217,10 +225,59 @@ def test_split_model_matches_tflm_with_hooks_under_asan(kws: Path, tmp_path: Pat
         check=False,
     )
     assert build.returncode == 0, build.stderr
+    return exe
+
+
+def test_failing_hook_stops_the_run(kws: Path, tmp_path: Path) -> None:
+    """As TVM's generated code (tvm_check_return): a hook returning non-zero
+    stops the run there -- no later hook or operator runs -- and run returns
+    that status. Accel operators take the context last and return a status
+    the entry checks; host operators stay void."""
+    src = _sources(kws)
+    aot = src["tvmgen_kws_aot_main.c"]
+    assert re.search(
+        r"int32_t (v\w*) = TVMDeviceAccelOpen\(device_context_accel\);\n"
+        r"  if \(\1 != 0\) \{\n    return \1;",
+        aot,
+    )
+    defined = re.findall(
+        r"^int32_t (tvmgen_kws_accel_\w+)\(([^)]*)\) \{",
+        src["tvmgen_kws_accel.c"],
+        re.MULTILINE,
+    )
+    assert len(defined) == 9
+    assert all(params.endswith(", void* device_context_accel") for _, params in defined)
+    assert re.search(r"= tvmgen_kws_accel_\w+\([^)]*, device_context_accel\);", aot)
+    assert not re.search(
+        r"^int32_t tvmgen_kws_fused", src["tvmgen_kws_operators.c"], re.MULTILINE
+    )
+    exe = _build(kws, _application(kws, fail_at=3), tmp_path)
+    io = json.loads((kws / "metadata.json").read_text())["c_interface"]
+    (tmp_path / "x.bin").write_bytes(bytes(io["inputs"][0]["bytes"]))
+    result = subprocess.run(
+        [str(exe), str(tmp_path / "x.bin"), str(tmp_path / "y.bin")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    # the second Open fails: no Close, no Deactivate, no operator after it
+    assert result.stdout.splitlines() == [
+        "run 0: Activate Open Close Open -> 5",
+        "run 1: Activate Open Close Open -> 5",
+    ]
+
+
+def test_split_model_matches_tflm_with_hooks_under_asan(kws: Path, tmp_path: Path):
+    """The application's pools are exactly the planned sizes (ASan stops any
+    byte outside them); the outputs equal TFLite Micro's; the hooks are
+    called in TVM's order on every run, with the application's context."""
+    exe = _build(kws, _application(kws), tmp_path)
     model = read_model_file(KWS)
-    accel_calls = _sources(kws)["tvmgen_kws_aot_main.c"].count("tvmgen_kws_accel_")
-    accel_calls -= _sources(kws)["tvmgen_kws_aot_main.c"].count(
-        "void tvmgen_kws_accel_"
+    aot = _sources(kws)["tvmgen_kws_aot_main.c"]
+    # each call (not the declaration) of an accel operator
+    accel_calls = aot.count("tvmgen_kws_accel_") - aot.count(
+        "int32_t tvmgen_kws_accel_"
     )
     expected = " ".join(["Activate", *["Open", "Close"] * accel_calls, "Deactivate"])
     for seed in (0, 1):

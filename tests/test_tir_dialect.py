@@ -18,7 +18,7 @@ def test_allocations_share_one_base_and_its_traits() -> None:
     for op in ALLOCATIONS:
         assert issubclass(op, tir.AllocationOp)
         assert op.has_trait(MemoryAllocEffect())
-        assert op.has_trait(HasParent(func.FuncOp))
+        assert op.get_trait(HasParent) is not None
         assert {"name_hint", "candidate_pools", "pool_allocation"} <= set(
             op.get_irdl_definition().properties
         )

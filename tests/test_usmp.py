@@ -298,12 +298,17 @@ def test_report_files(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "plan.json").read_text())
     assert report["algorithm"] == "greedy_by_size"
     pools = {p["name"]: p for p in report["pools"]}
-    assert set(pools) == {"dtcm", "sram", "flash"}
+    # (with liveness per statement every workspace buffer fits in dtcm; per
+    # call, sram took the rest)
+    assert set(pools) == {"dtcm", "flash"}
     for p in pools.values():
         assert 0 < p["lower_bound"] <= p["size"]
         assert p["ratio"] == pytest.approx(p["size"] / p["lower_bound"], abs=1e-3)
     sizes = {p.pool_name.data: p.size.data for p in module_pools(module)}
-    assert {n: p["size"] for n, p in pools.items()} == sizes
+    assert sizes["sram"] == 0
+    assert {n: p["size"] for n, p in pools.items()} == {
+        n: size for n, size in sizes.items() if n != "sram"
+    }
     for b in report["buffers"]:
         assert b["offset"] + b["size"] <= sizes[b["pool"]]
         assert b["function"] in {"tvmgen_default___tvm_main__", "wide", "narrow"}

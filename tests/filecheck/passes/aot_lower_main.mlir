@@ -406,7 +406,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 // CHECK-NEXT:    tir.call @neg(%x, %[[A]]) {tir.virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">}
 // CHECK-NEXT:    "memref.copy"(%[[A]], %[[B]]) {tir.src_virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">, tir.dst_virtual_device = #device.virtual_device<"npu", 0, target = "ethos-u", scope = "global">}
 // CHECK-NEXT:    tir.device_hook open "ethos_u"
-// CHECK-NEXT:    tir.call @npu_neg(%[[B]], %output) {tir.virtual_device = #device.virtual_device<"npu", 0, target = "ethos-u", scope = "global">}
+// CHECK-NEXT:    tir.call @npu_neg(%[[B]], %output) {tir.virtual_device = #device.virtual_device<"npu", 0, target = "ethos-u", scope = "global">, tir.device_context = "ethos_u"}
 // CHECK-NEXT:    tir.device_hook close "ethos_u"
 // CHECK-NEXT:    tir.device_hook deactivate "ethos_u"
 // CHECK-NEXT:    func.return

@@ -68,3 +68,14 @@ func.func @main(%x: tensor<4xf32>, %c: i1) -> tensor<4xf32> {
   }
   func.return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A value fixed on a device (its argument attribute) read by an operator
+// fixed on another: no copy is chosen for it, the conflict is an error.
+func.func @main(%a: tensor<4xf32> {relay.virtual_device = #device.virtual_device<"cpu", 0>}, %b: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error-re@+1 {{conflicting virtual devices meet here: #device.virtual_device<"cpu", 0> from {{.*}}plan_devices_invalid.mlir:{{[0-9]+}}:1 (argument 0 of @main) and #device.virtual_device<"npu", 0> from {{.*}}; separate them}}
+  %0 = relay.add %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = relay.on_device %0 {virtual_device = #device.virtual_device<"npu", 0>} : tensor<4xf32>
+  func.return %1 : tensor<4xf32>
+}

@@ -415,3 +415,24 @@ func.func @main(%d1: tensor<4xf32>, %d2: tensor<4xf32>) -> (tensor<4xf32> {relay
   %10 = relay.call @layout(%6) : (tensor<4xf32>) -> tensor<4xf32>
   func.return %10 : tensor<4xf32>
 }
+
+// -----
+
+// TVM test_conflicated_inputs (phase 1 conflict resolution): %b is read by an
+// add on CPU and by one on GPU, and nothing fixes %b itself. It stays where
+// its first use put it (CPU); the GPU add reads a copy.
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %a: tensor<4xf32> {relay.virtual_device = [[CPU]]}, %b: tensor<4xf32> {relay.virtual_device = [[CPU]]}, %c: tensor<4xf32> {relay.virtual_device = [[GPU]]}) -> (tensor<4xf32> {relay.virtual_device = [[GPU]]})
+// CHECK: %[[BC:.*]] = relay.device_copy %b {src = [[CPU]], dst = [[GPU]]}
+// CHECK: %[[X:.*]] = relay.add %a, %b {relay.virtual_device = [[CPU]]}
+// CHECK: %[[XC:.*]] = relay.device_copy %[[X]] {src = [[CPU]], dst = [[GPU]]}
+// CHECK: %[[Y:.*]] = relay.add %[[BC]], %c {relay.virtual_device = [[GPU]]}
+// CHECK: relay.subtract %[[XC]], %[[Y]] {relay.virtual_device = [[GPU]]}
+func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = relay.add %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = relay.on_device %0 {virtual_device = #device.virtual_device<"cpu", 0, target = "c", scope = "global">} : tensor<4xf32>
+  %2 = relay.add %b, %c : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %3 = relay.on_device %2 {virtual_device = #device.virtual_device<"gpu", 0, target = "cuda", scope = "global">} : tensor<4xf32>
+  %4 = relay.subtract %1, %3 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  func.return %4 : tensor<4xf32>
+}

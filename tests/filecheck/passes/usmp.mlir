@@ -7,21 +7,23 @@
 
 // What aot-lower-main produces for a small int8 model: a constant, two
 // storage ids, an operator with scratch, a copy to the output. After usmp no
-// static allocation is left anywhere.
-// CHECK-LABEL: builtin.module attributes {tir.pools = [#tir.pool_info<"global_workspace", workspace, size = 40, alignment = 16, access = {c = rw}>, #tir.pool_info<"global_const", constant, size = 8, alignment = 16, access = {c = ro}>]}
+// static allocation is left anywhere. Liveness is per statement: the second
+// add reads sid_0 only in its first loop and writes sid_1 only in its second,
+// so the two share bytes (24 B; 40 B with liveness per call).
+// CHECK-LABEL: builtin.module attributes {tir.pools = [#tir.pool_info<"global_workspace", workspace, size = 24, alignment = 16, access = {c = rw}>, #tir.pool_info<"global_const", constant, size = 8, alignment = 16, access = {c = ro}>]}
 // CHECK: "memref.global"() <{sym_name = "global_const", type = memref<8xi8>, initial_value = dense<[1, 2, 3, 4, 5, 6, 7, 8]> : tensor<8xi8>, sym_visibility = "private", constant, alignment = 16 : i64}>
 // CHECK-LABEL: func.func @tvmgen_default_fused_add(
-// CHECK-SAME: %[[WS:[a-z_]+]]: memref<40xi8>) attributes {tir.prim_func, tir.pool_args = ["global_workspace"]}
+// CHECK-SAME: %[[WS:[a-z_]+]]: memref<24xi8>) attributes {tir.prim_func, tir.pool_args = ["global_workspace"]}
 // CHECK: %[[OFF:.*]] = arith.constant 0 : index
-// CHECK: %acc = memref.view %[[WS]][%[[OFF]]][] : memref<40xi8> to memref<8xi16>
+// CHECK: %acc = memref.view %[[WS]][%[[OFF]]][] : memref<24xi8> to memref<8xi16>
 // CHECK-LABEL: func.func @tvmgen_default___tvm_main__(
-// CHECK-SAME: %input: memref<8xi8>, %output: memref<8xi8>, %[[MWS:[a-z_]+]]: memref<40xi8>, %[[CONST:[a-z_]+]]: memref<8xi8>)
+// CHECK-SAME: %input: memref<8xi8>, %output: memref<8xi8>, %[[MWS:[a-z_]+]]: memref<24xi8>, %[[CONST:[a-z_]+]]: memref<8xi8>)
 // CHECK-SAME: tir.pool_args = ["global_workspace", "global_const"]
 // CHECK: memref.view %[[CONST]][%{{.*}}][] : memref<8xi8> to memref<8xi8>
-// CHECK: %[[O1:.*]] = arith.constant 32 : index
-// CHECK: memref.view %[[MWS]][%[[O1]]][] : memref<40xi8> to memref<8xi8>
+// CHECK: %[[O1:.*]] = arith.constant 16 : index
+// CHECK: memref.view %[[MWS]][%[[O1]]][] : memref<24xi8> to memref<8xi8>
 // CHECK: %[[O2:.*]] = arith.constant 16 : index
-// CHECK: memref.view %[[MWS]][%[[O2]]][] : memref<40xi8> to memref<8xi8>
+// CHECK: memref.view %[[MWS]][%[[O2]]][] : memref<24xi8> to memref<8xi8>
 // CHECK: tir.call @tvmgen_default_fused_add(%input, %{{.*}}, %{{.*}}, %[[MWS]])
 // CHECK: tir.call @tvmgen_default_fused_add(%{{.*}}, %{{.*}}, %{{.*}}, %[[MWS]])
 // CHECK: memref.copy
@@ -37,7 +39,7 @@
 // IO: %output = memref.view %[[WS]]
 // IO-NOT: tir.allocate
 // Pools from the option replace the module's: here all fits in the first.
-// POOLS-LABEL: builtin.module attributes {tir.pools = [#tir.pool_info<"fast", workspace, size = 40, alignment = 16, access = {c = rw}>, #tir.pool_info<"slow", workspace, size = 0, alignment = 16, access = {c = rw}>, #tir.pool_info<"rom", constant, size = 8, alignment = 4, access = {c = ro}>]}
+// POOLS-LABEL: builtin.module attributes {tir.pools = [#tir.pool_info<"fast", workspace, size = 24, alignment = 16, access = {c = rw}>, #tir.pool_info<"slow", workspace, size = 0, alignment = 16, access = {c = rw}>, #tir.pool_info<"rom", constant, size = 8, alignment = 4, access = {c = ro}>]}
 // POOLS: "memref.global"() <{sym_name = "rom"
 // POOLS-LABEL: func.func @tvmgen_default___tvm_main__(
 // POOLS-SAME: tir.pool_args = ["fast", "rom"]

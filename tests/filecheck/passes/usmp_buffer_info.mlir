@@ -7,8 +7,8 @@
 // CHECK: tir.allocate {usmp.buffer = "sid_0", usmp.size = 64 : i64, usmp.alignment = 16 : i64, usmp.live = array<i64: 0, 2>, usmp.pools = ["global_workspace"], usmp.conflicts = ["sid_1"]
 // CHECK: tir.allocate {usmp.buffer = "sid_1", usmp.size = 64 : i64, usmp.alignment = 16 : i64, usmp.live = array<i64: 1, 3>, usmp.pools = ["global_workspace"], usmp.conflicts = ["sid_0"]
 // IO-LABEL: func.func @chain_main
-// IO-SAME: %x: memref<16xf32> {usmp.buffer = "x", usmp.size = 64 : i64, usmp.alignment = 16 : i64, usmp.live = array<i64: 0, 1>, usmp.pools = ["global_workspace"], usmp.conflicts = ["sid_0"]}
-// IO-SAME: %y: memref<16xf32> {usmp.buffer = "output", usmp.size = 64 : i64, usmp.alignment = 16 : i64, usmp.live = array<i64: 2, 3>, usmp.pools = ["global_workspace"], usmp.conflicts = ["sid_1"]}
+// IO-SAME: %x: memref<16xf32> {usmp.buffer = "x", usmp.size = 64 : i64, usmp.alignment = 16 : i64, usmp.live = array<i64: 0, 1>, usmp.pools = ["global_workspace"], usmp.conflicts = ["sid_0"]
+// IO-SAME: %y: memref<16xf32> {usmp.buffer = "output", usmp.size = 64 : i64, usmp.alignment = 16 : i64, usmp.live = array<i64: 2, 3>, usmp.pools = ["global_workspace"], usmp.conflicts = ["sid_1"]
 // IO: usmp.buffer = "sid_0", {{.*}} usmp.conflicts = ["sid_1", "x"]
 func.func private @op(memref<16xf32>, memref<16xf32>) attributes {tir.prim_func}
 func.func @chain_main(%x: memref<16xf32>, %y: memref<16xf32>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["output"]} {
@@ -209,4 +209,42 @@ builtin.module attributes {tir.pools = [
     "memref.copy"(%0, %y) {tir.src_virtual_device = #npu, tir.dst_virtual_device = #cpu} : (memref<2xi32>, memref<2xi32>) -> ()
     func.return
   }
+}
+
+// -----
+
+// A call at the top of an operator is refined into its callee's statements
+// (ticks 1 and 2: the load of 'a', the store into 't'; 'unused' is not live
+// then); a call inside a loop is not: everything its callee touches, even a
+// scratch no statement touches, is live over the whole loop (tick 3).
+// CHECK-LABEL: func.func @inner_scratch
+// CHECK: usmp.buffer = "inner_scratch/t", {{.*}} usmp.conflicts = ["inner_scratch/unused", "looped/a"], usmp.ticks = array<i64: 2, 4>
+// CHECK: usmp.buffer = "inner_scratch/unused", {{.*}} usmp.conflicts = ["inner_scratch/t", "looped/a"], usmp.ticks = array<i64: 3, 4>
+// CHECK-LABEL: func.func @looped
+// CHECK: usmp.buffer = "looped/a", {{.*}} usmp.conflicts = ["inner_scratch/t", "inner_scratch/unused"], usmp.ticks = array<i64: 0, 4>
+func.func @inner_scratch(%in: memref<4xi8>) attributes {tir.prim_func} {
+  %c0 = arith.constant 0 : index
+  %t = tir.allocate {name_hint = "t"} : memref<4xi8>
+  %u = tir.allocate {name_hint = "unused"} : memref<4xi8>
+  %v = memref.load %in[%c0] : memref<4xi8>
+  memref.store %v, %t[%c0] : memref<4xi8>
+  func.return
+}
+func.func @looped(%in: memref<4xi8>, %out: memref<4xi8>) attributes {tir.prim_func} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = tir.allocate {name_hint = "a"} : memref<4xi8>
+  scf.for %i = %c0 to %c1 step %c1 {
+    %v = memref.load %in[%i] : memref<4xi8>
+    memref.store %v, %a[%i] : memref<4xi8>
+  }
+  tir.call @inner_scratch(%a) : (memref<4xi8>) -> ()
+  scf.for %i = %c0 to %c1 step %c1 {
+    tir.call @inner_scratch(%a) : (memref<4xi8>) -> ()
+  }
+  func.return
+}
+func.func @looped_main(%x: memref<4xi8>, %y: memref<4xi8>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["y"]} {
+  tir.call @looped(%x, %y) : (memref<4xi8>, memref<4xi8>) -> ()
+  func.return
 }

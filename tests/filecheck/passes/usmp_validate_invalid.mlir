@@ -211,3 +211,51 @@ builtin.module attributes {tir.pools = [#tir.pool_info<"ws", workspace, size = 8
     func.return
   }
 }
+
+// -----
+
+// Liveness per statement, wrongly applied: @twice reads its input in its
+// first loop (into the scratch, reversed) and again in its second, so the
+// scratch must not share the input's bytes; here it does (both at offset 0).
+// Liveness per statement, wrongly applied: @twice reads its input in its
+// first loop (into the scratch) and again in its second, so the scratch must
+// not share the input's bytes; here it does (both at offset 0).
+builtin.module attributes {tir.pools = [#tir.pool_info<"ws", workspace, size = 16, access = {c = "rw"}>]} {
+  func.func @copy(%in: memref<4xi8>, %out: memref<4xi8>) attributes {tir.prim_func} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    scf.for %i = %c0 to %c4 step %c1 {
+      %v = memref.load %in[%i] : memref<4xi8>
+      memref.store %v, %out[%i] : memref<4xi8>
+    }
+    func.return
+  }
+  func.func @twice(%in: memref<4xi8>, %out: memref<4xi8>, %ws: memref<16xi8>) attributes {tir.prim_func, tir.pool_args = ["ws"]} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %c4 = arith.constant 4 : index
+    %s = memref.view %ws[%c0][] : memref<16xi8> to memref<4xi8>
+    scf.for %i = %c0 to %c4 step %c1 {
+      %j = arith.subi %c3, %i : index
+      %v = memref.load %in[%i] : memref<4xi8>
+      memref.store %v, %s[%j] : memref<4xi8>
+    }
+    scf.for %i = %c0 to %c4 step %c1 {
+      %a = memref.load %s[%i] : memref<4xi8>
+      %b = memref.load %in[%i] : memref<4xi8>
+      %v = arith.addi %a, %b : i8
+      memref.store %v, %out[%i] : memref<4xi8>
+    }
+    func.return
+  }
+  // expected-error@+1 {{usmp: the placements recorded in the IR are invalid: conflicting buffers 'sid' [0, 4) and 'twice/s' [0, 4) overlap in pool 'ws'}}
+  func.func @statements_main(%x: memref<4xi8>, %y: memref<4xi8>, %ws: memref<16xi8>) attributes {tir.prim_func, tir.main, tir.pool_args = ["ws"], tir.input_names = ["x"], tir.output_names = ["y"]} {
+    %c0 = arith.constant 0 : index
+    %sid_0 = memref.view %ws[%c0][] : memref<16xi8> to memref<4xi8>
+    tir.call @copy(%x, %sid_0) : (memref<4xi8>, memref<4xi8>) -> ()
+    tir.call @twice(%sid_0, %y, %ws) : (memref<4xi8>, memref<4xi8>, memref<16xi8>) -> ()
+    func.return
+  }
+}

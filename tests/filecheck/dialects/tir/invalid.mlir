@@ -195,6 +195,34 @@ func.func @f() {
 
 // -----
 
+// in a serial loop: not thread-local, so not allowed (only scf.parallel's
+// body, at any depth, may hold a tir.allocate besides the function itself)
+func.func @f(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    // expected-error@+1 {{'tir.allocate' op 'tir.allocate' expects parent op 'func.func'}}
+    %0 = tir.allocate {name_hint = "x"} : memref<4xi8>
+  }
+  func.return
+}
+
+// -----
+
+func.func @f(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  "scf.parallel"(%c0, %n, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%i: index):
+    // expected-error@+1 {{'tir.allocate_const' op 'tir.allocate_const' expects parent op 'func.func'}}
+    %0 = tir.allocate_const {name_hint = "c", value = dense<1> : tensor<4xi8>} : memref<4xi8>
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return
+}
+
+// -----
+
 func.func @f() {
   // expected-error@+1 {{Expected `activate`, `open`, `close`, or `deactivate`.}}
   tir.device_hook reset "accel"
