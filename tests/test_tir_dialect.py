@@ -3,7 +3,6 @@ dialects/tir``): the allocations' shared base and traits."""
 
 from __future__ import annotations
 
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 from xdsl.traits import HasParent, MemoryAllocEffect
