@@ -38,10 +38,11 @@ import json
 import os
 import struct
 import tarfile
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from usmp.output_files import write_bytes_atomic
 
 MLF_VERSION = 7
 CPU_DEVICE = 1  # DLPack's kDLCPU, the device type of TVM's c target
@@ -177,29 +178,22 @@ def write_mlf(
     ).encode()
     files[f"parameters/{name}.params"] = empty_params()
     tar_path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=tar_path.parent, prefix=f".{tar_path.name}.")
-    try:
-        with (
-            os.fdopen(fd, "wb") as stream,
-            tarfile.open(fileobj=stream, mode="w", format=tarfile.GNU_FORMAT) as tar,
-        ):
-            for member, data in _entries(files):
-                info = tarfile.TarInfo(member)
-                info.mtime = epoch
-                info.uid = info.gid = 0
-                info.uname = info.gname = "root"
-                if data is None:
-                    info.type = tarfile.DIRTYPE
-                    info.mode = 0o755
-                    tar.addfile(info)
-                else:
-                    info.size = len(data)
-                    info.mode = 0o644
-                    tar.addfile(info, io.BytesIO(data))
-        os.replace(temporary, tar_path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    stream = io.BytesIO()
+    with tarfile.open(fileobj=stream, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        for member, data in _entries(files):
+            info = tarfile.TarInfo(member)
+            info.mtime = epoch
+            info.uid = info.gid = 0
+            info.uname = info.gname = "root"
+            if data is None:
+                info.type = tarfile.DIRTYPE
+                info.mode = 0o755
+                tar.addfile(info)
+            else:
+                info.size = len(data)
+                info.mode = 0o644
+                tar.addfile(info, io.BytesIO(data))
+    write_bytes_atomic(tar_path, stream.getvalue())
     return sorted(files)
 
 

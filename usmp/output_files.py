@@ -4,7 +4,9 @@ Every file a tool writes (``-o FILE`` of ``usmp-opt`` and
 ``usmp-import-tflite``, the report of ``usmp{report=...}``, the files of
 ``usmp-compile``) is first written to a temporary file in the same folder and
 renamed over the target when complete, so a run that fails leaves no empty or
-partial file behind (and a previous good file stays as it was).
+partial file behind (and a previous good file stays as it was). A target that
+exists and is not a regular file (``/dev/null``, a FIFO, a terminal) is
+written in place: renaming over it would replace the device with a file.
 """
 
 from __future__ import annotations
@@ -29,20 +31,31 @@ class AtomicFile:
 
     def __init__(self, path: str | os.PathLike[str]):
         self.path = Path(path)
+        self.temporary: Path | None = None
+        if _special(self.path):
+            self.stream: IO[str] = open(self.path, "w", encoding="utf-8")
+            return
         fd, name = tempfile.mkstemp(
             dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp"
         )
         self.temporary = Path(name)
         os.chmod(fd, 0o666 & ~_umask())  # as open() would create it
-        self.stream: IO[str] = os.fdopen(fd, "w", encoding="utf-8")
+        self.stream = os.fdopen(fd, "w", encoding="utf-8")
 
     def commit(self) -> None:
         self.stream.close()
-        os.replace(self.temporary, self.path)
+        if self.temporary is not None:
+            os.replace(self.temporary, self.path)
 
     def discard(self) -> None:
         self.stream.close()
-        self.temporary.unlink(missing_ok=True)
+        if self.temporary is not None:
+            self.temporary.unlink(missing_ok=True)
+
+
+def _special(path: Path) -> bool:
+    """``path`` exists and is not a regular file (a device, a FIFO)."""
+    return path.exists() and not path.is_file()
 
 
 @contextmanager
@@ -66,6 +79,9 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """``data`` to ``path``, renamed into place whole (as ``AtomicFile``)."""
     target = Path(path)
+    if _special(target):
+        target.write_bytes(data)
+        return
     fd, name = tempfile.mkstemp(
         dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
     )
