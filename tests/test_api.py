@@ -67,9 +67,22 @@ def test_run_matches_tflite_micro(kws: usmp.Library) -> None:
     (got,) = kws.run(inputs)
     (want,) = _tflm(KWS, inputs)
     assert difference(got, want) is None
-    # by name, and from Python integers that fit int8
-    (again,) = kws.run({"input_1": inputs[0].astype(np.int64)}, runs=2)
+    # by name
+    (again,) = kws.run({"input_1": inputs[0]}, runs=2)
     assert np.array_equal(again, got)
+    # float values quantized with the input's scale and zero point as TFLite's
+    # QUANTIZE does: the values the int8 input dequantizes to give it back,
+    # and halfway values round away from zero
+    (q,) = kws.metadata["model"]["inputs"]
+    scale, zero = q["scale"], q["zero_point"]
+    real = (inputs[0].astype(np.float32) - zero) * np.float32(scale)
+    (from_float,) = kws.run([real], quantize=True)
+    assert np.array_equal(from_float, got)
+    halfway = np.full((1, 49, 10, 1), 2.5 * scale, np.float32)
+    halfway[0, 0, 0, 0] = -2.5 * scale
+    assert usmp.api._quantize(halfway, scale, 0, np.dtype(np.int8))[
+        0, :2, 0, 0
+    ].tolist() == [-3, 3]
     assert 0 < kws.time(inputs, runs=3) < 1e6
 
 
@@ -165,9 +178,23 @@ def test_errors(kwargs: dict, message: str) -> None:
 def test_run_checks_its_inputs(kws: usmp.Library) -> None:
     with pytest.raises(ValueError, match="model 'kws' takes 1 inputs, got 2"):
         kws.run([np.zeros(490, np.int8)] * 2)
-    with pytest.raises(ValueError, match=r"must have shape \[1, 49, 10, 1\]"):
+    with pytest.raises(
+        ValueError, match=r"must have shape \[1, 49, 10, 1\], got \[10\]"
+    ):
         kws.run([np.zeros(10, np.int8)])
-    with pytest.raises(ValueError, match="must be int8; its int64 values"):
-        kws.run([np.full(490, 300)])
+    # the same number of values in another shape: refused, as TFLM does
+    with pytest.raises(
+        ValueError, match=r"must have shape \[1, 49, 10, 1\], got \[490\]"
+    ):
+        kws.run([np.zeros(490, np.int8)])
+    with pytest.raises(ValueError, match=r"must be int8, got int64 \(convert it"):
+        kws.run([np.zeros((1, 49, 10, 1), np.int64)])
+    with pytest.raises(ValueError, match="must be int8, got float32.*quantize=True"):
+        kws.run([np.zeros((1, 49, 10, 1), np.float32)])
+    with pytest.raises(ValueError, match="must be a numpy array of int8"):
+        kws.run([[0] * 490])
+    strided = np.zeros((1, 49, 20, 1), np.int8)[:, :, ::2, :]
+    with pytest.raises(ValueError, match="must be C-contiguous"):
+        kws.run([strided])
     with pytest.raises(ValueError, match="has no input x"):
         kws.run({"x": np.zeros(490, np.int8)})

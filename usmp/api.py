@@ -117,6 +117,20 @@ class Plan:
         return "\n".join(lines)
 
 
+def _quantize(
+    x: np.ndarray, scale: float, zero_point: int, dtype: np.dtype
+) -> np.ndarray:
+    """``x`` quantised as TFLite's QUANTIZE does: ``round(x / scale) +
+    zero_point`` in float32, half away from zero, saturated to ``dtype``."""
+    scaled = np.asarray(x, np.float32) / np.float32(scale)
+    whole = np.trunc(scaled)
+    halfway = np.abs(scaled - whole) == 0.5  # std::round: away from zero
+    rounded = np.where(halfway, whole + np.sign(scaled), np.rint(scaled))
+    info = np.iinfo(dtype)
+    q = np.clip(rounded.astype(np.int64) + zero_point, info.min, info.max)
+    return np.ascontiguousarray(q.astype(dtype))
+
+
 class Library:
     """A compiled model: its output folder, plan, files and C interface."""
 
@@ -152,15 +166,20 @@ class Library:
         runs: int = 1,
         compiler: str = "gcc",
         cflags: Sequence[str] | None = None,
+        quantize: bool = False,
     ) -> list[np.ndarray]:
         """Build the output's example application with the library (host
         ``compiler``, ``-std=c99`` and ``cflags``, default ``-O2 -Wall
         -Wextra -Werror -pedantic``) and run it ``runs`` times on ``inputs``
         (one array per model input, in order, or by input name); the model's
-        outputs."""
+        outputs. Each input must have the input's type and shape and be
+        C-contiguous, as TFLite Micro's ``set_input`` requires (``ValueError``
+        otherwise); ``quantize=True`` takes float values for a quantised
+        input and quantises them with its scale and zero point as TFLite's
+        QUANTIZE does (round half away from zero, saturated)."""
         from usmp.tools.host_run import HOST_CFLAGS, build, run_example
 
-        arrays = self._inputs(inputs)
+        arrays = self._inputs(inputs, quantize)
         flags = HOST_CFLAGS if cflags is None else tuple(cflags)
         exe = build(self._example_sources(), ["-std=c99", *flags], compiler)
         outputs, _ = run_example(exe, self.directory, arrays, runs=runs)
@@ -173,13 +192,16 @@ class Library:
         runs: int = 100,
         compiler: str = "gcc",
         cflags: Sequence[str] = ("-O2",),
+        quantize: bool = False,
     ) -> float:
         """Mean CPU microseconds of one ``run`` over ``runs`` runs of the
-        example built with ``cflags`` (as it prints them)."""
+        example built with ``cflags`` (as it prints them); ``inputs`` and
+        ``quantize`` as for ``run``."""
         from usmp.tools.host_run import build, run_example
 
         exe = build(self._example_sources(), ["-std=c99", *cflags], compiler)
-        _, printed = run_example(exe, self.directory, self._inputs(inputs), runs=runs)
+        arrays = self._inputs(inputs, quantize)
+        _, printed = run_example(exe, self.directory, arrays, runs=runs)
         line = next(x for x in printed.splitlines() if x.startswith("time: "))
         return float(line.split()[1])
 
@@ -195,7 +217,9 @@ class Library:
         sources["example_main.c"] = self.source("example/main.c")
         return sources
 
-    def _inputs(self, inputs: Sequence[Any] | Mapping[str, Any]) -> list[np.ndarray]:
+    def _inputs(
+        self, inputs: Sequence[Any] | Mapping[str, Any], quantize: bool = False
+    ) -> list[np.ndarray]:
         from usmp.tools.host_run import C_TYPES
 
         specs = self.interface["inputs"]
@@ -215,24 +239,43 @@ class Library:
             raise ValueError(
                 f"model '{self.name}' takes {len(specs)} inputs, got {len(inputs)}"
             )
+        model_inputs = self.metadata.get("model", {}).get("inputs", [])
+        quantization = {t["name"]: t for t in model_inputs if "scale" in t}
         arrays = []
         for t, x in zip(specs, inputs, strict=True):
             want = np.dtype(C_TYPES[t["c_type"]])
-            x = np.asarray(x)
-            if x.size != int(np.prod(t["shape"])):
+            what = f"input '{t['name']}' of model '{self.name}'"
+            if not isinstance(x, np.ndarray):
                 raise ValueError(
-                    f"input '{t['name']}' must have shape {t['shape']} "
-                    f"({int(np.prod(t['shape']))} values), got shape {list(x.shape)}"
+                    f"{what} must be a numpy array of {want} with shape "
+                    f"{t['shape']}, got {type(x).__name__}"
                 )
-            if x.dtype != want:
-                converted = x.astype(want)
-                if not np.array_equal(converted, x):
+            if quantize and x.dtype.kind == "f" and want.kind in "iu":
+                q = quantization.get(t["name"])
+                if q is None:
                     raise ValueError(
-                        f"input '{t['name']}' must be {want}; its {x.dtype} values "
-                        f"do not all fit"
+                        f"{what} has no scale and zero point to quantize with"
                     )
-                x = converted
-            arrays.append(x.reshape(t["shape"]))
+                x = _quantize(x, q["scale"], q["zero_point"], want)
+            if x.dtype != want:
+                hint = (
+                    "; float values can be quantized with run(..., quantize=True)"
+                    if x.dtype.kind == "f" and want.kind in "iu" and not quantize
+                    else ""
+                )
+                raise ValueError(
+                    f"{what} must be {want}, got {x.dtype} (convert it with "
+                    f"x.astype(np.{want}) if its values fit{hint})"
+                )
+            if list(x.shape) != list(t["shape"]):
+                raise ValueError(
+                    f"{what} must have shape {t['shape']}, got {list(x.shape)}"
+                )
+            if not x.flags.c_contiguous:
+                raise ValueError(
+                    f"{what} must be C-contiguous (np.ascontiguousarray(x))"
+                )
+            arrays.append(x)
         return arrays
 
     def __repr__(self) -> str:
