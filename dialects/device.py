@@ -22,6 +22,9 @@ from xdsl.utils.exceptions import VerifyException
 UNSET_ID = -1
 """``device_id`` of a virtual device whose id is not constrained."""
 
+MAX_DEVICE_ID = 2**31 - 1
+"""The largest device id: DLPack's ``DLDevice.device_id`` is an ``int32_t``."""
+
 
 @irdl_attr_definition
 class VirtualDeviceAttr(ParametrizedAttribute):
@@ -119,6 +122,11 @@ class VirtualDeviceAttr(ParametrizedAttribute):
                 parser.raise_error(
                     "virtual_device: device id must be >= 0 (omit it for any id)"
                 )
+            if value > MAX_DEVICE_ID:
+                parser.raise_error(
+                    f"virtual_device: device id {value} is more than {MAX_DEVICE_ID} "
+                    "(DLDevice's int32_t)"
+                )
             return value
 
         def parse_entry(key: str) -> None:
@@ -175,8 +183,11 @@ class VirtualDeviceAttr(ParametrizedAttribute):
                     sep = ", "
 
     def verify(self) -> None:
-        if self.device_id.data < UNSET_ID:
-            raise VerifyException("virtual_device: device id must be >= 0")
+        if not UNSET_ID <= self.device_id.data <= MAX_DEVICE_ID:
+            raise VerifyException(
+                f"virtual_device: device id {self.device_id.data} is out of range; "
+                f"expected 0..{MAX_DEVICE_ID} (DLDevice's int32_t)"
+            )
 
 
 DEVICE = Dialect("device", [], [VirtualDeviceAttr])

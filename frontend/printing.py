@@ -31,10 +31,10 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     TensorType,
 )
-from xdsl.printer import Printer
 
 from usmp.dialects.relay import ConstantOp
 from usmp.frontend.builder import dense_values, numpy_dtype
+from usmp.printing import ExactPrinter
 
 WEIGHT_FORMATS = ("hex", "resource", "elided")
 ELIDED_KEY = "__elided__"
@@ -87,7 +87,7 @@ def print_module(
                 key = _unique_key(op.result.name_hint or "cst", keys)
                 blobs[key] = _blob(value)
             op.properties["value"] = DenseResourceAttr.from_params(key, t)
-    printer = Printer(stream=stream, print_generic_format=generic)
+    printer = ExactPrinter(stream=stream, print_generic_format=generic)
     printer.print_op(module)
     stream.write("\n")
     if blobs:

@@ -31,7 +31,14 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    ModuleOp,
+    NameLoc,
+    StringAttr,
+    TensorType,
+    UnknownLoc,
+)
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
@@ -69,6 +76,7 @@ def import_model(model: Model, outputs: Sequence[int] | None = None) -> ModuleOp
     returned to compare a model layer by layer."""
     check_supported(model)
     output_indices = tuple(model.outputs if outputs is None else outputs)
+    _check_listed_once(model, output_indices)
     inputs = [model.tensors[i] for i in model.inputs]
     block = Block(arg_types=[_io_type(model, t) for t in inputs])
     builder = RelayBuilder(model, block)
@@ -108,6 +116,8 @@ def import_model(model: Model, outputs: Sequence[int] | None = None) -> ModuleOp
         ([a.type for a in block.args], [r.type for r in results]),
         Region(block),
     )
+    # errors about main as a whole (its I/O names) name the model
+    func.location = NameLoc(StringAttr(model.name), UnknownLoc())
     func.attributes[INPUT_TENSOR_NAMES] = ArrayAttr(StringAttr(t.name) for t in inputs)
     func.attributes[OUTPUT_TENSOR_NAMES] = ArrayAttr(
         StringAttr(t.name) for t in output_tensors
@@ -145,6 +155,27 @@ def scale_problem(model: Model, op: Operator, why: str) -> str:
         f"{culprits}{why}; TFLite Micro's result is undefined there, so the "
         "operator needs finite, positive scales"
     )
+
+
+def _check_listed_once(model: Model, outputs: Sequence[int]) -> None:
+    """Each tensor is a model input or output at most once: the C interface
+    has one field per input and output, named after its tensor."""
+    seen: dict[int, str] = {}
+    for kind, indices in (("input", model.inputs), ("output", outputs)):
+        for index in indices:
+            if index in seen:
+                t = model.tensors[index]
+                twice = (
+                    f"twice as a model {kind}"
+                    if seen[index] == kind
+                    else ("as a model input and as a model output")
+                )
+                raise model.error(
+                    f"tensor {index} ('{t.name}') is listed {twice}; each model "
+                    "input and output must be a distinct tensor (the C interface "
+                    "names one field after each)"
+                )
+            seen[index] = kind
 
 
 def check_supported(model: Model) -> None:

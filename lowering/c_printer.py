@@ -12,7 +12,14 @@ accepts the same IR, this one writes code a person wants to read).
   single use in the same block, carry no name, and moving them there cannot
   change what they read: a value whose expression reads memory (``load``, a
   non-math call) is not moved across a statement that writes memory. Named
-  and multiply used values become ``T name = ...;`` declarations.
+  and multiply used values become ``T name = ...;`` declarations. An
+  expression is at most ``MAX_EXPRESSION_DEPTH`` operators deep (C99 promises
+  63 levels of nested parentheses, and the printer renders an expression
+  recursively): a deeper one is given a name, so a 10,000-operator chain is
+  a sequence of short statements. An 8- or 16-bit sum, difference, product,
+  quotient, left shift or negation read by another operator is cast to its
+  type first (C computes it in ``int``; MLIR's ``i8`` wraps): ``(int32_t)
+  (int8_t)(x + 7)``.
 * Loops are ``for`` loops, conditionals ``if``; one handler per statement op.
 """
 
@@ -21,8 +28,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from xdsl.dialects.builtin import ArrayAttr, StringAttr
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, IntegerType, StringAttr
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from usmp.dialects import emitc
 from usmp.lowering.c_names import CNames, Namer
@@ -30,6 +37,7 @@ from usmp.lowering.c_printer_expr import (
     EXPRESSIONS,
     PRIMARY,
     REL,
+    UNARY,
     Expr,
     attribute_literal,
     c_type,
@@ -49,6 +57,9 @@ PURE_FUNCTIONS = frozenset(
 """``<math.h>`` functions: no side effects, so calls to them may be inlined."""
 
 _LOOP_NAMES = ("i", "j", "k", "l", "m", "n")
+MAX_EXPRESSION_DEPTH = 32
+"""Operators nested in one inlined expression (below C99's 63 levels of
+parenthesized expressions, 5.2.4.1; each level adds at most one pair)."""
 _ALWAYS_INLINE: frozenset[type[Operation]] = frozenset(
     (
         emitc.ConstantOp,
@@ -62,6 +73,29 @@ _ALWAYS_INLINE: frozenset[type[Operation]] = frozenset(
 """Op classes tested by exact type here and below (``type(op) in ...``): the
 ops are final, and ``isinstance`` against these abstract-base classes was a
 third of the printer's time."""
+
+
+_WIDENED: frozenset[type[Operation]] = frozenset(
+    (
+        emitc.AddOp,
+        emitc.SubOp,
+        emitc.MulOp,
+        emitc.DivOp,
+        emitc.BitwiseLeftShiftOp,
+        emitc.UnaryMinusOp,
+        emitc.BitwiseNotOp,
+    )
+)
+"""Operators whose C result on operands narrower than ``int`` (promoted to
+``int``) can leave the operands' type: ``int8_t`` 127 + 7 is 134 in C, -122
+in MLIR's ``i8``. Where such a value is assigned to a variable of its type
+C converts it back; where it is inlined into another expression the printer
+casts it (``_narrower_than_int``)."""
+
+
+def _narrower_than_int(type_: Attribute) -> bool:
+    """An integer type C promotes to ``int`` (8 and 16 bits; not ``bool``)."""
+    return isinstance(type_, IntegerType) and 1 < type_.width.data < 32
 
 
 def _strings(attr: object) -> list[str]:
@@ -118,6 +152,8 @@ class FunctionPrinter:
         self.namer = Namer(names.file_scope if names is not None else ())
         self.names: dict[SSAValue, str] = {}
         self.inline: set[SSAValue] = set()
+        self.depth: dict[SSAValue, int] = {}
+        """Operators nested in the expression of an inlined value."""
         self.reads: set[SSAValue] = set()
         self.lines: list[str] = []
         self.skip: set[Operation] = set()
@@ -144,8 +180,10 @@ class FunctionPrinter:
             )
             if reads:
                 self.reads.add(value)
+            depth = 1 + max((self.depth.get(v, 0) for v in op.operands), default=0)
             if type(op) in _ALWAYS_INLINE:
                 self.inline.add(value)
+                self.depth[value] = depth
                 continue
             if op.attributes.get(NAME_ATTR) is not None or value.name_hint is not None:
                 continue
@@ -160,7 +198,10 @@ class FunctionPrinter:
                 or last_write_before[position[user]] >= position[op]
             ):
                 continue  # a write before the use could change what it reads
+            if depth > MAX_EXPRESSION_DEPTH:
+                continue
             self.inline.add(value)
+            self.depth[value] = depth
 
     # -- names --------------------------------------------------------------
     def name(self, value: SSAValue, hint: str | None = None) -> str:
@@ -189,11 +230,20 @@ class FunctionPrinter:
             return Expr(self.symbol(op.global_name.root_reference.data), PRIMARY)
         return EXPRESSIONS[type(op)](op, self.expr)
 
-    def expr(self, value: SSAValue) -> Expr:
+    def expr(self, value: SSAValue, *, assigned: bool = False) -> Expr:
+        """``value``'s expression; ``assigned``: it is assigned to an object
+        of its own type, which converts it (no cast needed, see
+        ``_WIDENED``)."""
         if value in self.inline:
             op = value.owner
             assert isinstance(op, Operation)
-            return self.render(op)
+            rendered = self.render(op)
+            if not assigned and type(op) in _WIDENED and _narrower_than_int(value.type):
+                # C computes it in int: wrap it to its type before another
+                # operator reads it, as a declaration of that type would
+                type_ = c_type(value.type)
+                return Expr(f"({type_}){parenthesize(rendered, UNARY)}", UNARY)
+            return rendered
         return Expr(self.name(value), PRIMARY)
 
     # -- statements ---------------------------------------------------------
@@ -283,7 +333,7 @@ def _variable(p: FunctionPrinter, op: Operation, depth: int) -> None:
         and isinstance(type_, emitc.LValueType)
     ):  # "T v; v = x;" is written "T v = x;"
         p.skip.add(init)
-        p.emit(depth, f"{decl} = {p.expr(init.value).text};")
+        p.emit(depth, f"{decl} = {p.expr(init.value, assigned=True).text};")
     elif isinstance(value, emitc.OpaqueAttr) and not value.value.data:
         p.emit(depth, f"{decl};")
     else:
@@ -292,7 +342,7 @@ def _variable(p: FunctionPrinter, op: Operation, depth: int) -> None:
 
 def _assign(p: FunctionPrinter, op: Operation, depth: int) -> None:
     assert isinstance(op, emitc.AssignOp)
-    p.emit(depth, f"{p.expr(op.var).text} = {p.expr(op.value).text};")
+    p.emit(depth, f"{p.expr(op.var).text} = {p.expr(op.value, assigned=True).text};")
 
 
 def _for(p: FunctionPrinter, op: Operation, depth: int) -> None:
@@ -329,7 +379,7 @@ def _if(p: FunctionPrinter, op: Operation, depth: int) -> None:
 def _return(p: FunctionPrinter, op: Operation, depth: int) -> None:
     assert isinstance(op, emitc.ReturnOp)
     if op.operand is not None:
-        p.emit(depth, f"return {p.expr(op.operand).text};")
+        p.emit(depth, f"return {p.expr(op.operand, assigned=True).text};")
     elif not (depth == 1 and op.next_op is None):
         p.emit(depth, "return;")
 

@@ -43,7 +43,7 @@ from usmp.lowering.convert_to_emitc_common import (
 )
 from usmp.lowering.convert_to_emitc_func import func_patterns, unsupported_op_pattern
 from usmp.lowering.convert_to_emitc_library import add_library
-from usmp.lowering.convert_to_emitc_memref import memref_patterns
+from usmp.lowering.convert_to_emitc_memref import find_packed_reads, memref_patterns
 from usmp.lowering.convert_to_emitc_module import (
     GlobalOpLowering,
     ModuleInfo,
@@ -77,7 +77,7 @@ def conversion_patterns(
         *scf_patterns(state),
         PackedCallLowering(state, packed or PackedCalls()),
         *func_patterns(state, info),
-        GlobalOpLowering(info),
+        GlobalOpLowering(info, state),
         unsupported_op_pattern(state),
     ]
 
@@ -126,6 +126,7 @@ def convert_module(module: ModuleOp) -> None:
         conversion_patterns(state, info, packed), dce_enabled=False
     )
     walker = PatternRewriteWalker(applier, apply_recursively=False)
+    state.packed = find_packed_reads(module)
     with cyclic_gc_paused():
         try:
             walker.rewrite_module(module)
@@ -141,5 +142,5 @@ def convert_module(module: ModuleOp) -> None:
         packed.finish(module)
         for f in state.functions:
             erase_dead_values(f.body.block)
-    finish_module(module, info, state.includes)
+    finish_module(module, info, state.includes, state.dsp_helpers)
     add_library(module)

@@ -46,6 +46,7 @@ from xdsl.pattern_rewriter import (
 
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc
+from usmp.dialects.float_bits import c_nan_error, float_bits
 from usmp.lowering.convert_to_emitc_common import (
     ConversionState,
     EmitcPattern,
@@ -372,6 +373,9 @@ class ConstantOpLowering(EmitcPattern):
         ):
             type_ = convert_type(value.type, op)
             if isinstance(value, FloatAttr) and not math_.isfinite(value.value.data):
+                bits = float_bits(value.value.data, value.type)
+                if bits is not None and (error := c_nan_error(bits, value.type)):
+                    raise located_error(op, error)
                 lw.include("math.h")  # INFINITY, NAN
             lw.replace(lw.constant(value, type_))
         else:

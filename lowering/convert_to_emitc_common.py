@@ -176,6 +176,13 @@ class ConversionState:
     """Materialisations to remove when the conversion ends."""
     functions: list[emitc.FuncOp] = field(default_factory=lambda: list[emitc.FuncOp]())
     """The functions this run converted, in order."""
+    packed: dict[Operation, Operation] = field(
+        default_factory=lambda: dict[Operation, Operation]()
+    )
+    """First load of a packed byte read (``dsp.packed_loads``) -> the op
+    computing the word, which one ``usmp_read_s8x4`` replaces."""
+    dsp_helpers: bool = False
+    """Whether the converted code calls the DSP helpers (``dsp.PRELUDE``)."""
     function: emitc.FuncOp | None = None
     """The function being converted."""
     _constants: dict[tuple[Attribute, Attribute], SSAValue] = field(

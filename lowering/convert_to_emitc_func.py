@@ -32,6 +32,7 @@ from xdsl.rewriter import InsertPoint
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc, tir
 from usmp.dialects.tir import POOL_ARGS
+from usmp.lowering import dsp
 from usmp.lowering.convert_to_emitc_common import (
     MEMREF_ARG_ATTR,
     TYPES,
@@ -198,6 +199,9 @@ class UnsupportedOpLowering(EmitcPattern):
                 "func.func, memref.global or emitc ops)",
             )
         if top is self.state.function:
+            if isinstance(op, emitc.CallOpaqueOp) and op.callee.data in dsp.HELPERS:
+                self.state.dsp_helpers = True  # a DSP kernel's arithmetic
+                return
             raise located_error(
                 op,
                 f"'{op.name}' has no lowering to emitc (supported: func, scf.for/if, "

@@ -27,7 +27,7 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects import memref, scf
-from xdsl.dialects.builtin import MemRefType, ShapedType, StringAttr
+from xdsl.dialects.builtin import MemRefType, ShapedType, StringAttr, i32
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -38,6 +38,7 @@ from xdsl.rewriter import InsertPoint
 
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc
+from usmp.lowering import dsp
 from usmp.lowering.convert_to_emitc_common import (
     INDEX_TYPE,
     ConversionState,
@@ -130,12 +131,33 @@ def element(
 
 
 class LoadOpLowering(EmitcPattern):
+    """``p[index]``; the first load of a packed byte read (``dsp.PACKED``,
+    found by ``find_packed_reads``) also reads the word:
+    ``usmp_read_s8x4(&p[index])`` replaces the packed value (its loads and
+    shifts are then dead and erased)."""
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter) -> None:
         lw = self.lowering(op, rewriter)
         lvalue = element(lw, op.memref, op.indices, op)
         assert isinstance(lvalue.type, emitc.LValueType)
+        root = self.state.packed.pop(op, None)
+        if root is not None:
+            read = emitc.CallOpaqueOp(dsp.READ_S8X4, [address_of(lw, lvalue)], [i32])
+            rewriter.replace_all_uses_with(root.results[0], lw.result(read))
+            self.state.dsp_helpers = True
         lw.replace(lw.result(create(emitc.LoadOp, (lvalue,), lvalue.type.value_type)))
+
+
+def find_packed_reads(root: Operation) -> dict[Operation, Operation]:
+    """Under ``root``: the first load of each packed byte read whose loads
+    read consecutive elements (``dsp.packed_loads``) -> the op computing its
+    word."""
+    found: dict[Operation, Operation] = {}
+    for op in root.walk():
+        if dsp.PACKED in op.attributes and (loads := dsp.packed_loads(op)):
+            found[loads[0]] = op
+    return found
 
 
 class StoreOpLowering(EmitcPattern):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ArrayAttr,
     BytesAttr,
     DenseIntOrFPElementsAttr,
@@ -36,6 +37,7 @@ from xdsl.pattern_rewriter import (
 
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc
+from usmp.dialects.float_bits import c_nan_error, exponent_mask
 from usmp.dialects.tir import POOLS, PoolAllocationAttr, PoolInfoAttr
 from usmp.lowering.convert_to_emitc_common import (
     ALIGNMENT_ATTR,
@@ -43,8 +45,10 @@ from usmp.lowering.convert_to_emitc_common import (
     POOL_ATTR,
     POOLS_ATTR,
     WORKSPACE_POOL_TYPE,
+    ConversionState,
     convert_scalar_type,
 )
+from usmp.lowering.dsp import PRELUDE
 
 BASE_INCLUDES = ("stdbool.h", "stddef.h", "stdint.h")
 """Headers every converted module includes (``bool``, ``ptrdiff_t``,
@@ -142,6 +146,7 @@ class GlobalOpLowering(RewritePattern):
     other global a ``static`` C array of its element type."""
 
     info: ModuleInfo
+    state: ConversionState
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.GlobalOp, rewriter: PatternRewriter) -> None:
@@ -166,6 +171,8 @@ class GlobalOpLowering(RewritePattern):
             shape = list(type_.get_shape()) or [1]
             array = emitc.ArrayType(shape, elem)  # pyright: ignore[reportArgumentType]
             initial = value if isinstance(value, DenseIntOrFPElementsAttr) else None
+            if initial is not None:
+                self._check_float_elements(op, initial)
             alignment = op.alignment.value.data if op.alignment is not None else 0
         const = op.constant is not None
         new = emitc.GlobalOp(
@@ -178,10 +185,36 @@ class GlobalOpLowering(RewritePattern):
         new.location = op.location
         rewriter.replace(op, new)
 
+    def _check_float_elements(
+        self, op: memref.GlobalOp, value: DenseIntOrFPElementsAttr
+    ) -> None:
+        """A float array initializer spells infinities and NaNs with
+        ``<math.h>``'s ``INFINITY``/``NAN``; a NaN C cannot spell is a
+        located error (``usmp.dialects.float_bits``)."""
+        element = value.get_element_type()
+        if not isinstance(element, AnyFloat):
+            return
+        size = element.bitwidth // 8
+        data = value.data.data
+        exponent = exponent_mask(element)
+        for start in range(0, len(data), size):
+            bits = int.from_bytes(data[start : start + size], "little")
+            if bits & exponent != exponent:
+                continue
+            if (error := c_nan_error(bits, element)) is not None:
+                raise located_error(op, error)
+            self.state.includes.add("math.h")
 
-def finish_module(module: ModuleOp, info: ModuleInfo, includes: set[str]) -> None:
+
+def finish_module(
+    module: ModuleOp, info: ModuleInfo, includes: set[str], dsp_helpers: bool = False
+) -> None:
     """The includes (the base ones, ``includes`` and those the module had)
-    first, sorted; ``tir.pools`` replaced by its builtin summary."""
+    first, sorted, then (``dsp_helpers``) the DSP helpers' definitions
+    (``dsp.PRELUDE`` as an ``emitc.verbatim``, after ``<string.h>``);
+    ``tir.pools`` replaced by its builtin summary."""
+    if dsp_helpers:
+        includes.add("string.h")
     block = module.body.block
     for op in list(block.ops):
         if isinstance(op, emitc.IncludeOp):
@@ -191,6 +224,8 @@ def finish_module(module: ModuleOp, info: ModuleInfo, includes: set[str]) -> Non
     headers: list[Operation] = [
         emitc.IncludeOp(header) for header in sorted({*BASE_INCLUDES, *includes})
     ]
+    if dsp_helpers:
+        headers.append(emitc.VerbatimOp(PRELUDE.rstrip("\n")))
     if block.first_op is not None:
         block.insert_ops_before(headers, block.first_op)
     else:

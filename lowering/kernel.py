@@ -28,6 +28,21 @@ exist and shares equal ones (``loops.py``), and stamp the producer's
 location on what they emit. A request never survives: it is replaced as
 soon as it is placed, so the IR holds no placeholder between two patterns.
 
+The depth of that recursion would be the depth of the fused graph (a
+10,000-operator elementwise chain is one group with ``fuse-ops{max_depth=
+10000}``), so ``at`` does not recurse along chains: a family also declares,
+per operator, the operand elements its handler reads first and
+unconditionally (``reads``: the operand and its index, computed with pure
+index arithmetic only, which the builder shares, so the handler computing
+them again gets the same values). ``at`` walks those reads with an explicit
+stack and computes the elements deepest first (the order the recursion
+would emit them in); each handler then finds its operands remembered.
+Python recursion is left only where a handler reads an operand element
+under a condition or in a loop of its own (``pad``'s guarded branch,
+``concatenate``, ``gather``, the reductions of an anchor), whose chains
+nest the generated code too (an ``scf.if`` per pad); beyond
+``MAX_NESTED_REQUESTS`` such a chain is a located error.
+
 So an anchor and its epilogue are computed in registers per output element
 and no intermediate tensor exists. Elements are memoised per (value, index)
 within a block (a value used twice at the same index is computed once);
@@ -52,6 +67,8 @@ from functools import lru_cache
 from types import MappingProxyType
 from typing import ClassVar, TypeAlias
 
+import numpy as np
+import numpy.typing as npt
 from xdsl.dialects.builtin import (
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
@@ -79,7 +96,9 @@ from xdsl.pattern_rewriter import (
 
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
+from usmp.lowering.constant_args import constant_array
 from usmp.lowering.loops import Ix, KernelBuilder
+from usmp.lowering.target import PORTABLE, TargetFeatures
 
 Handler: TypeAlias = "Callable[[FusedKernel, Operation, Sequence[Ix]], SSAValue]"
 JammedHandler: TypeAlias = (
@@ -87,6 +106,10 @@ JammedHandler: TypeAlias = (
 )
 """Elements of an anchor at several indices (differing in the innermost
 coordinate only) computed by one reduction with one accumulator each."""
+Reads: TypeAlias = "Callable[[FusedKernel, Operation, Sequence[Ix]], Sequence[tuple[SSAValue, Sequence[Ix]]]]"  # noqa: E501
+"""The operand elements (operand, index) a handler reads before anything
+else, whatever their values, computed with pure index arithmetic only
+(see the module note)."""
 RowStatistics: TypeAlias = (
     "Callable[[FusedKernel, Operation, Sequence[Ix]], tuple[SSAValue, ...]]"
 )
@@ -159,6 +182,12 @@ class ElementOp(IRDLOperation):
         return tuple(next(dynamic) if i == DYNAMIC else i for i in values)
 
 
+MAX_NESTED_REQUESTS = 64
+"""Element requests that may nest (each a handler asking for an operand
+element its ``reads`` do not list: about ten Python frames, well inside
+Python's default limit of 1,000 with the pass machinery around them)."""
+
+
 class ElementPattern(RewritePattern):
     """Replaces an element request of a value its family computes by the
     scalar code of that element, emitted through the kernel's builder at
@@ -169,6 +198,9 @@ class ElementPattern(RewritePattern):
     results overrides ``matches`` and ``element``."""
 
     handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType({})
+    reads: ClassVar[Mapping[str, Reads]] = MappingProxyType({})
+    """Operator name -> the operand elements its handler reads first (only
+    for handlers that read them unconditionally, in the current block)."""
 
     def __init__(self, kernel: FusedKernel):
         self.kernel = kernel
@@ -234,17 +266,42 @@ class FusedKernel:
         builder: KernelBuilder,
         buffers: Mapping[SSAValue, SSAValue],
         patterns: Sequence[type[ElementPattern]],
+        features: TargetFeatures = PORTABLE,
+        constants: Mapping[SSAValue, relay.ConstantOp] | None = None,
     ):
         self.b = builder
         self.buffers = buffers
+        self.features = features
+        """What the target CPU offers (``lower-ops``' ``mcpu``)."""
+        self.constants: Mapping[SSAValue, relay.ConstantOp] = constants or {}
+        """Parameters of the primitive function bound to one constant at
+        every call (``constant_args.constant_arguments``)."""
+        self.flat_views: dict[SSAValue, SSAValue] = {}
+        """Argument buffer -> its hoisted one-dimensional view
+        (``ops_nn_dsp``)."""
         self._patterns = GreedyRewritePatternApplier(
             [pattern(self) for pattern in patterns], dce_enabled=False
         )
+        self._reads: dict[str, Reads] = {
+            name: reads for pattern in patterns for name, reads in pattern.reads.items()
+        }
+        self._nested = 0
+        """Element requests under way (a handler asking for an element its
+        ``reads`` do not cover recurses; see ``MAX_NESTED_REQUESTS``)."""
         self._tables: dict[Hashable, SSAValue] = {}
         self._names: set[str] = set()
         self.rows: dict[Operation, tuple[tuple[Ix, ...], tuple[SSAValue, ...]]] = {}
         """Row operator -> (index without the axis, statistics) of the row the
         result loop nest is in (see ``row``)."""
+
+    def constant_value(self, value: SSAValue) -> npt.NDArray[np.generic] | None:
+        """The values of ``value`` when it is known at compile time (a
+        ``relay.constant``, or a parameter every call binds to one), as a
+        numpy array; None otherwise (``constant_args.constant_array``)."""
+        owner = value.owner
+        if not isinstance(owner, relay.ConstantOp):
+            owner = self.constants.get(value)
+        return None if owner is None else constant_array(owner.value)
 
     def row(
         self, op: Operation, index: Sequence[Ix], axis: int, statistics: RowStatistics
@@ -261,17 +318,41 @@ class FusedKernel:
     # -- elements --------------------------------------------------------------
 
     def at(self, value: SSAValue, index: Sequence[Ix]) -> SSAValue:
-        """The element of ``value`` at ``index`` (one ``Ix`` per dimension)."""
+        """The element of ``value`` at ``index`` (one ``Ix`` per dimension).
+
+        Elements the handlers read first (``ElementPattern.reads``) are
+        computed before the element that reads them, deepest first, from an
+        explicit stack: no Python recursion along a chain of operators."""
         key = (value, tuple(index))
-        result = self.b.lookup(key)
-        if result is None:
-            buffer = self.buffers.get(value)
+        known = self.b.lookup(key)
+        if known is not None:
+            return known
+        stack: list[tuple[SSAValue, tuple[Ix, ...], bool]] = [(value, key[1], False)]
+        while stack:
+            v, i, expanded = stack.pop()
+            if self.b.lookup((v, i)) is not None:
+                continue
+            buffer = self.buffers.get(v)
             if buffer is not None:  # an argument: a load, no request
-                result = self.b.load(buffer, key[1])
-            else:
-                result = self._request(value, key[1])
-            self.b.remember(key, result)
+                self.b.remember((v, i), self.b.load(buffer, i))
+                continue
+            reads = self._reads_of(v)
+            if expanded or reads is None:
+                self.b.remember((v, i), self._request(v, i))
+                continue
+            stack.append((v, i, True))
+            op = v.owner
+            assert isinstance(op, Operation)
+            for operand, at in reversed(reads(self, op, i)):
+                if self.b.lookup((operand, tuple(at))) is None:
+                    stack.append((operand, tuple(at), False))
+        result = self.b.lookup(key)
+        assert result is not None
         return result
+
+    def _reads_of(self, value: SSAValue) -> Reads | None:
+        op = value.owner
+        return self._reads.get(op.name) if isinstance(op, Operation) else None
 
     def jam(
         self, op: Operation, indices: Sequence[Sequence[Ix]], handler: JammedHandler
@@ -283,6 +364,17 @@ class FusedKernel:
 
     def _request(self, value: SSAValue, index: tuple[Ix, ...]) -> SSAValue:
         """Place an element request here and let the patterns replace it."""
+        op = value.owner
+        if self._nested >= MAX_NESTED_REQUESTS:
+            assert isinstance(op, Operation)
+            raise located_error(
+                op,
+                f"'{op.name}' is reached through more than {MAX_NESTED_REQUESTS} "
+                "nested operators whose elements are read conditionally or in a "
+                "loop (pad, concatenate, gather, reductions) in one primitive "
+                "function; lower-ops accepts at most that nesting (fuse smaller "
+                "groups: fuse-ops{max_depth=N})",
+            )
         request = ElementOp.get(value, index)
         self.b.block.add_op(request)
         rewriter = PatternRewriter(request)
@@ -290,10 +382,13 @@ class FusedKernel:
         rewriter.operation_replacement_handler.append(
             lambda _, results: replaced.extend(results)
         )
-        self._patterns.match_and_rewrite(request, rewriter)
+        self._nested += 1
+        try:
+            self._patterns.match_and_rewrite(request, rewriter)
+        finally:
+            self._nested -= 1
         if not replaced or replaced[0] is None:
             request.erase()
-            op = value.owner
             assert isinstance(op, Operation)
             raise located_error(op, f"'{op.name}' has no lowering")
         return replaced[0]

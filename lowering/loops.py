@@ -61,6 +61,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from usmp.lowering.create import create
+from usmp.lowering.dsp import is_arithmetic_call
 from usmp.lowering.scalar import Ix, ScalarArithmetic, is_float, is_unsigned
 
 INDEX = IndexType()
@@ -158,7 +159,9 @@ class KernelBuilder(ScalarArithmetic):
             op.location = self.location
         depth = len(self._scopes) - 1
         key: Hashable | None = None
-        if op.name.startswith(_PURE_DIALECTS) and not op.regions:
+        if (
+            op.name.startswith(_PURE_DIALECTS) and not op.regions
+        ) or is_arithmetic_call(op):
             key = (
                 op.name,
                 tuple(op.operands),
@@ -292,6 +295,16 @@ class KernelBuilder(ScalarArithmetic):
         if b == 1:
             return a
         return self.emit(create(arith.DivSIOp, (a, self.index(b)), INDEX))
+
+    def ishr(self, a: Ix, bits: int) -> Ix:
+        """``a >> bits``: ``a / 2**bits`` for ``a >= 0``, one shift in C
+        (a signed division needs a rounding step unless the C compiler
+        proves ``a >= 0``)."""
+        if isinstance(a, int):
+            return a >> bits
+        if bits == 0:
+            return a
+        return self.emit(create(arith.ShRSIOp, (a, self.index(bits)), INDEX))
 
     def irem(self, a: Ix, b: int) -> Ix:
         """``a % b`` for ``a >= 0``."""

@@ -23,9 +23,9 @@ from xdsl.ir import Operation, SSAValue
 
 from usmp.dialects.relay_tflite_ops import QuantizedDivideOp
 from usmp.lowering import fixed_point as fx
-from usmp.lowering.kernel import FusedKernel, shape_of
+from usmp.lowering.kernel import FusedKernel
 from usmp.lowering.loops import Ix, KernelBuilder
-from usmp.lowering.ops_elementwise import broadcast_index
+from usmp.lowering.ops_elementwise import binary_reads
 from usmp.oracle.tflite_kernels import one_over_one_plus_x_for_x_in_0_1
 
 _ZERO_DIVISOR_INVERSE = int(
@@ -63,9 +63,7 @@ def _rounding_divide_by_any_pot(
 def quantized_divide(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     assert isinstance(op, QuantizedDivideOp)
     b = k.b
-    result = shape_of(op.result)
-    lhs = k.at(op.lhs, broadcast_index(index, shape_of(op.lhs), result))
-    rhs = k.at(op.rhs, broadcast_index(index, shape_of(op.rhs), result))
+    lhs, rhs = (k.at(v, i) for v, i in binary_reads(k, op, index))
     negative = fx.cmp(b, "slt", rhs, 0)
     lhs = fx.select(b, negative, fx.sub(b, 0, lhs), lhs)
     rhs = fx.select(b, negative, fx.sub(b, 0, rhs), rhs)

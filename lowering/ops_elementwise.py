@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as mathd
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import IntegerType, i32
 from xdsl.ir import Operation, SSAValue
 
 from usmp.dialects.relay_ops import (
@@ -26,10 +26,12 @@ from usmp.dialects.relay_ops import (
     SigmoidOp,
     TanhOp,
 )
+from usmp.lowering import dsp
 from usmp.lowering.kernel import (
     ElementPattern,
     FusedKernel,
     Handler,
+    Reads,
     element_type,
     shape_of,
 )
@@ -67,11 +69,29 @@ _BINARY: dict[str, Callable[[KernelBuilder, SSAValue, SSAValue], SSAValue]] = {
 }
 
 
-def binary(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+def unary_reads(
+    k: FusedKernel, op: Operation, index: Sequence[Ix]
+) -> list[tuple[SSAValue, Sequence[Ix]]]:
+    """What an elementwise handler of one operand (``data``, the first
+    operand) reads first: its element at the same index."""
+    return [(op.operands[0], index)]
+
+
+def binary_reads(
+    k: FusedKernel, op: Operation, index: Sequence[Ix]
+) -> list[tuple[SSAValue, Sequence[Ix]]]:
+    """What a broadcasting binary reads first: ``lhs`` then ``rhs``, each at
+    its broadcast index."""
     assert isinstance(op, BinaryElementwiseOp)
     result = shape_of(op.result)
-    lhs = k.at(op.lhs, broadcast_index(index, shape_of(op.lhs), result))
-    rhs = k.at(op.rhs, broadcast_index(index, shape_of(op.rhs), result))
+    return [
+        (op.lhs, broadcast_index(index, shape_of(op.lhs), result)),
+        (op.rhs, broadcast_index(index, shape_of(op.rhs), result)),
+    ]
+
+
+def binary(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+    lhs, rhs = (k.at(v, i) for v, i in binary_reads(k, op, index))
     return _BINARY[op.name](k.b, lhs, rhs)
 
 
@@ -99,7 +119,19 @@ def clamp(
 
 def clip(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
     assert isinstance(op, ClipOp)
-    return clamp(k.b, k.at(op.data, index), op.a_min, op.a_max)
+    x = k.at(op.data, index)
+    if k.features.dsp and x.type == i32:
+        # one ``ssat`` when the clamp lies within an 8 or 16-bit range (the
+        # requantisation's), then the tighter bounds if any
+        lo, hi = math.ceil(op.a_min), math.floor(op.a_max)
+        for bits in (8, 16):
+            low, high = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+            if low <= lo and hi <= high:
+                x = dsp.call(k.b, f"usmp_ssat{bits}", x)
+                tighter_lo = lo if lo > low else None
+                tighter_hi = hi if hi < high else None
+                return clamp(k.b, x, tighter_lo, tighter_hi)
+    return clamp(k.b, x, op.a_min, op.a_max)
 
 
 def relu(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
@@ -155,5 +187,15 @@ class LowerElementwise(ElementPattern):
             "relay.sigmoid": sigmoid,
             "relay.tanh": tanh,
             **{name: math_function for name in _MATH},
+        }
+    )
+    reads: ClassVar[Mapping[str, Reads]] = MappingProxyType(
+        {
+            **{name: binary_reads for name in _BINARY},
+            **dict.fromkeys(
+                ("relay.clip", "relay.relu", "relay.cast", "relay.sigmoid")
+                + ("relay.tanh", *_MATH),
+                unary_reads,
+            ),
         }
     )

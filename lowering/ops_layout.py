@@ -38,6 +38,7 @@ from usmp.lowering.kernel import (
     ElementPattern,
     FusedKernel,
     Handler,
+    Reads,
     element_type,
     shape_of,
 )
@@ -87,38 +88,57 @@ def reshape_index(
     return mapped
 
 
-def reshape(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+def reshape_reads(
+    k: FusedKernel, op: Operation, index: Sequence[Ix]
+) -> list[tuple[SSAValue, Sequence[Ix]]]:
     assert isinstance(op, ReshapeOp)
     source = op.data
     while isinstance(source.owner, ReshapeOp):  # reshape of reshape: one map
         source = source.owner.data
     operand = shape_of(source)
-    return k.at(source, reshape_index(k.b, index, shape_of(op.result), operand))
+    return [(source, reshape_index(k.b, index, shape_of(op.result), operand))]
 
 
-def transpose(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+def transpose_reads(
+    k: FusedKernel, op: Operation, index: Sequence[Ix]
+) -> list[tuple[SSAValue, Sequence[Ix]]]:
     assert isinstance(op, TransposeOp)
     rank = len(index)
     axes = [a % rank for a in op.axes] or list(reversed(range(rank)))
     mapped: list[Ix] = [0] * rank
     for k_, axis in enumerate(axes):
         mapped[axis] = index[k_]
-    return k.at(op.data, mapped)
+    return [(op.data, mapped)]
 
 
-def strided_slice(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+def strided_slice_reads(
+    k: FusedKernel, op: Operation, index: Sequence[Ix]
+) -> list[tuple[SSAValue, Sequence[Ix]]]:
     assert isinstance(op, StridedSliceOp)
     b = k.b
     mapped = [
         b.iadd(begin, b.imul(i, stride))
         for i, begin, stride in zip(index, op.begin, op.strides, strict=True)
     ]
-    return k.at(op.data, mapped)
+    return [(op.data, mapped)]
 
 
-def broadcast_to(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+def broadcast_to_reads(
+    k: FusedKernel, op: Operation, index: Sequence[Ix]
+) -> list[tuple[SSAValue, Sequence[Ix]]]:
     assert isinstance(op, BroadcastToOp)
-    return k.at(op.data, broadcast_index(index, shape_of(op.data), shape_of(op.result)))
+    return [(op.data, broadcast_index(index, shape_of(op.data), shape_of(op.result)))]
+
+
+def _read_one(reads: Reads) -> Handler:
+    """The handler of an operator whose element is the one element of an
+    operand that ``reads`` names (a view of it)."""
+
+    def handler(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
+        ((operand, mapped),) = reads(k, op, index)
+        return k.at(operand, mapped)
+
+    return handler
 
 
 def pad(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:
@@ -189,11 +209,19 @@ class LowerDataMovement(ElementPattern):
 
     handlers: ClassVar[Mapping[str, Handler]] = MappingProxyType(
         {
-            "relay.reshape": reshape,
-            "relay.transpose": transpose,
-            "relay.strided_slice": strided_slice,
-            "relay.broadcast_to": broadcast_to,
+            "relay.reshape": _read_one(reshape_reads),
+            "relay.transpose": _read_one(transpose_reads),
+            "relay.strided_slice": _read_one(strided_slice_reads),
+            "relay.broadcast_to": _read_one(broadcast_to_reads),
             "relay.pad": pad,
             "relay.concatenate": concatenate,
+        }
+    )
+    reads: ClassVar[Mapping[str, Reads]] = MappingProxyType(
+        {
+            "relay.reshape": reshape_reads,
+            "relay.transpose": transpose_reads,
+            "relay.strided_slice": strided_slice_reads,
+            "relay.broadcast_to": broadcast_to_reads,
         }
     )

@@ -33,8 +33,9 @@ from usmp.dialects.relay_tflite_ops import (
     TableLookupOp,
 )
 from usmp.lowering import fixed_point as fx
-from usmp.lowering.kernel import ElementPattern, FusedKernel, Handler
+from usmp.lowering.kernel import ElementPattern, FusedKernel, Handler, Reads
 from usmp.lowering.loops import Ix
+from usmp.lowering.ops_elementwise import unary_reads
 from usmp.lowering.ops_quant import _int_table  # pyright: ignore[reportPrivateUsage]
 from usmp.lowering.ops_tflite import quantized_rsqrt
 from usmp.lowering.scalar import int_bounds
@@ -108,4 +109,7 @@ class LowerTableLookup(ElementPattern):
             "relay.quantized_tanh": quantized_sigmoid_or_tanh,
             "relay.quantized_rsqrt": quantized_rsqrt,
         }
+    )
+    reads: ClassVar[Mapping[str, Reads]] = MappingProxyType(
+        dict.fromkeys(handlers, unary_reads)
     )

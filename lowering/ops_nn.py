@@ -59,6 +59,7 @@ from usmp.dialects.relay_ops import (
     SumOp,
 )
 from usmp.dialects.relay_shapes import conv2d_weight_dims, spatial_axes
+from usmp.lowering import ops_nn_dsp
 from usmp.lowering.kernel import (
     ElementPattern,
     FusedKernel,
@@ -69,35 +70,7 @@ from usmp.lowering.kernel import (
 )
 from usmp.lowering.loops import Ix, KernelBuilder
 from usmp.lowering.scalar import int_bounds, is_float
-
-
-def window_bounds(
-    b: KernelBuilder,
-    o: Ix,
-    extent: int,
-    stride: int,
-    dilation: int,
-    before: int,
-    size: int,
-    window: int,
-) -> tuple[Ix, Ix, Ix]:
-    """``(lo, hi, base)``: window taps ``lo <= k < hi`` read input position
-    ``base + k * dilation``, which lies in ``[0, size)``; ``o`` is the output
-    position (``0 <= o < extent``)."""
-    base = b.isub(b.imul(o, stride), before)
-    lo: Ix = 0
-    hi: Ix = window
-    if before > 0:
-        lo = b.imax(b.isub(before, b.imul(o, stride)), 0)
-        if dilation > 1:
-            lo = b.idiv(b.iadd(lo, dilation - 1), dilation)
-    if (extent - 1) * stride - before + (window - 1) * dilation >= size:
-        room = b.imax(b.isub(size, base), 0)
-        if dilation > 1:
-            room = b.idiv(b.iadd(room, dilation - 1), dilation)
-        hi = b.imin(room, window)
-    return lo, hi, base
-
+from usmp.lowering.windows import inside_tests, interior, window_bounds
 
 UNROLL = 4
 """Taps per iteration of the innermost loop of a conv2d / dense reduction."""
@@ -111,37 +84,6 @@ def reduction_unroll(extent: int, contiguous: bool) -> int:
     (e.g. HWIO weights along I) runs ``UNROLL`` taps per iteration: it cannot
     be vectorised, and unrolling removes most of its per-tap loop overhead."""
     return 1 if contiguous and extent > UNROLL else UNROLL
-
-
-def interior(
-    extent: int, stride: int, dilation: int, before: int, size: int, window: int
-) -> range:
-    """The output positions whose whole window lies inside the input (where
-    ``window_bounds`` is ``0, window``): an interval of ``range(extent)``."""
-    first = max(-(-before // stride), 0)
-    end = min((size - 1 + before - (window - 1) * dilation) // stride + 1, extent)
-    return range(first, max(first, end))
-
-
-def inside_tests(
-    b: KernelBuilder, positions: Sequence[tuple[Ix, int, range]]
-) -> list[SSAValue] | None:
-    """Comparisons that hold exactly when every ``(o, extent, inner)`` has
-    ``o`` in ``inner``: ``None`` when that is never the case, ``[]`` when
-    always (no test needed)."""
-    tests: list[SSAValue] = []
-    for o, extent, inner in positions:
-        if not inner:
-            return None
-        if isinstance(o, int):
-            if o not in inner:
-                return None
-            continue
-        if inner.start > 0:
-            tests.append(b.icmp("sge", o, inner.start))
-        if inner.stop < extent:
-            tests.append(b.icmp("slt", o, inner.stop))
-    return tests
 
 
 def _stride(shape: Sequence[int], axis: int) -> int:
@@ -173,6 +115,8 @@ def conv2d_jammed(
     """Elements of a conv2d at ``indices``, which differ in the output
     channel only, computed by one reduction with one accumulator each."""
     assert isinstance(op, Conv2DOp)
+    if k.features.dsp and (dsp := ops_nn_dsp.conv2d_jammed(k, op, indices)):
+        return dsp
     b = k.b
     layout = op.data_layout
     kernel_layout = op.kernel_layout
@@ -333,6 +277,8 @@ def dense_jammed(
     """Elements of a dense at ``indices``, which differ in the unit only,
     computed by one reduction with one accumulator each."""
     assert isinstance(op, DenseOp)
+    if k.features.dsp and (dsp := ops_nn_dsp.dense_jammed(k, op, indices)):
+        return dsp
     b = k.b
     acc_t = element_type(op.result)
     product_t = _product_type(acc_t)

@@ -24,7 +24,12 @@ Bit-exact with ``usmp.oracle.quantization`` (TFLite's reference kernels):
   64-bit overload: ``(x * m16 + 2**(t-1)) >> t`` in i64 with the reduced
   16-bit multiplier ``m16`` and ``t = 15 - shift`` computed at compile time
   (per channel: ``fixed_point_multiply_reduced_multiplier``, i16, and
-  ``fixed_point_multiply_total_shift``, i8).
+  ``fixed_point_multiply_total_shift``, i8). On a CPU with Arm's DSP
+  extension (``lower-ops{mcpu=cortex-m4}``), when the operand's bound at
+  compile time (``ranges``) and right shifts of 1..30 allow it, the same
+  value in 32-bit arithmetic: ``smmulr`` of the doubled operand, then a
+  rounding shift with the per-channel ``2**(e-1)`` from a table
+  (``_fixed_point_multiply_dsp``).
 * ``quantize``: ``clamp(round_half_away(x / f32(scale)) + zp)``, the division
   in f32 as TFLite Micro's ``AffineQuantize`` (``math.round``: C ``roundf``),
   then ``arith.fptosi``.
@@ -55,6 +60,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Operation, SSAValue
 
 from usmp.dialects.relay_ops import DequantizeOp, FixedPointMultiplyOp, QuantizeOp
+from usmp.lowering import dsp
 from usmp.lowering.fixed_point import (
     INT32_MIN,
     multiply_by_quantized_multiplier,
@@ -66,11 +72,14 @@ from usmp.lowering.kernel import (
     ElementPattern,
     FusedKernel,
     Handler,
+    Reads,
     element_type,
     shape_of,
 )
 from usmp.lowering.loops import Ix
 from usmp.lowering.ops_divide import quantized_divide
+from usmp.lowering.ops_elementwise import binary_reads, unary_reads
+from usmp.lowering.ranges import magnitude
 from usmp.lowering.scalar import int_bounds, is_unsigned
 
 
@@ -93,6 +102,8 @@ def fixed_point_multiply(
     multipliers, shifts = op.multiplier, op.shift
     if x.type == i64:
         return _fixed_point_multiply_i64(k, op, index, x)
+    if k.features.dsp and (r := _fixed_point_multiply_dsp(k, op, index, x)):
+        return r
     may_saturate = INT32_MIN in multipliers
     if len(set(zip(multipliers, shifts, strict=True))) == 1:
         return multiply_by_quantized_multiplier(
@@ -121,6 +132,56 @@ def fixed_point_multiply(
         return multiply_by_shifted_multiplier(b, x, m, left, 0, may_saturate)
     s = shift_table("fixed_point_multiply_shift", shifts)
     return multiply_by_quantized_multiplier(b, x, m, s, may_saturate)
+
+
+DSP_MAGNITUDE = (1 << 30) - 1
+"""The largest ``|x|`` whose double fits in an i32 (``usmp_smmulr``)."""
+
+
+def _fixed_point_multiply_dsp(
+    k: FusedKernel, op: FixedPointMultiplyOp, index: Sequence[Ix], x: SSAValue
+) -> SSAValue | None:
+    """``MultiplyByQuantizedMultiplier`` in 32-bit arithmetic on a CPU with
+    Arm's DSP extension, when every shift is a right shift ``e`` in
+    ``1..30`` and ``|x| <= 2**30 - 1`` at compile time (``ranges``); else
+    None. ``SaturatingRoundingDoublingHighMul(x, m) = floor((x*m + 2**30) /
+    2**31)`` is ``smmulr(2x, m) = floor((2x*m + 2**31) / 2**32)`` (the double
+    fits, and no saturation: ``m`` is never ``INT32_MIN``), so ``|h| <=
+    |x| + 1 < 2**30``; ``RoundingDivideByPOT(h, e) = floor((h + 2**(e-1) -
+    (h < 0)) / 2**e)`` is ``(h + 2**(e-1) + (h >> 31)) >> e``, whose sum
+    cannot overflow either. Per-channel ``2**(e-1)`` is a table
+    (``fixed_point_multiply_round``, i32) next to the right shifts."""
+    multipliers, shifts = op.multiplier, op.shift
+    if INT32_MIN in multipliers or any(not -30 <= s <= -1 for s in shifts):
+        return None
+    bound = magnitude(k, op.data)
+    if bound is None or bound > DSP_MAGNITUDE:
+        return None
+    b = k.b
+    channel = index[op.axis % len(shape_of(op.data))]
+    m: SSAValue = b.const(multipliers[0], i32)
+    if len(set(multipliers)) > 1:
+        m_table = k.table(
+            "fixed_point_multiply_multiplier", _int_table("<i4", i32, multipliers)
+        )
+        m = b.load(m_table, [channel])
+    h = dsp.call(b, "usmp_smmulr", b.add(x, x), m)
+    if len(set(shifts)) == 1:
+        e: SSAValue = b.const(-shifts[0], i32)
+        half = b.const(1 << (-shifts[0] - 1), i32)
+    else:
+        table = k.table(
+            "fixed_point_multiply_right_shift",
+            _int_table("i1", i8, [-s for s in shifts]),
+        )
+        e = b.convert(b.load(table, [channel]), i32)
+        rounding = k.table(
+            "fixed_point_multiply_round",
+            _int_table("<i4", i32, [1 << (-s - 1) for s in shifts]),
+        )
+        half = b.load(rounding, [channel])
+    sign = b.shrsi(h, b.const(31, i32))
+    return b.shrsi(b.add(b.add(h, half), sign), e)
 
 
 def _fixed_point_multiply_i64(
@@ -191,5 +252,14 @@ class LowerQuantization(ElementPattern):
             "relay.quantize": quantize,
             "relay.dequantize": dequantize,
             "relay.quantized_divide": quantized_divide,
+        }
+    )
+    reads: ClassVar[Mapping[str, Reads]] = MappingProxyType(
+        {
+            **dict.fromkeys(
+                ("relay.fixed_point_multiply", "relay.quantize", "relay.dequantize"),
+                unary_reads,
+            ),
+            "relay.quantized_divide": binary_reads,
         }
     )

@@ -34,7 +34,7 @@ are marked ``COPY_RUN``: the C emitter makes each contiguous run a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from xdsl.dialects import func, memref, scf
@@ -51,6 +51,7 @@ from usmp.dialects import relay, tir
 from usmp.dialects.relay_ops import ConcatenateOp
 from usmp.lowering import ops_nn, ops_softmax
 from usmp.lowering.convert_to_emitc_memref import COPY_RUN
+from usmp.lowering.fold_offsets import fold_input_offsets
 from usmp.lowering.kernel import (
     ElementPattern,
     FusedKernel,
@@ -69,6 +70,7 @@ from usmp.lowering.ops_nn import LowerNN
 from usmp.lowering.ops_quant import LowerQuantization
 from usmp.lowering.ops_softmax import LowerSoftmax
 from usmp.lowering.ops_svdf import lower_svdf
+from usmp.lowering.target import PORTABLE, TargetFeatures
 
 ELEMENT_PATTERNS: tuple[type[ElementPattern], ...] = (
     LowerConstantElement,
@@ -257,7 +259,11 @@ def _emit_elements(kernel: FusedKernel, result: SSAValue, out: SSAValue) -> None
     b.loop_nest(shape, elements, step=jam)
 
 
-def lower_primitive(primitive: func.FuncOp) -> func.FuncOp:
+def lower_primitive(
+    primitive: func.FuncOp,
+    features: TargetFeatures = PORTABLE,
+    constants: Mapping[int, relay.ConstantOp] | None = None,
+) -> func.FuncOp:
     """The tir prim func computing ``primitive``: same name, visibility and
     attributes (``relay.primitive`` becomes ``tir.prim_func``), arguments =
     one memref per input, then one per output (the fields of a returned
@@ -273,7 +279,10 @@ def lower_primitive(primitive: func.FuncOp) -> func.FuncOp:
     builder = KernelBuilder(entry)
     inputs, outputs = entry.args[: len(in_types)], entry.args[len(in_types) :]
     buffers: dict[SSAValue, SSAValue] = dict(zip(block.args, inputs, strict=True))
-    kernel = FusedKernel(builder, buffers, ELEMENT_PATTERNS)
+    bound: dict[SSAValue, relay.ConstantOp] = {
+        block.args[i]: c for i, c in (constants or {}).items()
+    }
+    kernel = FusedKernel(builder, buffers, ELEMENT_PATTERNS, features, bound)
     if whole is None:
         for result, out in zip(results, outputs, strict=True):
             emit_result(kernel, result, out)
@@ -328,9 +337,25 @@ def _mark_copy_runs(entry: Block, outputs: Collection[SSAValue]) -> None:
 
 class LowerPrimitiveFunction(RewritePattern):
     """A ``func.func`` marked ``relay.primitive`` -> its tir prim func
-    (``lower_primitive``)."""
+    (``lower_primitive``) for a CPU with ``features``."""
+
+    def __init__(
+        self,
+        features: TargetFeatures = PORTABLE,
+        constants: Mapping[str, Mapping[int, relay.ConstantOp]] | None = None,
+    ):
+        self.features = features
+        self.constants = constants or {}
+        """Per function, its parameters bound to constants
+        (``constant_args.constant_arguments``)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
         if relay.PRIMITIVE in op.attributes:
-            rewriter.replace(op, lower_primitive(op))
+            bound = self.constants.get(op.sym_name.data, {})
+            # the CPU's kernels are the host's: a group fuse-ops offloaded to
+            # another target (tir.target) gets the portable ones
+            features = PORTABLE if tir.TARGET in op.attributes else self.features
+            if features.dsp:
+                fold_input_offsets(op, bound)
+            rewriter.replace(op, lower_primitive(op, features, bound))

@@ -100,7 +100,6 @@ from xdsl.dialects.builtin import (
     UnitAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -118,6 +117,7 @@ from usmp.dialects.relay_ops import is_view
 from usmp.lowering.c_names import c_identifier
 from usmp.lowering.fusion import GraphNode, partition
 from usmp.lowering.op_patterns import OpPattern, is_operator, op_pattern, tvm_name
+from usmp.passes.options import TypedOptions
 
 HOST_TARGET = "c"
 """The host's target: its groups keep TVM's ``tvmgen_<module>_fused_`` names."""
@@ -127,7 +127,7 @@ _MAX_NAME_LENGTH = 80
 
 
 @dataclass(frozen=True)
-class FuseOpsPass(ModulePass):
+class FuseOpsPass(TypedOptions):
     """Group relay operators into ``relay.primitive`` functions called with
     ``relay.call``, following TVM's FuseOps rules."""
 

@@ -59,6 +59,23 @@ Patterns
     built (``lowering/loops.py``). The IR is the same as before the
     patterns (checked with ``benchmarks/c_snapshot.py``).
 
+    Last, each lowered function loses the values it computes and never
+    uses (``lowering/dead_code.py``: an accumulator whose epilogue folded to
+    a constant, with its loads and loops).
+
+Target
+    ``mcpu`` (TVM's ``-mcpu``, e.g. ``cortex-m4``; ``usmp-compile --target
+    "c -mcpu=cortex-m4"``) selects kernels for that CPU
+    (``lowering/target.py``): on a CPU with Arm's DSP extension, int8
+    convolutions, depthwise convolutions and dense layers multiply-accumulate
+    two 16-bit pairs per instruction (``lowering/dsp.py``). The loop nests
+    keep the same order and stay ``memref.load``/``store`` on the same
+    buffers (the overlap analysis traces them as before); the arithmetic is
+    ``emitc.call_opaque`` of the ``usmp_*`` helpers the C defines (ACLE
+    intrinsics where the C compiler targets the extension, portable C
+    elsewhere). Outputs are bit for bit those of the portable kernels. Any
+    other CPU (or none) gets the portable kernels.
+
 Idempotence
     Once lowered, no function is ``relay.primitive``: a second run changes
     nothing.
@@ -69,12 +86,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriteWalker
+from xdsl.traits import SymbolTable
 
+from usmp.dialects import relay
+from usmp.lowering.constant_args import (
+    constant_arguments,
+    drop_unused_constant_arguments,
+)
+from usmp.lowering.dead_code import erase_dead_code
 from usmp.lowering.gc_pause import cyclic_gc_paused
 from usmp.lowering.prim_func import LowerPrimitiveFunction
+from usmp.lowering.target import TargetFeatures
 
 
 @dataclass(frozen=True)
@@ -84,8 +110,24 @@ class LowerOpsPass(ModulePass):
 
     name = "lower-ops"
 
+    mcpu: str = ""
+    """The CPU to lower for (TVM's ``-mcpu``: ``cortex-m4``, ``cortex-m7``,
+    ...); empty or a CPU without special kernels: portable C."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        features = TargetFeatures.of(self.mcpu)
+        bound = constant_arguments(op) if features.dsp else {}
         with cyclic_gc_paused():
+            lowered = [
+                f.sym_name.data
+                for f in op.ops
+                if isinstance(f, func.FuncOp) and relay.PRIMITIVE in f.attributes
+            ]
             PatternRewriteWalker(
-                LowerPrimitiveFunction(), apply_recursively=False
+                LowerPrimitiveFunction(features, bound), apply_recursively=False
             ).rewrite_module(op)
+            for name in lowered:  # what a fused group computes for nothing
+                f = SymbolTable.lookup_symbol(op, name)
+                if isinstance(f, func.FuncOp):
+                    erase_dead_code(f.body)
+            drop_unused_constant_arguments(op, bound)

@@ -49,6 +49,7 @@ Requires
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -65,7 +66,6 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.passes import ModulePass
 
 from usmp.dialects import relay, tir
 from usmp.dialects.relay_nn_ops import (
@@ -82,6 +82,7 @@ from usmp.dialects.relay_ops import (
 )
 from usmp.dialects.relay_props import property_attrs
 from usmp.lowering.op_patterns import OpPattern, op_pattern
+from usmp.passes.options import TypedOptions
 from usmp.planning.patching import (
     Layer,
     PatchChoice,
@@ -97,7 +98,7 @@ that has it is not patched again)."""
 
 
 @dataclass(frozen=True)
-class PatchStagePass(ModulePass):
+class PatchStagePass(TypedOptions):
     """Compute the first stage of a CNN in row stripes (see the module note)."""
 
     name = "patch-stage"
@@ -112,10 +113,11 @@ class PatchStagePass(ModulePass):
     """Count the model input in the peak (inputs in the workspace)."""
 
     def __post_init__(self) -> None:
-        if not self.budget >= 0:
+        if not 0 <= self.budget < math.inf:
             raise ValueError(
-                f"patch-stage: budget must be a fraction >= 0 of the model's MACs, "
-                f"got {self.budget}"
+                f"patch-stage: budget must be a finite fraction >= 0 of the model's "
+                f"MACs (a budget above what any grid costs is no limit), got "
+                f"{self.budget}"
             )
         for what, value in (("depth", self.depth), ("stripes", self.stripes)):
             if value < 0:
@@ -433,6 +435,13 @@ def patch_function(
         rest.append(max(live[after + 1 :], default=0))
     total_macs = _model_macs(block)
     input_bytes = _nbytes(stage.start) if io else 0
+    most_rows = max(p.out_rows for p in stage.params)
+    if stripes and not depth and stripes > most_rows:
+        raise located_error(
+            stage.layers[0][-1],
+            f"patch-stage: {stripes} stripes for a stage whose layers have at most "
+            f"{most_rows} output rows (at most one stripe a row)",
+        )
     if stripes and depth and stripes > stage.params[depth - 1].out_rows:
         raise located_error(
             stage.layers[depth - 1][-1],
@@ -445,7 +454,12 @@ def patch_function(
             f"patch-stage: {stripes} stripes of the first {depth} layers cannot be "
             f"built: {error} (choose fewer stripes)",
         )
-    budget_macs = int(budget * total_macs)
+    # a budget above what any grid can cost is that cost (no 300-digit
+    # budgets in the decision)
+    no_limit = max(
+        _stage_macs_bound(stage.params[:d]) for d in range(1, len(stage.params) + 1)
+    )
+    budget_macs = min(int(budget * total_macs), no_limit)
     if depth and stripes:  # the grid is given: no budget to respect
         budget_macs = max(budget_macs, _stage_macs_bound(stage.params[:depth]))
     base, found = choose(

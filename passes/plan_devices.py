@@ -45,7 +45,6 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -58,6 +57,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from usmp.diagnostics import located_error
 from usmp.dialects import relay
+from usmp.dialects.device import MAX_DEVICE_ID
 from usmp.passes.device_domains import (
     STRUCTURAL,
     DevicePlan,
@@ -65,6 +65,7 @@ from usmp.passes.device_domains import (
     is_relay_function,
     plan,
 )
+from usmp.passes.options import TypedOptions
 
 
 def _with_device(
@@ -83,7 +84,7 @@ def _walk(patterns: list[RewritePattern], f: func.FuncOp) -> None:
 
 
 @dataclass(frozen=True)
-class PlanDevicesPass(ModulePass):
+class PlanDevicesPass(TypedOptions):
     """Assign a virtual device to every value of every relay function."""
 
     name = "plan-devices"
@@ -101,19 +102,25 @@ class PlanDevicesPass(ModulePass):
     """Symbol of the relay entry function (its result is defaulted first)."""
 
     def __post_init__(self) -> None:
-        if not self.default_device.isidentifier() or self.default_device_id < 0:
+        if (
+            not self.default_device.isidentifier()
+            or not 0 <= self.default_device_id <= MAX_DEVICE_ID
+        ):
             raise ValueError(
                 f"plan-devices: default device '{self.default_device}' id "
                 f"{self.default_device_id} is invalid (expected a device type name "
-                "such as cpu and an id >= 0)"
+                f"such as cpu and an id from 0 to {MAX_DEVICE_ID})"
             )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if not self.default_device.isidentifier() or self.default_device_id < 0:
+        if (
+            not self.default_device.isidentifier()
+            or not 0 <= self.default_device_id <= MAX_DEVICE_ID
+        ):
             raise PassFailedException(
                 f"plan-devices: default device '{self.default_device}' id "
                 f"{self.default_device_id} is invalid (expected a device type name "
-                "such as cpu and an id >= 0)"
+                f"such as cpu and an id from 0 to {MAX_DEVICE_ID})"
             )
         default = relay.VirtualDeviceAttr(
             self.default_device, self.default_device_id, self.default_target, "global"

@@ -32,8 +32,8 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 
+from usmp.passes.options import TypedOptions
 from usmp.passes.usmp_convert_pool_allocations import UsmpConvertPoolAllocationsPass
 from usmp.passes.usmp_plan_memory import (
     UsmpPlanMemoryPass,
@@ -48,7 +48,7 @@ from usmp.planning.algorithms import DEFAULT_ALGORITHM
 
 
 @dataclass(frozen=True)
-class UsmpPass(ModulePass):
+class UsmpPass(TypedOptions):
     """Plan every static buffer into pools and rewrite the module to use them."""
 
     name = "usmp"
@@ -101,6 +101,11 @@ class UsmpPass(ModulePass):
             # already rewritten: report the plan the pool views record
             json_path, svg_path = report_paths(self.report)
             write_report(planned or read_plan(op), json_path, svg_path, summary=True)
+        if planned is not None and planned.analysis.traces is not None:
+            # the kernels' traces (bytes x times) are not needed any more;
+            # freed now, whatever holds the analysis
+            planned.analysis.traces.cache.clear()
+        del planned
         UsmpConvertPoolAllocationsPass().apply(ctx, op)
         if self.replay:
             UsmpReplayPass().apply(ctx, op)

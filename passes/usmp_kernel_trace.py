@@ -30,8 +30,9 @@ with unknown bounds around accesses, more than ``budget`` iterations) gives
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -95,9 +96,24 @@ class _Event:
     arg: int
     write: bool
     addresses: Array | None
-    """Element indices (None: unknown address)."""
-    chain: list[tuple[Operation, str, Array | None]]
-    """(op, "for"/"then"/"else"/"leaf", flattened iteration k for loops)."""
+    """Element indices (None: unknown address), as an array that broadcasts
+    to ``shape``."""
+    mask: npt.NDArray[np.bool_]
+    """Which iterations run it, broadcasting to ``shape``."""
+    shape: tuple[int, ...]
+    """Per enclosing loop, its trip count if the address or the condition
+    varies with it, else 1: a *free* loop runs every iteration for every
+    address, so its first and last iterations give an address's first and
+    last time (nothing is enumerated along it)."""
+    chain: list[tuple[Operation, str, int | None]]
+    """(op, "for"/"then"/"else"/"leaf", the loop's axis in ``shape``)."""
+    repeats: int = 1
+    """Product of the free loops' trip counts (accesses per address)."""
+
+
+_CHUNK = 1 << 18
+"""Iterations of one event handled at once (bounds the memory a trace takes
+whatever the loop nest's size)."""
 
 
 def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -381,22 +397,41 @@ class _Tracer:
         if view is None:
             return
         idx = [self.get(i) for i in indices]  # pyright: ignore
-        full = self.mask_all(mask)
-        # the n-th loop's k is arange along axis n: its values at the
-        # iterations that run are the n-th coordinates of ``full``'s nonzeros
-        coords = np.nonzero(full) if self.shape else ()
-        chain: list[tuple[Operation, str, Array | None]] = []
-        for o, kind, k in self.chain:
-            chain.append((o, kind, None if k is None else coords[k.ndim - 1]))
-        chain.append((op, "leaf", None))
-        if any(i is None for i in idx) or len(idx) != len(view.strides):
-            addresses = None
-        else:
-            addr: npt.NDArray[np.generic] = np.array(view.offset, dtype=np.int64)
+        known = not any(i is None for i in idx) and len(idx) == len(view.strides)
+        addr: npt.NDArray[np.generic] = np.array(view.offset, dtype=np.int64)
+        if known:
             for i, s in zip(idx, view.strides, strict=True):
                 addr = addr + i.astype(np.int64) * s  # pyright: ignore
-            addresses = np.broadcast_to(self.lift(addr), full.shape)[full]
-        self.events.append(_Event(view.arg, write, addresses, chain))  # pyright: ignore
+        addr = self.lift(addr)
+        lifted = self.lift(mask).astype(np.bool_)
+        # only the loops the address or the condition varies with are
+        # enumerated (each loop is one axis; a free loop stays size 1)
+        shape = tuple(
+            n if (known and addr.shape[a] > 1) or lifted.shape[a] > 1 else 1
+            for a, n in enumerate(self.shape)
+        )
+        size = int(np.prod(shape, dtype=np.int64))
+        if size > self.budget:
+            raise _Unsupported(f"{size} iterations")
+        chain: list[tuple[Operation, str, int | None]] = []
+        repeats = 1
+        for o, kind, k in self.chain:
+            axis = None if k is None else k.ndim - 1
+            if axis is not None and shape[axis] == 1:
+                repeats *= self.trips[o]
+            chain.append((o, kind, axis))
+        chain.append((op, "leaf", None))
+        self.events.append(
+            _Event(
+                view.arg,
+                write,
+                addr.astype(np.int64) if known else None,  # pyright: ignore
+                lifted,
+                shape,
+                chain,
+                repeats,
+            )
+        )
 
     # -- control flow -------------------------------------------------------
 
@@ -404,21 +439,21 @@ class _Tracer:
         lb, ub, step = self.get(op.lb), self.get(op.ub), self.get(op.step)
         for r in op.results:
             self.env[r] = None
-        full = self.mask_all(mask)
         if lb is None or ub is None or step is None or np.any(step <= 0):  # pyright: ignore
             if self._touches(op):
                 raise _Unsupported("loop with unknown bounds")
             self.trips[op] = 0
             return
         trip = np.maximum(0, -(-(ub - lb) // step))  # pyright: ignore
-        trip_full = np.broadcast_to(trip, full.shape)
-        count = int(trip_full[full].max()) if full.any() else 0
+        # the largest trip count where the loop runs (over the outer loops
+        # the bounds or the condition vary with only)
+        runs, trips = np.broadcast_arrays(
+            self.lift(mask).astype(np.bool_), self.lift(trip)
+        )
+        count = int(trips[runs].max()) if runs.any() else 0
         self.trips[op] = count
         if count == 0:
             return
-        size = int(np.prod(self.shape, dtype=np.int64)) * count
-        if size > self.budget:
-            raise _Unsupported(f"{size} iterations")
         depth = len(self.shape)
         self.shape.append(count)
         k = np.arange(count, dtype=np.int64).reshape((1,) * depth + (count,))
@@ -430,7 +465,10 @@ class _Tracer:
             self.env[body.args[0]] = self.lift(lb) + k * self.lift(step)  # pyright: ignore
         for a in body.args[1:]:
             self.env[a] = None
-        inner = self.lift(mask) & (k < self.lift(trip))  # pyright: ignore
+        if trip.ndim == 0 or (trip == count).all():  # pyright: ignore
+            inner = mask  # every iteration runs: the mask does not vary with k
+        else:
+            inner = self.lift(mask) & (k < self.lift(trip))  # pyright: ignore
         self.chain.append((op, "for", k))
         self.run_block(body, inner)
         self.chain.pop()
@@ -472,25 +510,24 @@ class _Tracer:
     # -- times --------------------------------------------------------------
 
     def spans(self, f: func.FuncOp) -> tuple[dict[Operation, int], dict[Block, int]]:
+        """Each op's and block's span (nested ops before the op that holds
+        them: no recursion, and no closure cycle keeping the tracer alive)."""
         op_span: dict[Operation, int] = {}
         block_span: dict[Block, int] = {}
 
-        def of_block(b: Block) -> int:
-            total = sum(of_op(o) for o in b.ops)
-            block_span[b] = total
-            return total
+        def block(b: Block) -> int:
+            if b not in block_span:
+                block_span[b] = sum(op_span[o] for o in b.ops)
+            return block_span[b]
 
-        def of_op(o: Operation) -> int:
+        for o in f.body.block.walk(region_first=True):
             if isinstance(o, scf.ForOp):
-                s = 1 + self.trips.get(o, 0) * of_block(o.body.block)
+                op_span[o] = 1 + self.trips.get(o, 0) * block(o.body.block)
             elif isinstance(o, scf.IfOp):
-                s = 1 + sum(of_block(r.block) for r in o.regions if r.blocks)
+                op_span[o] = 1 + sum(block(r.block) for r in o.regions if r.blocks)
             else:
-                s = 1
-            op_span[o] = s
-            return s
-
-        of_block(f.body.block)
+                op_span[o] = 1
+        block(f.body.block)
         return op_span, block_span
 
     def result(self, f: func.FuncOp) -> dict[int, ByteTimes]:
@@ -502,7 +539,8 @@ class _Tracer:
                 offsets[o] = acc
                 acc += op_span[o]
         elements = {i: n // self.elements[i] for i, n in self.sizes.items()}
-        self.write_counts = {i: np.zeros(n, np.int64) for i, n in elements.items()}
+        counted = {} if self.full else elements  # trace_all needs no counts
+        self.write_counts = {i: np.zeros(n, np.int64) for i, n in counted.items()}
         last = {i: np.full(n, -1, np.int64) for i, n in elements.items()}
         first = {i: np.full(n, NEVER, np.int64) for i, n in elements.items()}
         full = elements if self.full else {}
@@ -511,64 +549,140 @@ class _Tracer:
         for e in self.events:
             if e.arg in self.failed:
                 continue
-            time: npt.NDArray[np.int64] | int = 0
-            for o, kind, k in e.chain:
-                time = time + offsets[o]
-                if kind == "for":
-                    assert isinstance(o, scf.ForOp) and k is not None
-                    time = time + 1 + k * block_span[o.body.block]
-                elif kind == "then":
-                    time = time + 1
-                elif kind == "else":
-                    assert isinstance(o, scf.IfOp)
-                    time = time + 1 + block_span[o.true_region.block]
-            times = np.asarray(time, dtype=np.int64)
             n = elements[e.arg]
-            if e.addresses is None:
-                if times.size == 0:
+            for early, late, addr, span in _event_times(
+                e, offsets, block_span, self.trips
+            ):
+                if addr is None:
+                    if early.size == 0:
+                        continue
+                    if e.write:
+                        first[e.arg] = np.minimum(first[e.arg], early.min())
+                        if not self.full:
+                            self.write_counts[e.arg] += 2  # unknown: not "once"
+                        if self.full:
+                            last_write[e.arg] = np.maximum(
+                                last_write[e.arg], late.max()
+                            )
+                    else:
+                        last[e.arg] = np.maximum(last[e.arg], late.max())
+                        if self.full:
+                            first_read[e.arg] = np.minimum(
+                                first_read[e.arg], early.min()
+                            )
                     continue
+                if addr.size == 0:
+                    continue
+                assert span is not None  # the addresses before broadcasting
+                if span.min() < 0 or span.max() >= n:  # outside: not this buffer
+                    inside = (addr >= 0) & (addr < n)
+                    addr, early, late = addr[inside], early[inside], late[inside]
+                    if addr.size == 0:
+                        continue
+                # ufunc.at: vectorised since numpy 1.25, where a sort by
+                # address costs ~30 times as much
                 if e.write:
-                    first[e.arg] = np.minimum(first[e.arg], times.min())
-                    self.write_counts[e.arg] += 2  # unknown: not "once"
+                    np.minimum.at(first[e.arg], addr, early)
+                    if not self.full:
+                        np.add.at(self.write_counts[e.arg], addr, e.repeats)
                     if self.full:
-                        last_write[e.arg] = np.maximum(last_write[e.arg], times.max())
+                        np.maximum.at(last_write[e.arg], addr, late)
                 else:
-                    last[e.arg] = np.maximum(last[e.arg], times.max())
+                    np.maximum.at(last[e.arg], addr, late)
                     if self.full:
-                        first_read[e.arg] = np.minimum(first_read[e.arg], times.min())
-                continue
-            addr = e.addresses
-            times = np.broadcast_to(times, addr.shape)
-            inside = (addr >= 0) & (addr < n)
-            addr, times = addr[inside], times[inside]
-            if addr.size == 0:
-                continue
-            # ufunc.at and bincount: vectorised since numpy 1.25, where a
-            # sort by address costs ~30 times as much
-            if e.write:
-                np.minimum.at(first[e.arg], addr, times)
-                self.write_counts[e.arg] += np.bincount(addr, minlength=n)
-                if self.full:
-                    np.maximum.at(last_write[e.arg], addr, times)
-            else:
-                np.maximum.at(last[e.arg], addr, times)
-                if self.full:
-                    np.minimum.at(first_read[e.arg], addr, times)
+                        np.minimum.at(first_read[e.arg], addr, early)
         out: dict[int, ByteTimes] = {}
         for i in elements:
             if i in self.failed:
                 continue
             size = self.elements[i]
-            if self.full:
-                out[i] = ByteTimes(
-                    *(
-                        np.repeat(a[i], size)
-                        for a in (last, first, first_read, last_write)
-                    )
-                )
-            else:
-                out[i] = ByteTimes(np.repeat(last[i], size), np.repeat(first[i], size))
+            arrays = (
+                (last, first, first_read, last_write) if self.full else (last, first)
+            )
+            out[i] = ByteTimes(*(_per_byte(a[i], size) for a in arrays))
         return out
+
+
+def _per_byte(a: Array, size: int) -> Array:
+    """``a`` per element as an array per byte; one value everywhere (never
+    read, never written) is a read-only view that takes no memory."""
+    if a.size and (a == a[0]).all():
+        return np.broadcast_to(a[:1].copy(), (a.size * size,))
+    return a if size == 1 else np.repeat(a, size)
+
+
+def _rows(
+    a: npt.NDArray[np.generic], axis: int | None, lo: int, hi: int
+) -> npt.NDArray[np.generic]:
+    """``a`` restricted to ``lo:hi`` along ``axis`` (if it varies along it)."""
+    if axis is None or a.shape[axis] == 1:
+        return a
+    index: list[slice] = [slice(None)] * a.ndim
+    index[axis] = slice(lo, hi)
+    return a[tuple(index)]
+
+
+def _event_times(
+    e: _Event,
+    offsets: dict[Operation, int],
+    block_span: dict[Block, int],
+    trips: dict[Operation, int],
+) -> Iterator[tuple[Array, Array, Array | None, Array | None]]:
+    """The first and last time of ``e`` at each iteration of its enumerated
+    loops that runs (a free loop's first and last iteration), with its
+    address there, and the addresses before broadcasting (their range); in
+    chunks of at most ``_CHUNK`` iterations along its first enumerated
+    loop."""
+    shape = e.shape
+    axes = [a for a, n in enumerate(shape) if n > 1]
+    outer = axes[0] if axes else None
+    inner = int(np.prod(shape, dtype=np.int64)) // (
+        shape[outer] if outer is not None else 1
+    )
+    rows = max(1, _CHUNK // max(inner, 1))
+    length = shape[outer] if outer is not None else 1
+    for lo in range(0, length, rows):
+        hi = min(length, lo + rows)
+        sub = tuple(hi - lo if a == outer else n for a, n in enumerate(shape))
+        runs = cast(
+            npt.NDArray[np.bool_], np.broadcast_to(_rows(e.mask, outer, lo, hi), sub)
+        )
+        early: npt.NDArray[np.int64] | int = 0
+        late: npt.NDArray[np.int64] | int = 0
+        for o, kind, axis in e.chain:
+            base = offsets[o]
+            if kind == "for" and axis is not None and shape[axis] > 1:
+                assert isinstance(o, scf.ForOp)
+                k = np.arange(shape[axis], dtype=np.int64)
+                if axis == outer:
+                    k = k[lo:hi]
+                k = k.reshape((1,) * axis + (-1,) + (1,) * (len(shape) - axis - 1))
+                step = base + 1 + k * block_span[o.body.block]
+                early, late = early + step, late + step
+            elif kind == "for":  # a free loop: its first and last iteration
+                assert isinstance(o, scf.ForOp)
+                early = early + base + 1
+                late = late + base + 1 + (trips[o] - 1) * block_span[o.body.block]
+            elif kind == "then":
+                early, late = early + base + 1, late + base + 1
+            elif kind == "else":
+                assert isinstance(o, scf.IfOp)
+                skip = 1 + block_span[o.true_region.block]
+                early, late = early + base + skip, late + base + skip
+            else:
+                early, late = early + base, late + base
+        every = bool(runs.all())
+        firsts = np.broadcast_to(np.asarray(early, dtype=np.int64), sub)
+        lasts = np.broadcast_to(np.asarray(late, dtype=np.int64), sub)
+        # contiguous copies: ufunc.at is ~3x slower on broadcast views
+        firsts = firsts.reshape(-1) if every else firsts[runs]
+        lasts = lasts.reshape(-1) if every else lasts[runs]
+        if e.addresses is None:
+            yield firsts, lasts, None, None
+            continue
+        part = _rows(e.addresses, outer, lo, hi)
+        addr = np.broadcast_to(part, sub)
+        yield firsts, lasts, addr.reshape(-1) if every else addr[runs], part  # pyright: ignore
 
 
 def trace_kernel(
@@ -602,14 +716,17 @@ class KernelAccesses:
     used by an op it does not model, a view it cannot map)."""
 
 
-def trace_all(f: func.FuncOp, budget: int = 20_000_000) -> KernelAccesses | None:
-    """First and last read and write of every byte of every memref argument
-    of ``f`` and of every static view of a byte argument inside it (a pool's
-    scratch or constants); None if ``f`` cannot be traced (or is only a
-    declaration)."""
+def trace_all(
+    f: func.FuncOp, args: Collection[int], budget: int = 20_000_000
+) -> KernelAccesses | None:
+    """First and last read and write of every byte of the memref arguments
+    ``args`` of ``f`` and of every static view inside it of a byte argument
+    among them (a pool's scratch); None if ``f`` cannot be traced (or is
+    only a declaration). Accesses to other arguments (constants) are not
+    evaluated."""
     if not f.body.blocks:
         return None
-    tracer = _Tracer(f, range(len(f.args)), budget, full=True)
+    tracer = _Tracer(f, args, budget, full=True)
     try:
         tracer.run_block(f.body.block, np.array(True))
     except _Unsupported:
@@ -622,8 +739,8 @@ def trace_all(f: func.FuncOp, budget: int = 20_000_000) -> KernelAccesses | None
     unfollowed = set(tracer.failed)
     unfollowed.update(
         i
-        for i, a in enumerate(f.args)
-        if isinstance(a.type, MemRefType) and i not in tracer.sizes
+        for i in args
+        if isinstance(f.args[i].type, MemRefType) and i not in tracer.sizes
     )
     return KernelAccesses(times, dict(tracer.pool_views), frozenset(unfollowed))
 
@@ -649,7 +766,7 @@ def trace_kernel_with_counts(
         return None
     times = tracer.result(f)
     counts = {
-        i: np.repeat(tracer.write_counts[i], tracer.views[f.args[i]].element)
+        i: _per_byte(tracer.write_counts[i], tracer.views[f.args[i]].element)
         for i in times
     }
     return times, counts
@@ -717,7 +834,9 @@ def written_arguments(f: func.FuncOp) -> frozenset[int]:
     root: dict[SSAValue, int] = {a: i for i, a in enumerate(f.args)}
     out: set[int] = set()
     for op in f.walk():
-        if isinstance(op, (memref.ReinterpretCastOp, memref.CollapseShapeOp)):
+        if isinstance(
+            op, (memref.ReinterpretCastOp, memref.CollapseShapeOp, memref.ViewOp)
+        ):
             if op.operands[0] in root:
                 root[op.results[0]] = root[op.operands[0]]
         elif isinstance(op, memref.StoreOp):

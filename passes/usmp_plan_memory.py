@@ -52,12 +52,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Attribute, BlockArgument
-from xdsl.passes import ModulePass
 
 from usmp.diagnostics import located_error
 from usmp.dialects.tir import (
+    INTERFACE_API,
     IO_POOL_ALLOCATION,
     AllocateConstOp,
     AllocateOp,
@@ -65,8 +65,9 @@ from usmp.dialects.tir import (
     PoolAllocationAttr,
     PoolKind,
 )
+from usmp.passes.options import TypedOptions
 from usmp.passes.usmp_analysis import BufferInfo, BufferInfoAnalysis, analyze
-from usmp.passes.usmp_ir import is_rewritten, merge_arg_attrs
+from usmp.passes.usmp_ir import find_main, is_rewritten, merge_arg_attrs
 from usmp.passes.usmp_kernel_direction import choose_directions
 from usmp.passes.usmp_kernel_trace import KernelTraces
 from usmp.passes.usmp_overlap import find_overlaps, overlap_violations
@@ -96,7 +97,7 @@ def check_algorithm(name: str, time_limit: float = 0.0) -> None:
 
 
 @dataclass(frozen=True)
-class UsmpPlanMemoryPass(ModulePass):
+class UsmpPlanMemoryPass(TypedOptions):
     """Plan every static buffer of the module into its pools (see module doc)."""
 
     name = "usmp-plan-memory"
@@ -148,6 +149,22 @@ class PlannedModule:
     """The algorithm that made the plan ('' if it was read from the IR)."""
 
 
+def check_workspace_io_interface(module: ModuleOp) -> None:
+    """Inputs and outputs in the workspace need the C interface, as in TVM:
+    the packed entry (``tir.interface_api = "packed"``) receives them as
+    DLTensors the caller owns."""
+    main = find_main(module)
+    api = main.attributes.get(INTERFACE_API)
+    if isinstance(api, StringAttr) and api.data != "c":
+        raise located_error(
+            main,
+            f"use_workspace_io (TVM's tir.usmp.use_workspace_io) is only "
+            f"compatible with interface_api c, not {api.data}: the {api.data} "
+            "entry takes its inputs and outputs as DLTensors the caller owns "
+            "(use interface_api c to place them in the workspace)",
+        )
+
+
 def plan_memory(
     module: ModuleOp,
     algorithm: str,
@@ -175,6 +192,8 @@ def plan_memory(
                 "cannot be planned into its pools (plan before the rewrite)",
             )
         return None
+    if use_workspace_io:
+        check_workspace_io_interface(module)
     pools = resolve_pools(module, pools_option)
     traces = KernelTraces()  # one trace per kernel for the whole run
     if overlap and not any(

@@ -15,9 +15,9 @@ located diagnostic, before anything is rewritten.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import func
@@ -266,20 +266,12 @@ def constant_bytes(ctx: Context, op: AllocateConstOp) -> bytes:
     element = type_.get_element_type()  # pyright: ignore
     if isinstance(value, DenseResourceAttr):
         data = _resource_bytes(ctx, op, value)
-    elif isinstance(element, IntegerType):
-        width = element.size
-        mask = (1 << (8 * width)) - 1
-        values: Sequence[int] = value.get_values()  # pyright: ignore
-        if element.width.data == 1:
-            data = bytes(1 if v else 0 for v in values)
-        else:
-            data = b"".join((v & mask).to_bytes(width, "little") for v in values)
     else:
         if sys.byteorder != "little":
-            raise located_error(
-                op, "usmp packs floating-point constants on little-endian hosts only"
-            )
-        data = value.data.data
+            raise located_error(op, "usmp packs constants on little-endian hosts only")
+        data = value.data.data  # the attribute's packed, host-order bytes
+        if isinstance(element, IntegerType) and element.width.data == 1:
+            data = (np.frombuffer(data, np.uint8) != 0).astype(np.uint8).tobytes()
     count = 1
     for d in type_.get_shape():  # pyright: ignore
         count *= d

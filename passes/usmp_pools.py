@@ -159,7 +159,7 @@ def _parse_pools(text: str) -> list[PoolInfoAttr]:
 
 
 def _parse_int(pool: str, key: str, value: str) -> int:
-    if not value.isdigit():
+    if not (value.isascii() and value.isdigit()):
         raise PoolSpecError(
             f"pool '{pool}': {key} '{value}' is not a non-negative integer (bytes)"
         )

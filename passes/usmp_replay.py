@@ -34,10 +34,13 @@ kernel, argument or view the tracer cannot follow counts as reading and
 writing every byte throughout the call. An operator that writes a constant
 pool is a violation.
 
-Invocations. The entry function runs twice (``invocations``). Before each
-run the caller writes every input (fresh origins) and the workspace pools
-hold poison (another model may have used them in between, RFC U2); states
-carry over from the previous run; the caller's output buffers hold poison.
+Invocations. Before a run the caller writes every input (fresh origins) and
+the workspace pools hold poison (another model may have used them in between,
+RFC U2); states carry over from the previous run; the caller's output
+buffers hold poison. One run (``invocations=1``, the default) is enough: a
+second differs from the first only in the states' values, whose bytes the end
+of the first run checks, and the caller's writes of the inputs come before
+any read in both; ``invocations=2`` replays a second run anyway.
 
 Requires the output of ``usmp`` (or ``usmp-convert-pool-allocations``).
 Changes nothing; a violation is a located error at the entry function listing
@@ -68,7 +71,6 @@ from xdsl.dialects.builtin import (
     StringAttr,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.passes import ModulePass
 
 from usmp.diagnostics import located_error
 from usmp.dialects.tir import (
@@ -86,6 +88,7 @@ from usmp.dialects.tir import (
     PoolAllocationAttr,
     PoolKind,
 )
+from usmp.passes.options import TypedOptions
 from usmp.passes.usmp_ir import (
     attr_list,
     find_main,
@@ -110,6 +113,8 @@ POISON = -2
 _STAMP = 1 << 32
 """origin = stamp * _STAMP + logical byte index."""
 _MAX_REPORTED = 20
+MAX_INVOCATIONS = 8
+"""Runs ``usmp-replay{invocations=N}`` may replay."""
 
 
 @dataclass(frozen=True)
@@ -163,29 +168,50 @@ class _PoolRef:
 
 
 @dataclass
+class _Entry:
+    """The touched bytes of one buffer (or alias) in one call."""
+
+    phys: Array
+    logical: Array
+    first_read: Array
+    last_read: Array
+    first_write: Array
+    last_write: Array
+
+    @property
+    def span(self) -> tuple[int, int]:
+        """Physical addresses [lo, hi) it touches (the bytes are ascending)."""
+        return int(self.phys[0]), int(self.phys[-1]) + 1
+
+
+@dataclass
 class _Records:
     """Per touched byte of one call: where it is and when it is accessed."""
 
-    phys: list[Array] = field(default_factory=list[Array])
-    logical: list[Array] = field(default_factory=list[Array])
-    first_read: list[Array] = field(default_factory=list[Array])
-    last_read: list[Array] = field(default_factory=list[Array])
-    first_write: list[Array] = field(default_factory=list[Array])
-    last_write: list[Array] = field(default_factory=list[Array])
+    entries: list[_Entry] = field(default_factory=list[_Entry])
 
     def add(self, buffer: _Buffer, offset: int, times: ByteTimes) -> None:
         assert times.first_read is not None and times.last_write is not None
         n = min(len(times.last_read), buffer.size - offset)
-        touched = np.nonzero(
-            (times.last_read[:n] >= 0) | (times.first_write[:n] != NEVER)
-        )[0]
-        start = offset + touched
-        self.phys.append(buffer.space.base + buffer.addr + start)
-        self.logical.append(buffer.base + start)
-        self.first_read.append(times.first_read[touched])
-        self.last_read.append(times.last_read[touched])
-        self.first_write.append(times.first_write[touched])
-        self.last_write.append(times.last_write[touched])
+        used = (times.last_read[:n] >= 0) | (times.first_write[:n] != NEVER)
+        if used.all():  # the common case: views, no copies
+            touched: Array | slice = slice(0, n)
+            start = offset + np.arange(n, dtype=np.int64)
+        else:
+            touched = np.nonzero(used)[0]
+            if touched.size == 0:
+                return
+            start = offset + touched
+        self.entries.append(
+            _Entry(
+                buffer.space.base + buffer.addr + start,
+                buffer.base + start,
+                times.first_read[touched],
+                times.last_read[touched],
+                times.first_write[touched],
+                times.last_write[touched],
+            )
+        )
 
 
 def _conservative(size: int, writes: bool) -> ByteTimes:
@@ -252,6 +278,12 @@ def _calls_at_top(f: func.FuncOp) -> bool | None:
     return True if all(o.parent is block for o in calls) else None
 
 
+def _is_constant(ref: _Ref | _PoolRef | None) -> bool:
+    if isinstance(ref, _PoolRef):
+        return ref.space.kind == PoolKind.CONSTANT
+    return ref is not None and ref.buffer.role == "constant"
+
+
 class _Replay:
     def __init__(self, module: ModuleOp, invocations: int):
         self.main = find_main(module)
@@ -265,7 +297,14 @@ class _Replay:
         self.buffers: list[_Buffer] = []
         self.refs: Refs = {}
         self.scratch: dict[tuple[str, Operation], _Buffer] = {}
-        self.traces: dict[str, KernelAccesses | None] = {}
+        self.traces: dict[tuple[str, frozenset[int]], KernelAccesses | None] = {}
+        """Traces of the kernels called more than once (the others are
+        dropped after their call: a trace holds four times per byte)."""
+        self.calls: dict[str, int] = {}
+        for op in module.walk():
+            if isinstance(op, _CALLS):
+                name = op.callee.string_value()
+                self.calls[name] = self.calls.get(name, 0) + 1
         self.written: dict[str, frozenset[int]] = {}
         self.stamps: list[str] = ["the initial value"]
         """What wrote each stamp (stamp 0: ``init``)."""
@@ -283,14 +322,20 @@ class _Replay:
         self.names: set[str] = set()
         self._spaces_and_io()
         self.physical: Array = np.full(
-            sum(s.size for s in self.spaces), POISON, np.int64
+            sum(s.size for s in self.spaces if s.kind != PoolKind.CONSTANT),
+            POISON,
+            np.int64,
         )
         self._resolve_main()
+        self.logical = self.logical[: self.logical_size].copy()  # no spare room
 
     # -- the two memories -------------------------------------------------------
 
     def space(self, name: str, kind: str, size: int) -> _Space:
-        s = _Space(name, kind, sum(s.size for s in self.spaces), size)
+        """A space; a constant pool's bytes are not simulated (they are never
+        written: every write to one is reported, no read is checked)."""
+        base = sum(s.size for s in self.spaces if s.kind != PoolKind.CONSTANT)
+        s = _Space(name, kind, base, size)
         self.spaces.append(s)
         return s
 
@@ -307,9 +352,10 @@ class _Replay:
         if role != "constant":
             b.base = self.logical_size
             self.logical_size += size
-            self.logical = np.concatenate(
-                [self.logical, np.full(size, UNDEFINED, np.int64)]
-            )
+            if self.logical_size > self.logical.size:  # grown by doubling
+                grown = max(self.logical_size, 2 * self.logical.size)
+                more = np.full(grown - self.logical.size, UNDEFINED, np.int64)
+                self.logical = np.concatenate([self.logical, more])
         self.buffers.append(b)
         return b
 
@@ -544,21 +590,33 @@ class _Replay:
                     "calls"
                 )
 
-    def trace(self, f: func.FuncOp) -> KernelAccesses | None:
+    def trace(self, f: func.FuncOp, args: frozenset[int]) -> KernelAccesses | None:
+        """The accesses of ``f`` to the arguments ``args`` (constants are
+        not traced: nothing may write them, which ``written`` checks)."""
         name = f.sym_name.data
-        if name not in self.traces:
-            self.traces[name] = None if _calls_at_top(f) is None else trace_all(f)
+        if name not in self.written:
             self.written[name] = (
                 written_arguments(f)
                 if f.body.blocks
                 else frozenset(range(len(f.function_type.inputs)))
             )
-        return self.traces[name]
+        key = (name, args)
+        if key in self.traces:
+            return self.traces[key]
+        traced = None if _calls_at_top(f) is None else trace_all(f, args)
+        if self.calls.get(name, 0) * self.invocations > 1:  # for its other calls
+            self.traces[key] = traced
+        return traced
 
     def call_records(
         self, op: Operation, callee: func.FuncOp, refs: Refs, where: str
     ) -> _Records:
-        acc = self.trace(callee)
+        traced = frozenset(
+            j
+            for j, v in enumerate(op.operands)
+            if isinstance(v.type, MemRefType) and not _is_constant(refs.get(v))
+        )
+        acc = self.trace(callee, traced)
         written = self.written[callee.sym_name.data]
         records = _Records()
         for j, v in enumerate(op.operands):
@@ -569,8 +627,14 @@ class _Replay:
                 self.violations.append(f"{where}: argument #{j} is not a known buffer")
                 continue
             if isinstance(ref, _PoolRef):
-                opaque = acc is None or j in acc.unfollowed or j in acc.times
-                if opaque and (ref.space.kind != PoolKind.CONSTANT or j in written):
+                if ref.space.kind == PoolKind.CONSTANT:
+                    if j in written:
+                        self.violations.append(
+                            f"{where}: writes constant pool '{ref.space.name}'"
+                        )
+                elif acc is None:  # every static view of it: scratch, untraced
+                    self.untraced_views(callee, j, ref, records, where)
+                elif j in acc.unfollowed or j in acc.times:
                     self.violations.append(
                         f"{where}: cannot follow how the operator uses pool "
                         f"'{ref.space.name}' (only static views of it can be replayed)"
@@ -586,27 +650,41 @@ class _Replay:
             elif j in acc.times:
                 records.add(ref.buffer, ref.offset, acc.times[j])
         for key, view in (acc.pool_views if acc is not None else {}).items():
+            assert acc is not None
             pool = refs.get(op.operands[view.arg])
             if not isinstance(pool, _PoolRef):
                 continue
             ref = self.view(view.op, {view.op.operands[0]: pool}, callee)  # pyright: ignore
             if ref is None:
                 continue
-            if ref.buffer.role == "constant":
-                times = acc.times.get(key) if acc is not None else None
-                if key in acc.unfollowed or (  # pyright: ignore[reportOptionalMemberAccess]
-                    times is not None and (times.first_write != NEVER).any()
-                ):
-                    self.violations.append(
-                        f"{where}: writes constant pool '{pool.space.name}'"
-                    )
-                continue
-            assert acc is not None
             if key in acc.unfollowed:
                 records.add(ref.buffer, 0, _conservative(view.size, True))
             elif key in acc.times:
                 records.add(ref.buffer, 0, acc.times[key])
         return records
+
+    def untraced_views(
+        self, f: func.FuncOp, j: int, pool: _PoolRef, records: _Records, where: str
+    ) -> None:
+        """A kernel the tracer cannot follow: each static view of its pool
+        argument ``j`` is scratch it reads and writes throughout the call."""
+        if not f.body.blocks:
+            self.violations.append(
+                f"{where}: the declaration takes pool '{pool.space.name}' (its "
+                "accesses to it cannot be replayed)"
+            )
+            return
+        arg = f.args[j]
+        for use in arg.uses:
+            o = use.operation
+            ref = self.view(o, {arg: pool}, f) if isinstance(o, memref.ViewOp) else None
+            if ref is None:
+                self.violations.append(
+                    f"{where}: cannot follow how the operator uses pool "
+                    f"'{pool.space.name}' (only static views of it can be replayed)"
+                )
+                return
+            records.add(ref.buffer, 0, _conservative(ref.size, True))
 
     def copy_records(self, op: memref.CopyOp, refs: Refs, where: str) -> _Records:
         records = _Records()
@@ -638,7 +716,7 @@ class _Replay:
     # -- replaying ------------------------------------------------------------------
 
     def new_stamp(self, what: str) -> int:
-        run = f" in run {self.invocation + 1}" if self.invocations > 1 else ""
+        run = f" in run {self.invocation + 1}"
         self.stamps.append(what + run)
         return len(self.stamps) - 1
 
@@ -679,14 +757,45 @@ class _Replay:
 
     def run_step(self, records: _Records, where: str) -> None:
         """One call: every touched byte checked and written, in the kernel's
-        order where buffers meet."""
-        if not records.phys:
+        order where buffers meet. Entries whose addresses meet no other
+        entry's are replayed alone (their order does not matter)."""
+        entries = records.entries
+        if not entries:
             return
         stamp = self.new_stamp(where)
+        # clusters of entries whose address ranges meet, in address order
+        meets = [False] * len(entries)
+        cluster: list[int] = []
+        reach = -1
+        for (lo, hi), k in sorted((e.span, k) for k, e in enumerate(entries)):
+            if lo >= reach:
+                cluster = []
+            cluster.append(k)
+            if len(cluster) > 1:
+                for c in cluster:
+                    meets[c] = True
+            reach = max(reach, hi)
+        for k, e in enumerate(entries):
+            if not meets[k]:
+                pre = (e.first_read != NEVER) & (e.first_read < e.first_write)
+                self.check(e.logical[pre], e.phys[pre], f"{where} reads")
+                w = e.first_write != NEVER
+                self.write(e.logical[w], e.phys[w], stamp)
+        shared = [e for k, e in enumerate(entries) if meets[k]]
+        if shared:
+            self.run_shared(shared, where, stamp)
+
+    def run_shared(self, entries: list[_Entry], where: str, stamp: int) -> None:
+        """Entries whose addresses meet: per byte, one after the other."""
         cat = np.concatenate
-        phys, logical = cat(records.phys), cat(records.logical)
-        fr, lr = cat(records.first_read), cat(records.last_read)
-        fw, lw = cat(records.first_write), cat(records.last_write)
+        phys, logical = (
+            cat([e.phys for e in entries]),
+            cat([e.logical for e in entries]),
+        )
+        fr = cat([e.first_read for e in entries])
+        lr = cat([e.last_read for e in entries])
+        fw = cat([e.first_write for e in entries])
+        lw = cat([e.last_write for e in entries])
         # one logical byte passed twice (two arguments, or a buffer and its
         # alias): one record with the union of its accesses
         unique, inverse = np.unique(logical, return_inverse=True)
@@ -771,17 +880,21 @@ class _Replay:
                 self.logical[logical] = UNDEFINED
 
     def end(self) -> None:
-        """The caller reads every output; the next run reads every state."""
+        """The caller reads every output; then, before the next run, the
+        workspace holds poison and the caller writes the inputs: every state
+        must still hold its value."""
         n = self.invocation + 1
         for b in self.buffers:
-            if b.role not in ("output", "state"):
-                continue
-            logical, phys = self._range(b)
             if b.role == "output":
-                when = f"the caller reads, when run {n} ends,"
-            else:
-                when = f"the run after run {n} reads"
-            self.check(logical, phys, when)
+                logical, phys = self._range(b)
+                self.check(logical, phys, f"the caller reads, when run {n} ends,")
+        self.invocation += 1
+        self.begin()
+        for b in self.buffers:
+            if b.role == "state":
+                logical, phys = self._range(b)
+                self.check(logical, phys, f"run {n + 1} reads")
+        self.invocation -= 1
 
 
 def _ranges(offsets: list[int]) -> str:
@@ -796,7 +909,7 @@ def _ranges(offsets: list[int]) -> str:
     return ", ".join(text) + (", ..." if len(runs) > 4 else "")
 
 
-def replay_violations(module: ModuleOp, invocations: int = 2) -> list[str]:
+def replay_violations(module: ModuleOp, invocations: int = 1) -> list[str]:
     """Every byte a planned (rewritten) module reads that does not hold the
     value it would hold with every buffer in memory of its own (see module
     doc); empty if the plan is safe."""
@@ -804,18 +917,19 @@ def replay_violations(module: ModuleOp, invocations: int = 2) -> list[str]:
 
 
 @dataclass(frozen=True)
-class UsmpReplayPass(ModulePass):
+class UsmpReplayPass(TypedOptions):
     """Replay the planned program byte by byte (see module doc)."""
 
     name = "usmp-replay"
 
-    invocations: int = 2
+    invocations: int = 1
     """Runs of the entry function to replay (states carry over)."""
 
     def __post_init__(self) -> None:
-        if self.invocations < 1:
+        if not 1 <= self.invocations <= MAX_INVOCATIONS:
             raise ValueError(
-                f"usmp-replay: invocations must be at least 1, not {self.invocations}"
+                f"usmp-replay: invocations must be 1 to {MAX_INVOCATIONS} (one "
+                f"run is enough, see the pass's note), not {self.invocations}"
             )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

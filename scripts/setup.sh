@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Set up a fresh machine: MLIR 22 tools (for the composition tests), the
-# Cortex-M cross compiler and make/cmake (for the firmware kit tests), a venv
+# Cortex-M cross compiler and make/cmake (for the firmware kit tests), QEMU's
+# Arm system emulator (Cortex-M runs: tests/test_cortex_m.py,
+# benchmarks/cortex_m.py), a venv
 # with usmp-opt installed in editable mode with its dev extras.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +18,9 @@ fi
 if ! command -v arm-none-eabi-gcc >/dev/null 2>&1 || ! command -v cmake >/dev/null 2>&1 \
     || ! command -v make >/dev/null 2>&1; then
   apt_install gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi make cmake
+fi
+if ! command -v qemu-system-arm >/dev/null 2>&1; then
+  apt_install qemu-system-arm
 fi
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv

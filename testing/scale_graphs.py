@@ -18,6 +18,12 @@ Every tensor is ``1xHxWxC`` with ``C = CHANNELS``, so operator and buffer
 sizes do not change with the graph's size: compile time per operator must
 not either. The graph is a function of ``n_ops`` alone (no randomness);
 weights are small deterministic patterns.
+
+``chain_graph(n_ops)`` is the deepest graph of that size: one chain of
+elementwise operators (int8 and int32, ``CHAIN_CYCLE`` in rotation), each
+reading the one before; ``chain_reference`` computes its output with numpy.
+Its depth is its size, so any walk of the compiler that recursed along
+def-use chains or expression trees would overflow Python's stack on it.
 """
 
 from __future__ import annotations
@@ -46,7 +52,9 @@ from usmp.dialects.relay_ops import (
     ConcatenateOp,
     Conv2DOp,
     FixedPointMultiplyOp,
+    MaximumOp,
     MultiplyOp,
+    SubtractOp,
 )
 
 HEIGHT, WIDTH, CHANNELS = 4, 4, 4
@@ -177,6 +185,87 @@ def inception_graph(blocks: int, widths: tuple[int, ...] = (4, 1, 3, 2)) -> Modu
         Region(b.block),
     )
     return ModuleOp([main])
+
+
+CHAIN_CYCLE = (
+    "add 7",
+    "cast i32",
+    "multiply 3",
+    "clip",
+    "cast i8",
+    "subtract 2",
+    "maximum -128",
+)
+"""The operators of ``chain_graph``, in rotation: int8 ``add``/``subtract``
+wrap, the int32 part widens, scales and narrows back (a requantisation's
+shape; the clip keeps every value). Every step is a bijection of the int8
+values (3 is odd), so the output still tells every input value apart."""
+
+
+def chain_graph(n_ops: int) -> ModuleOp:
+    """A relay module whose ``@main`` is one chain of ``n_ops`` elementwise
+    operators (``CHAIN_CYCLE`` in rotation) on a ``1xHxWxC`` int8 input;
+    the chain ends in int8 (cut short at an int8 step if needed)."""
+    b = _Builder()
+    x: SSAValue = b.block.args[0]
+    scalars: dict[tuple[str, int], SSAValue] = {}
+
+    def scalar(dtype: str, value: int) -> SSAValue:
+        if (dtype, value) not in scalars:
+            scalars[dtype, value] = b.constant(np.array(value, dtype=dtype))
+        return scalars[dtype, value]
+
+    i = 0
+    while b.operators < n_ops or x.type != b.block.args[0].type:
+        name, *arg = CHAIN_CYCLE[i % len(CHAIN_CYCLE)].split()
+        i += 1
+        if name == "cast":
+            x = b.emit(CastOp(x, {"i8": i8, "i32": i32}[arg[0]]))
+        elif name == "clip":
+            x = b.emit(ClipOp(x, -400.0, 400.0))
+        else:
+            op = {
+                "add": AddOp,
+                "subtract": SubtractOp,
+                "multiply": MultiplyOp,
+                "maximum": MaximumOp,
+            }[name]
+            dtype = "int32" if x.type != b.block.args[0].type else "int8"
+            x = b.emit(op(x, scalar(dtype, int(arg[0]))))
+    b.block.add_op(ReturnOp(x))
+    main = FuncOp(
+        "main",
+        FunctionType.from_lists([b.block.args[0].type], [x.type]),
+        Region(b.block),
+    )
+    return ModuleOp([main])
+
+
+def chain_reference(module: ModuleOp, x: npt.NDArray[np.int8]) -> npt.NDArray[np.int8]:
+    """The output of ``chain_graph``'s module for the input ``x``, computed
+    with numpy (integers wrap)."""
+    value: npt.NDArray[np.integer] = x
+    for op in module.walk():
+        if isinstance(op, ConstantOp) or not op.name.startswith("relay."):
+            continue
+        if isinstance(op, CastOp):
+            value = value.astype(
+                np.int32 if op.result.type.element_type == i32 else np.int8
+            )  # pyright: ignore
+        elif isinstance(op, ClipOp):
+            value = np.clip(value, op.a_min, op.a_max).astype(value.dtype)
+        else:
+            rhs = op.operands[1].owner
+            assert isinstance(rhs, ConstantOp)
+            c = int(rhs.value.get_values()[0])  # pyright: ignore
+            with np.errstate(over="ignore"):
+                value = {
+                    "relay.add": np.add,
+                    "relay.subtract": np.subtract,
+                    "relay.multiply": np.multiply,
+                    "relay.maximum": np.maximum,
+                }[op.name](value, value.dtype.type(c))
+    return value.astype(np.int8)
 
 
 def operator_count(module: ModuleOp) -> int:

@@ -194,6 +194,39 @@ def _semantic_cases() -> list[Case]:
             expect="out of range for f32",
         ),
         Case(
+            "hex-float-with-minus",
+            "func.func @main() {\n  %0 = relay.constant dense<[-0x7FC00000]> : "
+            "tensor<1xf32>\n  func.return\n}\n",
+            expect="should not have a leading minus",
+        ),
+        Case(
+            "hex-float-too-wide",
+            "func.func @main() {\n  %0 = relay.constant dense<[1.0, 0x1FFFFFFFF]> : "
+            "tensor<2xf32>\n  func.return\n}\n",
+            expect="out of range for type f32",
+        ),
+        Case(
+            "hex-f16-too-wide",
+            "func.func @main() {\n  %0 = relay.constant dense<[0x10000]> : "
+            "tensor<1xf16>\n  func.return\n}\n",
+            expect="out of range for type f16",
+        ),
+        Case(
+            "hex-scalar-signalling-nan",
+            "func.func @main() {\n  %0 = arith.constant 0x7F800001 : f32\n"
+            "  func.return\n}\n",
+            expect="cannot be held exactly",
+        ),
+        Case(
+            "nan-payload-in-c",
+            "func.func @f(%o: memref<1xf32>) attributes {tir.prim_func} {\n"
+            "  %c0 = arith.constant 0 : index\n"
+            "  %n = arith.constant 0x7FC00001 : f32\n"
+            "  memref.store %n, %o[%c0] : memref<1xf32>\n  func.return\n}\n",
+            argv=("-p", "convert-to-emitc"),
+            expect="C99 cannot write",
+        ),
+        Case(
             "i8-literal-out-of-range",
             "func.func @main() {\n  %0 = arith.constant 300 : i8\n  func.return\n}\n",
             expect="out of range for type i8",
@@ -349,6 +382,15 @@ def _pipeline_cases() -> list[Case]:
         ("bad-call-type", "aot-lower-main{call_type=fast}", "fast"),
         ("bad-module-name", 'aot-lower-main{module_name="1x"}', "1x"),
         ("bad-device-id", "plan-devices{default_device_id=-1}", "-1"),
+        ("huge-device-id", "plan-devices{default_device_id=4294967296}", "4294967296"),
+        ("inf-max-depth", "fuse-ops{max_depth=inf}", "inf"),
+        ("float-max-depth", "fuse-ops{max_depth=2.5}", "2.5"),
+        ("inf-patch-budget", "patch-stage{budget=inf}", "inf"),
+        ("nan-patch-budget", "patch-stage{budget=nan}", "nan"),
+        ("text-patch-budget", "patch-stage{budget=lots}", "lots"),
+        ("nan-time-limit", "usmp{algorithm=optimal time_limit=nan}", "nan"),
+        ("negative-time-limit", "usmp{algorithm=optimal time_limit=-1}", "-1"),
+        ("superscript-pool-size", 'usmp{pools="a:workspace:\u00b2"}', "\u00b2"),
         ("unclosed-options", "usmp{algorithm=best_fit", "usmp"),
         ("option-without-value", "usmp{algorithm}", "algorithm"),
         ("empty-pass-name", "fuse-ops,,usmp", ""),
@@ -397,6 +439,16 @@ POOL_FLAGS: list[tuple[str, list[str], str]] = [
         "rx",
     ),
     ("undeclared-pool", ["--usmp-workspace-pool-sram=size=16"], "sram"),
+    (
+        "superscript-size",
+        ["--usmp-workspace-pools=sram", "--usmp-workspace-pool-sram=size=\u00b2"],
+        "\u00b2",
+    ),
+    (
+        "superscript-align",
+        ["--usmp-workspace-pools=sram", "--usmp-workspace-pool-sram=align=\u00b2"],
+        "\u00b2",
+    ),
     ("bad-alignment-flag", ["--workspace-byte-alignment=3"], "3"),
     ("huge-alignment-flag", ["--constant-byte-alignment=8192"], "8192"),
 ]
@@ -455,6 +507,18 @@ def test_malformed_pool_flags(
     assert output.startswith("usmp-compile: error: "), output
     assert bad in output, output
     assert not (tmp_path / "out").exists()
+
+
+def test_usmp_compile_non_utf8_is_located(tmp_path: Path) -> None:
+    """usmp-compile reads MLIR as usmp-opt does: a byte that is not UTF-8
+    is an error at its line and column (it was Python's codec message)."""
+    path = tmp_path / "latin1.mlir"
+    path.write_bytes(b"// caf\xe9\n" + RELAY_MAIN.encode())
+    status, output = _run(
+        usmp_compile.main, [str(path), "-o", str(tmp_path / "out"), "-q"]
+    )
+    _check_output(status, output)
+    assert output.startswith(f"{path}:1:7: error: byte 0xe9 is not valid UTF-8"), output
 
 
 def test_corpus_size() -> None:

@@ -325,6 +325,43 @@ def test_corpus_size() -> None:
         assert len(set(damaged)) == len(damaged), model
 
 
+@pytest.mark.parametrize(
+    ("listed", "expect"),
+    [
+        ("output-twice", "tensor 2 ('t2') is listed twice as a model output"),
+        ("input-twice", "tensor 0 ('t0') is listed twice as a model input"),
+        ("input-as-output", "tensor 0 ('t0') is listed as a model input and as"),
+        ("same-name", "input name 't0' and output name 't0' are the same"),
+    ],
+)
+def test_input_or_output_listed_twice(listed: str, expect: str, tmp_path: Path) -> None:
+    """A tensor listed twice among the model's inputs and outputs (or two of
+    them with one name) is an error naming the model (it was ``<unknown>:``:
+    the imported ``@main`` had no location)."""
+    from tests.test_import_tflite_synthetic import ModelBuilder
+
+    m = ModelBuilder()
+    x = m.tensor((1, 4), "float32")
+    y = m.tensor((1, 4), "float32")
+    z = m.tensor((1, 4), "float32")
+    m.op("RELU", [x], [y])
+    m.op("ADD", [y, x], [z])
+    inputs, outputs = {
+        "output-twice": ([x], [z, z]),
+        "input-twice": ([x, x], [z]),
+        "input-as-output": ([x], [x, z]),
+        "same-name": ([x], [z]),
+    }[listed]
+    if listed == "same-name":
+        m.tensors[z]["name"] = m.tensors[x]["name"]
+    path = tmp_path / "listed.tflite"
+    path.write_bytes(m.build(inputs, outputs))
+    status, err = _run(usmp_compile.main, [str(path), "-o", str(tmp_path / "o"), "-q"])
+    assert status == 1, err
+    assert err.startswith(f"listed.tflite: error: {expect}"), err
+    assert "Traceback" not in err and "<unknown>" not in err
+
+
 def test_empty_tensor_names_get_generated_names(tmp_path: Path) -> None:
     from tests.test_import_tflite_synthetic import ModelBuilder
 

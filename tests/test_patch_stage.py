@@ -372,7 +372,7 @@ def test_vww_patch_auto_never_plans_more_than_unpatched(tmp_path: Path) -> None:
 def test_bad_patch_options_are_refused(tmp_path: Path) -> None:
     path = MODELS_DIR / "mlperf_tiny" / "vww_96_int8.tflite"
     for flags, message in (
-        (["--patch-budget", "-1"], "budget must be a fraction >= 0"),
+        (["--patch-budget", "-1"], "budget must be a finite fraction >= 0"),
         (["--patch-stripes", "1"], "stripes must be 0 (choose) or at least 2"),
         (["--patch-depth", "40"], "depth 40 is more than the 28 layers"),
         (

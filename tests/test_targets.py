@@ -300,6 +300,12 @@ def test_compare_tflm_three_targets(capsys: pytest.CaptureFixture[str]) -> None:
     [
         (["--target", "c,accel"], "the last target must be the host target 'c'"),
         (
+            ["--target", "c -mattr=+dsp"],
+            "'-mattr=+dsp' is not an option of 'c' (accepted: -mcpu=VALUE, "
+            "-march=VALUE",
+        ),
+        (["--target", "c mcpu=cortex-m4"], "'mcpu=cortex-m4' is not an option"),
+        (
             ["--target", "accel,c", "--offload", "CONV2D=accel"],
             "'CONV2D' is not a TFLite builtin",
         ),

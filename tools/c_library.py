@@ -48,6 +48,7 @@ from usmp.lowering.convert_to_emitc_packed import (
     RUNTIME_HEADER,
     packed_table_name,
 )
+from usmp.lowering.dsp import HELPERS
 from usmp.lowering.metadata import (
     ModelInterface,
     metadata_header,
@@ -107,6 +108,23 @@ def _includes(module: ModuleOp) -> list[str]:
         f"#include <{op.include.data}>"
         for op in module.ops
         if isinstance(op, emitc.IncludeOp)
+    ]
+
+
+def _preludes(module: ModuleOp, functions: Iterable[emitc.FuncOp]) -> list[str]:
+    """The module's own ``emitc.verbatim`` definitions (the DSP helpers,
+    ``usmp.lowering.dsp.PRELUDE``), when ``functions`` call them."""
+    calls = any(
+        isinstance(op, emitc.CallOpaqueOp) and op.callee.data in HELPERS
+        for f in functions
+        for op in f.walk()
+    )
+    if not calls:
+        return []
+    return [
+        op.value.data
+        for op in module.ops
+        if isinstance(op, emitc.VerbatimOp) and not is_library_op(op)
     ]
 
 
@@ -277,6 +295,7 @@ def build_library(module: ModuleOp, *, user_pools: Collection[str] = ()) -> CLib
             [
                 *_banner(m, what),
                 *_includes(module),
+                *_preludes(module, funcs),
                 "",
                 ALIGNED_MACRO if globals_ else "",
                 *_CPP_OPEN,
@@ -323,6 +342,7 @@ def single_source(module: ModuleOp) -> str:
         return "\n".join(
             [
                 *_includes(module),
+                *_preludes(module, funcs),
                 "",
                 ALIGNED_MACRO,
                 *_CPP_OPEN,
@@ -336,6 +356,7 @@ def single_source(module: ModuleOp) -> str:
         [
             *_banner(m, "C99 source"),
             *_includes(module),
+            *_preludes(module, operators),
             "",
             _header(m, banner=False),
             ALIGNED_MACRO,

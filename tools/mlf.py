@@ -70,7 +70,7 @@ def empty_params() -> bytes:
 def source_epoch(model: Path) -> int:
     """The archive's one timestamp (reproducible builds' convention)."""
     text = os.environ.get("SOURCE_DATE_EPOCH", "")
-    if text.isdigit():
+    if text.isascii() and text.isdigit():
         return int(text)
     return int(model.stat().st_mtime)
 

@@ -42,15 +42,36 @@ class OffloadError(ValueError):
     """A bad ``--target`` or ``--offload`` value (the message says why)."""
 
 
-def parse_targets(text: str) -> list[str]:
-    """``--target``: comma-separated target names, the host ``c`` last."""
-    targets = [t.strip() for t in text.split(",")]
-    for t in targets:
-        if not _TARGET_NAME.fullmatch(t):
+TARGET_OPTIONS = ("mcpu", "march")
+"""Options a ``--target`` entry may carry (TVM's ``c`` target options the
+lowering reads: ``-mcpu=cortex-m4`` selects its kernels, ``lower-ops``'s
+``mcpu``)."""
+
+
+def parse_target_entries(text: str) -> list[tuple[str, dict[str, str]]]:
+    """``--target``: comma-separated entries ``NAME [-OPTION=VALUE ...]`` (TVM's
+    spelling, e.g. ``"c -mcpu=cortex-m4"``), the host ``c`` last; each entry's
+    name and options."""
+    entries: list[tuple[str, dict[str, str]]] = []
+    for entry in text.split(","):
+        name, *options = entry.split() or [""]
+        if not _TARGET_NAME.fullmatch(name):
             raise OffloadError(
-                f"--target {text!r}: '{t}' is not a target name (expected letters, "
+                f"--target {text!r}: '{name}' is not a target name (expected letters, "
                 "digits, '_' and '-', e.g. --target accel,c)"
             )
+        values: dict[str, str] = {}
+        for option in options:
+            key, eq, value = option.removeprefix("-").partition("=")
+            if not option.startswith("-") or not eq or key not in TARGET_OPTIONS:
+                raise OffloadError(
+                    f"--target {text!r}: '{option}' is not an option of '{name}' "
+                    f"(accepted: {', '.join(f'-{o}=VALUE' for o in TARGET_OPTIONS)}, "
+                    'e.g. --target "c -mcpu=cortex-m4")'
+                )
+            values[key] = value
+        entries.append((name, values))
+    targets = [name for name, _ in entries]
     if targets[-1] != HOST_TARGET:
         raise OffloadError(
             f"--target {text!r}: the last target must be the host target "
@@ -59,7 +80,17 @@ def parse_targets(text: str) -> list[str]:
         )
     if len(set(targets)) != len(targets):
         raise OffloadError(f"--target {text!r}: a target is named twice")
-    return targets
+    return entries
+
+
+def parse_targets(text: str) -> list[str]:
+    """``--target``'s target names, the host ``c`` last (options dropped)."""
+    return [name for name, _ in parse_target_entries(text)]
+
+
+def host_mcpu(text: str) -> str:
+    """The host target's ``-mcpu`` (``""`` when not given)."""
+    return parse_target_entries(text)[-1][1].get("mcpu", "")
 
 
 def parse_offload(specs: Sequence[str], targets: Sequence[str]) -> dict[str, str]:

@@ -211,7 +211,7 @@ def _pool(name: str, kind: PoolKind, spec: str, alignment: int) -> PoolFlag:
         value = value.strip()
         if key == "target":
             access = [_access(entry, default_mode, where) for entry in value.split(",")]
-        elif not value.isdigit():
+        elif not (value.isascii() and value.isdigit()):
             raise PoolFlagError(f"{where}: {key}='{value}' is not a number of bytes")
         elif key == "size":
             size = int(value)

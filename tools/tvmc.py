@@ -215,6 +215,13 @@ class Request:
             "constants-byte-alignment", self.executor.constant_alignment
         )
         self._check_pools()
+        if self.config.use_workspace_io and self.executor.interface_api != "c":
+            raise TvmcError(
+                "--pass-config tir.usmp.use_workspace_io=1 needs "
+                "--executor-aot-interface-api=c, not "
+                f'{self.executor.interface_api} (TVM: "tir.usmp.use_workspace_io '
+                'option is only compatible with interface_api c")'
+            )
         self._notes(warn)
 
     def _alignment(self, c_option: str, from_executor: int | None) -> int:
@@ -228,10 +235,18 @@ class Request:
                 f"the c target's -{c_option}={from_target} and the AOT executor's "
                 f"{c_option.replace('constants', 'constant')}={from_executor} differ"
             )
-        value = from_executor or from_target or DEFAULT_ALIGNMENT
-        if (error := alignment_error(value)) is not None:
-            raise TvmcError(f"{c_option}={value}: {error}")
-        return value
+        executor_option = c_option.replace("constants", "constant")
+        given = [
+            (f"--executor-aot-{executor_option}", from_executor),
+            (f"--target c -{c_option}", from_target),
+        ]
+        for flag, value in given:
+            if value is None:
+                continue
+            if (error := alignment_error(value)) is not None:
+                raise TvmcError(f"{flag}={value}: {error}")
+            return value
+        return DEFAULT_ALIGNMENT
 
     def _check_pools(self) -> None:
         """The pools as usmp-compile will read them (sizes, alignment)."""
@@ -295,6 +310,8 @@ class Request:
             argv += ["--interface-api", self.executor.interface_api]
         if self.executor.unpacked_api is not None:
             argv += ["--use-unpacked-api", str(int(self.executor.unpacked_api))]
+        if (mcpu := self.targets[-1].options.get("mcpu")) is not None:
+            argv += ["--target", f"c -mcpu={mcpu}"]  # the c target's kernels
         argv += ["--workspace-byte-alignment", str(self.workspace_alignment)]
         argv += ["--constant-byte-alignment", str(self.constant_alignment)]
         if self.config.use_workspace_io:

@@ -149,7 +149,7 @@ def set_target_option(target: Target, name: str, value: str, flag: str) -> None:
                 f"{flag}: '{name}' is not an option of the c target; accepted: "
                 f"{', '.join(C_OPTIONS)}"
             )
-        if name in INTEGER_C_OPTIONS and not value.isdigit():
+        if name in INTEGER_C_OPTIONS and not _digits(value):
             raise TvmcError(f"{flag}: {name}='{value}' is not a number of bytes")
     target.options[name] = value
 
@@ -188,9 +188,15 @@ RUNTIME_OPTIONS = {"crt": ("system-lib",), "cpp": ("system-lib",)}
 BOOL_OPTIONS = ("link-params", "unpacked-api", "system-lib")
 
 
+def _digits(text: str) -> bool:
+    """ASCII decimal digits only (``str.isdigit`` also takes ``²``, which
+    ``int`` refuses)."""
+    return text.isascii() and text.isdigit()
+
+
 def parse_bool(text: str, flag: str) -> bool:
     """tvmc's boolean spellings: an integer (0 = false) or true/false."""
-    if text.strip().isdigit():
+    if _digits(text.strip()):
         return int(text) != 0
     lowered = text.strip().lower()
     if lowered in ("true", "false"):
@@ -246,7 +252,7 @@ def check_executor(name: str | None, options: dict[str, str]) -> Executor:
     alignments: list[int | None] = []
     for key in ("aot-workspace-byte-alignment", "aot-constant-byte-alignment"):
         text = given.get(key)
-        if text is not None and not text.isdigit():
+        if text is not None and not _digits(text):
             raise TvmcError(f"{flags[key]}: '{text}' is not a number of bytes")
         alignments.append(None if text is None else int(text))
     return Executor(alignments[0], alignments[1], api is not None, api or "c", unpacked)

@@ -25,10 +25,12 @@ order (``#tir.pool_info``), read-write for every listed target; the size hint
 is the pool's size limit, as TVM's planners use it (``-1``: unbounded). The
 clock, bandwidth, latency and burst properties are kept (they reach
 ``metadata.json``) but, as in TVM's own USMP algorithms, do not steer the
-plan. Where TVM differs, usmp is stricter: a value that is not an integer, a
-pool name that is not a C identifier or is listed twice, a target that is
-not one of ``--target``'s, and a size hint of 0 are errors that name the flag
-(TVM raises a Python traceback or accepts them); a companion flag for a pool
+plan. Where TVM differs, usmp is stricter: a value that is not an integer or
+means nothing for its property (a size hint of 0, a negative latency, burst
+or bandwidth other than -1 for unknown, more than an int64), a pool name that
+is not a C identifier or is listed twice, and a target that is not one of
+``--target``'s are errors that name the flag (TVM raises a Python traceback
+or accepts them); a companion flag for a pool
 not in ``--workspace-pools`` is ignored, as in TVM, with a warning.
 """
 
@@ -133,7 +135,9 @@ def workspace_pools(
         pool, target, value = _split("target-burst-bytes", entry, 3)
         flag = f"--workspace-pools-target-burst-bytes={entry}"
         _check_target(target, targets, flag)
-        bursts.setdefault(pool, {})[target] = _integer(value, flag)
+        bursts.setdefault(pool, {})[target] = _property(
+            "target-burst-bytes", _integer(value, flag), flag
+        )
     for suffix, by_pool in [*values.items(), ("target-burst-bytes", bursts)]:
         for pool in by_pool:
             if pool not in listed:
@@ -151,12 +155,10 @@ def workspace_pools(
         for suffix, (attr, default) in _PROPERTIES.items():
             text = values[suffix].get(name)
             flag = f"--workspace-pools-{suffix}={name}:{text}"
-            properties[attr] = default if text is None else _integer(text, flag)
-        hint = properties["size_hint_bytes"]
-        if hint == 0 or hint < -1:
-            raise TvmcPoolError(
-                f"--workspace-pools-size-hint-bytes={name}:{hint}: expected a "
-                "positive number of bytes, or -1 for no limit"
+            properties[attr] = (
+                default
+                if text is None
+                else _property(suffix, _integer(text, flag), flag)
             )
         pools.append(
             TvmcPool(
@@ -222,6 +224,27 @@ def _check_target(target: str, targets: Sequence[str], flag: str) -> None:
         raise TvmcPoolError(
             f"{flag}: target '{target}' is not one of --target's ({', '.join(targets)})"
         )
+
+
+_INT64_MAX = 2**63 - 1
+"""TVM holds every pool property in an ``int64``."""
+
+
+def _property(suffix: str, value: int, flag: str) -> int:
+    """``value`` if it means something for the property ``suffix``: a size
+    hint, clock or bandwidth is positive or -1 (unknown / no limit), a
+    latency is >= 0, a burst is >= 1; all fit TVM's int64."""
+    if suffix.endswith("latency-cycles"):
+        low, unknown, what = 0, None, "a number of cycles >= 0"
+    elif suffix == "target-burst-bytes":
+        low, unknown, what = 1, None, "a positive number of bytes"
+    elif suffix == "size-hint-bytes":
+        low, unknown, what = 1, -1, "a positive number of bytes, or -1 for no limit"
+    else:
+        low, unknown, what = 1, -1, "a positive number, or -1 for unknown"
+    if value != unknown and not low <= value <= _INT64_MAX:
+        raise TvmcPoolError(f"{flag}: expected {what} (at most {_INT64_MAX})")
+    return value
 
 
 def _integer(text: str, flag: str) -> int:

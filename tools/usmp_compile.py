@@ -1,6 +1,7 @@
 """``usmp-compile``: a tvmc-like driver, model in, C library out.
 
-    usmp-compile model.tflite -o out/ [--executor aot] [--target c | accel,c]
+    usmp-compile model.tflite -o out/ [--executor aot]
+        [--target c | accel,c | "c -mcpu=cortex-m4"]
         [--offload CONV_2D,DEPTHWISE_CONV_2D=accel]
         [--module-name NAME] [--algorithm ALGO] [--use-workspace-io]
         [--operator-order memory|source] [--fold-padding on|off]
@@ -75,13 +76,13 @@ from typing import Any, NoReturn
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from usmp.dialects import new_context
 from usmp.dialects.limits import alignment_error
 from usmp.dialects.tir import CALL_TYPES, INTERFACE_APIS
 from usmp.lowering.gc_pause import cyclic_gc_paused
+from usmp.printing import ExactPrinter
 from usmp.tools.pool_flags import (
     C_IDENTIFIER,
     DEFAULT_ALIGNMENT,
@@ -157,7 +158,7 @@ class Compilation:
 
         assert self.module is not None
         stream = StringIO()
-        Printer(stream=stream).print_op(self.module)
+        ExactPrinter(stream=stream).print_op(self.module)
         return stream.getvalue() + "\n"
 
 
@@ -173,10 +174,10 @@ def _step_import(c: Compilation) -> None:
         from usmp.parsing import LocatingParser
 
         try:
-            text = path.read_text()
+            data = path.read_bytes()  # decoded by the parser: errors located
         except OSError as e:
             raise CompileError(f"{path}: {e.strerror}") from None
-        c.module = LocatingParser(c.ctx, text, str(path)).parse_module()
+        c.module = LocatingParser(c.ctx, data, str(path)).parse_module()
         verify_located(c.module)
         c.model_info = {"file": path.name, "format": "mlir"}
     else:
@@ -321,7 +322,7 @@ def _plan_usmp(c: Compilation) -> None:
     _pass_step(
         "usmp",
         algorithm=c.args.algorithm,
-        time_limit=c.args.plan_time_limit,
+        time_limit=c.args.plan_time_limit or 0,
         use_workspace_io=c.args.use_workspace_io,
         report=str(c.out / "memory" / "plan.json"),
         # TFLite Micro's kernels are not ours: its plan keeps pairs disjoint
@@ -543,7 +544,7 @@ STEPS: dict[str, Callable[[Compilation], None]] = {
     "import": _step_import,
     "plan-devices": _step_plan_devices,
     "fuse-ops": _step_fuse_ops,
-    "lower-ops": _pass_step("lower-ops"),
+    "lower-ops": _pass_step("lower-ops", mcpu=lambda c: getattr(c.args, "mcpu", "")),
     "aot-lower-main": _pass_step(
         "aot-lower-main",
         module_name=lambda c: c.args.module_name,
@@ -691,7 +692,8 @@ def _parser() -> argparse.ArgumentParser:
         "--target",
         default="c",
         help="targets, the host 'c' last: e.g. 'accel,c' adds a second target "
-        "the operators chosen by --offload run on (their C in its own file)",
+        "the operators chosen by --offload run on (their C in its own file); "
+        "'c -mcpu=cortex-m4' selects the kernels for that CPU (lower-ops' mcpu)",
     )
     p.add_argument(
         "--offload",
@@ -714,9 +716,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--plan-time-limit",
         type=float,
-        default=0.0,
         metavar="S",
-        help="CPU seconds for --algorithm optimal (default 10)",
+        help="CPU seconds for --algorithm optimal (> 0, inf: no limit; default 10)",
     )
     p.add_argument(
         "--usmp-overlap",
@@ -885,21 +886,37 @@ def parse_arguments(
     args = parser.parse_args(rest)
     if not C_IDENTIFIER.fullmatch(args.module_name):
         raise CompileError(f"--module-name '{args.module_name}' is not a C identifier")
-    from usmp.tools.offload import OffloadError, parse_offload, parse_targets
+    from usmp.tools.offload import (
+        OffloadError,
+        host_mcpu,
+        parse_offload,
+        parse_targets,
+    )
 
     try:
         args.targets = parse_targets(args.target)
+        args.mcpu = host_mcpu(args.target)
         args.offload_map = parse_offload(args.offload, args.targets)
     except OffloadError as e:
         raise CompileError(str(e)) from None
     call_type(args)  # the calling-convention flags agree
-    if args.plan_time_limit:
+    if args.use_workspace_io and args.interface_api != "c":
+        raise CompileError(
+            f"--use-workspace-io is only compatible with --interface-api c, not "
+            f'{args.interface_api} (TVM: "tir.usmp.use_workspace_io option is only '
+            f'compatible with interface_api c"): the {args.interface_api} entry '
+            "takes its inputs and outputs as DLTensors the caller owns"
+        )
+    if args.plan_time_limit is not None:
         from usmp.planning.algorithms import get_algorithm
 
         try:
             get_algorithm(args.algorithm, time_limit=args.plan_time_limit)
         except ValueError as e:
-            raise CompileError(f"--plan-time-limit: {e}") from None
+            raise CompileError(
+                f"--plan-time-limit {args.plan_time_limit}: {e}"
+            ) from None
+    _check_patch_options(args)
     for flag in ("workspace_byte_alignment", "constant_byte_alignment"):
         value = getattr(args, flag)
         if (error := alignment_error(value)) is not None:
@@ -922,6 +939,24 @@ def parse_arguments(
         pools, args.workspace_byte_alignment, args.constant_byte_alignment
     )
     return args, pools
+
+
+def _check_patch_options(args: argparse.Namespace) -> None:
+    """``--patch-budget``, ``--patch-depth``, ``--patch-stripes``: checked by
+    ``patch-stage``'s own options (one at a time, to name the flag), before
+    the model is read."""
+    from usmp.passes.patch_stage import PatchStagePass
+
+    for flag, option in (
+        ("--patch-budget", "budget"),
+        ("--patch-depth", "depth"),
+        ("--patch-stripes", "stripes"),
+    ):
+        value = getattr(args, f"patch_{option}")
+        try:
+            PatchStagePass(**{option: value})
+        except ValueError as e:
+            raise CompileError(f"{flag} {value}: {e}") from None
 
 
 def compile_into(
@@ -977,7 +1012,10 @@ def error_message(e: BaseException) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     raw = list(sys.argv[1:] if argv is None else argv)
     try:
-        args, pools = parse_arguments(raw)
+        try:
+            args, pools = parse_arguments(raw)
+        except SystemExit as e:  # argparse: a bad command line (2) or --help (0)
+            return 1 if e.code == 2 else int(e.code or 0)
         compilation = compile_into(args, pools)
         compilation.say(
             f"{'total':<17} {compilation.timer.wall:7.2f} s -> {compilation.out}"

@@ -102,11 +102,10 @@ class UsmpOptMain(xDSLOptMain):
             self.register_pass(name, factory)
 
     def register_all_targets(self) -> None:
-        from xdsl.universe import Universe
-
+        from usmp.printing import ExactMLIRTarget
         from usmp.tools.targets import get_all_targets
 
-        self.available_targets["mlir"] = Universe.get_multiverse().all_targets["mlir"]
+        self.available_targets["mlir"] = lambda: ExactMLIRTarget
         self.available_targets.update(get_all_targets())
 
     def get_input_stream(self) -> tuple[IO[bytes], str]:

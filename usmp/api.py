@@ -175,15 +175,19 @@ class Library:
         *,
         runs: int = 1,
         compiler: str = "gcc",
+        cflags: Sequence[str] | None = None,
     ) -> list[np.ndarray]:
         """Build the output's example application with the library (host
-        ``compiler``) and run it ``runs`` times on ``inputs`` (one array per
-        model input, in order, or by input name); the model's outputs."""
+        ``compiler``, ``-std=c99`` and ``cflags``, default ``-O2 -Wall
+        -Wextra -Werror -pedantic``) and run it ``runs`` times on ``inputs``
+        (one array per model input, in order, or by input name); the model's
+        outputs."""
         from usmp.testing.firmware import HOST_CFLAGS, run_example
         from usmp.testing.run_c import build
 
         arrays = self._inputs(inputs)
-        exe = build(self._example_sources(), ["-std=c99", *HOST_CFLAGS], compiler)
+        flags = HOST_CFLAGS if cflags is None else tuple(cflags)
+        exe = build(self._example_sources(), ["-std=c99", *flags], compiler)
         outputs, _ = run_example(exe, self.directory, arrays, runs=runs)
         return outputs
 

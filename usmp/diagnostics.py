@@ -9,7 +9,13 @@ The parser that records those locations is ``usmp.parsing.LocatingParser``.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import FileLineColLoc, IntegerAttr, NameLoc, StringAttr
+from xdsl.dialects.builtin import (
+    FileLineColLoc,
+    IntegerAttr,
+    NameLoc,
+    StringAttr,
+    UnknownLoc,
+)
 from xdsl.ir import Attribute, Operation
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, VerifyException
@@ -31,10 +37,13 @@ def format_location(loc: Attribute) -> str | None:
     """``file:line:col``; ``file:line`` for column 0 (no column: the TFLite
     importer's ``model.tflite:<operator index>``); a ``NameLoc`` adds its
     name, ``model.tflite:12 (CONV_2D)``; a name around a name (the tensor an
-    op computes, ``usmp.frontend.builder``) is left out. ``None`` for other
-    locations."""
+    op computes, ``usmp.frontend.builder``) is left out; a name around
+    nothing (``loc("model.tflite")``, the TFLite importer's ``@main``) is
+    the name. ``None`` for other locations."""
     if isinstance(loc, NameLoc) and isinstance(loc.location, NameLoc):
         return format_location(loc.location)
+    if isinstance(loc, NameLoc) and isinstance(loc.location, UnknownLoc):
+        return loc.desc.data
     if isinstance(loc, NameLoc):
         inner = format_location(loc.location)
         return None if inner is None else f"{inner} ({loc.desc.data})"

@@ -16,6 +16,16 @@ those, this file is the place to adapt.
   than the C code can index (``usmp.dialects.limits``), literals out of range
   of their type (``300 : i8``, ``1.0e39 : f32``) and resource blobs that are
   not hex.
+* It reads MLIR's hexadecimal float form bit for bit: in a float context
+  (``0x7FC00000 : f32``, ``dense<[0x7F800000, 1.0]> : tensor<2xf32>``) a
+  hexadecimal integer literal is the bit pattern of the float type (f16,
+  bf16, f32, f64), NaN payloads and infinities included, as MLIR's
+  ``parseFloatFromIntegerLiteral``; xDSL reads it as the integer's value in a
+  dense literal. A leading minus or more bits than the type has are errors,
+  with MLIR's messages. A scalar float attribute holds a Python float, which
+  cannot carry every pattern (a signalling f32 NaN is quieted, an f16 NaN
+  loses its payload): such a literal is an error at the literal, and a
+  ``dense<...>`` (bytes) holds it exactly.
 """
 
 from __future__ import annotations
@@ -24,12 +34,16 @@ import re
 import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     AnyFloat,
+    BFloat16Type,
+    BytesAttr,
     DenseIntOrFPElementsAttr,
     FileLineColLoc,
     FloatAttr,
@@ -40,6 +54,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     TensorType,
     UnitAttr,
+    bf16,
     f16,
     f32,
     f64,
@@ -50,6 +65,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.lexer import Position, Span
 
 from usmp.diagnostics import LocatedError
+from usmp.dialects.float_bits import exponent_mask, float_bits
 from usmp.dialects.limits import buffer_size_error
 
 MAX_NESTING = 64
@@ -74,8 +90,11 @@ def decode_source(data: bytes, name: str, line_offset: int = 0) -> str:
 
 
 _DECIMAL_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+]?[0-9]+)?")
-_FLOAT_TYPE_NAME = re.compile(r"(?<![b0-9A-Za-wyz_])(f16|f32|f64)(?![0-9A-Za-z_])")
-_FLOAT_TYPES: dict[str, Attribute] = {"f16": f16, "f32": f32, "f64": f64}
+_FLOAT_TYPE_NAME = re.compile(r"(?<![0-9A-Za-wyz_])(bf16|f16|f32|f64)(?![0-9A-Za-z_])")
+_FLOAT_TYPES: dict[str, Attribute] = {"bf16": bf16, "f16": f16, "f32": f32, "f64": f64}
+_HEX_LITERAL = re.compile(r"(-?)\s*0[xX]([0-9a-fA-F]+)")
+"""A hexadecimal integer literal, as a float's bit pattern in a float
+context (the minus sign only to reject it, as MLIR does)."""
 _HEX_BLOB = re.compile(r"0x(?:[0-9a-fA-F]{2}){4,}")
 
 
@@ -86,11 +105,19 @@ def _largest_finite(t: Attribute) -> float | None:
     bits = t.bitwidth
     if bits == 64:
         return struct.unpack("<d", bytes.fromhex("ffffffffffffef7f"))[0]
+    if isinstance(t, BFloat16Type):  # 0x7F7F: f32's exponent, 7 mantissa bits
+        return struct.unpack("<f", bytes.fromhex("00007f7f"))[0]
     if bits == 32:
         return struct.unpack("<f", bytes.fromhex("ffff7f7f"))[0]
     if bits == 16:
         return 65504.0
     return None
+
+
+def _infinity_bits(t: AnyFloat, negative: bool) -> str:
+    """MLIR's hexadecimal spelling of +-infinity in ``t``."""
+    exponent = exponent_mask(t) | (1 << (t.bitwidth - 1) if negative else 0)
+    return f"0x{exponent:0{t.bitwidth // 4}X}"
 
 
 class LocatingParser(Parser):
@@ -112,6 +139,11 @@ class LocatingParser(Parser):
         # counts only the newlines in between (xDSL's Span.get_location counts
         # from the start of the file: quadratic over a whole module).
         self._line_at: tuple[Position, int] = (0, 1)
+        # Elements of the dense literal being parsed: how many, and the
+        # hexadecimal ones (index, value, negative, span); see
+        # ``parse_dense_int_or_fp_elements_attr``.
+        self._dense_elements = 0
+        self._hex_elements: list[tuple[int, int, bool, Span[str]]] | None = None
 
     def current_token_span(self) -> Span[str] | Span[bytes]:
         """The (empty) span at the next token, for errors raised by callers."""
@@ -221,9 +253,11 @@ class LocatingParser(Parser):
         except (ValueError, OverflowError, VerifyException) as e:
             # an attribute constructor rejected a parsed value (e.g. 300 : i8)
             self._check_float_literals(start, None)
+            self._check_hex_float(start, None)
             self.raise_error(str(e), start, self._end_of(start))
         if isinstance(attr, FloatAttr):
             self._check_float_literals(start, attr.type)
+            self._check_hex_float(start, attr)
         elif isinstance(attr, DenseIntOrFPElementsAttr):
             self._check_float_literals(start, attr.get_element_type())
         return attr
@@ -243,13 +277,134 @@ class LocatingParser(Parser):
         for m in _DECIMAL_FLOAT.finditer(text):
             if abs(float(m.group())) > largest:
                 at = start + m.start()
+                assert isinstance(type_, AnyFloat)
+                negative = m.group().startswith("-")
                 self.raise_error(
                     f"float literal {m.group()} is out of range for {type_} "
-                    f"(largest finite value {largest:.9g}); infinities are "
-                    "written as hexadecimal literals",
+                    f"(largest finite value {largest:.9g}); write "
+                    f"{'-' if negative else ''}infinity as the hexadecimal bit "
+                    f"pattern {_infinity_bits(type_, negative)}",
                     at,
                     at + len(m.group()),
                 )
+
+    def _check_hex_float(self, start: Position, attr: FloatAttr | None) -> None:
+        """A scalar hexadecimal float literal (``0x7FC00000 : f32``) is a bit
+        pattern: no minus sign, no more bits than the type, and one the
+        attribute holds exactly. ``attr`` None: xDSL could not build it; its
+        type is read from the text."""
+        text = self.lexer.input.content[start : self.pos]
+        m = _HEX_LITERAL.match(text)
+        if m is None:
+            return
+        names = _FLOAT_TYPE_NAME.findall(text[m.end() :])
+        type_ = (
+            attr.type
+            if attr is not None
+            else _FLOAT_TYPES.get(names[0], None)
+            if names
+            else None
+        )
+        if not isinstance(type_, AnyFloat):
+            return
+        bits = int(m.group(2), 16)
+        self._check_hex_bits(bits, bool(m.group(1)), type_, start, start + m.end())
+        value = attr.value.data if attr is not None else None
+        if value is not None and float_bits(value, type_) != bits:
+            self.raise_error(
+                f"hexadecimal float literal {m.group()} (a NaN) cannot be held "
+                f"exactly in a scalar {type_} attribute (it would read as "
+                f"0x{float_bits(value, type_) or 0:X}); a dense<...> constant "
+                "holds any bit pattern",
+                start,
+                start + m.end(),
+            )
+
+    def _check_hex_bits(
+        self, bits: int, negative: bool, type_: AnyFloat, start: Position, end: Position
+    ) -> None:
+        if negative:
+            self.raise_error(
+                "hexadecimal float literal should not have a leading minus "
+                "(it is the bit pattern: set the sign bit)",
+                start,
+                end,
+            )
+        if bits >> type_.bitwidth:
+            self.raise_error(
+                f"hexadecimal float constant out of range for type {type_} "
+                f"(a bit pattern of at most {type_.bitwidth} bits)",
+                start,
+                end,
+            )
+
+    def parse_dense_int_or_fp_elements_attr(  # pyright: ignore[reportIncompatibleMethodOverride]
+        self, type: Any
+    ) -> DenseIntOrFPElementsAttr:
+        """xDSL's dense literal, with hexadecimal elements of a float type read
+        as bit patterns (MLIR's rule; xDSL reads their integer value)."""
+        outer = (self._dense_elements, self._hex_elements)
+        self._dense_elements, self._hex_elements = 0, []
+        try:
+            attr = super().parse_dense_int_or_fp_elements_attr(type)
+            count, hexes = self._dense_elements, self._hex_elements
+        finally:
+            self._dense_elements, self._hex_elements = outer
+        if not hexes:
+            return attr
+        return self._with_hex_elements(attr, count, hexes)
+
+    def _parse_tensor_literal_element(self):  # pyright: ignore[reportIncompatibleMethodOverride]
+        # An element of a dense literal, before its type is known: a
+        # hexadecimal one is recorded and stands as 0 until the type says
+        # whether it is an integer or a float's bits.
+        element = super()._parse_tensor_literal_element()  # pyright: ignore[reportPrivateUsage]
+        m = _HEX_LITERAL.fullmatch(element.span.text)
+        if m is not None and self._hex_elements is not None:
+            self._hex_elements.append(
+                (
+                    self._dense_elements,
+                    int(m.group(2), 16),
+                    bool(m.group(1)),
+                    element.span,
+                )  # pyright: ignore[reportArgumentType]
+            )
+            element = replace(element, value=0, is_negative=False)
+        self._dense_elements += 1
+        return element
+
+    def _with_hex_elements(
+        self,
+        attr: DenseIntOrFPElementsAttr,
+        count: int,
+        hexes: list[tuple[int, int, bool, Span[str]]],
+    ) -> DenseIntOrFPElementsAttr:
+        """``attr`` with its hexadecimal elements (placeholders so far) set:
+        a float's bit pattern, an integer's value."""
+        element = attr.get_element_type()
+        n = len(attr)
+        splat = count == 1 and n != 1
+
+        def indices(index: int) -> range:
+            return range(n) if splat else range(index, index + 1)
+
+        if isinstance(element, AnyFloat):
+            size = element.bitwidth // 8
+            data = bytearray(attr.data.data)
+            for index, bits, negative, span in hexes:
+                self._check_hex_bits(bits, negative, element, span.start, span.end)
+                for i in indices(index):
+                    data[i * size : (i + 1) * size] = bits.to_bytes(size, "little")
+            return DenseIntOrFPElementsAttr(attr.type, BytesAttr(bytes(data)))
+        values = list(attr.get_values())
+        for index, value, negative, _ in hexes:
+            for i in indices(index):
+                values[i] = -value if negative else value
+        try:
+            return DenseIntOrFPElementsAttr.from_list(attr.type, values)  # pyright: ignore
+        except (ValueError, OverflowError, VerifyException) as e:
+            span = hexes[0][3]
+            self.raise_error(str(e), span.start, span.end)
 
     def _parse_optional_mlir_custom(self) -> Operation | None:
         """Custom forms MLIR 22 prints for upstream ops xDSL parses only in

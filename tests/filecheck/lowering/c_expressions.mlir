@@ -73,3 +73,25 @@ emitc.func @expressions(%a: i32, %b: i32, %p: !emitc.ptr<i32>) -> i32 {
   %34 = emitc.add %33, %32 : (i32, i32) -> i32
   emitc.return %34 : i32
 }
+
+// An int8 sum is computed in int by C: where another operator reads it, it
+// is wrapped to int8 first (MLIR's i8 arithmetic wraps: 127 + 7 is -122);
+// assigned or returned, C's conversion does it.
+// CHECK-LABEL: int32_t narrow(int8_t x, int8_t* p) {
+// CHECK-NEXT:    p[0] = x + 7;
+// CHECK-NEXT:    return (int32_t)(int8_t)((int8_t)(x + 7) * x) + (int32_t)(int8_t)-x;
+// CHECK-NEXT:  }
+emitc.func @narrow(%x: i8, %p: !emitc.ptr<i8>) -> i32 {
+  %0 = "emitc.constant"() <{value = 7 : i8}> : () -> i8
+  %1 = "emitc.constant"() <{value = 0 : index}> : () -> !emitc.ptrdiff_t
+  %2 = emitc.add %x, %0 : (i8, i8) -> i8
+  %3 = emitc.add %x, %0 : (i8, i8) -> i8
+  %4 = emitc.mul %3, %x : (i8, i8) -> i8
+  %5 = emitc.cast %4 : i8 to i32
+  %6 = emitc.unary_minus %x : (i8) -> i8
+  %7 = emitc.cast %6 : i8 to i32
+  %8 = emitc.add %5, %7 : (i32, i32) -> i32
+  %9 = emitc.subscript %p[%1] : (!emitc.ptr<i8>, !emitc.ptrdiff_t) -> !emitc.lvalue<i8>
+  emitc.assign %2 : i8 to %9 : !emitc.lvalue<i8>
+  emitc.return %8 : i32
+}

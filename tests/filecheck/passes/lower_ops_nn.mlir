@@ -335,3 +335,29 @@ func.func @conv2d_transpose(%x: tensor<1x3x3x2xi8>, %w: tensor<4x3x3x2xi8>) -> t
   %0 = relay.conv2d_transpose %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 0, 0>, input_zero_point = -3 : i64} : (tensor<1x3x3x2xi8>, tensor<4x3x3x2xi8>) -> tensor<1x6x6x4xi32>
   func.return %0 : tensor<1x6x6x4xi32>
 }
+
+// -----
+
+// A depthwise stripe whose epilogue clamps to one value (a_min = a_max): the
+// output is a constant, so the accumulation, its loads, the padding branch
+// and its loops compute nothing used, and are erased (C compilers reject the
+// variables they would leave "set but not used"). Found by the fuzzer
+// (python benchmarks/fuzz.py --seed 31001746 --examples 1).
+
+// CHECK-LABEL: func.func @constant_epilogue(
+// CHECK-NOT:     scf.if
+// CHECK-NOT:     memref.load
+// CHECK:         memref.store
+// CHECK-NOT:     memref.load
+// CHECK:         func.return
+func.func @constant_epilogue(%0: tensor<1x3x2x9xi8>, %1: tensor<3x2x1x9xi8>, %2: tensor<9xi32>) -> tensor<1x2x1x9xi8> attributes {relay.primitive} {
+  %3 = relay.constant dense<-128> : tensor<i32>
+  %4 = relay.conv2d %0, %1 {strides = array<i64: 1, 2>, padding = array<i64: 1, 0, 0, 0>, groups = 9 : i64, input_zero_point = -128 : i64} : (tensor<1x3x2x9xi8>, tensor<3x2x1x9xi8>) -> tensor<1x2x1x9xi32>
+  %5 = relay.add %4, %2 : (tensor<1x2x1x9xi32>, tensor<9xi32>) -> tensor<1x2x1x9xi32>
+  %6 = relay.fixed_point_multiply %5 {multiplier = array<i32: 1163287420>, shift = array<i32: -9>, axis = 3 : i64} : tensor<1x2x1x9xi32> -> tensor<1x2x1x9xi32>
+  %7 = relay.add %6, %3 : (tensor<1x2x1x9xi32>, tensor<i32>) -> tensor<1x2x1x9xi32>
+  %8 = relay.clip %7 {a_min = -1.280000e+02 : f64, a_max = 1.270000e+02 : f64} : tensor<1x2x1x9xi32> -> tensor<1x2x1x9xi32>
+  %9 = relay.cast %8 : tensor<1x2x1x9xi32> -> tensor<1x2x1x9xi8>
+  %10 = relay.clip %9 {a_min = -1.280000e+02 : f64, a_max = -1.280000e+02 : f64} : tensor<1x2x1x9xi8> -> tensor<1x2x1x9xi8>
+  func.return %10 : tensor<1x2x1x9xi8>
+}

@@ -1,7 +1,7 @@
 // RUN: usmp-opt %s -p plan-devices --split-input-file --verify-diagnostics
 // RUN: not usmp-opt %s --split-input-file -p 'plan-devices{default_device_id=-1}' 2>&1 | filecheck %s --check-prefix=OPTION
 
-// OPTION: plan-devices: default device 'cpu' id -1 is invalid (expected a device type name such as cpu and an id >= 0)
+// OPTION: plan-devices: default device 'cpu' id -1 is invalid (expected a device type name such as cpu and an id from 0 to 2147483647)
 
 // An argument attribute and a fixed on_device disagree: the error names both.
 func.func @main(%x: tensor<4xf32> {relay.virtual_device = #device.virtual_device<"cpu", 0>}) -> tensor<4xf32> {

@@ -73,7 +73,7 @@ builtin.module attributes {tir.pools = [#tir.pool_info<"ws", workspace, size = 4
     }
     func.return
   }
-  // expected-error@+1 {{usmp-replay: the memory plan is unsafe: step 0 'accumulate' reads state 'state_0' byte(s) 0-3, which hold bytes from before the run (not written in it) instead}}
+  // expected-error@+1 {{usmp-replay: the memory plan is unsafe: run 2 reads state 'state_0' byte(s) 0-3, which hold bytes from before the run (not written in it) instead}}
   func.func @state_main(%x: memref<4xi8>, %y: memref<4xi8>, %ws: memref<4xi8>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["y"], tir.pool_args = ["ws"], tir.states = [{name = "state_0", pool = "ws", offset = 0 : index, value = dense<0> : tensor<4xi8>}]} {
     %c0 = arith.constant 0 : index
     %s = memref.view %ws[%c0][] : memref<4xi8> to memref<4xi8>
@@ -100,7 +100,7 @@ builtin.module attributes {tir.pools = [#tir.pool_info<"st", persistent, size = 
     }
     func.return
   }
-  // expected-error@+1 {{usmp-replay: the memory plan is unsafe: step 0 'accumulate' reads state 'state_0' byte(s) 0-3, which hold the initial value of state 'state_1' instead; step 1 'accumulate' reads state 'state_1' byte(s) 0-3, which hold state 'state_0' written by step 0 'accumulate' in run 1 instead; the run after run 1 reads state 'state_0' byte(s) 0-3, which hold state 'state_1' written by step 1 'accumulate' in run 1 instead}}
+  // expected-error@+1 {{usmp-replay: the memory plan is unsafe: step 0 'accumulate' reads state 'state_0' byte(s) 0-3, which hold the initial value of state 'state_1' instead; step 1 'accumulate' reads state 'state_1' byte(s) 0-3, which hold state 'state_0' written by step 0 'accumulate' in run 1 instead; run 2 reads state 'state_0' byte(s) 0-3, which hold state 'state_1' written by step 1 'accumulate' in run 1 instead}}
   func.func @states_main(%x: memref<4xi8>, %y: memref<4xi8>, %st: memref<4xi8>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["y"], tir.pool_args = ["st"], tir.states = [{name = "state_0", pool = "st", offset = 0 : index, value = dense<0> : tensor<4xi8>}, {name = "state_1", pool = "st", offset = 0 : index, value = dense<0> : tensor<4xi8>}]} {
     %c0 = arith.constant 0 : index
     %s0 = memref.view %st[%c0][] : memref<4xi8> to memref<4xi8>

@@ -731,7 +731,7 @@ func.func @f(%a: tensor<4294967296x4294967296x4294967296xf32>) {
 // -----
 
 func.func @f() {
-  // expected-error@+1 {{float literal 1.0e999 is out of range for f32 (largest finite value 3.40282347e+38); infinities are written as hexadecimal literals}}
+  // expected-error@+1 {{float literal 1.0e999 is out of range for f32 (largest finite value 3.40282347e+38); write infinity as the hexadecimal bit pattern 0x7F800000}}
   %0 = relay.constant dense<[1.0e999, 0.0]> : tensor<2xf32>
   func.return
 }
@@ -739,7 +739,7 @@ func.func @f() {
 // -----
 
 func.func @f() {
-  // expected-error@+1 {{float literal 1.0e39 is out of range for f32 (largest finite value 3.40282347e+38); infinities are written as hexadecimal literals}}
+  // expected-error@+1 {{float literal 1.0e39 is out of range for f32 (largest finite value 3.40282347e+38); write infinity as the hexadecimal bit pattern 0x7F800000}}
   %0 = arith.constant 1.0e39 : f32
   func.return
 }
@@ -747,8 +747,40 @@ func.func @f() {
 // -----
 
 func.func @f() {
-  // expected-error@+1 {{float literal -1.0e999 is out of range for f64 (largest finite value 1.79769313e+308); infinities are written as hexadecimal literals}}
+  // expected-error@+1 {{float literal -1.0e999 is out of range for f64 (largest finite value 1.79769313e+308); write -infinity as the hexadecimal bit pattern 0xFFF0000000000000}}
   %0 = arith.constant -1.0e999 : f64
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error@+1 {{hexadecimal float literal should not have a leading minus (it is the bit pattern: set the sign bit)}}
+  %0 = relay.constant dense<[1.0, -0x7F800000]> : tensor<2xf32>
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error@+1 {{hexadecimal float constant out of range for type f32 (a bit pattern of at most 32 bits)}}
+  %0 = relay.constant dense<[0x1FF800000, 1.0]> : tensor<2xf32>
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error@+1 {{hexadecimal float constant out of range for type f16 (a bit pattern of at most 16 bits)}}
+  %0 = arith.constant 0x17C00 : f16
+  func.return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error@+1 {{hexadecimal float literal 0x7F800001 (a NaN) cannot be held exactly in a scalar f32 attribute (it would read as 0x7FC00001); a dense<...> constant holds any bit pattern}}
+  %0 = arith.constant 0x7F800001 : f32
   func.return
 }
 

@@ -16,6 +16,23 @@ func.func @constant() -> tensor<2xi8> {
 
 // -----
 
+// Hexadecimal literals of a float type are its bit patterns (MLIR's form for
+// NaNs and infinities), and read back as such; of an integer type, values.
+// CHECK-LABEL: func.func @hex_floats
+// CHECK: relay.constant dense<[0x7fc00001, 0x7f800000, 1.000000e+00, 0xff800000]> : tensor<4xf32>
+// CHECK: relay.constant dense<0x7ff0000000000000> : tensor<2xf64>
+// CHECK: relay.constant dense<[1.000000e+00, 0x7e00]> : tensor<2xf16>
+// CHECK: relay.constant dense<[16, -1]> : tensor<2xi8>
+func.func @hex_floats() -> tensor<4xf32> {
+  %0 = relay.constant dense<[0x7FC00001, 0x7F800000, 1.0, 0xFF800000]> : tensor<4xf32>
+  %1 = relay.constant dense<0x7FF0000000000000> : tensor<2xf64>
+  %2 = relay.constant dense<[0x3C00, 0x7E00]> : tensor<2xf16>
+  %3 = relay.constant dense<[0x10, 0xFF]> : tensor<2xi8>
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @call_tuple
 // CHECK: %[[C:.*]] = relay.call @fused(%{{.*}}, %{{.*}}) : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
 // CHECK: %[[T:.*]] = relay.tuple(%[[C]], %{{.*}}) : (tensor<4xi8>, tensor<2xf32>) -> tuple<tensor<4xi8>, tensor<2xf32>>

@@ -1,0 +1,58 @@
+"""Erase the values a lowered kernel computes and never uses.
+
+A fused group can leave work nobody reads: an accumulator whose epilogue
+folded to a constant (a clip to one value), with its loads and loops. C
+compilers warn about such variables ("set but not used"), and the usmp
+analyses would trace their loads. ``erase_dead_code`` removes every op whose
+results are unused and that has no effect but its results: arithmetic,
+``math``, loads, ``Pure`` ops, the DSP helpers' calls (``dsp.ARITHMETIC``),
+and ``scf.for``/``scf.if`` whose bodies have
+no other ops. It does not rely on xDSL's ``dce``: in xDSL 0.74
+``arith.extsi`` and ``arith.remui`` carry no ``Pure`` trait, so its DCE
+keeps them and everything they use.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import memref, scf
+from xdsl.ir import Operation, Region
+from xdsl.traits import IsTerminator, Pure
+
+from usmp.lowering.dsp import is_arithmetic_call
+
+
+def _effect_free(op: Operation) -> bool:
+    """``op`` (and every op nested in it) does nothing but compute values."""
+    for o in op.walk():
+        if o.has_trait(IsTerminator) and o is not op:
+            continue
+        if isinstance(o, (scf.ForOp, scf.IfOp, memref.LoadOp)):
+            continue
+        if o.has_trait(Pure) or o.dialect_name() in ("arith", "math"):
+            continue
+        if is_arithmetic_call(o):  # a DSP helper (lower-ops{mcpu=...})
+            continue
+        return False
+    return True
+
+
+def erase_dead_code(region: Region) -> int:
+    """Erase the dead values of ``region`` (see module doc), users first, until
+    none is left; how many ops were erased (nested ones included)."""
+    erased = 0
+    changed = True
+    while changed:
+        changed = False
+        for op in reversed(list(region.walk())):
+            if (
+                op.parent is not None
+                and op.results
+                and not any(r.uses for r in op.results)
+                and not op.has_trait(IsTerminator)
+                and _effect_free(op)
+            ):
+                erased += sum(1 for _ in op.walk())
+                op.detach()
+                op.erase()
+                changed = True
+    return erased

@@ -1,0 +1,63 @@
+"""The MLIR printer of usmp-opt: xDSL's ``Printer``, exact for float data.
+
+xDSL prints the elements of a ``dense<...>`` of up to 100 elements from
+their Python float values; a float cannot carry every bit pattern (a
+signalling f32 NaN is quieted on the way, an f16 or bf16 NaN loses its
+payload), so such a constant would print as other bits than it holds.
+``ExactPrinter`` prints those constants in MLIR's hexadecimal string form,
+``dense<"0x...">``, which MLIR, xDSL and ``usmp.parsing`` read byte for byte
+(every other attribute prints as xDSL prints it). This is the one module
+that extends xDSL's printer; ``usmp-opt``'s ``mlir`` target, ``usmp-compile``
+and the importer's printing use it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import IO
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, ModuleOp
+from xdsl.ir import Attribute
+from xdsl.printer import Printer
+from xdsl.targets.mlir import MLIRTarget
+
+
+def _inexact(attr: DenseIntOrFPElementsAttr) -> bool:
+    """Whether xDSL's element-wise printing would change ``attr``'s bits."""
+    if not isinstance(attr.get_element_type(), AnyFloat) or len(attr) > 100:
+        return False  # integers print exactly; xDSL prints > 100 as hex bytes
+    again = DenseIntOrFPElementsAttr.from_list(attr.type, attr.get_values())  # pyright: ignore[reportArgumentType]
+    return again.data.data != attr.data.data
+
+
+class ExactPrinter(Printer):
+    """xDSL's printer; float constants whose values would not print their
+    bits print as ``dense<"0x...">`` (see the module note)."""
+
+    def print_attribute(self, attribute: Attribute) -> None:
+        if isinstance(attribute, DenseIntOrFPElementsAttr) and _inexact(attribute):
+            self.print_string(f'dense<"0x{attribute.data.data.hex().upper()}"> : ')
+            self.print_attribute(attribute.get_type())
+            return
+        super().print_attribute(attribute)
+
+
+@dataclass(frozen=True)
+class ExactMLIRTarget(MLIRTarget):
+    """xDSL's ``mlir`` target (the same options) printing with
+    ``ExactPrinter``."""
+
+    def emit(self, ctx: Context, module: ModuleOp, output: IO[str]) -> None:
+        if self.syntax_highlight:  # a terminal view: xDSL's colours
+            super().emit(ctx, module, output)
+            return
+        printer = ExactPrinter(
+            stream=output,
+            print_generic_format=self.print_generic_format,
+            print_properties_as_attributes=self.print_properties_as_attributes,
+            print_debuginfo=self.print_debuginfo,
+        )
+        printer.print_op(module)
+        printer.print_metadata(ctx.loaded_dialects)
+        print("\n", file=output)
