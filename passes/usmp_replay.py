@@ -89,6 +89,7 @@ from usmp.dialects.tir import (
     PoolKind,
 )
 from usmp.passes.options import TypedOptions
+from usmp.passes.progress import report
 from usmp.passes.usmp_ir import (
     attr_list,
     find_main,
@@ -888,6 +889,8 @@ class _Replay:
             self.invocation = invocation
             self.begin()
             for step, op in enumerate(self.steps):
+                what = _callee_name(op) if isinstance(op, _CALLS) else "memref.copy"
+                report("replay", step + 1, len(self.steps), what)
                 self.step(op, self.refs, f"step {step} ")
             self.end()
             if self.violations:

@@ -82,6 +82,7 @@ from usmp.dialects import new_context
 from usmp.dialects.limits import alignment_error
 from usmp.dialects.tir import CALL_TYPES, INTERFACE_APIS
 from usmp.lowering.gc_pause import cyclic_gc_paused
+from usmp.passes.progress import listening
 from usmp.printing import ExactPrinter
 from usmp.tools.pool_flags import (
     C_IDENTIFIER,
@@ -579,7 +580,7 @@ def _run(c: Compilation) -> None:
     progress = c.progress or Progress(PIPELINE, sys.stderr, quiet=True, prefix="")
     for number, step in enumerate(PIPELINE):
         progress.begin(step)
-        with c.timer.step(step) as timer:
+        with c.timer.step(step) as timer, listening(progress.listener(step)):
             STEPS[step](c)
         progress.end(step, timer.wall)
         if step == "import":
