@@ -66,8 +66,12 @@ class Measured:
     steps: dict[str, float]
 
 
+class Failed(Exception):
+    """A measured process failed (the message: its last line of stderr)."""
+
+
 def _measure(cmd: list[str], what: str) -> tuple[Measured, str]:
-    """Run ``cmd``; (its measures, its stderr); exit on failure."""
+    """Run ``cmd``; (its measures, its stderr); :class:`Failed` if it fails."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen(
         cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
@@ -78,7 +82,8 @@ def _measure(cmd: list[str], what: str) -> tuple[Measured, str]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
-        raise SystemExit(f"{what} failed:\n{stderr}")
+        last = stderr.strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
+        raise Failed(f"{what} failed: {last[0]}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return Measured(cpu, usage.ru_maxrss / 1024, {}), stderr
 
@@ -93,7 +98,10 @@ def _compile(model: Path, out: Path) -> Measured:
     """One usmp-compile process."""
     cmd = [sys.executable, "-m", "usmp.tools.usmp_compile", str(model)]
     cmd += ["-o", str(out), "--quiet", "--time-passes"]
-    m, stderr = _measure(cmd, f"usmp-compile on {model}")
+    try:
+        m, stderr = _measure(cmd, f"usmp-compile on {model}")
+    except Failed as e:
+        raise SystemExit(str(e)) from None
     for line in stderr.splitlines():
         if (match := _ROW.match(line)) and match.group(2) in STEPS:
             m.steps[match.group(2)] = float(match.group(1))
@@ -119,19 +127,22 @@ def _best(runs: list[Measured]) -> Measured:
     return min(runs, key=lambda r: r.cpu)
 
 
-def _row(name: str, ops: int, ours: Measured, vela: Measured | None) -> list[str]:
+def _row(name: str, ops: int, ours: Measured, vela: Measured | str | None) -> list[str]:
+    """A table row; ``vela``: its measures, or why it failed."""
     cells = [name, f"{ops:,}"]
     cells += [f"{ours.steps.get(s, 0.0):.2f}" for s in STEPS]
     total = ours.cpu
     cells += [f"{total:.2f}", f"{ours.peak_mb:.0f}"]
     cells += [f"{ops / total:,.0f}", f"{1000 * total / ops:.2f}"]
-    if vela is not None:
+    if isinstance(vela, Measured):
         cells += [f"{vela.cpu:.2f}", f"{vela.peak_mb:.0f}", f"{total / vela.cpu:.1f}"]
+    elif vela is not None:
+        cells += [f"failed: {vela}", "", ""]
     return cells
 
 
 def main() -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--repeat", type=int, default=3, help="runs per row (fastest kept)")
     p.add_argument("--sizes", default="100,1000,10000", help="generated graph sizes")
     p.add_argument("--models-only", action="store_true")
@@ -161,10 +172,13 @@ def main() -> int:
 
         def tflite_row(label: str, path: Path) -> None:
             ours = _best([_compile(path, tmp / "out") for _ in range(args.repeat)])
-            theirs = None
+            theirs: Measured | str | None = None
             if vela is not None:
-                runs = [_vela(vela, path, tmp / "vela") for _ in range(args.repeat)]
-                theirs = _best(runs)
+                try:
+                    runs = [_vela(vela, path, tmp / "vela") for _ in range(args.repeat)]
+                    theirs = _best(runs)
+                except Failed as e:  # e.g. float LSTMs: not for an NPU
+                    theirs = str(e).rsplit(": ", 1)[-1][:60]
             row = _row(label, _operators_tflite(path), ours, theirs)
             print("| " + " | ".join(row) + " |", flush=True)
 
