@@ -21,16 +21,20 @@ from dataclasses import replace
 import pytest
 
 from tests.test_planning_cases import (
+    MINIMALLOC_DIR,
     MINIMALLOC_FILES,
     MODEL_CASES,
     minimalloc_problem,
     model_problem,
     random_problems,
 )
+from usmp.planning.algorithms import ALGORITHMS, TIMED_ALGORITHMS, get_algorithm
 from usmp.planning.best_fit import BestFit, best_fit
 from usmp.planning.exact import Optimal
 from usmp.planning.lower_bound import lower_bound
-from usmp.planning.model import Overlap, PlanningError, Pool, Problem
+from usmp.planning.minimalloc_solver import PoolProblem, Search, SearchResult, Status
+from usmp.planning.minimize import minimize_pool, pool_problem
+from usmp.planning.model import Overlap, Plan, PlanningError, Pool, Problem
 from usmp.planning.placement import OFFSET_RULES, Indexed, OffsetRule, decode
 from usmp.planning.placement_native import native_decoder
 from usmp.planning.validate import validate_plan
@@ -155,7 +159,8 @@ def test_large_best_fit_never_lists_the_conflicts() -> None:
 def test_optimal_ends_by_its_time_limit() -> None:
     """A dense problem where ``best_fit`` alone (portfolio, hill climb,
     search) and preparing the exact search take seconds: ``optimal`` with
-    1 CPU s ends within a generous margin of it, with a plan; so does
+    1 CPU s ends within 2 CPU s (a margin of 100%, so that it cannot
+    flake), with a plan; so does
     the decision at a pool limit just above the lower bound (feasible or
     not: either a plan or the error, in time)."""
     problem = dense_problem(2_000, 1_000, seed=3)
@@ -166,7 +171,7 @@ def test_optimal_ends_by_its_time_limit() -> None:
             plan = Optimal(time_limit=1.0)(p)
         except PlanningError:
             plan = None
-        assert time.process_time() - t0 < 1.6
+        assert time.process_time() - t0 < 2.0
         if plan is not None:  # (valid: the validator is quadratic, too slow here)
             assert sum(plan.pool_sizes(p).values()) >= lower_bound(p)
 
@@ -176,3 +181,63 @@ def test_best_fit_past_its_deadline_returns_its_first_plan() -> None:
     plan = best_fit(problem, time.process_time())
     assert validate_plan(problem, plan) == []
     assert plan.stats["search_nodes"] == 0
+
+
+@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+def test_every_algorithm_plans_a_small_dense_problem(name: str) -> None:
+    """400 buffers, ~200 live at once: a valid plan, not below the bound
+    (``optimal`` within its time limit)."""
+    problem = dense_problem(400, 200, seed=5)
+    assert max_live(problem) >= 150
+    algorithm = get_algorithm(
+        name, time_limit=0.5 if name in TIMED_ALGORITHMS else None
+    )
+    t0 = time.process_time()
+    plan = algorithm(problem)
+    assert time.process_time() - t0 < 5.0
+    assert validate_plan(problem, plan) == []
+    assert sum(plan.pool_sizes(problem).values()) >= lower_bound(problem)
+
+
+def _search_pool(problem: Problem) -> tuple[PoolProblem, list[int], int]:
+    """The one pool of ``problem`` as the search sees it, ``best_fit``'s
+    layout of it and the liveness bound."""
+    ix = Indexed.of(problem)
+    pp = pool_problem(ix, [0] * len(ix.names), 0)[1]
+    plan = best_fit(problem)
+    offsets = [plan.placements[n].offset for n in ix.names]
+    return pp, offsets, lower_bound(problem)
+
+
+def test_minimisation_never_ends_above_a_capacity_it_found_feasible(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every capacity a probe of ``minimize_pool`` finds a layout for bounds
+    its result; and with more search nodes the result is never larger
+    (budgets are deterministic: a larger one replays the smaller's probes
+    first)."""
+    problem = minimalloc_problem(MINIMALLOC_DIR / "challenging" / "D.1048576.csv")
+    pp, offsets, lower = _search_pool(problem)
+    found: list[int] = []
+    solve = Search.solve
+
+    def recording(
+        self: Search, capacity: int, deadline: float | None, max_nodes: int | None
+    ) -> SearchResult:
+        result = solve(self, capacity, deadline, max_nodes)
+        if result.status is Status.FOUND:
+            found.append(capacity)
+        return result
+
+    monkeypatch.setattr(Search, "solve", recording)
+    tops = []
+    for nodes in (4_000, 16_000, 64_000):
+        found.clear()
+        result = minimize_pool(pp, offsets, lower, None, nodes)
+        assert result.top <= min(found, default=result.top)
+        ix = Indexed.of(problem)
+        plan = Plan(ix.placements([0] * len(ix.names), result.offsets), "minimized")
+        assert validate_plan(problem, plan) == []
+        tops.append(result.top)
+    assert tops == sorted(tops, reverse=True)
+    assert tops[-1] < tops[0]  # the budgets matter here
