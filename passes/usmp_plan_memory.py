@@ -66,6 +66,7 @@ from usmp.dialects.tir import (
     PoolKind,
 )
 from usmp.passes.options import TypedOptions
+from usmp.passes.progress import report
 from usmp.passes.usmp_analysis import BufferInfo, BufferInfoAnalysis, analyze
 from usmp.passes.usmp_ir import find_main, is_rewritten, merge_arg_attrs
 from usmp.passes.usmp_kernel_direction import choose_directions
@@ -205,6 +206,8 @@ def plan_memory(
     planned = recorded_plan(analysis)
     if planned is None:
         problem = analysis.workspace_problem()
+        n = len(problem.buffers)
+        report("planning", 1, 1, f"{n:,} buffer{'s' * (n != 1)}, {algorithm}")
         try:
             plan = get_algorithm(algorithm, time_limit=time_limit or None)(problem)
         except PlanningError as e:

@@ -168,7 +168,7 @@ def test_progress_says_which_operator_a_step_is_on(
 ) -> None:
     """Inside lower-ops and usmp (its kernel directions, overlaps and
     replay), a line names the operator reached (here: every one, no pause
-    between lines)."""
+    between lines); the planning says what it plans."""
     monkeypatch.setattr(progress_module, "DELAY", 0.0)
     monkeypatch.setattr(progress_module, "EVERY", 0.0)
     source = tmp_path / "m.mlir"
@@ -187,6 +187,8 @@ def test_progress_says_which_operator_a_step_is_on(
                 f"tvmgen_default_fused_{name} ..."
             )
             assert line in err.splitlines(), (line, err)
+    planning = "usmp-compile: usmp (2 operators): planning 1/1 1 buffer, best_fit ..."
+    assert planning in err.splitlines()
 
 
 class _Terminal(io.StringIO):
