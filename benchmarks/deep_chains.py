@@ -19,7 +19,10 @@ CPU seconds, machines being shared). Variants:
 Each row ends with the output's check: the library is built with gcc and run
 on one input, and compared with ``chain_reference`` (``--no-run`` skips it).
 The last columns are CPU ms per operator and its ratio to the smallest size's
-(about 1 when the time is linear).
+(about 1 when the time is linear), the process's peak resident memory, and
+the memory each operator adds: KB of peak RSS per operator over the previous
+size (about constant when the memory is linear; the first row's is over
+the empty process, start-up and imports included).
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from compile_time import _run  # noqa: E402  # pyright: ignore[reportPrivateUsage]
+from compile_time import (  # noqa: E402
+    _compile,  # pyright: ignore[reportPrivateUsage]
+)
 
 from usmp.testing.fuzz_graphs import print_module  # noqa: E402
 from usmp.testing.run_c import run_pipeline  # noqa: E402
@@ -57,7 +62,8 @@ def _row(n: int, variant: str, folder: Path, run: bool) -> dict[str, float | str
     source = folder / f"chain{n}-{variant}.mlir"
     source.write_text(print_module(compiled))
     out = folder / f"out{n}-{variant}"
-    total, steps = _run(source, out)
+    measured = _compile(source, out)
+    total, steps = measured.cpu, measured.steps
     check = "-"
     if run:
         import usmp
@@ -70,12 +76,13 @@ def _row(n: int, variant: str, folder: Path, run: bool) -> dict[str, float | str
         "total": total,
         "lower-ops": steps.get("lower-ops", 0.0),
         "emit-c": steps.get("emit-c", 0.0),
+        "peak": measured.peak_mb,
         "check": check,
     }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--sizes", default="1250,2500,5000,10000")
     parser.add_argument("--variants", default="default,fused")
     parser.add_argument("--no-run", action="store_true")
@@ -88,16 +95,19 @@ def main() -> None:
             raise SystemExit(f"unknown variant '{v}' (expected {', '.join(VARIANTS)})")
     sep = " | " if args.markdown else "  "
     head = ["operators", "variant", "CPU s", "lower-ops", "emit-c", "ms/op", "ratio"]
-    head.append("C output")
+    head += ["peak MB", "KB/op added", "C output"]
     print(sep.join(head))
     if args.markdown:
         print("|".join(["---"] * len(head)))
     with tempfile.TemporaryDirectory() as tmp:
         for variant in variants:
             first: float | None = None
+            before = (0, 0.0)  # (operators, peak MB) of the previous row
             for n in sizes:
                 r = _row(n, variant, Path(tmp), not args.no_run)
                 per_op = 1000 * float(r["total"]) / int(r["n"])
+                ops, peak = int(r["n"]), float(r["peak"])
+                added = 1024 * (peak - before[1]) / (ops - before[0])
                 first = first or per_op
                 cells = [
                     f"{r['n']:,}",
@@ -107,8 +117,11 @@ def main() -> None:
                     f"{r['emit-c']:.2f}",
                     f"{per_op:.2f}",
                     f"{per_op / first:.2f}",
+                    f"{peak:.0f}",
+                    f"{added:.1f}",
                     str(r["check"]),
                 ]
+                before = (ops, peak)
                 print(sep.join(cells), flush=True)
 
 

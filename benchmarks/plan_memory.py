@@ -11,6 +11,14 @@ planning time. Each plan is checked by the independent validator first
 
     python benchmarks/plan_memory.py [--algorithm NAME ...] [--repeat N]
         [--time-limit S] [--scale N ...] [--wide]
+        [--dense N:LIVE ...] [--dense-time-limit S] [--dense-only]
+
+A second table, *dense* problems (``usmp.testing.planning_problems``:
+``N`` buffers, about ``LIVE`` live at once, seeded; default 1,000 / 10,000 /
+50,000 buffers with ~500 live, 10,000 and 50,000 with ~2,000): ``best_fit``
+and ``optimal`` (``--dense-time-limit`` CPU s, default 10), each run in a
+process of its own for its peak resident memory; validated up to 2,000
+buffers.
 
 Per case and algorithm: pool bytes (sum over pools), the liveness lower bound,
 the proven lower bound (the fragmentation-aware ``minimize.window_bound`` of
@@ -24,7 +32,10 @@ it fits the file's capacity (MiniMalloc files) and the planning CPU time
 from __future__ import annotations
 
 import argparse
+import json
 import random
+import resource
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -43,6 +54,7 @@ from usmp.planning.model import Buffer, Problem
 from usmp.planning.placement import Indexed
 from usmp.planning.problem_json import read_problem_json
 from usmp.planning.validate import check_plan
+from usmp.testing.planning_problems import dense_problem, max_live
 
 HERE = Path(__file__).resolve().parent
 # The independent validator compares every pair of buffers (on purpose: it
@@ -165,6 +177,80 @@ def run(
     )
 
 
+DENSE = ((1_000, 500), (10_000, 500), (50_000, 500), (10_000, 2_000), (50_000, 2_000))
+DENSE_ALGORITHMS = (DEFAULT_ALGORITHM, "optimal")
+VALIDATE_DENSE_UP_TO = 2_000
+
+
+def dense_cell(n: int, live: int, name: str, time_limit: float, repeat: int) -> None:
+    """Plan one dense problem (in this process, started for it alone) and
+    print the row's figures as JSON (peak RSS: the whole process's)."""
+    problem = dense_problem(n, live)
+    algorithm = get_algorithm(
+        name, time_limit=time_limit if name in TIMED_ALGORITHMS else None
+    )
+    best = float("inf")
+    plan = None
+    for _ in range(max(repeat, 1)):
+        t0 = time.process_time()
+        plan = algorithm(problem)
+        best = min(best, time.process_time() - t0)
+    assert plan is not None
+    if n <= VALIDATE_DENSE_UP_TO:
+        check_plan(problem, plan)
+    figures = {
+        "bytes": sum(plan.pool_sizes(problem).values()),
+        "bound": lower_bound(problem),
+        "max_live": max_live(problem),
+        "seconds": best,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+    print(json.dumps(figures))
+
+
+def dense_rows(
+    sizes: list[tuple[int, int]], names: list[str], time_limit: float, repeat: int
+) -> None:
+    print()
+    print(
+        "| problem | buffers | max live | algorithm | bytes | lower bound | ratio "
+        "| CPU s | peak RSS MB |"
+    )
+    print("|---|--:|--:|---|--:|--:|--:|--:|--:|")
+    for n, live in sizes:
+        for name in names:
+            cell = [str(n), str(live), name, str(time_limit), str(repeat)]
+            proc = subprocess.run(
+                [sys.executable, __file__, "--dense-cell", *cell],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if proc.returncode != 0:
+                print(
+                    f"| dense-{n}-{live} | {n} | | {name} | failed: "
+                    f"{proc.stderr.strip().splitlines()[-1:]} | | | | |"
+                )
+                continue
+            f = json.loads(proc.stdout.strip().splitlines()[-1])
+            label = (
+                name if name not in TIMED_ALGORITHMS else f"{name} ({time_limit:g} s)"
+            )
+            print(
+                f"| dense-{n}-{live} | {n} | {f['max_live']} | {label} | "
+                f"{f['bytes']} | {f['bound']} | {f['bytes'] / f['bound']:.3f} | "
+                f"{f['seconds']:.2f} | {f['rss_mb']:.0f} |"
+            )
+            sys.stdout.flush()
+
+
+def _dense_size(text: str) -> tuple[int, int]:
+    if text == "0":
+        return (0, 0)
+    n, _, live = text.partition(":")
+    return int(n), int(live)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[1])
     parser.add_argument("--minimalloc-dir", type=Path, default=DEFAULT_MINIMALLOC)
@@ -191,8 +277,33 @@ def main() -> None:
     parser.add_argument(
         "--wide", action="store_true", help="one row per case, one column per algorithm"
     )
+    parser.add_argument(
+        "--dense",
+        type=_dense_size,
+        action="append",
+        metavar="N:LIVE",
+        help="dense problems: N buffers, ~LIVE live at once (default "
+        + " ".join(f"{n}:{live}" for n, live in DENSE)
+        + "; 0: none)",
+    )
+    parser.add_argument(
+        "--dense-time-limit", type=float, default=10.0, help="CPU s for 'optimal'"
+    )
+    parser.add_argument(
+        "--dense-only", action="store_true", help="only the dense problems' table"
+    )
+    parser.add_argument("--dense-cell", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.dense_cell:
+        n, live, name, limit, repeat = args.dense_cell
+        dense_cell(int(n), int(live), name, float(limit), int(repeat))
+        return
     names = args.algorithm or list(ALGORITHMS)
+    dense_sizes = [d for d in (args.dense or DENSE) if d[0] > 0]
+    dense_names = [n for n in DENSE_ALGORITHMS if n in names]
+    if args.dense_only:
+        dense_rows(dense_sizes, dense_names, args.dense_time_limit, args.repeat)
+        return
 
     if args.wide:
         print(
@@ -263,6 +374,7 @@ def main() -> None:
                     )
                 ]
             )
+    dense_rows(dense_sizes, dense_names, args.dense_time_limit, args.repeat)
 
 
 if __name__ == "__main__":

@@ -89,7 +89,12 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriteWalker
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
 from xdsl.traits import SymbolTable
 
 from usmp.dialects import relay
@@ -101,6 +106,23 @@ from usmp.lowering.dead_code import erase_dead_code
 from usmp.lowering.gc_pause import cyclic_gc_paused
 from usmp.lowering.prim_func import LowerPrimitiveFunction
 from usmp.lowering.target import TargetFeatures
+from usmp.passes.progress import report
+
+
+@dataclass(frozen=True)
+class _Reporting(RewritePattern):
+    """``lower`` on each primitive function, reported first
+    (``usmp.passes.progress``: ``order`` numbers them)."""
+
+    lower: LowerPrimitiveFunction
+    order: dict[str, int]
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
+        name = op.sym_name.data
+        if name in self.order:
+            report("lowering", self.order[name] + 1, len(self.order), name)
+        self.lower.match_and_rewrite(op, rewriter)
 
 
 @dataclass(frozen=True)
@@ -123,8 +145,10 @@ class LowerOpsPass(ModulePass):
                 for f in op.ops
                 if isinstance(f, func.FuncOp) and relay.PRIMITIVE in f.attributes
             ]
+            lower = LowerPrimitiveFunction(features, bound)
+            order = {name: i for i, name in enumerate(lowered)}
             PatternRewriteWalker(
-                LowerPrimitiveFunction(features, bound), apply_recursively=False
+                _Reporting(lower, order), apply_recursively=False
             ).rewrite_module(op)
             for name in lowered:  # what a fused group computes for nothing
                 f = SymbolTable.lookup_symbol(op, name)

@@ -43,6 +43,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from usmp.dialects.tir import AllocateOp, CallOp, PoolInfoAttr
+from usmp.passes.progress import report
 from usmp.passes.usmp_kernel_trace import (
     NEVER,
     ByteTimes,
@@ -112,6 +113,7 @@ def choose_directions(
         if not isinstance(op, CallOp):
             continue
         name = op.callee.string_value()
+        report("kernel directions", step + 1, len(analysis.step_ops), name)
         f = functions.get(name)
         if f is None or calls.get(name) != 1 or REVERSED in f.attributes:
             continue

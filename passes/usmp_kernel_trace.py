@@ -647,8 +647,12 @@ def _event_times(
         runs = cast(
             npt.NDArray[np.bool_], np.broadcast_to(_rows(e.mask, outer, lo, hi), sub)
         )
-        early: npt.NDArray[np.int64] | int = 0
-        late: npt.NDArray[np.int64] | int = 0
+        # the times are a constant plus one term per enumerated loop; the
+        # last time differs from the first by the free loops' spans only:
+        # constants are summed as integers, the arrays broadcast once
+        first0 = 0
+        spread = 0  # last - first: the free loops' other iterations
+        terms: list[npt.NDArray[np.int64]] = []
         for o, kind, axis in e.chain:
             base = offsets[o]
             if kind == "for" and axis is not None and shape[axis] > 1:
@@ -657,26 +661,27 @@ def _event_times(
                 if axis == outer:
                     k = k[lo:hi]
                 k = k.reshape((1,) * axis + (-1,) + (1,) * (len(shape) - axis - 1))
-                step = base + 1 + k * block_span[o.body.block]
-                early, late = early + step, late + step
+                first0 += base + 1
+                terms.append(k * block_span[o.body.block])
             elif kind == "for":  # a free loop: its first and last iteration
                 assert isinstance(o, scf.ForOp)
-                early = early + base + 1
-                late = late + base + 1 + (trips[o] - 1) * block_span[o.body.block]
+                first0 += base + 1
+                spread += (trips[o] - 1) * block_span[o.body.block]
             elif kind == "then":
-                early, late = early + base + 1, late + base + 1
+                first0 += base + 1
             elif kind == "else":
                 assert isinstance(o, scf.IfOp)
-                skip = 1 + block_span[o.true_region.block]
-                early, late = early + base + skip, late + base + skip
+                first0 += base + 1 + block_span[o.true_region.block]
             else:
-                early, late = early + base, late + base
+                first0 += base
+        early: npt.NDArray[np.int64] | int = first0
+        for term in sorted(terms, key=lambda t: t.size):
+            early = early + term
         every = bool(runs.all())
         firsts = np.broadcast_to(np.asarray(early, dtype=np.int64), sub)
-        lasts = np.broadcast_to(np.asarray(late, dtype=np.int64), sub)
         # contiguous copies: ufunc.at is ~3x slower on broadcast views
         firsts = firsts.reshape(-1) if every else firsts[runs]
-        lasts = lasts.reshape(-1) if every else lasts[runs]
+        lasts = firsts + spread if spread else firsts  # (read, never written)
         if e.addresses is None:
             yield firsts, lasts, None, None
             continue

@@ -34,6 +34,7 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from usmp.dialects.tir import CallOp, PoolKind
+from usmp.passes.progress import report
 from usmp.passes.usmp_kernel_trace import (
     NEVER,
     KernelTraces,
@@ -146,8 +147,10 @@ def find_overlaps(
     traces = traces or KernelTraces()
     by_name = {b.name: b for b in analysis.buffers}
     found: list[Overlap] = []
+    steps = len(analysis.step_ops)
     for call in _calls(analysis, functions):
         t = call.step
+        report("overlaps", t + 1, steps, call.callee.sym_name.data)
         once = [n for n in call.args if len(by_name[n].live) == 1]
         sources = [n for n in once if by_name[n].last_step == t]
         targets = [n for n in once if by_name[n].first_step == t]

@@ -71,6 +71,7 @@ from usmp.dialects.tir import (
     PoolKind,
 )
 from usmp.passes.options import TypedOptions
+from usmp.passes.progress import report
 from usmp.passes.usmp_analysis import BufferInfo, BufferInfoAnalysis, analyze
 from usmp.passes.usmp_ir import find_main, is_rewritten, merge_arg_attrs
 from usmp.passes.usmp_kernel_direction import choose_directions
@@ -210,8 +211,11 @@ def plan_memory(
     planned = recorded_plan(analysis)
     if planned is None:
         run = get_algorithm(algorithm, time_limit=time_limit or None)
+        problem = analysis.workspace_problem()
+        n = len(problem.buffers)
+        report("planning", 1, 1, f"{n:,} buffer{'s' * (n != 1)}, {algorithm}")
         try:
-            plan = run(analysis.workspace_problem())
+            plan = run(problem)
             if analysis.refined:
                 plan = _smaller(analysis, plan, run)
         except PlanningError as e:

@@ -89,6 +89,7 @@ from usmp.dialects.tir import (
     PoolKind,
 )
 from usmp.passes.options import TypedOptions
+from usmp.passes.progress import report
 from usmp.passes.usmp_ir import (
     attr_list,
     find_main,
@@ -116,6 +117,8 @@ _STAMP = 1 << 32
 _MAX_REPORTED = 20
 MAX_INVOCATIONS = 8
 """Runs ``usmp-replay{invocations=N}`` may replay."""
+SHARED_WINDOW = 1 << 16
+"""Physical addresses replayed together where buffers meet."""
 
 
 @dataclass(frozen=True)
@@ -319,6 +322,8 @@ class _Replay:
             if isinstance(o, (*_CALLS, memref.CopyOp))
         ]
         self.logical: Array = np.zeros(0, np.int64)
+        self.sized = False
+        """``logical`` holds every buffer so far (after ``__init__``)."""
         self.state_views: list[tuple[str, str, int]] = []
         self.names: set[str] = set()
         self._spaces_and_io()
@@ -328,7 +333,10 @@ class _Replay:
             np.int64,
         )
         self._resolve_main()
-        self.logical = self.logical[: self.logical_size].copy()  # no spare room
+        # sized once main's buffers are known (growing it as they come would
+        # hold two copies at once); scratch buffers grow it later
+        self.logical = np.full(self.logical_size, UNDEFINED, np.int64)
+        self.sized = True
 
     # -- the two memories -------------------------------------------------------
 
@@ -353,8 +361,9 @@ class _Replay:
         if role != "constant":
             b.base = self.logical_size
             self.logical_size += size
-            if self.logical_size > self.logical.size:  # grown by doubling
-                grown = max(self.logical_size, 2 * self.logical.size)
+            if self.sized and self.logical_size > self.logical.size:
+                # grown by a quarter (amortised; not two copies of a large one)
+                grown = max(self.logical_size, self.logical.size * 5 // 4)
                 more = np.full(grown - self.logical.size, UNDEFINED, np.int64)
                 self.logical = np.concatenate([self.logical, more])
         self.buffers.append(b)
@@ -787,7 +796,37 @@ class _Replay:
             self.run_shared(shared, where, stamp)
 
     def run_shared(self, entries: list[_Entry], where: str, stamp: int) -> None:
-        """Entries whose addresses meet: per byte, one after the other."""
+        """Entries whose addresses meet: per byte, one after the other, in
+        windows of ``SHARED_WINDOW`` physical addresses (a byte's accesses
+        are all in its address's window; the arrays of one window at a time
+        keep the memory small beside large buffers)."""
+        done = [0] * len(entries)  # per entry: bytes replayed
+        while True:
+            left = [k for k, e in enumerate(entries) if done[k] < e.phys.size]
+            if not left:
+                return
+            lo = min(int(entries[k].phys[done[k]]) for k in left)
+            parts: list[_Entry] = []
+            for k in left:
+                e = entries[k]
+                a = done[k]
+                b = int(np.searchsorted(e.phys, lo + SHARED_WINDOW))
+                if b > a:
+                    parts.append(
+                        _Entry(
+                            e.phys[a:b],
+                            e.logical[a:b],
+                            e.first_read[a:b],
+                            e.last_read[a:b],
+                            e.first_write[a:b],
+                            e.last_write[a:b],
+                        )
+                    )
+                    done[k] = b
+            self.run_window(parts, where, stamp)
+
+    def run_window(self, entries: list[_Entry], where: str, stamp: int) -> None:
+        """``run_shared`` on the bytes of one window."""
         cat = np.concatenate
         phys, logical = (
             cat([e.phys for e in entries]),
@@ -851,6 +890,8 @@ class _Replay:
             self.invocation = invocation
             self.begin()
             for step, op in enumerate(self.steps):
+                what = _callee_name(op) if isinstance(op, _CALLS) else "memref.copy"
+                report("replay", step + 1, len(self.steps), what)
                 self.step(op, self.refs, f"step {step} ")
             self.end()
             if self.violations:

@@ -10,7 +10,14 @@
    overlaps), and it succeeds whenever any of those orders fits the size
    limits.
    Above ``large`` buffers (2,000) only the size order's first-fit and
-   best-fit decodes run (no hill climb, no search): O(n log n + conflicts).
+   best-fit decodes run (no hill climb, no search). The decodes run in C
+   (``placement_native``: the Python decode's placements, found from the
+   live intervals, never from a list of every conflicting pair), and the
+   orders' keys are counted with prefix sums, so a large problem costs
+   O(n log n) memory and C time per conflict, however many buffers are
+   live at once (50,000 buffers, ~500 live: about 2 s). The hill climb
+   runs only where one of its decodes fits its work budget (on a dense
+   problem it could not finish one attempt).
    Allowed overlaps (``model.Overlap``) shape every gap-reusing decode.
 2. *Search.* While a pool of that plan is above its lower bound, its buffers
    are re-laid out (pool assignment kept) by MiniMalloc's search
@@ -23,6 +30,11 @@
    above that bound, and keeps the portfolio's plan unless it finds a lower
    one.
 
+With a ``deadline`` (``time.process_time()``; what ``optimal`` gives its
+start) every phase stops once it has passed: the portfolio after its first
+plan, the hill climb after an attempt, the search after a probe or while
+it is being prepared.
+
 ``stats`` of the plan: ``lower_bound`` (of the whole problem),
 ``portfolio_bytes`` (before the search), ``search_nodes``, and
 ``pools_optimal``: 1.0 when the layout of every pool is optimal for the
@@ -32,15 +44,18 @@ that nothing lower fits).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from usmp.planning.hill_climb import HillClimb
 from usmp.planning.lower_bound import lower_bound
 from usmp.planning.minimalloc_native import load
-from usmp.planning.minimize import minimize_pool, pool_problem
+from usmp.planning.minimalloc_solver import OutOfTime
+from usmp.planning.minimize import grain_of, minimize_pool, pool_problem
 from usmp.planning.model import Plan, PlanningError, Problem
 from usmp.planning.placement import OFFSET_RULES, Indexed, OffsetRule, cost, decode
+from usmp.planning.placement_native import native_decoder
 
 # How much slower the Python search is than the C one (both run the same
 # nodes): the budget is divided by it when the C search cannot be built.
@@ -49,16 +64,21 @@ PYTHON_SLOWDOWN = 30
 _OrderKey = Callable[[int], tuple[object, ...]]
 
 
+def _size_order(ix: Indexed) -> list[int]:
+    """Largest first; ties: more conflicts first, then by name."""
+    sizes, names, degrees = ix.sizes, ix.names, ix.degrees
+    return sorted(range(len(names)), key=lambda i: (-sizes[i], -degrees[i], names[i]))
+
+
 def _orders(ix: Indexed) -> list[tuple[list[int], tuple[OffsetRule, ...]]]:
     """(order, offset rules to decode it with) of the portfolio."""
     n = len(ix.names)
     b = ix.buffers
-    sizes, names, nbrs = ix.sizes, ix.names, ix.neighbours
-    conflict_bytes = [sum(sizes[j] for j in nbrs[i]) + sizes[i] for i in range(n)]
+    sizes, names, degrees = ix.sizes, ix.names, ix.degrees
+    conflict_bytes = ix.conflict_bytes
     gap_rules: tuple[OffsetRule, ...] = ("first_fit", "best_fit")
     keys: list[tuple[_OrderKey, tuple[OffsetRule, ...]]] = [
-        (lambda i: (-sizes[i], -len(nbrs[i]), names[i]), OFFSET_RULES),
-        (lambda i: (-len(nbrs[i]), -sizes[i], names[i]), OFFSET_RULES),
+        (lambda i: (-degrees[i], -sizes[i], names[i]), OFFSET_RULES),
         (lambda i: (-conflict_bytes[i], -sizes[i], names[i]), gap_rules),
         (lambda i: (-(b[i].end - b[i].start), -sizes[i], names[i]), gap_rules),
         (
@@ -67,7 +87,8 @@ def _orders(ix: Indexed) -> list[tuple[list[int], tuple[OffsetRule, ...]]]:
         ),
         (lambda i: (b[i].start, -sizes[i], names[i]), gap_rules),
     ]
-    orders = [(sorted(range(n), key=key), rules) for key, rules in keys]
+    orders = [(_size_order(ix), OFFSET_RULES)]
+    orders += [(sorted(range(n), key=key), rules) for key, rules in keys]
     if ix.forbidden:
         orders += [
             (targets_first(ix, order, depth), gap_rules)
@@ -123,19 +144,28 @@ class BestFit:
     hill_climb: HillClimb = field(default_factory=HillClimb)
     large: int = 2_000
 
-    def __call__(self, problem: Problem) -> Plan:
+    def __call__(self, problem: Problem, deadline: float | None = None) -> Plan:
+        """The plan; with ``deadline`` (a ``time.process_time()`` value) each
+        phase stops once it has passed (the portfolio after its first plan,
+        the hill climb after an attempt, the search after a probe), so the
+        plan is then the best found by that time."""
         ix = Indexed.of(problem)
         best: tuple[tuple[int, tuple[int, ...]], list[int], list[int]] | None = None
         first_error: PlanningError | None = None
         large = len(ix.names) > self.large
-        orders = _orders(ix)
-        if large:  # linear time: the two gap-reusing decodes of the size order
-            gap_rules: tuple[OffsetRule, ...] = ("first_fit", "best_fit")
-            orders = [(orders[0][0], gap_rules)]
+        gap_rules: tuple[OffsetRule, ...] = ("first_fit", "best_fit")
+        # linear time when large: the two gap-reusing decodes of the size order
+        orders = [(_size_order(ix), gap_rules)] if large else _orders(ix)
+        native = native_decoder(ix)
         for order, rules in orders:
             for rule in rules:
+                if best is not None and _past(deadline):
+                    break
                 try:
-                    pools, offsets = decode(ix, order, rule)
+                    if native is not None:
+                        pools, offsets = native.decode(order, rule)
+                    else:
+                        pools, offsets = decode(ix, order, rule)
                 except PlanningError as e:
                     first_error = first_error or e
                     continue
@@ -145,10 +175,17 @@ class BestFit:
         climbed: Plan | None = None
         # The hill climb re-decodes hundreds of times, until the lower bound:
         # with allowed overlaps (whose finer bound it seldom reaches, and
-        # whose orders it does not know) it would spend its whole budget.
-        if not large and not ix.forbidden:
+        # whose orders it does not know) it would spend its whole budget, and
+        # so it would where a single decode (visiting every conflict) costs
+        # more than its whole budget.
+        if (
+            not large
+            and not ix.forbidden
+            and sum(ix.degrees) <= self.hill_climb.work_budget
+            and not _past(deadline)
+        ):
             try:
-                climbed = self.hill_climb(problem)
+                climbed = self.hill_climb(problem, deadline)
             except PlanningError as e:
                 first_error = first_error or e
         if climbed is not None:
@@ -165,28 +202,41 @@ class BestFit:
 
         nodes = 0
         optimal = True
-        native = load() is not None
+        searching = load() is not None
         for k in range(len(problem.pools)):
-            members, pp = pool_problem(ix, pools, k)
+            members = [i for i in range(len(ix.names)) if pools[i] == k and ix.sizes[i]]
             if not members:
                 continue
             subset = tuple(ix.buffers[i] for i in members)
-            # A work budget (nodes x buffers: the cost of a node grows with
-            # the buffers); the Python search is far slower, so without the
-            # C one the budget shrinks (the plan then differs).
-            budget = self.search_work // len(members)
-            if not native:
-                budget //= PYTHON_SLOWDOWN
-            if large:
-                budget = 0
-            result = minimize_pool(
-                pp,
-                [offsets[i] for i in members],
-                lower_bound(Problem(subset, problem.pools)),
-                None,
-                max_nodes=budget,
-            )
-            nodes += result.nodes
+            lower = lower_bound(Problem(subset, problem.pools))
+            pp = None
+            if not large:  # large: no search, the layout as decoded
+                try:
+                    pp = pool_problem(ix, pools, k, deadline)[1]
+                except OutOfTime:
+                    pass
+            if pp is None:
+                top = max(offsets[i] + ix.sizes[i] for i in members)
+                grain = grain_of(
+                    [ix.sizes[i] for i in members],
+                    [ix.alignments[i][ix.candidates[i].index(k)] for i in members],
+                )
+                proven = min(-(-lower // grain) * grain, top)
+            else:
+                # A work budget (nodes x buffers: the cost of a node grows
+                # with the buffers); the Python search is far slower, so
+                # without the C one the budget shrinks (the plan then
+                # differs).
+                budget = self.search_work // len(members)
+                if not searching:
+                    budget //= PYTHON_SLOWDOWN
+                result = minimize_pool(
+                    pp, [offsets[i] for i in members], lower, deadline, budget
+                )
+                nodes += result.nodes
+                top, proven = result.top, result.proven_lower
+                for x, i in enumerate(members):
+                    offsets[i] = result.offsets[x]
             # The search keeps every conflicting pair disjoint: with allowed
             # overlaps its infeasibility proofs do not bound this pool, only
             # the finer bound does.
@@ -194,14 +244,9 @@ class BestFit:
             finer = tuple(
                 o for o in problem.overlaps if o.source in names and o.target in names
             )
-            proven = (
-                lower_bound(Problem(subset, problem.pools, finer))
-                if finer
-                else result.proven_lower
-            )
-            optimal = optimal and result.top <= proven
-            for x, i in enumerate(members):
-                offsets[i] = result.offsets[x]
+            if finer:
+                proven = lower_bound(Problem(subset, problem.pools, finer))
+            optimal = optimal and top <= proven
         return Plan(
             ix.placements(pools, offsets),
             algorithm="best_fit",
@@ -212,6 +257,10 @@ class BestFit:
                 "pools_optimal": float(optimal),
             },
         )
+
+
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and time.process_time() >= deadline
 
 
 best_fit = BestFit()

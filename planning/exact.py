@@ -1,7 +1,9 @@
 """The exact planner ``optimal``: MiniMalloc's search under a time limit.
 
-1. *Start*: the default planner's plan (``best_fit``): its pool assignment
-   is kept, and its layout is the first upper bound of every pool. When it
+1. *Start*: the default planner's plan (``best_fit``, given at most
+   ``HEURISTIC_SHARE`` of the time: cut there, its best plan so far): its
+   pool assignment is kept, and its layout is the first upper bound of
+   every pool. When it
    fails a size limit and every buffer has a single candidate pool, each
    pool's limit is instead decided by the search (feasible: that layout is
    the start; proven infeasible or out of time: :class:`PlanningError`).
@@ -11,7 +13,14 @@
    at the lower bound (half the effort), along a binary search and across
    every capacity under the best top; a probe that finds a layout lowers the
    top to that layout's, a probe that finishes without one proves a higher
-   bound, until the pool's share of the time is spent.
+   bound, until the pool's share of the time is spent (``window_bound``'s
+   twentieth and the search's preparation included). A pool with more than
+   ``SEARCH_CONFLICTS`` conflicts keeps the start's layout.
+
+Every phase ends by the time limit (CPU seconds, from the call): the
+start, the bounds, the preparation of each pool's search (its conflict
+lists and sections), the search itself. Only the start's first decode
+cannot be cut: a plan is always returned.
 
 The plan says what was proven, in ``stats``: ``lower_bound`` (liveness /
 clique bound of the problem), ``proven_lower_bound`` (at least that, raised
@@ -40,7 +49,7 @@ from dataclasses import dataclass
 
 from usmp.planning.best_fit import best_fit
 from usmp.planning.lower_bound import lower_bound
-from usmp.planning.minimalloc_solver import Status, solve
+from usmp.planning.minimalloc_solver import OutOfTime, Status, solve
 from usmp.planning.minimize import minimize_pool, pool_problem, window_bound
 from usmp.planning.model import Plan, PlanningError, Problem
 from usmp.planning.placement import Indexed
@@ -49,6 +58,13 @@ DEFAULT_TIME_LIMIT = 10.0
 # The share of a pool's time spent on ``window_bound`` (when the start is not
 # at the liveness bound).
 WINDOW_SHARE = 0.05
+# The search runs on pools of at most this many conflicts (counted from
+# both sides): its conflict lists and sections cost about 25 bytes each in
+# Python and C (10 million: about 250 MB), and a node grows with them.
+SEARCH_CONFLICTS = 10_000_000
+# At most this share of the time limit goes to the heuristic start
+# (``best_fit``, which stops once its deadline has passed).
+HEURISTIC_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -65,7 +81,7 @@ class Optimal:
         n = len(ix.names)
         single = all(len(c) == 1 for c in ix.candidates)
         try:
-            heuristic = best_fit(problem)
+            heuristic = best_fit(problem, start + HEURISTIC_SHARE * self.time_limit)
         except PlanningError as e:
             if not single:
                 raise
@@ -78,18 +94,23 @@ class Optimal:
         used = sorted({pools[i] for i in range(n) if ix.sizes[i]})
         proven = 0
         for x, k in enumerate(used):
-            members, pp = pool_problem(ix, pools, k)
-            share = (deadline - time.process_time()) / (len(used) - x)
+            conflicts = sum(ix.degrees[i] for i in range(n) if pools[i] == k)
+            if conflicts > SEARCH_CONFLICTS:
+                continue  # too dense to search: the start's layout
+            try:
+                members, pp = pool_problem(ix, pools, k, deadline)
+            except OutOfTime:  # this pool and the next keep the start's layout
+                break
+            now = time.process_time()
+            share = max(deadline - now, 0.0) / (len(used) - x)
             sub = Problem(tuple(ix.buffers[i] for i in members), problem.pools)
             lower = lower_bound(sub)
             start_offsets = [offsets[i] for i in members]
-            now = time.process_time()
             if max(o + s for o, s in zip(start_offsets, pp.sizes, strict=True)) > lower:
                 # Not at the bound: a twentieth of the time for a better one.
-                lower = window_bound(pp, lower, now + WINDOW_SHARE * max(share, 0.0))
-            result = minimize_pool(
-                pp, start_offsets, lower, time.process_time() + max(share, 0.0)
-            )
+                lower = window_bound(pp, lower, now + WINDOW_SHARE * share)
+            # the pool's share counts from its start: the bound's time included
+            result = minimize_pool(pp, start_offsets, lower, now + share)
             proven += result.proven_lower
             for y, i in enumerate(members):
                 offsets[i] = result.offsets[y]
@@ -120,7 +141,10 @@ class Optimal:
         pools = [c[0] for c in ix.candidates]
         offsets = [0] * len(ix.names)
         for k, pool in enumerate(problem.pools):
-            members, pp = pool_problem(ix, pools, k)
+            try:
+                members, pp = pool_problem(ix, pools, k, deadline)
+            except OutOfTime:
+                raise error from None
             if not members:
                 continue
             limit = pool.size_limit

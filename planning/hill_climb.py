@@ -25,6 +25,7 @@ an order whose decoding exceeds a pool's limit is rejected instead of kept.
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
 
 from usmp.planning.greedy import tvm_order
@@ -41,7 +42,9 @@ class HillClimb:
     max_attempts: int = 500
     work_budget: int = 1_000_000
 
-    def __call__(self, problem: Problem) -> Plan:
+    def __call__(self, problem: Problem, deadline: float | None = None) -> Plan:
+        """The best plan seen; with ``deadline`` (``time.process_time()``)
+        no attempt starts after it."""
         ix = Indexed.of(problem)
         n = len(ix.names)
         order = tvm_order(ix, "size")
@@ -57,6 +60,7 @@ class HillClimb:
             attempts < self.max_attempts
             and work < self.work_budget
             and best[0] > target
+            and (deadline is None or time.process_time() < deadline)
         ):
             attempts += 1
             pool_top = pool_tops(ix, pools, offsets)

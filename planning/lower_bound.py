@@ -87,22 +87,36 @@ def no_alias_bound(problem: Problem) -> int:
 
 
 def _finer_bound(problem: Problem, buffers: list[Buffer]) -> int:
-    sizes = {b.name: b.size for b in buffers}
-    savings: dict[str, list[tuple[str, int]]] = {}
+    """The heaviest instant: live bytes minus the savings of the allowed
+    pairs live then, at each start (a sweep over start, end and pair
+    events: O((n + overlaps) log n), never the live sets themselves)."""
+    by_name = {b.name: b for b in buffers}
+    events: list[tuple[int, int]] = []
+    for b in buffers:
+        if _live(b):
+            events.append((b.start, b.size))
+            events.append((b.end, -b.size))
     for o in problem.overlaps:
-        if o.source in sizes and o.target in sizes:
-            saved = overlap_saving(
-                sizes[o.source], sizes[o.target], o.max_shift, o.min_shift
-            )
-            if saved:
-                savings.setdefault(o.source, []).append((o.target, saved))
-    best = max(sizes.values(), default=0)
-    for clique in _instant_cliques(buffers):
-        names = {b.name for b in clique}
-        weight = sum(b.size for b in clique)
-        for b in clique:
-            weight -= sum(s for t, s in savings.get(b.name, ()) if t in names)
-        best = max(best, weight)
+        s, t = by_name.get(o.source), by_name.get(o.target)
+        if s is None or t is None:
+            continue
+        saved = overlap_saving(s.size, t.size, o.max_shift, o.min_shift)
+        first, last = max(s.start, t.start), min(s.end, t.end)
+        if saved and _live(s) and _live(t) and first < last:
+            events.append((first, -saved))
+            events.append((last, saved))
+    starts = {b.start for b in buffers if _live(b)}
+    events.sort(key=lambda e: e[0])
+    best = max((b.size for b in buffers), default=0)
+    weight = 0
+    k = 0
+    while k < len(events):
+        time = events[k][0]
+        while k < len(events) and events[k][0] == time:
+            weight += events[k][1]
+            k += 1
+        if time in starts:
+            best = max(best, weight)
     return best
 
 

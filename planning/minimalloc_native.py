@@ -8,6 +8,8 @@ into ``$XDG_CACHE_HOME/usmp-opt`` (default ``~/.cache/usmp-opt``; the temp
 directory when that is not writable) and loaded with ``ctypes``. Without a
 compiler, or with ``USMP_NATIVE_PLANNER=0`` in the environment, :func:`load`
 returns ``None`` and the Python search runs instead: same plans, slower.
+:func:`compiled` builds and loads any of the package's C files this way
+(``placement_native`` uses it for the decode).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from array import array
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -72,22 +75,32 @@ def _build(source: Path, target: Path, cc: str) -> bool:
 
 
 @cache
-def load() -> ctypes.CDLL | None:
-    """The compiled search (built if needed), or ``None`` (see module doc)."""
+def compiled(source: Path) -> ctypes.CDLL | None:
+    """The shared library built from the C file ``source`` (once per source
+    version, cached on disk: see the module doc), or ``None`` (no compiler,
+    or ``USMP_NATIVE_PLANNER=0``)."""
     if os.environ.get("USMP_NATIVE_PLANNER", "1") == "0":
         return None
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
-    name = f"minimalloc_search-{digest}-{platform.machine()}.so"
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    name = f"{source.stem}-{digest}-{platform.machine()}.so"
     cc = _compiler()
     for directory in _cache_dirs():
         target = directory / name
         try:
             if not target.exists():
-                if cc is None or not _build(SOURCE, target, cc):
+                if cc is None or not _build(source, target, cc):
                     continue
-            lib = ctypes.CDLL(str(target))
+            return ctypes.CDLL(str(target))
         except OSError:
             continue
+    return None
+
+
+@cache
+def load() -> ctypes.CDLL | None:
+    """The compiled search (built if needed), or ``None`` (see module doc)."""
+    lib = compiled(SOURCE)
+    if lib is not None:
         lib.mm_solve.restype = ctypes.c_int
         lib.mm_solve.argtypes = [
             ctypes.c_int,
@@ -113,15 +126,17 @@ def load() -> ctypes.CDLL | None:
     return None
 
 
-def _i64(values: Sequence[int]) -> ctypes.Array[ctypes.c_int64]:
-    return (ctypes.c_int64 * max(len(values), 1))(*values)
+def i64_array(values: Sequence[int]) -> ctypes.Array[ctypes.c_int64]:
+    data = array("q", values or [0])  # one C loop, not an argument per value
+    return (ctypes.c_int64 * len(data)).from_buffer(data)
 
 
-def _int(values: Sequence[int]) -> ctypes.Array[ctypes.c_int]:
-    return (ctypes.c_int * max(len(values), 1))(*values)
+def int_array(values: Sequence[int]) -> ctypes.Array[ctypes.c_int]:
+    data = array("i", values or [0])
+    return (ctypes.c_int * len(data)).from_buffer(data)
 
 
-def _csr(rows: Sequence[Sequence[int]]) -> tuple[list[int], list[int]]:
+def csr(rows: Sequence[Sequence[int]]) -> tuple[list[int], list[int]]:
     start = [0]
     flat: list[int] = []
     for row in rows:
@@ -145,21 +160,21 @@ class Prepared:
         sections: Sequence[Sequence[int]],
         decompose: bool,
     ):
-        nbr_start, nbr = _csr(neighbours)
-        sec_start, sec = _csr(sections)
+        nbr_start, nbr = csr(neighbours)
+        sec_start, sec = csr(sections)
         self.n = len(sizes)
         self.n_sec = len(sections)
         self.arrays = (
-            _i64(sizes),
-            _i64(alignments),
-            _i64(width),
-            _i64(area),
-            _int(lo),
-            _int(hi),
-            _int(nbr_start),
-            _int(nbr),
-            _int(sec_start),
-            _int(sec),
+            i64_array(sizes),
+            i64_array(alignments),
+            i64_array(width),
+            i64_array(area),
+            int_array(lo),
+            int_array(hi),
+            int_array(nbr_start),
+            int_array(nbr),
+            int_array(sec_start),
+            int_array(sec),
         )
         self.decompose = int(decompose)
 

@@ -48,6 +48,7 @@ typedef struct {
   int *affected;
   int hatless;
   i64 nodes_left, nodes, backtracks;
+  i64 work; /* steps since the clock was last read (see search) */
   int check_deadline;
   double deadline;
   const char *heuristic; /* three letters of W, A, T */
@@ -127,6 +128,7 @@ static int place(Solver *s, int i, i64 offset, const Part *part, Undo *u) {
     }
   }
   for (k = lo_i; k < hi_i; ++k) s->total[k] -= size;
+  s->work += (hi_i - lo_i) + (s->nbr_start[i + 1] - s->nbr_start[i]);
   s->hatless = hatless;
   for (k = 0; k < n_aff; ++k) {
     int sec = s->affected[k], m;
@@ -140,6 +142,7 @@ static int place(Solver *s, int i, i64 offset, const Part *part, Undo *u) {
         if (v <= before) break;
       }
     }
+    s->work += m - s->sec_start[sec] + 1;
     if (lowest != s->low[sec]) {
       log_push(&s->slog, sec, s->low[sec]);
       s->low[sec] = lowest;
@@ -250,8 +253,13 @@ static int search(Solver *s, const Part *part, const int *order,
   if (s->nodes_left <= 0) return ABORTED;
   --s->nodes_left;
   ++s->nodes;
-  if (s->check_deadline && !(s->nodes & 255) && cpu_now() > s->deadline)
-    return TIMEOUT;
+  /* The clock every 256 nodes, or sooner when nodes are costly (a dense
+   * pool: thousands of sections and conflicts a placement). */
+  s->work += n_cands;
+  if (s->check_deadline && (!(s->nodes & 255) || s->work > ((i64)1 << 22))) {
+    s->work = 0;
+    if (cpu_now() > s->deadline) return TIMEOUT;
+  }
   /* The unplaced candidates go to the children as they are (each child
    * sorts its own); only those under the lowest height can be placed here
    * (dominance), so only those are sorted. */

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import sys
 import time
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -51,7 +52,8 @@ from usmp.planning.minimalloc_native import LIMIT, Prepared, fits, load, run
 class PoolProblem:
     """One pool's buffers, indexed ``0..n-1``.
 
-    ``neighbours`` must hold every conflict (interval and explicit);
+    ``neighbours`` must hold every conflict (interval and explicit), each
+    once;
     ``starts``/``ends`` give the sections used for inference (buffers with
     ``start == end`` take part only through ``neighbours``)."""
 
@@ -73,6 +75,22 @@ _PLACED = 1 << 62  # the minimum offset of a placed buffer (see ``place``)
 HEURISTICS = ("WAT", "TAW", "TWA")
 
 
+class OutOfTime(Exception):
+    """The deadline passed while a problem was being prepared for the search
+    (its sections and conflict lists cost O(conflicts) on a dense problem)."""
+
+
+# Work (conflicts visited) between two looks at the clock while preparing.
+CHECK_EVERY = 50_000
+
+
+def check_time(deadline: float | None) -> None:
+    """Raise :class:`OutOfTime` once ``deadline`` (``time.process_time()``)
+    has passed."""
+    if deadline is not None and time.process_time() >= deadline:
+        raise OutOfTime
+
+
 @dataclass(frozen=True)
 class Sweep:
     """Sections and per-buffer section ranges ``[lo, hi)`` of a pool problem."""
@@ -83,7 +101,9 @@ class Sweep:
     independent: bool  # every conflict is an interval overlap of sectioned buffers
 
     @staticmethod
-    def of(pp: PoolProblem) -> Sweep:
+    def of(pp: PoolProblem, deadline: float | None = None) -> Sweep:
+        """The sweep of ``pp``; :class:`OutOfTime` if ``deadline`` passes
+        first."""
         n = len(pp.sizes)
         live = [pp.sizes[i] > 0 and pp.starts[i] < pp.ends[i] for i in range(n)]
         points = sorted(
@@ -102,18 +122,27 @@ class Sweep:
                 if last < t:
                     last = t
                     sections.append(sorted(actives))
+                    if len(sections) % 256 == 0:
+                        check_time(deadline)
                 actives.discard(i)
                 hi[i] = len(sections)
             else:
                 actives.add(i)
                 lo[i] = len(sections)
+        # Independent: every neighbour is live and overlaps (no conflict
+        # beyond the intervals). The neighbours hold every overlap, once:
+        # so it is whether each buffer has as many as overlap it (counted
+        # with sorted starts and ends, O(n log n)).
+        starts = sorted(pp.starts[i] for i in range(n) if live[i])
+        ends = sorted(pp.ends[i] for i in range(n) if live[i])
         independent = all(
-            live[i]
-            and live[j]
-            and pp.starts[i] < pp.ends[j]
-            and pp.starts[j] < pp.ends[i]
+            len(pp.neighbours[i])
+            == (
+                bisect_left(starts, pp.ends[i]) - bisect_right(ends, pp.starts[i]) - 1
+                if live[i]
+                else 0
+            )
             for i in range(n)
-            for j in pp.neighbours[i]
         )
         return Sweep(sections, lo, hi, independent)
 
@@ -375,15 +404,19 @@ class Search:
     """MiniMalloc's search on one pool problem, prepared once (sections, the
     C side's arrays) for probes at many capacities."""
 
-    def __init__(self, pp: PoolProblem, native: bool = True):
+    def __init__(
+        self, pp: PoolProblem, native: bool = True, deadline: float | None = None
+    ):
+        """:class:`OutOfTime` if ``deadline`` passes while preparing."""
         self.pp = pp
-        self.sweep = Sweep.of(pp)
+        self.sweep = Sweep.of(pp, deadline)
         n = len(pp.sizes)
         self.width = [pp.ends[i] - pp.starts[i] for i in range(n)]
         self.area = [pp.sizes[i] * self.width[i] for i in range(n)]
         self.lib = load() if native else None
         self.prepared: Prepared | None = None
         if self.lib is not None and fits(pp.sizes, self.area):
+            check_time(deadline)
             self.prepared = Prepared(
                 pp.sizes,
                 pp.alignments,
@@ -479,7 +512,11 @@ def solve(
     ``native``: run the C version of the search when it is available
     (``minimalloc_native``: the same nodes, offsets and outcome). Probing
     many capacities: :class:`Search` prepares the problem once."""
-    return Search(pp, native).solve(capacity, deadline, max_nodes)
+    try:
+        search = Search(pp, native, deadline)
+    except OutOfTime:
+        return SearchResult(Status.TIMEOUT, [], 0, 0)
+    return search.solve(capacity, deadline, max_nodes)
 
 
 def pool_problem_offsets_valid(pp: PoolProblem, offsets: Sequence[int]) -> bool:

@@ -12,29 +12,66 @@ with a time limit. No xDSL.
 from __future__ import annotations
 
 import time
+from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
 from math import gcd
 
-from usmp.planning.minimalloc_solver import PoolProblem, Search, Status, Sweep
+from usmp.planning.minimalloc_solver import (
+    CHECK_EVERY,
+    OutOfTime,
+    PoolProblem,
+    Search,
+    Status,
+    Sweep,
+    check_time,
+)
 from usmp.planning.model import Buffer, Pool, Problem
 from usmp.planning.placement import Indexed
 
 
 def pool_problem(
-    ix: Indexed, pools: list[int], k: int
+    ix: Indexed, pools: list[int], k: int, deadline: float | None = None
 ) -> tuple[list[int], PoolProblem]:
     """The buffers ``pools`` puts in pool ``k`` (with a size) as a one-pool
-    problem, with their indices in ``ix``."""
+    problem, with their indices in ``ix``; :class:`OutOfTime` if
+    ``deadline`` passes while their conflicts are listed (a dense pool has
+    hundreds per buffer)."""
     members = [i for i in range(len(ix.names)) if pools[i] == k and ix.sizes[i]]
     local = {i: x for x, i in enumerate(members)}
+    b = ix.buffers
+    starts = [b[i].start for i in members]
+    ends = [b[i].end for i in members]
+    rows: list[list[int]] = [[] for _ in members]
+    live = sorted(
+        (x for x in range(len(members)) if starts[x] < ends[x]),
+        key=starts.__getitem__,
+    )
+    live_starts = [starts[x] for x in live]
+    work = 0
+    for p, x in enumerate(live):
+        # the members starting during x's life, after it in start order
+        later = live[p + 1 : bisect_left(live_starts, ends[x], p + 1)]
+        work += len(later) + 1
+        if work > CHECK_EVERY:
+            check_time(deadline)
+            work = 0
+        rows[x].extend(later)
+        for y in later:
+            rows[y].append(x)
+    for x, i in enumerate(members):
+        work += len(rows[x]) + 1
+        if work > CHECK_EVERY:
+            check_time(deadline)
+            work = 0
+        partners = [local[j] for j in ix.explicit[i] if j in local]
+        rows[x] = sorted(set(rows[x]).union(partners)) if partners else sorted(rows[x])
     return members, PoolProblem(
         sizes=[ix.sizes[i] for i in members],
-        starts=[ix.buffers[i].start for i in members],
-        ends=[ix.buffers[i].end for i in members],
+        starts=starts,
+        ends=ends,
         alignments=[ix.alignments[i][ix.candidates[i].index(k)] for i in members],
-        neighbours=[
-            [local[j] for j in ix.neighbours[i] if j in local] for i in members
-        ],
+        neighbours=rows,
     )
 
 
@@ -141,17 +178,18 @@ def minimize_pool(
     ``MAX_PROBES_PER_ROUND`` capacities; the bound gets as many nodes as the other
     capacities of the previous round together (half the effort: where the
     bound is reachable, reaching it is what takes long). Node budgets make
-    the result deterministic until ``deadline`` cuts in."""
+    the result deterministic until ``deadline`` cuts in (also while the
+    search is prepared: a dense pool costs O(conflicts) to prepare)."""
     grain = _grain(pp)
-    m = _Minimizer(
-        Search(pp),
-        list(offsets),
-        _top(pp, offsets),
-        -(-lower // grain) * grain,
-        grain,
-        deadline,
-        max_nodes,
-    )
+    top = _top(pp, offsets)
+    lo = -(-lower // grain) * grain
+    if top <= lo or (max_nodes is not None and max_nodes <= 0):
+        return PoolResult(list(offsets), top, min(lo, top), 0, 0)
+    try:
+        search = Search(pp, deadline=deadline)
+    except OutOfTime:
+        return PoolResult(list(offsets), top, min(lo, top), 0, 0)
+    m = _Minimizer(search, list(offsets), top, lo, grain, deadline, max_nodes)
     budget = 2 * max(len(pp.sizes), 1)
     spent_above = budget
     scan = 2
@@ -165,16 +203,23 @@ def minimize_pool(
     return PoolResult(m.best, m.top, min(m.lo, m.top), m.probes, m.used)
 
 
-def _grain(pp: PoolProblem) -> int:
-    """Every offset and top is a multiple of this: heights are sums of sizes,
-    rounded up to alignments."""
+def grain_of(sizes: Sequence[int], alignments: Sequence[int]) -> int:
+    """Every offset and top of a layout of buffers of these sizes and
+    alignments is a multiple of this: heights are sums of sizes, rounded up
+    to alignments."""
     grain = 0
-    for v in (*pp.sizes, *(a for a in pp.alignments if a > 1)):
+    for v in (*sizes, *(a for a in alignments if a > 1)):
         grain = gcd(grain, v)
     return max(grain, 1)
 
 
-def _clipped(pp: PoolProblem, sweep: Sweep, a: int, b: int) -> PoolProblem:
+def _grain(pp: PoolProblem) -> int:
+    return grain_of(pp.sizes, pp.alignments)
+
+
+def _clipped(
+    pp: PoolProblem, sweep: Sweep, a: int, b: int, deadline: float | None = None
+) -> PoolProblem:
     """The buffers live in sections ``[a, b)``, their lifetimes cut to those
     sections (section ``k`` is the time ``[k, k + 1)``)."""
     inside = [i for i in range(len(pp.sizes)) if sweep.lo[i] < b and a < sweep.hi[i]]
@@ -192,7 +237,7 @@ def _clipped(pp: PoolProblem, sweep: Sweep, a: int, b: int) -> PoolProblem:
         (Pool("window", alignment=1),),
     )
     ix = Indexed.of(problem)
-    return pool_problem(ix, [0] * len(inside), 0)[1]
+    return pool_problem(ix, [0] * len(inside), 0, deadline)[1]
 
 
 def window_bound(
@@ -215,9 +260,12 @@ def window_bound(
     probed at the bound until it is not proven infeasible, within
     ``max_nodes`` search nodes in all (deterministic) and ``deadline``.
     Problems with explicit conflicts (not an interval graph): ``lower``."""
-    sweep = Sweep.of(pp)
     grain = _grain(pp)
     bound = -(-lower // grain) * grain
+    try:
+        sweep = Sweep.of(pp, deadline)
+    except OutOfTime:
+        return lower
     n_sec = len(sweep.sections)
     if not sweep.independent or n_sec < 3:
         return lower
@@ -229,7 +277,10 @@ def window_bound(
     while True:
         for c in centres:
             a, b = max(0, c - width // 2), min(n_sec, c + width // 2 + 1)
-            search = Search(_clipped(pp, sweep, a, b))
+            try:
+                search = Search(_clipped(pp, sweep, a, b, deadline), deadline=deadline)
+            except OutOfTime:
+                return max(lower, bound)
             while used < max_nodes:
                 if deadline is not None and time.process_time() >= deadline:
                     return max(lower, bound)

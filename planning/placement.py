@@ -20,8 +20,11 @@ The validator (``validate.py``) shares none of this code.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import accumulate
 from typing import Literal
 
 from usmp.planning.model import (
@@ -45,7 +48,11 @@ class Indexed:
     """A problem flattened into integer indices, built once per algorithm run.
 
     ``neighbours[i]``: indices of the buffers conflicting with buffer ``i``
-    (zero-size buffers conflict with nothing: they occupy no byte).
+    (zero-size buffers conflict with nothing: they occupy no byte), computed
+    on first use: a dense problem has hundreds of them per buffer, and the
+    planners for large problems never ask (``degrees`` counts them).
+    ``explicit[i]``: the sized buffers an explicit conflict links to a sized
+    buffer ``i`` (either side listing the other), ascending.
     ``candidates[i]``: pool indices in order of preference.
     ``alignments[i][k]``: alignment of buffer ``i`` in its ``k``-th candidate.
     """
@@ -53,7 +60,7 @@ class Indexed:
     problem: Problem
     names: tuple[str, ...]
     sizes: tuple[int, ...]
-    neighbours: tuple[tuple[int, ...], ...]
+    explicit: tuple[tuple[int, ...], ...]
     candidates: tuple[tuple[int, ...], ...]
     alignments: tuple[tuple[int, ...], ...]
     limits: tuple[int | None, ...]
@@ -65,22 +72,19 @@ class Indexed:
     @staticmethod
     def of(problem: Problem) -> Indexed:
         names = tuple(b.name for b in problem.buffers)
-        if len(set(names)) != len(names):
+        index = {n: i for i, n in enumerate(names)}
+        if len(index) != len(names):
             dup = sorted({n for n in names if names.count(n) > 1})
             raise ValueError(f"duplicate buffer names: {', '.join(dup)}")
-        index = {n: i for i, n in enumerate(names)}
         pool_index = {p.name: k for k, p in enumerate(problem.pools)}
-        graph = problem.conflict_graph()
-        neighbours = tuple(
-            tuple(
-                sorted(
-                    index[m] for m in graph[b.name] if problem.buffers[index[m]].size
-                )
-            )
-            if b.size
-            else ()
-            for b in problem.buffers
-        )
+        sizes = tuple(b.size for b in problem.buffers)
+        explicit: list[set[int]] = [set() for _ in names]
+        for i, b in enumerate(problem.buffers):
+            for other in b.conflicts:
+                j = index.get(other)
+                if j is not None and j != i and sizes[i] and sizes[j]:
+                    explicit[i].add(j)
+                    explicit[j].add(i)
         candidates: list[tuple[int, ...]] = []
         alignments: list[tuple[int, ...]] = []
         for b in problem.buffers:
@@ -101,8 +105,8 @@ class Indexed:
         return Indexed(
             problem=problem,
             names=names,
-            sizes=tuple(b.size for b in problem.buffers),
-            neighbours=neighbours,
+            sizes=sizes,
+            explicit=tuple(tuple(sorted(e)) for e in explicit),
             candidates=tuple(candidates),
             alignments=tuple(alignments),
             limits=tuple(p.size_limit for p in problem.pools),
@@ -111,6 +115,79 @@ class Indexed:
                 for (a, b), interval in forbidden_shifts(problem).items()
             },
         )
+
+    def live(self) -> list[int]:
+        """The buffers that conflict by lifetime: a size and a non-empty
+        live interval; sorted by start (ties by index)."""
+        b = self.problem.buffers
+        return sorted(
+            (i for i, x in enumerate(b) if x.size and x.start < x.end),
+            key=lambda i: b[i].start,
+        )
+
+    @cached_property
+    def neighbours(self) -> tuple[tuple[int, ...], ...]:
+        b = self.problem.buffers
+        live = self.live()
+        starts = [b[i].start for i in live]
+        rows: list[list[int]] = [[] for _ in self.names]
+        for p, i in enumerate(live):
+            # the live buffers starting during i's life, after it in start
+            # order: every lifetime overlap once
+            later = live[p + 1 : bisect_left(starts, b[i].end, p + 1)]
+            rows[i].extend(later)
+            for j in later:
+                rows[j].append(i)
+        for i, partners in enumerate(self.explicit):
+            if partners:
+                rows[i] = list(set(rows[i]).union(partners))
+        return tuple(tuple(sorted(r)) for r in rows)
+
+    @cached_property
+    def degrees(self) -> tuple[int, ...]:
+        """``len(neighbours[i])`` for every ``i``, counted in O(n log n)
+        without listing the conflicts."""
+        return self._conflict_sums(lambda i: 1)
+
+    @cached_property
+    def conflict_bytes(self) -> tuple[int, ...]:
+        """``sizes[i] + sum(sizes[j] for j in neighbours[i])`` for every
+        ``i``, in O(n log n) like ``degrees``."""
+        sums = self._conflict_sums(self.sizes.__getitem__)
+        return tuple(s + size for s, size in zip(sums, self.sizes, strict=True))
+
+    def _conflict_sums(self, weight: Callable[[int], int]) -> tuple[int, ...]:
+        """Per buffer, the total ``weight`` of its neighbours: the live
+        buffers starting before its end minus those ended by its start
+        (prefix sums over starts and ends), minus itself, plus the explicit
+        conflicts whose lifetimes do not overlap its own."""
+        b = self.problem.buffers
+        live = self.live()
+        starts = [b[i].start for i in live]
+        by_end = sorted(live, key=lambda i: b[i].end)
+        ends = [b[i].end for i in by_end]
+        before_start = list(accumulate((weight(i) for i in live), initial=0))
+        before_end = list(accumulate((weight(i) for i in by_end), initial=0))
+        out = [0] * len(self.names)
+        for i in live:
+            out[i] = (
+                before_start[bisect_left(starts, b[i].end)]
+                - before_end[bisect_right(ends, b[i].start)]
+                - weight(i)
+            )
+        for i, partners in enumerate(self.explicit):
+            x = b[i]
+            for j in partners:  # counted above when their lifetimes overlap
+                y = b[j]
+                overlapping = (
+                    x.start < x.end
+                    and y.start < y.end
+                    and x.start < y.end
+                    and y.start < x.end
+                )
+                if not overlapping:
+                    out[i] += weight(j)
+        return tuple(out)
 
     @property
     def buffers(self) -> tuple[Buffer, ...]:

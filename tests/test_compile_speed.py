@@ -155,6 +155,43 @@ def test_progress_is_plain_lines_off_a_terminal(
     assert re.search(r"^usmp-compile: lower-ops +[0-9.]+ s$", err, re.M)
 
 
+RELAY = """
+func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  %a = relay.softmax %x : tensor<1x4xf32> -> tensor<1x4xf32>
+  %b = relay.softmax %a : tensor<1x4xf32> -> tensor<1x4xf32>
+  func.return %b : tensor<1x4xf32>
+}
+"""
+
+
+def test_progress_says_which_operator_a_step_is_on(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inside lower-ops and usmp (its kernel directions, overlaps and
+    replay), a line names the operator reached (here: every one, no pause
+    between lines); the planning says what it plans."""
+    monkeypatch.setattr(progress_module, "DELAY", 0.0)
+    monkeypatch.setattr(progress_module, "EVERY", 0.0)
+    source = tmp_path / "m.mlir"
+    source.write_text(RELAY)
+    assert usmp_compile([str(source), "-o", str(tmp_path / "a")]) == 0
+    err = capsys.readouterr().err
+    for step, phase in [
+        ("lower-ops", "lowering"),
+        ("usmp", "kernel directions"),
+        ("usmp", "overlaps"),
+        ("usmp", "replay"),
+    ]:
+        for k, name in enumerate(["nn_softmax", "nn_softmax_1"], 1):
+            line = (
+                f"usmp-compile: {step} (2 operators): {phase} {k}/2 "
+                f"tvmgen_default_fused_{name} ..."
+            )
+            assert line in err.splitlines(), (line, err)
+    planning = "usmp-compile: usmp (2 operators): planning 1/1 1 buffer, best_fit ..."
+    assert planning in err.splitlines()
+
+
 class _Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True

@@ -163,8 +163,10 @@ def test_output_into_a_fifo_stays_a_fifo(tool: str, tmp_path: Path) -> None:
     )
     reader.join(timeout=30)
     if reader.is_alive():  # the rename left the reader waiting: unblock it
-        with open(fifo, "wb") if stat.S_ISFIFO(fifo.stat().st_mode) else open(
-            os.devnull, "wb"
+        with (
+            open(fifo, "wb")
+            if stat.S_ISFIFO(fifo.stat().st_mode)
+            else open(os.devnull, "wb")
         ):
             pass
     assert run.returncode == 0, run.stderr

@@ -7,16 +7,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pytest
+from xdsl.dialects.builtin import ModuleOp
 
 import usmp
 from usmp.dialects import new_context
 from usmp.dialects.tir import CallOp
 from usmp.parsing import LocatingParser
+from usmp.passes import usmp_replay
 from usmp.passes.usmp_analysis import analyze
 from usmp.passes.usmp_overlap import overlap_violations
 from usmp.passes.usmp_pools import resolve_pools
-from usmp.passes.usmp_replay import replay_violations
+from usmp.passes.usmp_replay import Array, replay_violations
 from usmp.planning.model import Placement
 from usmp.testing.fuzz_graphs import Case, PoolDraw
 from usmp.testing.fuzz_run import run_batch
@@ -63,10 +66,16 @@ def test_pairwise_check_rejects_an_output_as_the_dying_input() -> None:
     assert problems and "'output0' and 'output1' share bytes" in problems[0]
 
 
-def test_replay_of_a_real_plan_then_of_it_broken() -> None:
+@pytest.mark.parametrize("window", [None, 7])
+def test_replay_of_a_real_plan_then_of_it_broken(
+    window: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The replay passes KWS's plan (overlaps on, I/O in the workspace) and
     rejects it once the output is moved onto the buffer the last operator
-    reads."""
+    reads; the same in windows of 7 addresses where buffers meet (as large
+    buffers are replayed)."""
+    if window is not None:
+        monkeypatch.setattr(usmp_replay, "SHARED_WINDOW", window)
     from usmp.frontend.tflite_import import import_tflite
     from usmp.testing.shared_models import MODELS_DIR
 
@@ -92,6 +101,59 @@ def test_replay_of_a_real_plan_then_of_it_broken() -> None:
     assert violations
     assert "step 10 'tvmgen_default_fused_nn_dense" in violations[0], violations
     assert "accesses to buffer 'sid_10' and buffer 'sid_9' interleave" in violations[0]
+
+
+def test_replay_in_windows_writes_and_checks_the_same_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Replaying where buffers meet in windows of a few addresses writes and
+    checks the same bytes (with the same origins) and leaves both memories as
+    replaying them whole does, on KWS's plan (overlaps on, I/O in the
+    workspace: its kernels' buffers meet)."""
+    from usmp.frontend.tflite_import import import_tflite
+    from usmp.testing.shared_models import MODELS_DIR
+
+    module = import_tflite(MODELS_DIR / "mlperf_tiny" / "kws_ref_model.tflite")
+    module = run_pipeline(
+        module,
+        "plan-devices,fold-explicit-padding,fuse-ops,lower-ops,aot-lower-main,"
+        "usmp{use_workspace_io=true replay=false}",
+    )
+    whole = _replay_events(module, monkeypatch, usmp_replay.SHARED_WINDOW)
+    windowed = _replay_events(module, monkeypatch, 5)
+    assert windowed[0].shape[1] > 10_000  # the kernels' buffers meet
+    for a, b in zip(whole, windowed, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+Replay = usmp_replay._Replay  # pyright: ignore[reportPrivateUsage]
+
+
+def _replay_events(
+    module: ModuleOp, monkeypatch: pytest.MonkeyPatch, window: int
+) -> tuple[npt.NDArray[np.int64], ...]:
+    """Replay ``module`` in windows of ``window`` addresses: (every byte
+    written or checked as (stamp or -1, logical, physical), sorted; the two
+    memories at the end)."""
+    write, check = Replay.write, Replay.check
+    done: list[npt.NDArray[np.int64]] = []
+
+    def logged_write(self: Replay, logical: Array, phys: Array, stamp: int) -> None:
+        done.append(np.stack([np.full_like(logical, stamp), logical, phys]))
+        write(self, logical, phys, stamp)
+
+    def logged_check(self: Replay, logical: Array, phys: Array, when: str) -> None:
+        done.append(np.stack([np.full_like(logical, -1), logical, phys]))
+        check(self, logical, phys, when)
+
+    with monkeypatch.context() as m:
+        m.setattr(usmp_replay, "SHARED_WINDOW", window)
+        m.setattr(Replay, "write", logged_write)
+        m.setattr(Replay, "check", logged_check)
+        replay = Replay(module, 1)
+        assert replay.run() == []
+    events = np.concatenate(done, axis=1)
+    return events[:, np.lexsort(events[::-1])], replay.logical, replay.physical
 
 
 FUZZ_SHAPES = {

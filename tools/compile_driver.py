@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
+from usmp.passes.progress import listening
 from usmp.tools.compile_options import CompileError, CompileOptions, DriverOptions
 from usmp.tools.compile_report import (
     c_interface,
@@ -208,7 +209,7 @@ def _run(c: Compilation) -> None:
     passes = [None, *c.passes, None]
     for number, (step, p) in enumerate(zip(c.steps, passes, strict=True)):
         progress.begin(step)
-        with c.timer.step(step) as timer:
+        with c.timer.step(step) as timer, listening(progress.listener(step)):
             if step == IMPORT:
                 _import(c)
             elif p is not None:
