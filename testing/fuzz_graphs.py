@@ -641,9 +641,9 @@ def _pad(g: _Graph, a: Value) -> Value | None:
 def _reshape(g: _Graph, a: Value) -> Value | None:
     n = math.prod(a.shape)
     shapes = {(1, n), (1, 1, 1, n), (1, n, 1, 1), (1, 1, n, 1)}
-    if len(a.shape) == 4:
-        _, h, w, c = a.shape
-        shapes |= {(1, h * w, 1, c), (1, w, h, c), (h, w * c)}
+    if len(a.shape) == 4:  # the batch is 1 unless a reshape made it b
+        b, h, w, c = a.shape
+        shapes |= {(b, h * w, 1, c), (b, w, h, c), (b * h, w * c)}
     else:
         b, k = a.shape
         shapes |= {(b, 1, 1, k), (k, b)}

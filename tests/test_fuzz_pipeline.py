@@ -127,3 +127,13 @@ bound that absorbs a max/min is the result."""
 def test_fuzzer_regressions(text: str, inputs: list[np.ndarray]) -> None:
     failures = _failures([_case(text, inputs)])
     assert not failures, "\n\n".join(failures)
+
+
+def test_generator_reshapes_keep_the_batch() -> None:
+    """Seed 71000811 reshaped a 2x3 value to 2x1x1x3 and then to 1x1x1x3
+    (the 4-D reshapes dropped the batch): the generator failed to build its
+    own graph. Every reshape keeps the element count; the case runs."""
+    case = generate_from_seed(71000811)
+    assert "tensor<2x1x1x3xi8>" in case.text
+    (result,) = run_batch([case])
+    assert result.failure is None, result.failure
