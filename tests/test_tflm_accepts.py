@@ -37,7 +37,7 @@ from usmp.frontend.tflite_reader import TFLiteImportError, read_model
 from usmp.testing.shared_models import MODELS_DIR
 
 REPOSITORY = Path(__file__).resolve().parents[1]
-SHARED = MODELS_DIR.parent
+SHARED = MODELS_DIR.parent.resolve()  # the files are resolved too
 
 
 def _tflite_files() -> list[Path]:
