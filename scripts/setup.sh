@@ -3,7 +3,8 @@
 # Cortex-M cross compiler and make/cmake (for the firmware kit tests), QEMU's
 # Arm system emulator (Cortex-M runs: tests/test_cortex_m.py,
 # benchmarks/cortex_m.py), a venv
-# with usmp-opt installed in editable mode with its dev extras.
+# with usmp-opt installed in editable mode with its dev extras (again only
+# when pyproject.toml changed since: .venv/.usmp-opt-installed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
@@ -25,5 +26,13 @@ fi
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-.venv/bin/pip install -q --upgrade pip >/dev/null
-.venv/bin/pip install -q -e '.[dev]'
+# The project is installed editable, so edits to its modules need no
+# reinstall; only a change to pyproject.toml (dependencies, packages, scripts)
+# does. The stamp holds pyproject.toml's hash as of the last install.
+STAMP=.venv/.usmp-opt-installed
+HASH="$(sha256sum pyproject.toml | cut -d' ' -f1)"
+if [ ! -x .venv/bin/usmp-opt ] || [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$HASH" ]; then
+  .venv/bin/pip install -q --upgrade pip >/dev/null
+  .venv/bin/pip install -q -e '.[dev]'
+  echo "$HASH" > "$STAMP"
+fi
