@@ -68,6 +68,16 @@ OUTPUT_TENSOR_NAMES = "relay.output_tensor_names"
 """Optional ``ArrayAttr`` of strings on main naming its outputs."""
 INPUT_TENSOR_NAMES = "relay.input_tensor_names"
 """Optional ``ArrayAttr`` of strings on main naming its inputs (else arg names)."""
+INPUT_QUANTIZATION = "relay.input_quantization"
+"""Optional ``ArrayAttr`` on main, one entry per input (as
+``relay.input_tensor_names``): ``{scale = <f32>, zero_point = <i64>}`` for an
+input quantised per tensor (``real = scale * (q - zero_point)``, TFLite's
+affine quantisation), ``{}`` for one that is not. ``aot-lower-main`` carries
+it to the entry (``tir.input_quantization``); the interface header gives
+``TVMGEN_<M>_<TENSOR>_SCALE``/``_ZERO_POINT`` and quantise/dequantise helpers
+from it."""
+OUTPUT_QUANTIZATION = "relay.output_quantization"
+"""The same for main's outputs (one entry per flattened output tensor)."""
 VIRTUAL_DEVICE = "relay.virtual_device"
 """Discardable attribute (on relay operators, ``relay.call`` and
 ``relay.constant``, and as an argument/result attribute of every relay

@@ -85,6 +85,12 @@ MAIN_FUNC = "tir.main"
 """Unit attribute on the AOT entry point produced by ``aot-lower-main``."""
 INPUT_NAMES = "tir.input_names"
 OUTPUT_NAMES = "tir.output_names"
+INPUT_QUANTIZATION = "tir.input_quantization"
+"""Entry attribute: the inputs' quantisation (``relay.input_quantization``,
+one ``{scale, zero_point}`` or ``{}`` per input, in ``tir.input_names``
+order); absent when no input or output is quantised."""
+OUTPUT_QUANTIZATION = "tir.output_quantization"
+"""The same for the outputs (``relay.output_quantization``)."""
 INTERFACE_API = "tir.interface_api"
 """Entry attribute: ``"packed"`` when the library's entry point takes TVM's
 packed arguments (TVM's executor option ``interface-api``); absent: ``c``."""

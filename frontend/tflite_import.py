@@ -33,17 +33,27 @@ from pathlib import Path
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IntegerAttr,
     ModuleOp,
     NameLoc,
     StringAttr,
     TensorType,
     UnknownLoc,
+    f32,
+    i64,
 )
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.ir import Block, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from usmp.dialects.relay import INPUT_TENSOR_NAMES, OUTPUT_TENSOR_NAMES
+from usmp.dialects.relay import (
+    INPUT_QUANTIZATION,
+    INPUT_TENSOR_NAMES,
+    OUTPUT_QUANTIZATION,
+    OUTPUT_TENSOR_NAMES,
+)
 from usmp.frontend import quantization as q
 from usmp.frontend.builder import RelayBuilder, sanitize_name, tensor_type
 from usmp.frontend.tflite_fold import fold_weights
@@ -124,6 +134,10 @@ def import_model(model: Model, outputs: Sequence[int] | None = None) -> ModuleOp
     func.attributes[OUTPUT_TENSOR_NAMES] = ArrayAttr(
         StringAttr(t.name) for t in output_tensors
     )
+    io_quantization = [_io_quantization(t) for t in (*inputs, *output_tensors)]
+    if any(io_quantization):  # a float model's main gets none
+        func.attributes[INPUT_QUANTIZATION] = ArrayAttr(io_quantization[: len(inputs)])
+        func.attributes[OUTPUT_QUANTIZATION] = ArrayAttr(io_quantization[len(inputs) :])
     module = ModuleOp([func])
     try:
         module.verify()
@@ -239,6 +253,27 @@ def _custom_reason(op: Operator) -> str:
     else:
         what = "an application-defined kernel"
     return f"custom operators are not supported: '{code}' is {what}"
+
+
+def _io_quantization(t: Tensor) -> DictionaryAttr:
+    """``relay.input_quantization``'s entry for model input/output ``t``:
+    its scale (float32) and zero point when it is an integer tensor quantised
+    per tensor, else ``{}`` (a float tensor; a per-channel one, which the
+    interface header does not describe)."""
+    quant = t.quantization
+    if (
+        quant is None
+        or quant.per_channel
+        or t.dtype is None
+        or t.dtype.kind not in "iu"
+    ):
+        return DictionaryAttr({})
+    return DictionaryAttr(
+        {
+            "scale": FloatAttr(quant.scale, f32),
+            "zero_point": IntegerAttr(quant.zero_point, i64),
+        }
+    )
 
 
 def _io_type(model: Model, t: Tensor) -> TensorType:

@@ -178,6 +178,19 @@ class PoolNames:
 
 
 @dataclass(frozen=True)
+class QuantNames:
+    """The interface names of one quantised input or output: its macros
+    (``TVMGEN_<MODEL>_<TENSOR>_SCALE``/``_ZERO_POINT``, the stem of its
+    ``_SIZE``) and its helpers (``tvmgen_<model>_quantize_<tensor>``,
+    ``tvmgen_<model>_dequantize_<tensor>``)."""
+
+    scale: str
+    zero_point: str
+    quantize: str
+    dequantize: str
+
+
+@dataclass(frozen=True)
 class CNames:
     """The C names of one module (see :func:`assign_c_names`)."""
 
@@ -196,6 +209,9 @@ class CNames:
     io_macros: tuple[str, ...] = ()
     """TVM-style size macros of the inputs, then the outputs
     (``TVMGEN_<MODEL>_<TENSOR>_SIZE``, bytes)."""
+    quantization: tuple[QuantNames | None, ...] = ()
+    """The quantisation macros and helpers of the inputs, then the outputs
+    (None for a tensor that is not quantised)."""
 
     def symbol(self, name: str) -> str:
         return self.symbols.get(name, name)
@@ -280,6 +296,7 @@ def assign_c_names(
     inputs: Sequence[str] = (),
     outputs: Sequence[str] = (),
     external: Iterable[str] = (),
+    quantized: Sequence[bool] = (),
 ) -> CNames:
     """Name everything of one model, in a fixed order: the interface (fixed),
     the entry function ``entry`` (kept), functions declared but defined
@@ -288,7 +305,10 @@ def assign_c_names(
     arrays; then the pool fields and the input/output fields, each struct its
     own scope. ``pools`` is (name, kind) in argument order (kind
     ``workspace``/``constant``/``persistent``, or True/False for the first two);
-    ``external`` the library functions the code calls (``expf``, ...).
+    ``external`` the library functions the code calls (``expf``, ...);
+    ``quantized`` says which inputs, then outputs, are quantised (their
+    scale/zero-point macros share the stem of their size macro, named last
+    with their quantise/dequantise helpers: nothing else changes name).
     Without a ``model`` (a module that is no model) only symbols are named."""
     model = sanitize(model) if model is not None else ""
     files = Namer(external)
@@ -338,12 +358,20 @@ def assign_c_names(
     output_fields = Namer(macro_names)
     in_names = [input_fields.fresh(n) for n in inputs]
     out_names = [output_fields.fresh(n) for n in outputs]
-    io_macros = tuple(
+    fields = [*in_names, *out_names]
+    is_quantized = [*quantized, *(False for _ in fields[len(quantized) :])]
+    stems = [
         _unique_stem(
-            f"TVMGEN_{model.upper()}_{n.upper()}", lambda s: [f"{s}_SIZE"], files
+            f"TVMGEN_{model.upper()}_{n.upper()}",
+            lambda s, q=q: [f"{s}_{m}" for m in _io_macro_kinds(q)],
+            files,
         )
-        + "_SIZE"
-        for n in [*in_names, *out_names]
+        for n, q in zip(fields, is_quantized, strict=True)
+    ]
+    io_macros = tuple(f"{stem}_SIZE" for stem in stems)
+    quantization = tuple(
+        _quant_names(model, stem, field, files) if q else None
+        for stem, field, q in zip(stems, fields, is_quantized, strict=True)
     )
     return CNames(
         model,
@@ -353,4 +381,26 @@ def assign_c_names(
         out_names,
         frozenset(files.used),
         io_macros,
+        quantization,
+    )
+
+
+def _io_macro_kinds(quantized: bool) -> list[str]:
+    return ["SIZE", "SCALE", "ZERO_POINT"] if quantized else ["SIZE"]
+
+
+def _quant_names(model: str, stem: str, field: str, files: Namer) -> QuantNames:
+    """The quantisation names of the tensor with macro stem ``stem`` and
+    field ``field``: helpers ``tvmgen_<model>_quantize_<field>`` (or
+    ``..._<field>_N``, the first suffix free for both), claimed."""
+    suffix = _unique_stem(
+        field,
+        lambda s: [f"tvmgen_{model}_quantize_{s}", f"tvmgen_{model}_dequantize_{s}"],
+        files,
+    )
+    return QuantNames(
+        f"{stem}_SCALE",
+        f"{stem}_ZERO_POINT",
+        f"tvmgen_{model}_quantize_{suffix}",
+        f"tvmgen_{model}_dequantize_{suffix}",
     )

@@ -58,9 +58,13 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     FixedBitwidthType,
+    Float32Type,
+    FloatAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
+    Signedness,
     StringAttr,
     TensorType,
 )
@@ -71,11 +75,12 @@ from usmp.dialects import emitc, tir
 from usmp.lowering.c_names import (
     CNameError,
     CNames,
+    QuantNames,
     assign_c_names,
     library_files,
 )
 from usmp.lowering.c_printer import PURE_FUNCTIONS, print_prototype
-from usmp.lowering.c_printer_expr import c_type
+from usmp.lowering.c_printer_expr import c_type, float_literal
 from usmp.lowering.convert_to_emitc import (
     MEMREF_ARG_ATTR,
     POOL_ATTR,
@@ -104,6 +109,12 @@ class Tensor:
     offset: int = 0
     c_name: str = ""
     """Its field in ``TVMInputs_<m>``/``TVMOutputs_<m>`` (see ``c_names``)."""
+    scale: float | None = None
+    """Its quantisation (``tir.input_quantization``): ``real = scale * (q -
+    zero_point)``, scale a float32 value; None when it is not quantised."""
+    zero_point: int = 0
+    quant: QuantNames | None = None
+    """The names of its quantisation macros and helpers (``c_names``)."""
 
     @property
     def c_element(self) -> str:
@@ -316,6 +327,8 @@ def model_interface(
                 output_names, types[n_in : n_in + len(output_names)], strict=True
             )
         ]
+    inputs = _quantized(main, tir.INPUT_QUANTIZATION, inputs)
+    outputs = _quantized(main, tir.OUTPUT_QUANTIZATION, outputs)
     names = module_c_names(
         module,
         model=model,
@@ -323,12 +336,20 @@ def model_interface(
         pools=[(p.name, p.kind) for p in pools],
         inputs=[t.name for t in inputs],
         outputs=[t.name for t in outputs],
+        quantized=[t.scale is not None for t in (*inputs, *outputs)],
     )
+    quant = iter(names.quantization)
     return ModelInterface(
         model,
         main,
-        [replace(t, c_name=c) for t, c in zip(inputs, names.inputs, strict=True)],
-        [replace(t, c_name=c) for t, c in zip(outputs, names.outputs, strict=True)],
+        [
+            replace(t, c_name=c, quant=next(quant))
+            for t, c in zip(inputs, names.inputs, strict=True)
+        ],
+        [
+            replace(t, c_name=c, quant=next(quant))
+            for t, c in zip(outputs, names.outputs, strict=True)
+        ],
         [
             replace(
                 p,
@@ -344,6 +365,40 @@ def model_interface(
         _states(main),
         tuple(device_contexts(main)),
     )
+
+
+def _quantized(main: emitc.FuncOp, attr: str, tensors: list[Tensor]) -> list[Tensor]:
+    """``tensors`` with their scale and zero point from the entry's
+    ``attr`` (``tir.input_quantization``/``tir.output_quantization``, checked
+    by ``aot-lower-main``): an entry ``{}``, or no attribute, is a tensor
+    that is not quantised."""
+    value = main.attributes.get(attr)
+    if value is None:
+        return tensors
+    if not isinstance(value, ArrayAttr) or len(value.data) != len(tensors):
+        raise located_error(
+            main,
+            f"'{attr}' must be an array of one dictionary per tensor "
+            f"({len(tensors)}), got {value}",
+        )
+    quantized = []
+    for t, entry in zip(tensors, value.data, strict=True):
+        d = entry.data if isinstance(entry, DictionaryAttr) else None
+        if d == {}:
+            quantized.append(t)
+            continue
+        scale = d.get("scale") if d is not None else None
+        zero_point = d.get("zero_point") if d is not None else None
+        if not isinstance(scale, FloatAttr) or not isinstance(zero_point, IntegerAttr):
+            raise located_error(
+                main,
+                f"'{attr}': the entry of '{t.name}' must be {{}} or "
+                f"{{scale = <f32>, zero_point = <integer>}}, got {entry}",
+            )
+        quantized.append(
+            replace(t, scale=float(scale.value.data), zero_point=zero_point.value.data)
+        )
+    return quantized
 
 
 def _dense_bytes(value: DenseIntOrFPElementsAttr) -> bytes:
@@ -392,6 +447,7 @@ def module_c_names(
     pools: Sequence[tuple[str, bool | str]] = (),
     inputs: Sequence[str] = (),
     outputs: Sequence[str] = (),
+    quantized: Sequence[bool] = (),
 ) -> CNames:
     """The C names of ``module``'s functions and globals (constant pools'
     data excepted: metadata.c prints it as the pool's array), and of the
@@ -419,6 +475,7 @@ def module_c_names(
             inputs=inputs,
             outputs=outputs,
             external=called,
+            quantized=quantized,
         )
     except CNameError as e:
         raise located_error(entry or module, str(e)) from None
@@ -554,6 +611,14 @@ def _usage(m: ModelInterface) -> list[str]:
             lines.append(f" *   static {t.c_element} {t.c_name}[{n}];")
         lines += [f" *   {line}" for line in io_lines]
         lines.append(f" *   {m.symbol('run')}({', '.join(run_args)});")
+    quantized = quantized_tensors(m)
+    if quantized:
+        _, t, names = quantized[0]
+        lines += [
+            " * Quantised inputs and outputs have TFLite's scale and zero point",
+            " * (..._SCALE, ..._ZERO_POINT) and helpers, e.g.",
+            f" *   q = {names.quantize}(x);  x = {names.dequantize}(q);",
+        ]
     lines += [
         " * Build: the CMakeLists.txt or Makefile next to codegen/ builds the",
         f" * static library libtvmgen_{m.names.model}.a (link it and libm);",
@@ -615,6 +680,7 @@ def metadata_header(
         _define(
             lines, macro, t.nbytes, f'{what} "{c_text(t.name)}": {t.shape_comment}.'
         )
+    lines += quantization_macros(m)
     workspace = sum(p.size for p in m.pools if p.is_workspace)
     _define(
         lines,
@@ -655,6 +721,7 @@ def metadata_header(
             f"{ctype}* {p.c_name}; /* {m.define(p, 'SIZE')} bytes */" for p in pools
         ]
         lines += _struct(m.symbol(tag), m.typedef(what), fields)
+    lines += quantization_helpers(m)
     lines += devices_declarations(m)
     if m.states:
         lines += [
@@ -689,6 +756,100 @@ def metadata_header(
     lines += ["", *declarations]
     lines += ["#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {guard} */", ""]
     return "\n".join(lines)
+
+
+def quantized_tensors(m: ModelInterface) -> list[tuple[str, Tensor, QuantNames]]:
+    """The quantised inputs, then outputs: (``Input``/``Output``, tensor, its
+    macro and helper names)."""
+    return [
+        (what, t, t.quant)
+        for what, tensors in (("Input", m.inputs), ("Output", m.outputs))
+        for t in tensors
+        if t.quant is not None
+    ]
+
+
+def quantization_macros(m: ModelInterface) -> list[str]:
+    """``TVMGEN_<M>_<TENSOR>_SCALE`` (a float literal that reads back as the
+    tensor's float32 scale) and ``..._ZERO_POINT`` of each quantised input and
+    output."""
+    lines: list[str] = []
+    for what, t, names in quantized_tensors(m):
+        assert t.scale is not None
+        lines += [
+            f'/** {what} "{c_text(t.name)}" is quantised: '
+            "real = SCALE * (q - ZERO_POINT). */",
+            f"#define {names.scale} {float_literal(t.scale, Float32Type())}",
+            f"#define {names.zero_point} {int_text(t.zero_point)}",
+        ]
+    return lines
+
+
+def quantized_range(t: Tensor) -> tuple[int, int] | None:
+    """The range of ``t``'s integer type when the header has quantise /
+    dequantise helpers for it (types of 8 and 16 bits, those whose range a
+    float holds exactly), else None."""
+    element = t.type.get_element_type()
+    if not isinstance(element, IntegerType) or element.width.data > 16:
+        return None
+    bits = element.width.data
+    if element.signedness.data == Signedness.UNSIGNED:
+        return 0, 2**bits - 1
+    return -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+
+
+def quantization_helpers(m: ModelInterface) -> list[str]:
+    """``static inline`` ``tvmgen_<m>_quantize_<tensor>(float)`` (TFLite's
+    QUANTIZE: ``x / scale`` in float, rounded half away from zero as
+    ``std::round``, plus the zero point, saturated; NaN gives the lowest
+    value) and ``tvmgen_<m>_dequantize_<tensor>(q)`` (DEQUANTIZE: ``scale *
+    (q - zero_point)``, the float product TFLite's double one rounds to) for
+    each quantised input and output of 8 or 16 bits. Plain C99 (no libm)."""
+    lines: list[str] = []
+    for what, t, names in quantized_tensors(m):
+        ctype = t.c_element
+        limits = quantized_range(t)
+        if limits is None:
+            lines += [
+                f'/* {what} "{c_text(t.name)}" ({ctype}): no quantise/dequantise '
+                "helpers (8- and 16-bit types only); use its SCALE and ZERO_POINT. */",
+                "",
+            ]
+            continue
+        low, high = limits
+        # v <= below rounds to a q under the range, v > above to one over it
+        below, above = low - t.zero_point - 1, high - t.zero_point + 1
+        lines += [
+            "/**",
+            f' * {what} "{c_text(t.name)}": x quantised as TFLite\'s QUANTIZE does',
+            " * (x / scale in float, rounded half away from zero, plus the zero point,",
+            f" * saturated to [{low}, {high}]; NaN gives {low}).",
+            " */",
+            f"static inline {ctype} {names.quantize}(float x) {{",
+            f"  float v = x / {names.scale};",
+            "  int32_t q;",
+            f"  if (!(v > {below}.0f)) return ({ctype}){int_text(low)};",
+            f"  if (v > {above}.0f) return ({ctype}){high};",
+            "  q = (int32_t)v; /* toward zero, then half away from zero: */",
+            "  if (v - (float)q >= 0.5f) q += 1;",
+            "  else if ((float)q - v >= 0.5f) q -= 1;",
+            f"  q += {names.zero_point};",
+            f"  return ({ctype})(q < {int_text(low)} ? {int_text(low)} : "
+            f"q > {high} ? {high} : q);",
+            "}",
+            f'/** {what} "{c_text(t.name)}": q as a real value '
+            "(TFLite's DEQUANTIZE). */",
+            f"static inline float {names.dequantize}({ctype} q) {{",
+            f"  return {names.scale} * (float)((int32_t)q - {names.zero_point});",
+            "}",
+            "",
+        ]
+    return lines
+
+
+def int_text(value: int) -> str:
+    """``value`` as a C expression (a negative one parenthesised)."""
+    return f"({value})" if value < 0 else str(value)
 
 
 def _init_signature(m: ModelInterface) -> str:

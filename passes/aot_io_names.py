@@ -12,18 +12,43 @@ silent rename.
   ``input`` (one unnamed input) / ``input<i>``.
 * Outputs: ``relay.output_tensor_names`` on main if present, else ``output``
   for a single tensor and ``output0..N-1`` for several (TVM's naming).
+
+Their quantisation (``relay.input_quantization``/``relay.output_quantization``,
+optional) is checked here too (``io_quantization``): one entry per tensor,
+``{}`` or ``{scale, zero_point}`` with a positive finite float32 scale and a
+zero point the tensor's integer type holds.
 """
 
 from __future__ import annotations
 
+import math
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ArrayAttr, StringAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    Signedness,
+    StringAttr,
+    TensorType,
+    f32,
+    i64,
+)
+from xdsl.ir import Attribute
 
 from usmp.diagnostics import located_error
-from usmp.dialects.relay import INPUT_TENSOR_NAMES, OUTPUT_TENSOR_NAMES
+from usmp.dialects.relay import (
+    INPUT_QUANTIZATION,
+    INPUT_TENSOR_NAMES,
+    OUTPUT_QUANTIZATION,
+    OUTPUT_TENSOR_NAMES,
+)
 
 
 def sanitize_name(name: str) -> str:
@@ -104,3 +129,110 @@ def _check_unique(main: func.FuncOp, names: Sequence[tuple[str, str, str]]) -> N
                 "are never renamed silently (rename one of them)",
             )
         seen[sanitized] = (kind, raw)
+
+
+@dataclass(frozen=True)
+class IOQuantization:
+    """The checked ``relay.input_quantization``/``relay.output_quantization``
+    of main (scale as an f32 attribute, zero point i64), for the entry."""
+
+    inputs: ArrayAttr[DictionaryAttr]
+    outputs: ArrayAttr[DictionaryAttr]
+
+
+def io_quantization(
+    main: func.FuncOp,
+    input_types: Sequence[Attribute],
+    output_types: Sequence[Attribute],
+) -> IOQuantization | None:
+    """The quantisation of main's inputs and (flattened) outputs, whose types
+    are ``input_types``/``output_types``; None when main has neither
+    attribute (a missing one: nothing quantised on that side)."""
+    if INPUT_QUANTIZATION not in main.attributes and (
+        OUTPUT_QUANTIZATION not in main.attributes
+    ):
+        return None
+    return IOQuantization(
+        _quantization_attr(main, INPUT_QUANTIZATION, input_types, "input"),
+        _quantization_attr(main, OUTPUT_QUANTIZATION, output_types, "output"),
+    )
+
+
+def _quantization_attr(
+    main: func.FuncOp, attr: str, types: Sequence[Attribute], what: str
+) -> ArrayAttr[DictionaryAttr]:
+    value = main.attributes.get(attr)
+    if value is None:
+        return ArrayAttr(DictionaryAttr({}) for _ in types)
+    if not isinstance(value, ArrayAttr) or not all(
+        isinstance(v, DictionaryAttr) for v in value.data
+    ):
+        raise located_error(
+            main, f"'{attr}' must be an array of dictionaries, got {value}"
+        )
+    entries = [v for v in value.data if isinstance(v, DictionaryAttr)]
+    if len(entries) != len(types):
+        raise located_error(
+            main,
+            f"'{attr}' has {len(entries)} entries, but main has {len(types)} "
+            f"{what}(s) (tuples count one per tensor)",
+        )
+    return ArrayAttr(
+        _quantization_entry(main, f"'{attr}' entry {i} ({what} {i})", e, t)
+        for i, (e, t) in enumerate(zip(entries, types, strict=True))
+    )
+
+
+def _quantization_entry(
+    main: func.FuncOp, where: str, entry: DictionaryAttr, type_: Attribute
+) -> DictionaryAttr:
+    """``entry`` checked: ``{}``, or the scale (rounded to float32) and zero
+    point of a tensor of integer type."""
+    d = entry.data
+    if not d:
+        return entry
+    if set(d) != {"scale", "zero_point"}:
+        raise located_error(
+            main,
+            f"{where} must be {{}} or {{scale = <float>, zero_point = <integer>}}, "
+            f"got {entry}",
+        )
+    scale, zero_point = d["scale"], d["zero_point"]
+    if not isinstance(scale, FloatAttr) or not isinstance(zero_point, IntegerAttr):
+        raise located_error(
+            main,
+            f"{where}: scale must be a float and zero_point an integer, got {entry}",
+        )
+    value = float(scale.value.data)
+    try:
+        rounded = struct.unpack("<f", struct.pack("<f", value))[0]
+    except OverflowError:
+        rounded = math.inf
+    if not (math.isfinite(rounded) and rounded > 0):
+        raise located_error(
+            main, f"{where}: scale must be positive and finite in float32, got {value}"
+        )
+    element = (
+        type_.get_element_type()
+        if isinstance(type_, MemRefType | TensorType)
+        else type_
+    )
+    if not isinstance(element, IntegerType):
+        raise located_error(
+            main, f"{where}: a quantised tensor must have an integer type, not {type_}"
+        )
+    bits = element.width.data
+    if element.signedness.data == Signedness.UNSIGNED:
+        low, high = 0, 2**bits - 1
+    else:
+        low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+    zp = zero_point.value.data
+    if not low <= zp <= high:
+        raise located_error(
+            main,
+            f"{where}: zero_point {zp} is outside the range of {element} "
+            f"[{low}, {high}]",
+        )
+    return DictionaryAttr(
+        {"scale": FloatAttr(rounded, f32), "zero_point": IntegerAttr(zp, i64)}
+    )

@@ -29,7 +29,10 @@ Produces
         }
 
     * arguments: the inputs, then one buffer per flattened output (names in
-      ``tir.input_names``/``tir.output_names``, see ``aot_io_names``);
+      ``tir.input_names``/``tir.output_names``, see ``aot_io_names``); main's
+      ``relay.input_quantization``/``relay.output_quantization``, checked,
+      become ``tir.input_quantization``/``tir.output_quantization`` (the
+      interface header's scale, zero point and quantise/dequantise helpers);
     * one ``tir.allocate`` per internal storage id (``sid_N``, numbered in
       execution order, typed like its producer's result so its byte size is
       exact), one ``tir.allocate_const`` per constant (``constant_N``), one
@@ -139,7 +142,7 @@ from usmp.dialects import relay, tir
 from usmp.dialects.relay_ops import ReshapeOp, StridedSliceOp
 from usmp.dialects.relay_state import AssignStateOp, ReadStateOp, StateOp
 from usmp.passes.aot_device_hooks import insert_device_hooks
-from usmp.passes.aot_io_names import IONames, io_names
+from usmp.passes.aot_io_names import IONames, IOQuantization, io_names, io_quantization
 from usmp.passes.aot_main_checks import check_main
 from usmp.passes.aot_order import order_main
 from usmp.passes.aot_storage import (
@@ -266,8 +269,13 @@ class AOTLowerMainPass(ModulePass):
             if chosen.changed:  # the steps moved: storage follows the new order
                 plan = assign_storage(main, functions)
         names = io_names(main, len(plan.inputs), len(plan.returns))
+        quantization = io_quantization(
+            main, [s.type for s in plan.inputs], [v.type for v in plan.returns]
+        )
         lowering = _MainLowering(plan, self.call_type)
         entry = _lower_signature(main, symbol, names, lowering)
+        if quantization is not None:
+            _set_quantization(entry, quantization)
         if chosen is not None and chosen.changed:
             entry.attributes[tir.CALL_ORDER] = _order_attr(chosen)
         PatternRewriteWalker(
@@ -567,6 +575,13 @@ def _lower_signature(
     entry.location = main.location
     Rewriter.replace_op(main, entry)
     return entry
+
+
+def _set_quantization(entry: func.FuncOp, quantization: IOQuantization) -> None:
+    """The entry's ``tir.input_quantization``/``tir.output_quantization``
+    (main's relay attributes, checked)."""
+    entry.attributes[tir.INPUT_QUANTIZATION] = quantization.inputs
+    entry.attributes[tir.OUTPUT_QUANTIZATION] = quantization.outputs
 
 
 def _located(op: Operation, origin: Operation, attrs: dict[str, Attribute]):

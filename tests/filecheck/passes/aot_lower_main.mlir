@@ -318,6 +318,20 @@ func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> attribute
 
 // -----
 
+// The I/O quantisation becomes the entry's (the interface header's scale,
+// zero point and helpers); the scale is a float32 value, {} is a tensor that
+// is not quantised, a missing side is all {}.
+// CHECK-LABEL: func.func @tvmgen_default___tvm_main__
+// CHECK-SAME:    tir.input_quantization = [{scale = 2.500000e-01 : f32, zero_point = -3 : i64}, {}]
+// CHECK-SAME:    tir.output_quantization = [{}]
+func.func private @add(memref<4xi8>, memref<4xi8>, memref<4xi8>) attributes {tir.prim_func}
+func.func @main(%a: tensor<4xi8>, %b: tensor<4xi8>) -> tensor<4xi8> attributes {relay.input_quantization = [{scale = 0.25 : f64, zero_point = -3 : i32}, {}]} {
+  %0 = relay.call @add(%a, %b) : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
+  func.return %0 : tensor<4xi8>
+}
+
+// -----
+
 // Arguments without a name are input0..N-1.
 // CHECK-LABEL: func.func @tvmgen_default___tvm_main__(%input0: memref<4xf32>, %input1: memref<4xf32>, %output: memref<4xf32>)
 func.func private @add(memref<4xf32>, memref<4xf32>, memref<4xf32>) attributes {tir.prim_func}

@@ -179,3 +179,38 @@ func.func @main(%x: tensor<4x4xi8>) -> tensor<4x2xi8> {
   %0 = relay.strided_slice %x {begin = array<i64: 0, 1>, end = array<i64: 4, 3>, strides = array<i64: 1, 1>} : tensor<4x4xi8> -> tensor<4x2xi8>
   func.return %0 : tensor<4x2xi8>
 }
+
+// -----
+
+// expected-error@+1 {{'relay.output_quantization' has 2 entries, but main has 1 output(s) (tuples count one per tensor)}}
+func.func @main(%x: tensor<4xi8>) -> tensor<4xi8> attributes {relay.output_quantization = [{}, {}]} {
+  func.return %x : tensor<4xi8>
+}
+
+// -----
+
+// expected-error@+1 {{'relay.input_quantization' entry 0 (input 0): zero_point 300 is outside the range of ui8 [0, 255]}}
+func.func @main(%x: tensor<4xui8>) -> tensor<4xui8> attributes {relay.input_quantization = [{scale = 0.5 : f32, zero_point = 300 : i64}]} {
+  func.return %x : tensor<4xui8>
+}
+
+// -----
+
+// expected-error@+1 {{'relay.input_quantization' entry 0 (input 0): a quantised tensor must have an integer type, not memref<4xf32>}}
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> attributes {relay.input_quantization = [{scale = 0.5 : f32, zero_point = 0 : i64}]} {
+  func.return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error@+1 {{'relay.input_quantization' entry 0 (input 0): scale must be positive and finite in float32, got 1e+40}}
+func.func @main(%x: tensor<4xi8>) -> tensor<4xi8> attributes {relay.input_quantization = [{scale = 1.0e40 : f64, zero_point = 0 : i64}]} {
+  func.return %x : tensor<4xi8>
+}
+
+// -----
+
+// expected-error@+1 {{'relay.input_quantization' entry 0 (input 0) must be {} or {scale = <float>, zero_point = <integer>}, got {scale = 5.000000e-01 : f32}}}
+func.func @main(%x: tensor<4xi8>) -> tensor<4xi8> attributes {relay.input_quantization = [{scale = 0.5 : f32}]} {
+  func.return %x : tensor<4xi8>
+}
