@@ -274,3 +274,15 @@ def test_cross_compiles_for_cortex_m4(kws: Path) -> None:
         check=True,
     )
     assert "elf32-littlearm" in arm.stdout
+
+
+def test_example_help_and_unknown_options(kws: Path) -> None:
+    """``--help`` prints the usage (it was read as an input file); an unknown
+    option is a usage error, not a file name."""
+    exe = make_example(kws)
+    shown = subprocess.run([str(exe), "--help"], capture_output=True, text=True)
+    assert shown.returncode == 0
+    assert shown.stdout.startswith("usage: ") and "input_1.bin" in shown.stdout
+    bad = subprocess.run([str(exe), "-x", "in.bin"], capture_output=True, text=True)
+    assert bad.returncode == 2
+    assert "unknown option -x" in bad.stderr and bad.stderr.count("usage: ") == 1

@@ -228,8 +228,10 @@ def example_main(library: CLibrary) -> str:
         " * Reads each input from a raw binary file (its bytes in C order):",
         *(f" *   {c_text(t.name)}: {t.shape_comment}" for t in m.inputs),
         " * runs the model RUNS times (default 1), prints every output and the CPU",
-        " * time per run; -o writes output k's bytes to PREFIX<k>.bin. Exit status:",
-        " * 0, 1 on a file error, 2 on a usage error.",
+        " * time per run; -o writes output k's bytes to PREFIX<k>.bin; -h or --help",
+        " * prints the usage (an other argument starting with '-' is a usage",
+        " * error, not a file). Exit status: 0, 1 on a file error, 2 on a usage",
+        " * error.",
         *(
             [
                 " * -f: the files of quantised inputs hold real values instead,",
@@ -308,10 +310,10 @@ def example_main(library: CLibrary) -> str:
         "}",
         "",
         *_example_hooks(m),
-        "static int usage(const char* program) {",
-        f'  fprintf(stderr, "usage: %s {options} {usage}\\n", program);'
+        "static int usage(const char* program, FILE* stream) {",
+        f'  fprintf(stream, "usage: %s {options} {usage}\\n", program);'
         if usage
-        else f'  fprintf(stderr, "usage: %s {options}\\n", program);',
+        else f'  fprintf(stream, "usage: %s {options}\\n", program);',
         "  return 2;",
         "}",
         "",
@@ -339,13 +341,20 @@ def example_main(library: CLibrary) -> str:
             if float_inputs
             else []
         ),
+        '    } else if (strcmp(argv[i], "-h") == 0',
+        '               || strcmp(argv[i], "--help") == 0) {',
+        "      usage(argv[0], stdout);",
+        "      return 0;",
+        "    } else if (argv[i][0] == '-' && argv[i][1] != '\\0') {",
+        '      fprintf(stderr, "%s: unknown option %s\\n", argv[0], argv[i]);',
+        "      return usage(argv[0], stderr);",
         f"    }} else if (n_paths < {n_in}) {{",
         "      paths[n_paths++] = argv[i];",
         "    } else {",
-        "      return usage(argv[0]);",
+        "      return usage(argv[0], stderr);",
         "    }",
         "  }",
-        f"  if (n_paths != {n_in} || runs < 1) return usage(argv[0]);",
+        f"  if (n_paths != {n_in} || runs < 1) return usage(argv[0], stderr);",
         "  (void)paths;",
         "  (void)in;",
         "  (void)out;",
