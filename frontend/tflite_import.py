@@ -31,6 +31,7 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
@@ -259,7 +260,8 @@ def _io_quantization(t: Tensor) -> DictionaryAttr:
     """``relay.input_quantization``'s entry for model input/output ``t``:
     its scale (float32) and zero point when it is an integer tensor quantised
     per tensor, else ``{}`` (a float tensor; a per-channel one, which the
-    interface header does not describe)."""
+    interface header does not describe; a scale that is not positive and
+    finite in float32, which TFLite Micro runs but no header can state)."""
     quant = t.quantization
     if (
         quant is None
@@ -267,6 +269,10 @@ def _io_quantization(t: Tensor) -> DictionaryAttr:
         or t.dtype is None
         or t.dtype.kind not in "iu"
     ):
+        return DictionaryAttr({})
+    with np.errstate(over="ignore"):  # 1e39 is inf in float32: no warning
+        scale = float(np.float32(quant.scale))
+    if not 0 < scale < math.inf:  # NaN too
         return DictionaryAttr({})
     return DictionaryAttr(
         {

@@ -22,12 +22,18 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import ArrayAttr, FunctionType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    ModuleOp,
+    StringAttr,
+)
 from xdsl.dialects.func import FuncOp, ReturnOp
 
 from tests.model_inputs import mfcc_features, speech_features, structured_inputs
 from usmp.dialects import relay
-from usmp.dialects.relay import OUTPUT_TENSOR_NAMES
+from usmp.dialects.relay import OUTPUT_QUANTIZATION, OUTPUT_TENSOR_NAMES
 from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import Model, read_model_file
 from usmp.oracle.relay_interpreter import evaluate
@@ -84,6 +90,11 @@ def expose_group_results(module: ModuleOp) -> ModuleOp:
     if isinstance(names, ArrayAttr):
         main.attributes[OUTPUT_TENSOR_NAMES] = ArrayAttr(
             [*names.data, *(StringAttr(f"group_result_{k}") for k in range(len(extra)))]
+        )
+    quantization = main.attributes.get(OUTPUT_QUANTIZATION)
+    if isinstance(quantization, ArrayAttr):  # the group results: not described
+        main.attributes[OUTPUT_QUANTIZATION] = ArrayAttr(
+            [*quantization.data, *(DictionaryAttr({}) for _ in extra)]
         )
     fused.verify()
     return fused

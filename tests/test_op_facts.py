@@ -82,9 +82,15 @@ def importer_classes() -> frozenset[object]:
 def documented_ops() -> frozenset[str]:
     """The op names in the first cell of a row of ``docs/relay-ops.md``."""
     names: set[str] = set()
+    header = ""  # the first cell of the current table's header row
     for line in (ROOT / "docs" / "relay-ops.md").read_text().splitlines():
         cells = line.strip().split("|")
-        if line.lstrip().startswith("|") and len(cells) > 2:  # or in a list item
+        if not line.lstrip().startswith("|") or len(cells) <= 2:  # or in a list item
+            header = ""
+            continue
+        if not header:
+            header = cells[1].strip()
+        elif header == "op":  # not the tables of attributes
             names.update(re.findall(r"`(relay\.[a-z0-9_]+)`", cells[1]))
     return frozenset(names)
 
