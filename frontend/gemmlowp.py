@@ -18,6 +18,7 @@ wrap-around, as every compiler the models target produces).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 
 INT32_MIN = -(1 << 31)
@@ -203,12 +204,19 @@ def inv_sqrt_quantized_multiplier_exp(
 _INT8_INPUT_INTEGER_BITS = 4
 
 
-@cache
-def logistic_int8_table(
-    zero_point: int, radius: int, multiplier: int, left_shift: int
+def _int8_table(
+    function: Callable[[int, int], int],
+    out_bits: int,
+    offset: int,
+    zero_point: int,
+    radius: int,
+    multiplier: int,
+    left_shift: int,
 ) -> tuple[int, ...]:
-    """``reference_integer_ops::Logistic`` of every int8 input, -128 first
-    (output scale 1/256, zero point -128)."""
+    """``function`` (gemmlowp's fixed-point logistic or tanh, Q0.31 out) of
+    every int8 input, -128 first, as TFLite's reference integer kernels
+    compute it: saturated beyond ``radius``, else rescaled to Q4.27, then
+    to ``out_bits`` fractional bits plus ``offset``, clamped to int8."""
     out: list[int] = []
     for x in range(-128, 128):
         v = x - zero_point
@@ -218,9 +226,19 @@ def logistic_int8_table(
             out.append(127)
         else:
             q4 = multiply_by_quantized_multiplier(v, multiplier, left_shift)
-            q0 = logistic(q4, _INT8_INPUT_INTEGER_BITS)
-            out.append(min(max(rounding_divide_by_pot(q0, 31 - 8) - 128, -128), 127))
+            q0 = function(q4, _INT8_INPUT_INTEGER_BITS)
+            scaled = rounding_divide_by_pot(q0, 31 - out_bits) + offset
+            out.append(min(max(scaled, -128), 127))
     return tuple(out)
+
+
+@cache
+def logistic_int8_table(
+    zero_point: int, radius: int, multiplier: int, left_shift: int
+) -> tuple[int, ...]:
+    """``reference_integer_ops::Logistic`` of every int8 input, -128 first
+    (output scale 1/256, zero point -128)."""
+    return _int8_table(logistic, 8, -128, zero_point, radius, multiplier, left_shift)
 
 
 @cache
@@ -229,18 +247,7 @@ def tanh_int8_table(
 ) -> tuple[int, ...]:
     """``reference_integer_ops::Tanh`` of every int8 input, -128 first
     (output scale 1/128, zero point 0)."""
-    out: list[int] = []
-    for x in range(-128, 128):
-        v = x - zero_point
-        if v <= -radius:
-            out.append(-128)
-        elif v >= radius:
-            out.append(127)
-        else:
-            q4 = multiply_by_quantized_multiplier(v, multiplier, left_shift)
-            q0 = tanh(q4, _INT8_INPUT_INTEGER_BITS)
-            out.append(min(max(rounding_divide_by_pot(q0, 31 - 7), -128), 127))
-    return tuple(out)
+    return _int8_table(tanh, 7, 0, zero_point, radius, multiplier, left_shift)
 
 
 _KSHIFT = 20

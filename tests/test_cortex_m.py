@@ -44,8 +44,6 @@ def tools() -> None:
 
 
 def test_kws_on_cortex_m4_bit_exact(tools: None, tmp_path: Path) -> None:
-    if not KWS.is_file():
-        pytest.skip(f"{KWS} not found")
     model = read_model_file(KWS)
     inputs = random_inputs(model, seed=1)
     (reference,) = run_tflm(KWS.read_bytes(), inputs, model.outputs)

@@ -48,8 +48,6 @@ INT8_MODELS = [
 @pytest.mark.parametrize("name", INT8_MODELS)
 def test_every_group_result_matches_oracle(name: str) -> None:
     path = MODELS_DIR / name
-    if not path.is_file():
-        pytest.skip(f"{path} not found")
     model = read_model_file(path)
     module = expose_group_results(import_model(model))
     for kind, inputs in model_inputs(name, model).items():
@@ -266,8 +264,6 @@ def test_mlir_translate_builds_the_dsp_library() -> None:
     if folder is None or not (folder / "mlir-translate").exists():
         missing_tool("mlir-translate (MLIR 22)", "apt-get install mlir-22-tools")
     path = MODELS_DIR / INT8_MODELS[0]
-    if not path.is_file():
-        pytest.skip(f"{path} not found")
     model = read_model_file(path)
     module = import_model(model)
     inputs = model_inputs(INT8_MODELS[0], model)["structured"]
@@ -300,8 +296,6 @@ def test_workspace_unchanged(name: str, workspace: int, tmp_path) -> None:  # no
     from usmp.tools.usmp_compile import main as usmp_compile
 
     path = MODELS_DIR / name
-    if not path.is_file():
-        pytest.skip(f"{path} not found")
     sizes = []
     for target in ("c", "c -mcpu=cortex-m4"):
         out = tmp_path / target.replace(" ", "_")
@@ -332,8 +326,6 @@ def test_offloaded_groups_keep_portable_kernels(tmp_path) -> None:  # noqa: ANN0
     from usmp.tools.usmp_compile import main as usmp_compile
 
     path = MODELS_DIR / INT8_MODELS[0]
-    if not path.is_file():
-        pytest.skip(f"{path} not found")
     out = tmp_path / "kws"
     argv = [str(path), "-o", str(out), "-q", "--module-name", "kws"]
     argv += ["--target", "accel,c -mcpu=cortex-m4", "--offload", "CONV_2D=accel"]

@@ -39,10 +39,13 @@ ROOT = Path(__file__).resolve().parent.parent
 KWS = ROOT / "examples" / "kws_ref_model.tflite"
 CHAIN = ROOT / "examples" / "chain.mlir"
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("gcc") is None or shutil.which("make") is None,
-    reason="needs gcc and make",
-)
+
+@pytest.fixture(autouse=True)
+def _build_tools() -> None:
+    for tool in ("gcc", "make"):
+        if shutil.which(tool) is None:
+            pytest.fail(f"{tool} is required (scripts/setup.sh installs it)")
+
 
 _IGNORED = shutil.ignore_patterns(
     ".venv",
