@@ -54,7 +54,14 @@ from usmp.planning.minimalloc_native import load
 from usmp.planning.minimalloc_solver import OutOfTime
 from usmp.planning.minimize import grain_of, minimize_pool, pool_problem
 from usmp.planning.model import Plan, PlanningError, Problem
-from usmp.planning.placement import OFFSET_RULES, Indexed, OffsetRule, cost, decode
+from usmp.planning.placement import (
+    OFFSET_RULES,
+    Indexed,
+    OffsetRule,
+    cost,
+    decode,
+    lane_layout,
+)
 from usmp.planning.placement_native import native_decoder
 
 # How much slower the Python search is than the C one (both run the same
@@ -144,31 +151,61 @@ class BestFit:
     hill_climb: HillClimb = field(default_factory=HillClimb)
     large: int = 2_000
 
-    def __call__(self, problem: Problem, deadline: float | None = None) -> Plan:
+    def __call__(
+        self,
+        problem: Problem,
+        deadline: float | None = None,
+        ix: Indexed | None = None,
+        first_by: float | None = None,
+    ) -> Plan:
         """The plan; with ``deadline`` (a ``time.process_time()`` value) each
         phase stops once it has passed (the portfolio after its first plan,
         the hill climb after an attempt, the search after a probe), so the
-        plan is then the best found by that time."""
-        ix = Indexed.of(problem)
+        plan is then the best found by that time. A first decode that the
+        deadline (or the later ``first_by``, when given) cuts short, or that
+        would start after it, gives way to ``lane_layout`` (linear time, up
+        to twice the bytes) where that applies. ``ix``: the problem indexed
+        already (by the caller)."""
+        ix = ix or Indexed.of(problem)
         best: tuple[tuple[int, tuple[int, ...]], list[int], list[int]] | None = None
         first_error: PlanningError | None = None
         large = len(ix.names) > self.large
         gap_rules: tuple[OffsetRule, ...] = ("first_fit", "best_fit")
-        # linear time when large: the two gap-reusing decodes of the size order
-        orders = [(_size_order(ix), gap_rules)] if large else _orders(ix)
-        native = native_decoder(ix)
+        first_by = deadline if first_by is None else max(first_by, deadline or first_by)
+        # no time left for a decode (or for its orders): lanes, if they apply
+        quick = lane_layout(ix) if _past(first_by) else None
+        orders = []
+        if quick is None:  # linear time when large: the size order's two decodes
+            orders = [(_size_order(ix), gap_rules)] if large else _orders(ix)
+            quick = lane_layout(ix) if _past(first_by) else None
+        if quick is not None:
+            best = (cost(ix, *quick), *quick)
+            orders = []
+        native = native_decoder(ix) if orders else None
         for order, rules in orders:
             for rule in rules:
                 if best is not None and _past(deadline):
                     break
                 try:
                     if native is not None:
-                        pools, offsets = native.decode(order, rule)
+                        pools, offsets = native.decode(
+                            order, rule, first_by if best is None else deadline
+                        )
                     else:
                         pools, offsets = decode(ix, order, rule)
                 except PlanningError as e:
                     first_error = first_error or e
                     continue
+                except OutOfTime:
+                    if best is not None:
+                        break
+                    # the first plan cut short: a layout is needed
+                    quick = lane_layout(ix)
+                    if quick is None:  # no such layout: the decode, uncut
+                        assert native is not None
+                        pools, offsets = native.decode(order, rule)
+                    else:
+                        pools, offsets = quick
                 c = cost(ix, pools, offsets)
                 if best is None or c < best[0]:
                     best = (c, pools, offsets)
@@ -203,12 +240,19 @@ class BestFit:
         nodes = 0
         optimal = True
         searching = load() is not None
+        whole = lower_bound(problem)
+        sized = sum(1 for size in ix.sizes if size)
         for k in range(len(problem.pools)):
             members = [i for i in range(len(ix.names)) if pools[i] == k and ix.sizes[i]]
             if not members:
                 continue
             subset = tuple(ix.buffers[i] for i in members)
-            lower = lower_bound(Problem(subset, problem.pools))
+            # one pool holding every sized buffer: the problem's own bound
+            lower = (
+                whole
+                if len(members) == sized and not problem.overlaps
+                else lower_bound(Problem(subset, problem.pools))
+            )
             pp = None
             if not large:  # large: no search, the layout as decoded
                 try:
@@ -251,7 +295,7 @@ class BestFit:
             ix.placements(pools, offsets),
             algorithm="best_fit",
             stats={
-                "lower_bound": float(lower_bound(problem)),
+                "lower_bound": float(whole),
                 "portfolio_bytes": float(portfolio_bytes),
                 "search_nodes": float(nodes),
                 "pools_optimal": float(optimal),

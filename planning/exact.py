@@ -19,8 +19,11 @@
 
 Every phase ends by the time limit (CPU seconds, from the call): the
 start, the bounds, the preparation of each pool's search (its conflict
-lists and sections), the search itself. Only the start's first decode
-cannot be cut: a plan is always returned.
+lists and sections), the search itself. The start's first decode (which
+visits every conflict) runs until a reserve before the limit; cut short, the
+start is ``placement.lane_layout`` (linear time, up to twice the bytes): a
+plan is always returned. Only a problem with allowed overlaps, where lanes
+do not apply, still runs its first decode uncut.
 
 The plan says what was proven, in ``stats``: ``lower_bound`` (liveness /
 clique bound of the problem), ``proven_lower_bound`` (at least that, raised
@@ -65,6 +68,13 @@ SEARCH_CONFLICTS = 10_000_000
 # At most this share of the time limit goes to the heuristic start
 # (``best_fit``, which stops once its deadline has passed).
 HEURISTIC_SHARE = 0.5
+# Its first plan (a decode visits every conflict, which a dense problem may
+# not leave time for; cut short, it gives way to a lane layout in linear
+# time) must end this many times the problem's indexing time before the
+# limit: the lane layout, the bound and turning placements into the plan
+# are linear too, together about four times the indexing (0.6 s at 50,000
+# buffers here).
+FINISH_RESERVE = 4.0
 
 
 @dataclass(frozen=True)
@@ -78,10 +88,16 @@ class Optimal:
         start = time.process_time()
         deadline = start + self.time_limit
         ix = Indexed.of(problem)
+        reserve = FINISH_RESERVE * (time.process_time() - start)
         n = len(ix.names)
         single = all(len(c) == 1 for c in ix.candidates)
         try:
-            heuristic = best_fit(problem, start + HEURISTIC_SHARE * self.time_limit)
+            heuristic = best_fit(
+                problem,
+                start + HEURISTIC_SHARE * self.time_limit,
+                ix,
+                first_by=deadline - reserve,
+            )
         except PlanningError as e:
             if not single:
                 raise
@@ -90,12 +106,17 @@ class Optimal:
         pools = [pool_index[heuristic.placements[x].pool] for x in ix.names]
         offsets = [heuristic.placements[x].offset for x in ix.names]
         heuristic_bytes = sum(heuristic.pool_sizes(problem).values())
-        bound = lower_bound(problem)
+        known = heuristic.stats.get("lower_bound")  # best_fit's, when it ran
+        bound = int(known) if known is not None else lower_bound(problem)
         used = sorted({pools[i] for i in range(n) if ix.sizes[i]})
+        if time.process_time() >= deadline:
+            used = []  # no time to search: the start's layout
+        conflicts = [0] * len(problem.pools)
+        for i, degree in enumerate(ix.degrees if used else ()):
+            conflicts[pools[i]] += degree
         proven = 0
         for x, k in enumerate(used):
-            conflicts = sum(ix.degrees[i] for i in range(n) if pools[i] == k)
-            if conflicts > SEARCH_CONFLICTS:
+            if conflicts[k] > SEARCH_CONFLICTS:
                 continue  # too dense to search: the start's layout
             try:
                 members, pp = pool_problem(ix, pools, k, deadline)
@@ -104,7 +125,12 @@ class Optimal:
             now = time.process_time()
             share = max(deadline - now, 0.0) / (len(used) - x)
             sub = Problem(tuple(ix.buffers[i] for i in members), problem.pools)
-            lower = lower_bound(sub)
+            lower = (
+                bound
+                if len(members) == sum(1 for size in ix.sizes if size)
+                and not problem.overlaps
+                else lower_bound(sub)
+            )
             start_offsets = [offsets[i] for i in members]
             if max(o + s for o, s in zip(start_offsets, pp.sizes, strict=True)) > lower:
                 # Not at the bound: a twentieth of the time for a better one.

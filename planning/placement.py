@@ -20,6 +20,7 @@ The validator (``validate.py``) shares none of this code.
 
 from __future__ import annotations
 
+import heapq
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -326,3 +327,54 @@ def cost(
 def total_bytes(ix: Indexed, pools: Sequence[int], offsets: Sequence[int]) -> int:
     """Sum over pools of the highest buffer end (the bytes the plan needs)."""
     return sum(pool_tops(ix, pools, offsets))
+
+
+def lane_layout(ix: Indexed) -> tuple[list[int], list[int]] | None:
+    """A valid layout in O(n log n), for when there is no time for a decode
+    (which visits every conflict: hundreds per buffer on a dense problem).
+
+    Each sized buffer goes to its first candidate pool, into a *lane* of its
+    size class (its size rounded up to a power of two, then to its
+    alignment): in start order, a buffer takes a lane whose buffers have all
+    ended (interval colouring: a class gets as many lanes as it has buffers
+    live at once); a lane holding a buffer with explicit conflicts (or an
+    empty lifetime) is never taken again; the classes are stacked, largest
+    first. Up to twice each class's peak: a floor, not a plan to keep.
+    ``None`` with allowed overlaps (their intervals are the decode's) or
+    when a pool's limit is exceeded."""
+    if ix.forbidden:
+        return None
+    b = ix.buffers
+    n = len(ix.names)
+    pools = [c[0] if c else 0 for c in ix.candidates]
+    offsets = [0] * n
+    classes: dict[tuple[int, int, int], list[int]] = {}
+    for i in range(n):
+        size = ix.sizes[i]
+        if size:
+            align = ix.alignments[i][0]
+            width = align_up(1 << (size - 1).bit_length(), align)
+            classes.setdefault((pools[i], width, align), []).append(i)
+    cursor = [0] * len(ix.limits)
+    for (pool, width, align), members in sorted(
+        classes.items(), key=lambda kv: (kv[0][0], -kv[0][1], kv[0][2])
+    ):
+        members.sort(key=lambda i: (b[i].start, i))
+        free: list[tuple[int, int]] = []  # (end of its last buffer, lane)
+        base = align_up(cursor[pool], align)
+        lanes = 0
+        for i in members:
+            x = b[i]
+            if free and free[0][0] <= x.start:
+                lane = heapq.heappop(free)[1]
+            else:
+                lane = lanes
+                lanes += 1
+            if x.start < x.end and not ix.explicit[i]:
+                heapq.heappush(free, (x.end, lane))
+            offsets[i] = base + lane * width
+        cursor[pool] = base + lanes * width
+        limit = ix.limits[pool]
+        if limit is not None and max(offsets[i] + ix.sizes[i] for i in members) > limit:
+            return None
+    return pools, offsets

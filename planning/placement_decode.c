@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef int64_t i64;
 
@@ -240,20 +241,23 @@ static i64 offset_in_pool(Range *occ, Range *tmp, int m, i64 size, i64 alignment
  *
  * Returns -1 with pool_of/offset_of filled, or the position in order of the
  * first buffer that fits no candidate, with tried[k] the end it would have
- * had in its k-th candidate pool; -2 when out of memory. */
+ * had in its k-th candidate pool; -2 when out of memory; -3 when
+ * cpu_budget >= 0 and more than that many seconds of process CPU time
+ * (clock()) have passed, looked at every 64 buffers. */
 int pd_decode(int n, int rule, const int *order, int n_order, const i64 *sizes,
               const i64 *starts, const i64 *ends, const i64 *buf_align,
               const int *cand_start, const int *cand, const i64 *cand_align,
               const i64 *limits, const i64 *pool_align, const int *xc_start,
               const int *xc, const int *fb_start, const int *fb,
               const i64 *fb_lo, const i64 *fb_hi, int *pool_of, i64 *offset_of,
-              i64 *tried) {
+              i64 *tried, double cpu_budget) {
   int *live = NULL, *node_start = NULL, *node_list = NULL;
   int *lo_leaf = NULL, *hi_leaf = NULL, *stamp = NULL, *fstamp = NULL;
   int *near = NULL, *fill = NULL;
   i64 *keys = NULL, *flo = NULL, *fhi = NULL;
   Range *occ = NULL, *tmp = NULL;
   int n_live = 0, n_leaf = 0, leaves = 1, k, pos, result = -2;
+  clock_t t0 = clock();
 
   live = malloc(sizeof(int) * (size_t)(n + 1));
   keys = malloc(sizeof(i64) * (size_t)(n + 1));
@@ -318,6 +322,11 @@ int pd_decode(int n, int rule, const int *order, int n_order, const i64 *sizes,
 
   for (pos = 0; pos < n_order; ++pos) {
     int i = order[pos], n_near = 0, c;
+    if (cpu_budget >= 0 && (pos & 63) == 0 &&
+        (double)(clock() - t0) / CLOCKS_PER_SEC > cpu_budget) {
+      result = -3; /* out of time: no plan */
+      goto done;
+    }
     i64 size = sizes[i];
     int mark = pos + 1;
     stamp[i] = mark; /* never its own neighbour */

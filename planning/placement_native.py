@@ -13,11 +13,13 @@ would overflow the C side's 64-bit arithmetic: ``placement.decode`` then.
 from __future__ import annotations
 
 import ctypes
+import time
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
 from usmp.planning.minimalloc_native import LIMIT, compiled, csr, i64_array, int_array
+from usmp.planning.minimalloc_solver import OutOfTime
 from usmp.planning.model import PlanningError
 from usmp.planning.placement import Indexed, OffsetRule
 
@@ -58,6 +60,7 @@ def load() -> ctypes.CDLL | None:
         _intp,  # out: pools
         _i64p,  # out: offsets
         _i64p,  # out: tried ends of the failing buffer
+        ctypes.c_double,  # CPU seconds it may take (< 0: no limit)
     ]
     return lib
 
@@ -100,11 +103,14 @@ class NativeDecoder:
         self.most_candidates = max((len(c) for c in ix.candidates), default=0)
 
     def decode(
-        self, order: Sequence[int], rule: OffsetRule
+        self, order: Sequence[int], rule: OffsetRule, deadline: float | None = None
     ) -> tuple[list[int], list[int]]:
         """Per-buffer (pool index, offset); :class:`PlanningError` for the
-        first buffer that fits no candidate (as ``placement.decode``)."""
+        first buffer that fits no candidate (as ``placement.decode``);
+        :class:`OutOfTime` once ``deadline`` (a ``time.process_time()``
+        value) has passed."""
         n = self.n
+        budget = -1.0 if deadline is None else max(deadline - time.process_time(), 0.0)
         pools = (ctypes.c_int * max(n, 1))()
         offsets = (ctypes.c_int64 * max(n, 1))()
         tried = (ctypes.c_int64 * max(self.most_candidates, 1))()
@@ -117,7 +123,10 @@ class NativeDecoder:
             pools,
             offsets,
             tried,
+            budget,
         )
+        if failed == -3:
+            raise OutOfTime
         if failed == -2:
             raise MemoryError("placement_decode.c: out of memory")
         if failed >= 0:

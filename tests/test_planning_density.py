@@ -32,10 +32,16 @@ from usmp.planning.algorithms import ALGORITHMS, TIMED_ALGORITHMS, get_algorithm
 from usmp.planning.best_fit import BestFit, best_fit
 from usmp.planning.exact import Optimal
 from usmp.planning.lower_bound import lower_bound
-from usmp.planning.minimalloc_solver import PoolProblem, Search, SearchResult, Status
+from usmp.planning.minimalloc_solver import (
+    OutOfTime,
+    PoolProblem,
+    Search,
+    SearchResult,
+    Status,
+)
 from usmp.planning.minimize import minimize_pool, pool_problem
-from usmp.planning.model import Overlap, Plan, PlanningError, Pool, Problem
-from usmp.planning.placement import OFFSET_RULES, Indexed, OffsetRule, decode
+from usmp.planning.model import Buffer, Overlap, Plan, PlanningError, Pool, Problem
+from usmp.planning.placement import OFFSET_RULES, Indexed, OffsetRule, decode, lane_layout
 from usmp.planning.placement_native import native_decoder
 from usmp.planning.validate import validate_plan
 from usmp.testing.planning_problems import dense_problem, max_live
@@ -176,11 +182,65 @@ def test_optimal_ends_by_its_time_limit() -> None:
             assert sum(plan.pool_sizes(p).values()) >= lower_bound(p)
 
 
-def test_best_fit_past_its_deadline_returns_its_first_plan() -> None:
-    problem = PROBLEMS["dense-600"]
-    plan = best_fit(problem, time.process_time())
+def test_best_fit_past_its_deadline_returns_a_lane_layout() -> None:
+    """No time for a decode: the lane layout, valid; with allowed overlaps
+    (no lanes) the first decode, uncut."""
+    for case in ("dense-600", "dense-600-overlaps"):
+        problem = PROBLEMS[case]
+        plan = best_fit(problem, time.process_time())
+        assert validate_plan(problem, plan) == []
+        assert plan.stats["search_nodes"] == 0
+        ix = Indexed.of(problem)
+        lanes = lane_layout(ix)
+        offsets = [plan.placements[x].offset for x in ix.names]
+        assert (lanes is not None and offsets == lanes[1]) == (not problem.overlaps)
+
+
+@pytest.mark.parametrize("case", sorted(PROBLEMS))
+def test_lane_layout_is_valid(case: str) -> None:
+    """Every pool limit, alignment, explicit conflict and fallback pool of
+    the random problems: a valid layout, or ``None`` (allowed overlaps, or
+    a limit the lanes exceed); never below the bound."""
+    problem = PROBLEMS[case]
+    ix = Indexed.of(problem)
+    lanes = lane_layout(ix)
+    if problem.overlaps:
+        assert lanes is None
+        return
+    if lanes is None:
+        assert "bounded" in case or "fallback" in case
+        return
+    plan = Plan(ix.placements(*lanes), algorithm="lanes")
     assert validate_plan(problem, plan) == []
-    assert plan.stats["search_nodes"] == 0
+    assert sum(plan.pool_sizes(problem).values()) >= lower_bound(problem)
+
+
+def test_lane_layout_keeps_explicit_conflicts_apart() -> None:
+    """Lifetimes one after the other, each buffer in explicit conflict with
+    the one before (and one with an empty lifetime): no lane is shared
+    along a conflict."""
+    buffers = [
+        Buffer(f"b{k}", 48, k, k + 1, conflicts=(f"b{k - 1}",) if k else ())
+        for k in range(6)
+    ] + [Buffer("empty", 48, 3, 3, conflicts=("b3",)), Buffer("free", 48, 9, 10)]
+    problem = Problem(tuple(buffers))
+    ix = Indexed.of(problem)
+    lanes = lane_layout(ix)
+    assert lanes is not None
+    plan = Plan(ix.placements(*lanes), algorithm="lanes")
+    assert validate_plan(problem, plan) == []
+
+
+def test_c_decode_stops_at_its_deadline() -> None:
+    ix = Indexed.of(PROBLEMS["dense-600"])
+    native = native_decoder(ix)
+    assert native is not None
+    order = list(range(len(ix.names)))
+    with pytest.raises(OutOfTime):
+        native.decode(order, "first_fit", time.process_time() - 1.0)
+    # no deadline, or one far off: the same placements as the Python decode
+    far = time.process_time() + 3600.0
+    assert native.decode(order, "first_fit", far) == decode(ix, order, "first_fit")
 
 
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))
