@@ -27,7 +27,7 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects import memref, scf
-from xdsl.dialects.builtin import MemRefType, ShapedType, StringAttr, i32
+from xdsl.dialects.builtin import MemRefType, ModuleOp, ShapedType, StringAttr, i32
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -35,6 +35,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
+from xdsl.traits import SymbolTable
 
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc
@@ -358,7 +359,59 @@ class GetGlobalOpLowering(EmitcPattern):
         name = op.name_.root_reference.data
         array = lw.result(emitc.GetGlobalOp(name, array_type))
         first = lw.result(emitc.SubscriptOp(array, [lw.index(0)] * len(shape)))
-        lw.replace(address_of(lw, first))
+        pointer = address_of(lw, first)
+        if _is_constant_global(op):
+            _refuse_writes(op)
+            # ``&table[0]`` points to const: a declared ``T*`` takes it by
+            # an explicit cast, as a constant pool's views do (C99 refuses
+            # the implicit one)
+            pointer = lw.result(create(emitc.CastOp, (pointer,), pointer.type))
+        lw.replace(pointer)
+
+
+_VIEWS = (
+    memref.SubviewOp,
+    memref.ReinterpretCastOp,
+    memref.CastOp,
+    memref.CollapseShapeOp,
+    memref.ExpandShapeOp,
+)
+
+
+def _refuse_writes(op: memref.GetGlobalOp) -> None:
+    """A located error for a ``memref.store`` or ``memref.copy`` into the
+    constant global ``op`` reads (directly or through views): its C array
+    is ``static const``, in flash on a microcontroller."""
+    values = [op.memref]
+    while values:
+        value = values.pop()
+        for use in value.uses:
+            user = use.operation
+            if isinstance(user, _VIEWS):
+                values.extend(user.results)
+            elif (isinstance(user, memref.StoreOp) and use.index == 1) or (
+                isinstance(user, memref.CopyOp) and use.index == 1
+            ):
+                raise located_error(
+                    user,
+                    f"writes into the constant global @{op.name_.root_reference.data}"
+                    " (its C array is static const); write into a buffer, or drop "
+                    "'constant' from the memref.global",
+                )
+
+
+def _is_constant_global(op: memref.GetGlobalOp) -> bool:
+    """Whether the global ``op`` names is ``constant`` (still a
+    ``memref.global``, or already its ``emitc.global``)."""
+    module = op.parent_op()
+    while module is not None and not isinstance(module, ModuleOp):
+        module = module.parent_op()
+    if module is None:
+        return False
+    target = SymbolTable.lookup_symbol(module, op.name_)
+    if isinstance(target, memref.GlobalOp):
+        return target.constant is not None
+    return isinstance(target, emitc.GlobalOp) and target.const_specifier is not None
 
 
 class DimOpLowering(EmitcPattern):

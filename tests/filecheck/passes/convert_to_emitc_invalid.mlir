@@ -83,3 +83,15 @@ func.func @f(%a: memref<4xi32>) {
 
 // expected-error@+1 {{'relay.constant' at module level cannot be emitted as C}}
 "relay.constant"() {value = dense<1> : tensor<i8>} : () -> tensor<i8>
+
+// -----
+
+"memref.global"() <{sym_name = "lut", sym_visibility = "private", type = memref<4xi32>, initial_value = dense<[1, 2, 3, 4]> : tensor<4xi32>, constant}> : () -> ()
+func.func @f(%v: i32) {
+  %g = memref.get_global @lut : memref<4xi32>
+  %c0 = arith.constant 0 : index
+  %s = memref.subview %g[1] [2] [1] : memref<4xi32> to memref<2xi32, strided<[1], offset: 1>>
+  // expected-error@+1 {{writes into the constant global @lut (its C array is static const); write into a buffer, or drop 'constant' from the memref.global}}
+  memref.store %v, %s[%c0] : memref<2xi32, strided<[1], offset: 1>>
+  func.return
+}
