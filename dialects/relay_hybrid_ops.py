@@ -18,9 +18,12 @@ oracle is ``usmp.oracle.hybrid``):
   min(0, min)``, ``rmax = max(0, max)`` in f32, ``scale = f64(rmax - rmin)
   / 255`` and the nudged zero point in f64 (TFLite's choice between the
   zero points from ``rmin`` and ``rmax``, clamped to -128..127, rounded
-  half away from zero), the scale stored as f32; ``q = clamp(round(zp + x
-  * f32(1.0 / f64(scale))), -128, 127)``; an all-zero row: ``q = 0``, scale
-  1, zero point 0.
+  half away from zero), the scale stored as f32; ``q = clamp(zp + round(x
+  * f32(1.0 / f64(scale))), -128, 127)`` (the zero point added after the
+  rounding, as LiteRT's optimised ``NeonAsymmetricQuantizeFloats``, which
+  its x86 build runs through NEON_2_SSE; the portable kernel rounds ``zp +
+  x * inverse`` instead, which differs on a value now and then); an
+  all-zero row: ``q = 0``, scale 1, zero point 0.
 
 ``relay.dynamic_quantize`` gives ``q`` (i8, same shape),
 ``relay.dynamic_quantize_scale`` the scale (f32, shape ``(rows, 1)``) and

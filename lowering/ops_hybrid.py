@@ -4,8 +4,8 @@ Row operators, lowered like ``quantized_l2_normalize``: the statistics of a
 row (its min and max in one pass, then the scale, the inverse scale and the
 zero point as scalars, ``dynamic_quantize_row``) are computed once before
 the row's loop when the fused group's result is the operator
-(``ops_softmax.ROW_STATISTICS``), then each element is one multiply (plus
-the zero point), one ``roundf`` and a clamp. The asymmetric scale and zero
+(``ops_softmax.ROW_STATISTICS``), then each element is one multiply, one
+``roundf`` (plus the zero point) and a clamp. The asymmetric scale and zero
 point are computed in ``double``, as LiteRT's ``AsymmetricQuantizeFloats``.
 Degenerate rows (all zeros) take a finite denominator and the results
 LiteRT gives them (scale 1, zero point 0, ``q`` 0), so no ``NaN`` or
@@ -112,9 +112,9 @@ def dynamic_quantize(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAV
     b = k.b
     inverse, zero_point = _row(k, op, index)
     y = b.mul(k.at(op.data, index), inverse)
-    if op.asymmetric:
-        y = b.add(zero_point, y)
     rounded = b.emit(xmath.RoundOp(y))
+    if op.asymmetric:  # after the rounding, as LiteRT (relay_hybrid_ops.py)
+        rounded = b.add(zero_point, rounded)
     lowest = -128.0 if op.asymmetric else -127.0
     clamped = b.min(b.max(rounded, b.const(lowest, f32)), b.const(127.0, f32))
     return b.convert(clamped, i8)

@@ -61,7 +61,8 @@ def asymmetric_quantize_row(
     x: npt.NDArray[np.float32],
 ) -> tuple[npt.NDArray[np.int8], np.float32, int]:
     """LiteRT's ``PortableAsymmetricQuantizeFloats``: int8 values, scale and
-    zero point. ``rmax - rmin`` is a float32 difference, the rest double."""
+    zero point. ``rmax - rmin`` is a float32 difference, the rest double;
+    the zero point is added to the rounded values."""
     x = np.asarray(x, _F32)
     rmin = min(_F32(0), x.min()) if x.size else _F32(0)
     rmax = max(_F32(0), x.max()) if x.size else _F32(0)
@@ -82,8 +83,10 @@ def asymmetric_quantize_row(
         )
     scaling_factor = _F32(scale)
     inverse = _F32(1.0 / float(scaling_factor))
-    shifted = (_F32(zero_point) + (x * inverse).astype(_F32)).astype(_F32)
-    q = np.clip(_round_half_away(shifted), -128, 127).astype(np.int8)
+    # the zero point after the rounding (LiteRT's optimised kernel, the one
+    # its x86 build runs: see dialects/relay_hybrid_ops.py)
+    rounded = _round_half_away((x * inverse).astype(_F32))
+    q = np.clip(rounded + _F32(zero_point), -128, 127).astype(np.int8)
     return q, scaling_factor, zero_point
 
 

@@ -19,6 +19,7 @@ from usmp.frontend.tflite_import import (
     import_tflite_bytes,
 )
 from usmp.frontend.tflite_reader import Model, Operator, read_model
+from usmp.oracle.hybrid import dynamic_quantize_rows
 from usmp.oracle.relay_interpreter import evaluate
 from usmp.testing.run_c import run_module
 from usmp.testing.shared_models import MODELS_DIR
@@ -121,6 +122,23 @@ def test_many_rows_equal_litert(asymmetric):
     x += rng.uniform(-1, 1, (4096, 1)) * np.abs(x).max(axis=1, keepdims=True)
     data = fully_connected((4096, 16), 3, asymmetric=asymmetric, per_channel=True)
     matches_litert(data, x.astype(F32))
+
+
+def test_asymmetric_zero_point_is_added_after_the_rounding():
+    """A row (all negative: zero point 127) where ``x * inverse`` is -91.5
+    in f32: LiteRT rounds it to -92 and then adds 127 (35); rounding ``127 +
+    x * inverse`` = 35.5 would give 36. Found by re-seeding
+    ``test_many_rows_equal_litert`` (1 row in 4,096)."""
+    row = np.frombuffer(
+        bytes.fromhex(
+            "853b27bb7f1699bb0add73bbb623b4ba8d048fbbe3b9dbba98d1f5b95a284bbb"
+            "a947ddba0fe83bbbde022cba76d071bbada254baed512cbbb46b50bb8f4e24ba"
+        ),
+        F32,
+    ).reshape(1, 16)
+    q, _, zero_point = dynamic_quantize_rows(row, asymmetric=True)
+    assert zero_point[0, 0] == 127 and q[0, 5] == 35
+    matches_litert(fully_connected((1, 16), 3, asymmetric=True, per_channel=True), row)
 
 
 def test_asymmetric_inputs_change_the_result():
