@@ -193,6 +193,10 @@ class CompileOptions:
     (pointers), cpacked (TVMValue/DLTensor arguments, called directly) or
     packed (looked up by name, called through TVMFuncCall); default from
     --use-unpacked-api."""
+    profile: bool = flag(False, "--profile", kind="switch")
+    """Call weak hooks tvmgen_<m>_profile_begin/end(op_index) around every
+    operator call and add a table of the operators' names to the library
+    (convert-to-emitc{profile}); the kit's example/profile.c times them."""
     emit_tflm_plan: str | None = flag(None, "--emit-tflm-plan", metavar="OUT.tflite")
     """Also write a copy of the model holding the workspace plan as TFLite
     Micro's offline memory plan (OfflineMemoryAllocation metadata): the

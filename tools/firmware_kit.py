@@ -37,6 +37,7 @@ from usmp.lowering.metadata import (
 )
 from usmp.lowering.metadata_devices import hook_stubs
 from usmp.tools.c_library import CLibrary
+from usmp.tools.firmware_kit_profile import PROFILE_EXAMPLE, profile_example
 
 INCLUDE_DIR = "codegen/host/include"
 SRC_DIR = "codegen/host/src"
@@ -81,11 +82,23 @@ def read_split_file(text: str) -> dict[str, str]:
 
 def kit_files(library: CLibrary) -> dict[str, str]:
     """Relative path -> content of the kit's files (see the module note)."""
-    return {
+    files = {
         "CMakeLists.txt": cmake_lists(library),
         "Makefile": makefile(library),
         EXAMPLE: example_main(library),
     }
+    if library.interface.profile is not None:
+        files[PROFILE_EXAMPLE] = profile_example(
+            library.interface, library.file("header")
+        )
+    return files
+
+
+def _example_sources(library: CLibrary) -> str:
+    """The example's C files: main.c, and profile.c when profiled."""
+    if library.interface.profile is None:
+        return EXAMPLE
+    return f"{EXAMPLE} {PROFILE_EXAMPLE}"
 
 
 def _sources(library: CLibrary) -> list[str]:
@@ -145,7 +158,7 @@ if({target.upper()}_LIBM)
 endif()
 
 if({target.upper()}_EXAMPLE)
-  add_executable({target}_example {EXAMPLE})
+  add_executable({target}_example {_example_sources(library)})
   target_link_libraries({target}_example PRIVATE {target})
   set_target_properties({target}_example PROPERTIES C_STANDARD 99
     C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
@@ -189,8 +202,8 @@ $(LIB): $(OBJS)
 \trm -f $@
 \t$(AR) rcs $@ $(OBJS)
 
-$(EXAMPLE): {EXAMPLE} $(LIB)
-\t$(CC) $(C_STD) $(CFLAGS) $(CPPFLAGS) $(INCLUDES) {EXAMPLE} $(LIB) $(LDFLAGS) -lm -o $@
+$(EXAMPLE): {_example_sources(library)} $(LIB)
+\t$(CC) $(C_STD) $(CFLAGS) $(CPPFLAGS) $(INCLUDES) {_example_sources(library)} $(LIB) $(LDFLAGS) -lm -o $@
 
 clean:
 \trm -rf $(BUILD)
@@ -310,6 +323,15 @@ def example_main(library: CLibrary) -> str:
         "}",
         "",
         *_example_hooks(m),
+        *(
+            [
+                "/* example/profile.c: the profile hooks and their table. */",
+                f"void {m.symbol('profile_report')}(long runs);",
+                "",
+            ]
+            if m.profile is not None
+            else []
+        ),
         "static int usage(const char* program, FILE* stream) {",
         f'  fprintf(stream, "usage: %s {options} {usage}\\n", program);'
         if usage
@@ -421,6 +443,7 @@ def example_main(library: CLibrary) -> str:
         "  us = 1e6 * (double)(stop - start) / CLOCKS_PER_SEC / (double)runs;",
         '  printf("time: %.1f us per run (%ld run%s, CPU time)\\n", us, runs,',
         '         runs == 1 ? "" : "s");',
+        *([f"  {m.symbol('profile_report')}(runs);"] if m.profile is not None else []),
         "  return 0;",
         "}",
         "",
