@@ -284,6 +284,12 @@ class DriverOptions:
     time_passes: bool = flag(False, "--time-passes", kind="switch")
     """Print every step's CPU and wall time as a tree on stderr when the run
     ends (also with --quiet)."""
+    report_html: str = flag("", "--report-html", metavar="OUT.html")
+    """Also write one self-contained HTML page: the pools, their pictures and
+    a table of the layers (buffers read and written, workspace live)."""
+    profile_data: str = flag("", "--profile-data", metavar="PROFILE.txt")
+    """With --report-html: the per-layer table the example of a --profile
+    build printed, added to the page's layers (same model and options)."""
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(CompileOptions)}
