@@ -144,6 +144,7 @@ def _measure(args: argparse.Namespace, work: Path) -> int:
             board = BOARDS[board_name]
             out, ws = _ours(path, key, None if args.portable else board.cpu, work)
             ours_part = library_program(out, inputs)
+            profiled_part = None
             if args.profile:
                 profiled, _ = _ours(
                     path, key, None if args.portable else board.cpu, work, True
@@ -171,7 +172,7 @@ def _measure(args: argparse.Namespace, work: Path) -> int:
                     ]
                 )
                 print("| " + " | ".join(rows[-1]) + " |", file=sys.stderr, flush=True)
-                if args.profile:
+                if profiled_part is not None:
                     measured = builder.measure("profiled", profiled_part)
                     if measured.outputs != reference:
                         raise SystemExit(f"{key}: the profiled build's outputs differ")

@@ -90,16 +90,16 @@ from usmp.lowering.convert_to_emitc import (
 from usmp.lowering.convert_to_emitc_common import USER_POOL_KEY
 from usmp.lowering.convert_to_emitc_devices import device_contexts
 from usmp.lowering.convert_to_emitc_library import is_library_op
+from usmp.lowering.metadata_devices import (
+    devices_arguments,
+    devices_declarations,
+    devices_parameter,
+)
 from usmp.lowering.profile import (
     ProfileOperator,
     profile_header,
     profile_operators,
     profile_source,
-)
-from usmp.lowering.metadata_devices import (
-    devices_arguments,
-    devices_declarations,
-    devices_parameter,
 )
 
 MAIN_SUFFIX = "___tvm_main__"

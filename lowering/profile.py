@@ -28,6 +28,7 @@ table, the C byte-identical. Running the step twice inserts nothing more
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func
@@ -132,7 +133,7 @@ def _c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def profile_header(symbol: str, upper: str, count: int) -> list[str]:
+def profile_header(symbol: Callable[[str], str], upper: str, count: int) -> list[str]:
     """The header's part: the hooks, the table's type, size and declaration.
     ``symbol('x')`` is ``tvmgen_<m>_x``; ``upper`` the model in capitals."""
     struct = symbol("profile_operator")
@@ -148,7 +149,7 @@ def profile_header(symbol: str, upper: str, count: int) -> list[str]:
         f"void {symbol('profile_begin')}(int32_t op_index);",
         f"void {symbol('profile_end')}(int32_t op_index);",
         "",
-        f"/* The operator calls, in call order (and a last entry {{0, 0, -1}}). */",
+        "/* The operator calls, in call order (and a last entry {0, 0, -1}). */",
         f"#define TVMGEN_{upper}_PROFILE_OPERATORS {count}",
         f"typedef struct {struct} {{",
         "  const char* function;        /* the operator function called */",
@@ -161,7 +162,9 @@ def profile_header(symbol: str, upper: str, count: int) -> list[str]:
 
 
 def profile_source(
-    symbol: str, operators: tuple[ProfileOperator, ...], names: dict[str, str]
+    symbol: Callable[[str], str],
+    operators: tuple[ProfileOperator, ...],
+    names: dict[str, str],
 ) -> list[str]:
     """``tvmgen_<m>.c``'s part: the operator table and the weak hooks;
     ``names`` maps IR symbols to their C names."""
@@ -181,7 +184,7 @@ def profile_source(
         "#if defined(__GNUC__) || defined(__clang__)",
         f"#define {WEAK_MACRO} __attribute__((weak))",
         "#else",
-        "#error \"define TVMGEN_PROFILE_WEAK as the weak attribute of this compiler\"",
+        '#error "define TVMGEN_PROFILE_WEAK as the weak attribute of this compiler"',
         "#endif",
         "#endif",
         "/* Do nothing unless the application defines its own (strong) hooks. */",

@@ -23,10 +23,11 @@ checks it like ``usmp-validate`` does, and writes (the composite
   main without being one (a reshape, or a slice ``aot-lower-main`` aliases at
   an offset): ``{tensor, buffer, offset}``, ``offset`` in bytes from the
   buffer's start. ``step_buffers`` gives, per step, the buffers its op is
-  passed and how it uses them (``step_buffers``). Beside it, with ``usmp{report=...}``, ``summary.txt`` and
-  ``summary.csv`` (for ``plan.json``; else ``<stem>.summary.*``): per pool
-  size, lower bound and ratio, per step operator, live bytes and buffers
-  live (``usmp_report_summary``).
+  passed and how it uses them (``step_buffers``). Beside it, with
+  ``usmp{report=...}``, ``summary.txt`` and ``summary.csv`` (for
+  ``plan.json``; else ``<stem>.summary.*``): per pool size, lower bound
+  and ratio, per step operator, live bytes and buffers live
+  (``usmp_report_summary``).
 * ``svg``: per pool, a picture (``usmp_report_svg``): a workspace pool as
   time (steps named by operator) x address with a rectangle per buffer named
   by its tensor; a constant pool as the constant bytes each step reads.
@@ -220,7 +221,7 @@ def step_buffers(planned: PlannedModule) -> list[list[dict[str, str]]]:
         *_strings_of(main.attributes.get("tir.output_names")),
     ]
     n_inputs = len(_strings_of(main.attributes.get("tir.input_names")))
-    args = list(main.body.block.args)
+    arg_index: dict[object, int] = {a: k for k, a in enumerate(main.body.block.args)}
     rows: list[list[dict[str, str]]] = []
     for step, op in enumerate(analysis.step_ops):
         row: list[dict[str, str]] = []
@@ -241,8 +242,7 @@ def step_buffers(planned: PlannedModule) -> list[list[dict[str, str]]]:
                     b.role == "allocate" and b.first_step == step
                 )
                 row.append({"buffer": b.name, "access": "write" if write else "read"})
-            elif value in args and args.index(value) < len(names):
-                k = args.index(value)
+            elif (k := arg_index.get(value, len(names))) < len(names):
                 name = names[k]
                 if name not in seen:
                     seen.add(name)

@@ -596,7 +596,9 @@ def profile_table(measured: Measurement) -> ProfileTable:
     if "SysTick" not in table.unit:
         raise CortexMError(f"expected SysTick ticks in the profile, got {table.unit}")
     return scaled(
-        table, float(measured.instructions_per_tick), "instructions per run (QEMU -icount)"
+        table,
+        float(measured.instructions_per_tick),
+        "instructions per run (QEMU -icount)",
     )
 
 

@@ -119,9 +119,9 @@ def test_profile_table_on_cortex_m4(tools: None, tmp_path: Path) -> None:
     table = profile_table(measured)
     source = (out / "codegen/host/src/tvmgen_sine.c").read_text()
     names = re.findall(r'^  \{"(\w+)", "(\w*)", (-?\d+)\},$', source, re.MULTILINE)
-    assert [(r.function, r.tflite_operator, str(r.tflite_index)) for r in table.rows] == (
-        names
-    )
+    assert [
+        (r.function, r.tflite_operator, str(r.tflite_index)) for r in table.rows
+    ] == (names)
     assert [r.tflite_operator for r in table.rows] == ["FULLY_CONNECTED"] * 3
     # every row is counted to within a tick (40 instructions) and its hooks
     assert all(r.value > 0 for r in table.rows)

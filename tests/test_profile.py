@@ -75,7 +75,10 @@ def test_profiled_example_prints_one_row_per_operator(
     assert [(int(b), f, int(e)) for b, f, e in calls] == [
         (k, f, k) for k, (f, _, _) in enumerate(operators)
     ]
-    assert [r.tflite_operator for r in table.rows][:2] == ["CONV_2D", "DEPTHWISE_CONV_2D"]
+    assert [r.tflite_operator for r in table.rows][:2] == [
+        "CONV_2D",
+        "DEPTHWISE_CONV_2D",
+    ]
     assert table.runs == 3 and table.unit.startswith("us per run (clock_gettime)")
     assert table.total > 0
     assert parse_profile(format_profile(table)) == table
@@ -158,7 +161,9 @@ profile: model m, 2 operators, 1 run, us per run (clock_gettime)
 
 def test_profile_table_reads_back_and_locates_errors() -> None:
     table = parse_profile(_GOOD, "p.txt")
-    assert [(r.function, r.tflite_operator, r.tflite_index, r.value) for r in table.rows] == [
+    assert [
+        (r.function, r.tflite_operator, r.tflite_index, r.value) for r in table.rows
+    ] == [
         ("tvmgen_m_a", "CONV_2D", 0, 10.0),
         ("tvmgen_m_b", "", -1, 30.0),
     ]
@@ -166,7 +171,9 @@ def test_profile_table_reads_back_and_locates_errors() -> None:
     bad_row = _GOOD.replace("    1  tvmgen_m_b -   ", "    1  tvmgen_m_b")
     with pytest.raises(ProfileError, match=r"^p\.txt:5: error: malformed row"):
         parse_profile(bad_row, "p.txt")
-    with pytest.raises(ProfileError, match=r"^p\.txt:2: error: malformed profile header"):
+    with pytest.raises(
+        ProfileError, match=r"^p\.txt:2: error: malformed profile header"
+    ):
         parse_profile(_GOOD.replace("2 operators", "two operators"), "p.txt")
     with pytest.raises(ProfileError, match=r"^p\.txt: error: no profile table"):
         parse_profile("time: 1 us\n", "p.txt")

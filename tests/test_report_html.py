@@ -113,7 +113,9 @@ def test_page_without_profile(tmp_path: Path) -> None:
         for use in step:
             b = next((b for b in plan["buffers"] if b["name"] == use["buffer"]), None)
             if b is not None and use["access"] == "write":
-                assert f"{b['pool']}@{b['offset']:,}, {b['size']:,} B" in page.read_text()
+                assert (
+                    f"{b['pool']}@{b['offset']:,}, {b['size']:,} B" in page.read_text()
+                )
 
 
 def test_page_with_profile(profiled: tuple[Path, str], tmp_path: Path) -> None:
@@ -127,7 +129,9 @@ def test_page_with_profile(profiled: tuple[Path, str], tmp_path: Path) -> None:
     table = parse_profile(printed)
     assert len(table.rows) == 3
     for row in table.rows:
-        value = f"{row.value:,.3f}" if not row.value.is_integer() else f"{row.value:,.0f}"
+        value = (
+            f"{row.value:,.3f}" if not row.value.is_integer() else f"{row.value:,.0f}"
+        )
         assert value in checker.cells
         assert row.function in checker.cells
 
@@ -135,9 +139,18 @@ def test_page_with_profile(profiled: tuple[Path, str], tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda t: t.replace(" 1  tvmgen_sine", " one  tvmgen_sine"), r":\d+: error: malformed row"),
-        (lambda t: t.replace("model sine", "model kws"), r": error: the profile is of model 'kws'"),
-        (lambda t: t.replace("tvmgen_sine_fused", "tvmgen_sine_other", 1), r": error: profile row 0 times"),
+        (
+            lambda t: t.replace(" 1  tvmgen_sine", " one  tvmgen_sine"),
+            r":\d+: error: malformed row",
+        ),
+        (
+            lambda t: t.replace("model sine", "model kws"),
+            r": error: the profile is of model 'kws'",
+        ),
+        (
+            lambda t: t.replace("tvmgen_sine_fused", "tvmgen_sine_other", 1),
+            r": error: profile row 0 times",
+        ),
         (lambda t: "time: 1.0 us\n", r": error: no profile table"),
     ],
 )

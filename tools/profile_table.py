@@ -144,16 +144,18 @@ def format_profile(table: ProfileTable) -> str:
             f"{r.tflite_index:>5} {value(r.value)} {table.share(r):7.1f}%"
         )
     total = "100.0%" if table.total else "0.0%"
-    lines.append(f"{'':>5}  {'total':<{width}} {'':<20} {'':>5} "
-                 f"{value(table.total)} {total:>8}")
+    lines.append(
+        f"{'':>5}  {'total':<{width}} {'':<20} {'':>5} {value(table.total)} {total:>8}"
+    )
     return "\n".join(lines) + "\n"
 
 
 def scaled(table: ProfileTable, factor: float, unit: str) -> ProfileTable:
     """``table`` with every value times ``factor``, in ``unit``."""
     rows: Sequence[ProfileRow] = [
-        ProfileRow(r.index, r.function, r.tflite_operator, r.tflite_index,
-                   r.value * factor)
+        ProfileRow(
+            r.index, r.function, r.tflite_operator, r.tflite_index, r.value * factor
+        )
         for r in table.rows
     ]
     return ProfileTable(table.model, table.runs, unit, tuple(rows))

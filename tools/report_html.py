@@ -92,8 +92,9 @@ def _match_profile(
     return matched
 
 
-def report_html(out: Path, profile: ProfileTable | None = None,
-                profile_source: str = "") -> str:
+def report_html(
+    out: Path, profile: ProfileTable | None = None, profile_source: str = ""
+) -> str:
     """The page of the compile in ``out`` (module note)."""
     plan = json.loads((out / "memory/plan.json").read_text())
     pools = {p["name"]: p for p in plan["pools"]}
@@ -161,8 +162,12 @@ def report_html(out: Path, profile: ProfileTable | None = None,
         '<span class="scratch">scratch</span> buffers as pool@offset and size '
         "(hover for the tensor); workspace live: the bytes of the workspace "
         "buffers live during the step (with overlaps they can exceed the pool)."
-        + (f" Profile: {escape(unit)}, {profile.runs} run(s), from "
-           f"{escape(profile_source)}." if profile else "")
+        + (
+            f" Profile: {escape(unit)}, {profile.runs} run(s), from "
+            f"{escape(profile_source)}."
+            if profile
+            else ""
+        )
         + "</p>",
         "<table><tr><th>step</th><th>TFLite operator</th><th>function</th>"
         "<th>buffers</th><th>workspace live B</th>"
@@ -191,7 +196,7 @@ def report_html(out: Path, profile: ProfileTable | None = None,
             )
             items.append(
                 f'<li class="{access}" title="{escape(hover)}">{access} '
-                f"{escape(short.get(name, name))}: {where}</li>"
+                f"{escape(short.get(name) or name)}: {where}</li>"
             )
         cells = [
             f'<td class="n">{s}</td>',
@@ -215,7 +220,7 @@ def report_html(out: Path, profile: ProfileTable | None = None,
     if profile:
         parts.append(
             f'<tr><td></td><td colspan="4">total</td><td class="n">'
-            f"{_num(profile.total)}</td><td class=\"n\">100.0%</td></tr>"
+            f'{_num(profile.total)}</td><td class="n">100.0%</td></tr>'
         )
     parts.append("</table>")
 

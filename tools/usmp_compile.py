@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import NoReturn
 
 from usmp.tools.compile_options import CompileError, CompileOptions, DriverOptions
-from usmp.tools.profile_table import ProfileError, ProfileTable, parse_profile
 from usmp.tools.process_exit import exit_process
+from usmp.tools.profile_table import ProfileError, ProfileTable, parse_profile
 
 PIPELINE = (
     "import",
