@@ -182,3 +182,20 @@ def test_profile_table_reads_back_and_locates_errors() -> None:
     with pytest.raises(ProfileError, match=r"p\.txt:6: error: expected the 'total"):
         parse_profile(_GOOD.replace("total", "sum"), "p.txt")
     assert np.isclose(table.total, 40.0)
+
+
+def test_api_profile(tmp_path: Path) -> None:
+    """``CompileOptions(profile=True)`` and ``Library.profile``: the sine
+    model's three operators, outputs unchanged by the hooks."""
+    import usmp
+
+    sine = MODELS_DIR / "tflite_micro/hello_world_int8.tflite"
+    x = [np.array([[5]], np.int8)]
+    lib = usmp.compile(sine, usmp.CompileOptions(profile=True), module_name="sine")
+    table = lib.profile(x, runs=3)
+    assert [r.tflite_operator for r in table.rows] == ["FULLY_CONNECTED"] * 3
+    assert table.model == "sine" and table.runs == 3
+    plain = usmp.compile(sine, module_name="sine")
+    assert [a.tobytes() for a in lib.run(x)] == [a.tobytes() for a in plain.run(x)]
+    with pytest.raises(usmp.CompileError, match="CompileOptions\\(profile=True\\)"):
+        plain.profile(x)
