@@ -104,7 +104,7 @@ def test_page_without_profile(tmp_path: Path) -> None:
         [p for p in plan["pools"] if (out / f"memory/plan.{p['name']}.svg").exists()]
     )
     assert checker.svgs >= 1
-    assert "per run" not in checker.headers
+    assert "share" not in checker.headers
     assert "workspace live B" in checker.headers
     for name in plan["steps"]:
         assert name in checker.cells
@@ -125,7 +125,7 @@ def test_page_with_profile(profiled: tuple[Path, str], tmp_path: Path) -> None:
     status, _, page = _page(tmp_path, "--profile-data", str(data))
     assert status == 0
     checker = _check(page.read_text())
-    assert {"per run", "share"} <= set(checker.headers)
+    assert {"us per run", "share"} <= set(checker.headers)
     table = parse_profile(printed)
     assert len(table.rows) == 3
     for row in table.rows:

@@ -59,6 +59,10 @@ def _svg_inline(text: str, prefix: str) -> str:
     return re.sub(r'href="#([^"]+)"', rf'href="#{prefix}\1"', text)
 
 
+def _ratio(r: float | None) -> str:
+    return "" if r is None else f"{r:.3f}"
+
+
 def _num(n: float) -> str:
     return f"{n:,.0f}" if float(n).is_integer() else f"{n:,.3f}"
 
@@ -139,7 +143,7 @@ def report_html(
             f"<tr><td>{escape(p['name'])}</td><td>{escape(p['kind'])}</td>"
             f'<td class="n">{_num(p["size"])}</td>'
             f'<td class="n">{_num(p["lower_bound"] or 0)}</td>'
-            f'<td class="n">{p["ratio"] if p["ratio"] is not None else ""}</td>'
+            f'<td class="n">{_ratio(p["ratio"])}</td>'
             f'<td class="n">{p["buffers"]}</td></tr>'
         )
     parts.append("</table>")
@@ -171,7 +175,7 @@ def report_html(
         + "</p>",
         "<table><tr><th>step</th><th>TFLite operator</th><th>function</th>"
         "<th>buffers</th><th>workspace live B</th>"
-        + ("<th>per run</th><th>share</th>" if profile else "")
+        + (f"<th>{escape(unit.split(' (')[0])}</th><th>share</th>" if profile else "")
         + "</tr>",
     ]
     step_buffers = plan.get("step_buffers") or [[] for _ in steps]
