@@ -1,7 +1,7 @@
 """Instructions per inference on an emulated Cortex-M: ours vs CMSIS-NN.
 
     python benchmarks/cortex_m.py [--models kws vww resnet ad] [--boards m4 m7]
-        [--opt O2 Os] [--steps] [--seed 0] [--work DIR] [--portable]
+        [--opt O2 Os] [--steps] [--profile] [--seed 0] [--work DIR] [--portable]
 
 For each MLPerf Tiny int8 model (KWS, VWW, ResNet-8, the AD autoencoder),
 board and optimisation level, in the same run:
@@ -27,6 +27,12 @@ persistent arena). ``ws``: the workspace usmp planned (``metadata.json``).
 
 ``--steps`` adds a table per model, board and level: instructions per
 operator (a step of ours may be several TFLite operators fused).
+
+``--profile`` prints, per model, board and level, the per-layer table the
+kit's ``example/profile.c`` prints on a Cortex-M (``usmp-compile
+--profile``: SysTick read by the profile hooks around every operator call),
+its SysTick ticks turned into instructions: a second build of ours, so the
+hooks' own instructions stay out of the main table.
 """
 
 from __future__ import annotations
@@ -39,10 +45,17 @@ from pathlib import Path
 
 from usmp.frontend.tflite_reader import Model, read_model_file
 from usmp.testing.cmsis_nn_program import cmsis_nn_program
-from usmp.testing.cortex_m import BOARDS, Builder, Measurement, library_program
+from usmp.testing.cortex_m import (
+    BOARDS,
+    Builder,
+    Measurement,
+    library_program,
+    profile_table,
+)
 from usmp.testing.cortex_m import missing_tools as cortex_m_missing
 from usmp.testing.shared_models import MODELS_DIR
 from usmp.testing.tflm_reference import random_inputs, run_tflm
+from usmp.tools.profile_table import format_profile
 from usmp.tools.usmp_compile import main as usmp_compile
 
 MODELS = {
@@ -71,11 +84,13 @@ def describe(model: Model, label: str) -> str:
     return " + ".join(parts)
 
 
-def _ours(path: Path, name: str, cpu: str | None, work: Path) -> tuple[Path, int]:
-    out = work / f"{name}_{cpu or 'portable'}"
+def _ours(
+    path: Path, name: str, cpu: str | None, work: Path, profile: bool = False
+) -> tuple[Path, int]:
+    out = work / f"{name}_{cpu or 'portable'}{'_profile' * profile}"
     target = "c" if cpu is None else f"c -mcpu={cpu}"
     argv = [str(path), "-o", str(out), "-q", "--module-name", name]
-    argv += ["--use-workspace-io", "--target", target]
+    argv += ["--use-workspace-io", "--target", target, *["--profile"] * profile]
     if usmp_compile(argv) != 0:
         raise SystemExit(f"usmp-compile {' '.join(argv)} failed")
     meta = json.loads((out / "metadata.json").read_text())
@@ -94,6 +109,11 @@ def main(argv: list[str] | None = None) -> int:
         "--opt", nargs="*", default=["O2"], help="gcc levels without the dash"
     )
     parser.add_argument("--steps", action="store_true", help="per-operator tables")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="the per-layer table of usmp-compile --profile's hooks, in instructions",
+    )
     parser.add_argument("--seed", type=int, default=0, help="input seed")
     parser.add_argument("--work", type=Path, help="keep the builds here")
     parser.add_argument(
@@ -111,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
 def _measure(args: argparse.Namespace, work: Path) -> int:
     rows: list[list[str]] = []
     step_tables: list[str] = []
+    profiles: list[str] = []
     for key in args.models:
         path = MODELS_DIR / MODELS[key]
         model = read_model_file(path)
@@ -123,6 +144,12 @@ def _measure(args: argparse.Namespace, work: Path) -> int:
             board = BOARDS[board_name]
             out, ws = _ours(path, key, None if args.portable else board.cpu, work)
             ours_part = library_program(out, inputs)
+            profiled_part = None
+            if args.profile:
+                profiled, _ = _ours(
+                    path, key, None if args.portable else board.cpu, work, True
+                )
+                profiled_part = library_program(profiled, inputs)
             for opt in (f"-{o.lstrip('-')}" for o in args.opt):
                 builder = Builder(board, opt, work / f"{key}_{board_name}{opt}")
                 ours = builder.measure("ours", ours_part, profile=args.steps)
@@ -145,6 +172,15 @@ def _measure(args: argparse.Namespace, work: Path) -> int:
                     ]
                 )
                 print("| " + " | ".join(rows[-1]) + " |", file=sys.stderr, flush=True)
+                if profiled_part is not None:
+                    measured = builder.measure("profiled", profiled_part)
+                    if measured.outputs != reference:
+                        raise SystemExit(f"{key}: the profiled build's outputs differ")
+                    profiles.append(
+                        f"\n{key}, {board.cpu}, {opt} (qemu-system-arm -M "
+                        f"{board.machine} -icount shift=0):\n"
+                        f"{format_profile(profile_table(measured))}"
+                    )
                 if args.steps:
                     step_tables.append(
                         _steps(
@@ -183,6 +219,8 @@ def _measure(args: argparse.Namespace, work: Path) -> int:
     )
     for table in step_tables:
         print(table)
+    for table in profiles:
+        print(table, end="")
     return 0
 
 

@@ -95,6 +95,12 @@ from usmp.lowering.metadata_devices import (
     devices_declarations,
     devices_parameter,
 )
+from usmp.lowering.profile import (
+    ProfileOperator,
+    profile_header,
+    profile_operators,
+    profile_source,
+)
 
 MAIN_SUFFIX = "___tvm_main__"
 
@@ -184,6 +190,9 @@ class ModelInterface:
     states: tuple[State, ...] = ()
     devices: tuple[str, ...] = ()
     """Devices whose hooks the entry calls (``tir.device_contexts``), in order."""
+    profile: tuple[ProfileOperator, ...] | None = None
+    """The profiled operator calls (``tir.profile_operators``); None: not
+    profiled (``lowering/profile.py``)."""
 
     @property
     def upper(self) -> str:
@@ -364,6 +373,7 @@ def model_interface(
         names,
         _states(main),
         tuple(device_contexts(main)),
+        profile_operators(main),
     )
 
 
@@ -723,6 +733,8 @@ def metadata_header(
         lines += _struct(m.symbol(tag), m.typedef(what), fields)
     lines += quantization_helpers(m)
     lines += devices_declarations(m)
+    if m.profile is not None:
+        lines += profile_header(m.symbol, m.upper, len(m.profile))
     if m.states:
         lines += [
             "/**",
@@ -966,6 +978,9 @@ def metadata_source(
         lines += ["  return 0;", "}", ""]
     if m.states:
         lines += _init_function(m)
+    if m.profile is not None:
+        names = {o.function: m.names.symbol(o.function) for o in m.profile}
+        lines += profile_source(m.symbol, m.profile, names)
     lines += list(definitions)
     return lines
 

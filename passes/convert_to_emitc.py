@@ -51,6 +51,12 @@ Option
     of the module is an error. ``-t c`` (one translation unit) and the
     ``usmp.library`` ops for ``mlir-translate`` stay U1.
 
+Option
+    ``profile``: wrap every operator call of the entry function in calls of
+    the weak hooks ``tvmgen_<m>_profile_begin/end(op_index)`` and give the
+    library a table of the operators (``usmp-compile --profile``; see
+    ``lowering/profile.py``). Off (the default), the C is unchanged.
+
 Idempotence
     A converted module has no ``func.func``/``memref.global``/``tir.pools``
     left; running the pass again changes nothing.
@@ -76,6 +82,7 @@ from usmp.dialects import emitc, tir
 from usmp.dialects.tir import POOLS
 from usmp.lowering.convert_to_emitc import POOLS_ATTR, convert_module
 from usmp.lowering.convert_to_emitc_common import USER_POOL_KEY
+from usmp.lowering.profile import insert_profile_hooks
 
 
 def needs_conversion(module: ModuleOp) -> bool:
@@ -94,8 +101,13 @@ class ConvertToEmitcPass(ModulePass):
     user_pools: tuple[str, ...] = ()
     """Pools the application provides (U2/U3); the others the library defines."""
 
+    profile: bool = False
+    """Call the profile hooks around every operator call (lowering/profile.py)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if needs_conversion(op):
+            if self.profile:
+                insert_profile_hooks(op)
             convert_module(op)
         if self.user_pools:
             mark_user_pools(op, self.user_pools)

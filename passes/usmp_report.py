@@ -22,10 +22,12 @@ checks it like ``usmp-validate`` does, and writes (the composite
   (``read_at``). ``aliases`` lists the tensors that live inside a buffer of
   main without being one (a reshape, or a slice ``aot-lower-main`` aliases at
   an offset): ``{tensor, buffer, offset}``, ``offset`` in bytes from the
-  buffer's start. Beside it, with ``usmp{report=...}``, ``summary.txt`` and
-  ``summary.csv`` (for ``plan.json``; else ``<stem>.summary.*``): per pool
-  size, lower bound and ratio, per step operator, live bytes and buffers
-  live (``usmp_report_summary``).
+  buffer's start. ``step_buffers`` gives, per step, the buffers its op is
+  passed and how it uses them (``step_buffers``). Beside it, with
+  ``usmp{report=...}``, ``summary.txt`` and ``summary.csv`` (for
+  ``plan.json``; else ``<stem>.summary.*``): per pool size, lower bound
+  and ratio, per step operator, live bytes and buffers live
+  (``usmp_report_summary``).
 * ``svg``: per pool, a picture (``usmp_report_svg``): a workspace pool as
   time (steps named by operator) x address with a rectangle per buffer named
   by its tensor; a constant pool as the constant bytes each step reads.
@@ -50,7 +52,7 @@ from typing import Any
 from xdsl.context import Context
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import FixedBitwidthType, MemRefType, ModuleOp
-from xdsl.ir import OpResult
+from xdsl.ir import Operation, OpResult
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -188,7 +190,77 @@ def report_json(
             for b in analysis.everything
         ],
         "aliases": _aliases_json(planned),
+        "step_buffers": step_buffers(planned),
     }
+
+
+_VIEW_LIKE = (
+    memref.SubviewOp,
+    memref.ReinterpretCastOp,
+    memref.CollapseShapeOp,
+    memref.ExpandShapeOp,
+    memref.CastOp,
+)
+
+
+def step_buffers(planned: PlannedModule) -> list[list[dict[str, str]]]:
+    """Per step of main, the buffers its op is passed (``buffer``) and how
+    it uses them (``access``): ``write`` for a buffer it starts (its first
+    live step) or a model output, ``read`` for the others, ``scratch`` for
+    the operator's own scratch; a model input or output outside the
+    workspace is named by the tensor. Views (a reshape, a slice) are
+    followed to their buffer."""
+    analysis = planned.analysis
+    main = analysis.main
+    by_value: dict[object, BufferInfo] = {}
+    for b in analysis.everything:
+        owner = b.owner
+        by_value[owner.results[0] if isinstance(owner, Operation) else owner] = b
+    names = [
+        *_strings_of(main.attributes.get("tir.input_names")),
+        *_strings_of(main.attributes.get("tir.output_names")),
+    ]
+    n_inputs = len(_strings_of(main.attributes.get("tir.input_names")))
+    arg_index: dict[object, int] = {a: k for k, a in enumerate(main.body.block.args)}
+    rows: list[list[dict[str, str]]] = []
+    for step, op in enumerate(analysis.step_ops):
+        row: list[dict[str, str]] = []
+        seen: set[str] = set()
+        for operand in op.operands:
+            value: Any = operand
+            while value not in by_value and isinstance(value, OpResult):
+                owner = value.op
+                if not isinstance(owner, _VIEW_LIKE):
+                    break
+                value = owner.operands[0]
+            b = by_value.get(value)
+            if b is not None:
+                if b.name in seen:
+                    continue
+                seen.add(b.name)
+                write = b.role == "output" or (
+                    b.role == "allocate" and b.first_step == step
+                )
+                row.append({"buffer": b.name, "access": "write" if write else "read"})
+            elif (k := arg_index.get(value, len(names))) < len(names):
+                name = names[k]
+                if name not in seen:
+                    seen.add(name)
+                    row.append(
+                        {"buffer": name, "access": "read" if k < n_inputs else "write"}
+                    )
+        callee = getattr(op, "callee", None)
+        function = callee.root_reference.data if callee is not None else None
+        for b in analysis.buffers:
+            if function is not None and b.function == function:
+                row.append({"buffer": b.name, "access": "scratch"})
+        rows.append(row)
+    return rows
+
+
+def _strings_of(attr: object) -> list[str]:
+    data = getattr(attr, "data", ())
+    return [a.data for a in data if isinstance(getattr(a, "data", None), str)]
 
 
 def _aliases_json(planned: PlannedModule) -> list[dict[str, object]]:

@@ -21,7 +21,10 @@ semihosting) and a *model part* in a static archive, which provides
 
 * ours (``library_program``): the ``usmp-compile`` output's C files, the
   entry function once as it is (``total``) and once with a SysTick reading
-  after each operator call (``steps``, a second build);
+  after each operator call (``steps``, a second build); an output compiled
+  with ``--profile`` instead links the kit's ``example/profile.c``, whose
+  hooks print the per-layer table (``profile_table`` reads it, in
+  instructions) after the outputs;
 * CMSIS-NN (``usmp.testing.cmsis_nn_program``): the model as direct calls
   to CMSIS-NN's s8 functions, built from ``../shared/third_party``.
 
@@ -50,6 +53,7 @@ from pathlib import Path
 import numpy as np
 
 from usmp.testing.shared_models import MODELS_DIR
+from usmp.tools.profile_table import ProfileTable, parse_profile, scaled
 
 THIRD_PARTY = Path(
     os.environ.get("USMP_THIRD_PARTY_DIR", MODELS_DIR.parent / "third_party")
@@ -580,6 +584,24 @@ def _profiled_entry(text: str, entry: str) -> tuple[str, int]:
     return "\n".join(out) + "\n", calls
 
 
+def model_symbol(model: str, what: str) -> str:
+    return f"tvmgen_{model}_{what}"
+
+
+def profile_table(measured: Measurement) -> ProfileTable:
+    """The per-layer table the kit's ``example/profile.c`` printed in a run
+    of a ``--profile`` library, its SysTick ticks turned into instructions
+    (QEMU models no DWT cycle counter, so the hooks use SysTick)."""
+    table = parse_profile(measured.printed, "qemu output")
+    if "SysTick" not in table.unit:
+        raise CortexMError(f"expected SysTick ticks in the profile, got {table.unit}")
+    return scaled(
+        table,
+        float(measured.instructions_per_tick),
+        "instructions per run (QEMU -icount)",
+    )
+
+
 def _c_array(name: str, c_type: str, data: bytes) -> str:
     body = ",".join(str(b) for b in data)
     return f"static const unsigned char {name}[{max(len(data), 1)}] = {{{body}}};\n"
@@ -645,8 +667,16 @@ def library_program(out: Path, inputs: Sequence[np.ndarray]) -> ModelPart:
         )
     for k, t in enumerate(io["outputs"]):
         glue.append(f'  bench_hex("output", {k}, out.{t["c_name"]}, {t["bytes"]});')
+    profile = out / "example/profile.c"
+    if profile.exists():  # usmp-compile --profile: the kit's hooks print a table
+        sources["profile.c"] = profile.read_text()
+        glue.append(f"  {model_symbol(model, 'profile_report')}(1);")
     glue.append("}")
+    if profile.exists():
+        glue.insert(3, f"void {model_symbol(model, 'profile_report')}(long runs);")
     sources["bench_glue.c"] = "\n".join(glue) + "\n"
+    if profile.exists():  # the hooks time the operators: no second build
+        return ModelPart(sources)
     entry_file = f"tvmgen_{model}_aot_main.c"
     entry = f"tvmgen_{model}___tvm_main__"
     profiled, calls = _profiled_entry(sources[entry_file], entry)

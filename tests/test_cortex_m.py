@@ -12,6 +12,7 @@ instructions.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -28,12 +29,14 @@ from usmp.testing.cortex_m import (
     _footprint,
     library_program,
     missing_tools,
+    profile_table,
 )
 from usmp.testing.shared_models import MODELS_DIR
 from usmp.testing.tflm_reference import random_inputs, run_tflm
 from usmp.tools.usmp_compile import main as usmp_compile
 
 KWS = MODELS_DIR / "mlperf_tiny/kws_ref_model.tflite"
+SINE = MODELS_DIR / "tflite_micro/hello_world_int8.tflite"
 
 
 @pytest.fixture(scope="module")
@@ -93,3 +96,34 @@ Linker script and memory map
     assert (fp.flash, fp.ram) == (0x80 + 0x100 + 0x8, 0x200 + 0x8)
     fp = _footprint(map_text, ["libours.a"], exclude=".bss.pool")
     assert (fp.flash, fp.ram) == (0x80 + 0x100 + 0x8, 0x8)
+
+
+def test_profile_table_on_cortex_m4(tools: None, tmp_path: Path) -> None:
+    """``--profile`` with the kit's ``example/profile.c`` on the M4 under QEMU
+    (the sine model: three operators; ``benchmarks/cortex_m.py --profile``
+    prints KWS's table):
+    the hooks (SysTick: QEMU has no DWT cycle counter) print one row per
+    operator of the library's table, the outputs stay TFLite Micro's, and the
+    rows add up to the instructions of the whole run."""
+    model = read_model_file(SINE)
+    inputs = random_inputs(model, seed=2)
+    (reference,) = run_tflm(SINE.read_bytes(), inputs, model.outputs)
+    out = tmp_path / "sine"
+    argv = [str(SINE), "-o", str(out), "-q", "--module-name", "sine", "--profile"]
+    argv += ["--use-workspace-io", "--target", "c -mcpu=cortex-m4"]
+    assert usmp_compile(argv) == 0
+    builder = Builder(BOARDS["m4"], "-O2", tmp_path / "build")
+    measured = builder.measure("ours", library_program(out, inputs))
+    assert measured.outputs == [reference.tobytes()]
+    assert "cycles per run (SysTick)" in measured.printed
+    table = profile_table(measured)
+    source = (out / "codegen/host/src/tvmgen_sine.c").read_text()
+    names = re.findall(r'^  \{"(\w+)", "(\w*)", (-?\d+)\},$', source, re.MULTILINE)
+    assert [
+        (r.function, r.tflite_operator, str(r.tflite_index)) for r in table.rows
+    ] == (names)
+    assert [r.tflite_operator for r in table.rows] == ["FULLY_CONNECTED"] * 3
+    # every row is counted to within a tick (40 instructions) and its hooks
+    assert all(r.value > 0 for r in table.rows)
+    assert abs(table.total - measured.instructions) < 40 * (len(table.rows) + 2) + 200
+    shutil.rmtree(tmp_path / "build")

@@ -193,6 +193,10 @@ class CompileOptions:
     (pointers), cpacked (TVMValue/DLTensor arguments, called directly) or
     packed (looked up by name, called through TVMFuncCall); default from
     --use-unpacked-api."""
+    profile: bool = flag(False, "--profile", kind="switch")
+    """Call weak hooks tvmgen_<m>_profile_begin/end(op_index) around every
+    operator call and add a table of the operators' names to the library
+    (convert-to-emitc{profile}); the kit's example/profile.c times them."""
     emit_tflm_plan: str | None = flag(None, "--emit-tflm-plan", metavar="OUT.tflite")
     """Also write a copy of the model holding the workspace plan as TFLite
     Micro's offline memory plan (OfflineMemoryAllocation metadata): the
@@ -280,6 +284,12 @@ class DriverOptions:
     time_passes: bool = flag(False, "--time-passes", kind="switch")
     """Print every step's CPU and wall time as a tree on stderr when the run
     ends (also with --quiet)."""
+    report_html: str = flag("", "--report-html", metavar="OUT.html")
+    """Also write one self-contained HTML page: the pools, their pictures and
+    a table of the layers (buffers read and written, workspace live)."""
+    profile_data: str = flag("", "--profile-data", metavar="PROFILE.txt")
+    """With --report-html: the per-layer table the example of a --profile
+    build printed, added to the page's layers (same model and options)."""
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(CompileOptions)}

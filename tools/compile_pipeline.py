@@ -15,7 +15,7 @@
     lower-ops{mcpu}                     mcpu: the host target's -mcpu
     aot-lower-main{module_name order order_io call_type interface_api}
     usmp{algorithm time_limit use_workspace_io pools report overlap}
-    convert-to-emitc{user_pools}
+    convert-to-emitc{user_pools profile}
 
 and ``pipeline_text(passes)`` is the same as one ``-p`` string
 (``usmp-compile --dump-pipeline``): ``usmp-import-tflite --print-debuginfo
@@ -120,7 +120,13 @@ def compile_passes(options: CompileOptions, *, report: str = "") -> list[ModuleP
         )
     passes += lowering
     passes.append(_make("usmp", **planning, report=report))
-    passes.append(_make("convert-to-emitc", user_pools=user_pools(options)))
+    passes.append(
+        _make(
+            "convert-to-emitc",
+            user_pools=user_pools(options),
+            profile=options.profile,
+        )
+    )
     return passes
 
 

@@ -40,8 +40,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from usmp.tools.compile_options import CompileOptions, DriverOptions
+from usmp.tools.compile_options import CompileError, CompileOptions, DriverOptions
 from usmp.tools.process_exit import exit_process
+from usmp.tools.profile_table import ProfileError, ProfileTable, parse_profile
 
 PIPELINE = (
     "import",
@@ -116,6 +117,32 @@ def dump_pipeline(options: CompileOptions, output: str) -> str:
     return pipeline_text(compile_passes(options, report=report))
 
 
+def read_profile_data(driver: DriverOptions) -> ProfileTable | None:
+    """``--profile-data``'s table, read before the compile (a malformed one
+    is a ``ProfileError`` at its line)."""
+    if not driver.profile_data:
+        return None
+    if not driver.report_html:
+        raise CompileError("--profile-data is only read with --report-html OUT.html")
+    path = Path(driver.profile_data)
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ProfileError(f"{path}: error: cannot read the profile: {e}") from e
+    return parse_profile(text, str(path))
+
+
+def write_report_html(
+    out: Path, driver: DriverOptions, profile: ProfileTable | None
+) -> None:
+    """``--report-html``: the page of the compile in ``out``."""
+    from usmp.output_files import write_text_atomic
+    from usmp.tools.report_html import report_html
+
+    page = report_html(out, profile, driver.profile_data)
+    write_text_atomic(driver.report_html, page)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from usmp.tools.compile_driver import INPUT_ERRORS, compile_model, error_message
     from usmp.tools.compile_report import print_memory
@@ -129,12 +156,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if dump:
             print(dump_pipeline(options, driver.output))
             return 0
+        profile = read_profile_data(driver)
         c = compile_model(model, options, driver)
         c.say(f"{'total':<21} {c.timer.wall:7.2f} s -> {c.out}")
         if driver.time_passes:
             print(c.timer.report(), file=sys.stderr, end="")
         if not driver.quiet:
             print_memory(c.out, c.say)
+        if driver.report_html:
+            write_report_html(c.out, driver, profile)
+    except ProfileError as e:
+        print(e, file=sys.stderr)
+        return 1
     except INPUT_ERRORS as e:
         print(error_message(e), file=sys.stderr)
         return 1

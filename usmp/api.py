@@ -32,12 +32,15 @@ import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
 from usmp.tools.compile_options import CompileError, CompileOptions, Pool
+
+if TYPE_CHECKING:
+    from usmp.tools.profile_table import ProfileTable
 
 __all__ = [
     "CompileError",
@@ -205,6 +208,33 @@ class Library:
         line = next(x for x in printed.splitlines() if x.startswith("time: "))
         return float(line.split()[1])
 
+    def profile(
+        self,
+        inputs: Sequence[Any] | Mapping[str, Any],
+        *,
+        runs: int = 100,
+        compiler: str = "gcc",
+        cflags: Sequence[str] = ("-O2",),
+        quantize: bool = False,
+    ) -> ProfileTable:
+        """The per-layer table of a library compiled with
+        ``CompileOptions(profile=True)``: the example built with ``cflags``
+        run ``runs`` times, its ``example/profile.c`` table read back
+        (``usmp.tools.profile_table``: rows of function, TFLite operator and
+        index, microseconds per run)."""
+        from usmp.tools.host_run import build, run_example
+        from usmp.tools.profile_table import parse_profile
+
+        if "example/profile.c" not in self.files:
+            raise CompileError(
+                "Library.profile needs a library compiled with "
+                "CompileOptions(profile=True) (usmp-compile --profile)"
+            )
+        exe = build(self._example_sources(), ["-std=c99", *cflags], compiler)
+        arrays = self._inputs(inputs, quantize)
+        _, printed = run_example(exe, self.directory, arrays, runs=runs)
+        return parse_profile(printed, "the example's output")
+
     def _example_sources(self) -> dict[str, str]:
         """The library's C files and the example's main, by file name."""
         sources = {  # by name; headers under include/ by their include path
@@ -215,6 +245,8 @@ class Library:
             if relative.startswith("codegen/host/")
         }
         sources["example_main.c"] = self.source("example/main.c")
+        if "example/profile.c" in self.files:  # CompileOptions(profile=True)
+            sources["example_profile.c"] = self.source("example/profile.c")
         return sources
 
     def _inputs(
