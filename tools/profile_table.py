@@ -4,7 +4,7 @@ back (``usmp-compile --report-html OUT --profile-data FILE``, and
 
 The table (``usmp.tools.firmware_kit_profile``)::
 
-    profile: model kws, 12 operators, 20 runs, us per run (clock_gettime)
+    profile: model kws, 12 operators, 20 runs, us per run (CPU time)
         #  function                TFLite op          index   per run   share
         0  tvmgen_kws_fused_...    CONV_2D                0   122.957   23.2%
         ...
@@ -53,7 +53,7 @@ class ProfileTable:
     model: str
     runs: int
     unit: str
-    """``us per run (clock_gettime)``, ``cycles per run (SysTick)``, ..."""
+    """``us per run (CPU time)``, ``cycles per run (SysTick)``, ..."""
     rows: tuple[ProfileRow, ...]
 
     @property
