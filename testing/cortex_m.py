@@ -654,4 +654,14 @@ def library_program(out: Path, inputs: Sequence[np.ndarray]) -> ModelPart:
     labels = list(plan.get("step_operators", []))
     if len(labels) != calls:
         labels = [f"call {k}" for k in range(calls)]
+    if f"tvmgen_{model}_cmsis_nn.c" in sources:  # --target cmsis-nn,c
+        from usmp.testing.cmsis_nn_program import cmsis_nn_sources
+
+        return ModelPart(
+            sources,
+            include_dirs=[THIRD_PARTY / "CMSIS-NN/Include"],
+            profiled={entry_file: profiled},
+            libraries=[("cmsis_nn", cmsis_nn_sources())],
+            steps=labels,
+        )
     return ModelPart(sources, profiled={entry_file: profiled}, steps=labels)

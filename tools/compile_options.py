@@ -224,6 +224,18 @@ class CompileOptions:
         return host_mcpu(self.target)
 
     @property
+    def cmsis_nn_mcpu(self) -> str | None:
+        """``--target cmsis-nn,c``: the CPU CMSIS-NN is built for (the
+        ``cmsis-nn`` entry's ``-mcpu``, else the host's); ``None`` without
+        the ``cmsis-nn`` target (``partition-cmsis-nn{mcpu}``)."""
+        from usmp.tools.offload import parse_target_entries
+
+        entries = dict(parse_target_entries(self.target))
+        if "cmsis-nn" not in entries:
+            return None
+        return entries["cmsis-nn"].get("mcpu", self.mcpu)
+
+    @property
     def offload_map(self) -> dict[str, str]:
         """``--offload`` as TFLite operator type -> target."""
         from usmp.tools.offload import parse_offload
