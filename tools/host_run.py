@@ -43,12 +43,17 @@ class CRunError(RuntimeError):
     output)."""
 
 
-def build(files: dict[str, str], flags: Sequence[str], compiler: str = "gcc") -> Path:
+def build(
+    files: dict[str, str],
+    flags: Sequence[str],
+    compiler: str = "gcc",
+    libraries: Sequence[str] = (),
+) -> Path:
     """Compile ``files`` (name -> text; every ``.c`` but ``translated.c`` is a
-    source) into an executable, cached by content; its path."""
-    digest = hashlib.sha256(
-        repr((compiler, tuple(flags), sorted(files.items()))).encode()
-    )
+    source) into an executable linked with ``libraries`` (archives, after
+    the sources), cached by content; its path."""
+    key = (compiler, tuple(flags), sorted(files.items()))
+    digest = hashlib.sha256(repr(key + ((tuple(libraries),) if libraries else ())).encode())
     folder = CACHE / digest.hexdigest()[:24]
     exe = folder / "model"
     if exe.exists():
@@ -66,6 +71,7 @@ def build(files: dict[str, str], flags: Sequence[str], compiler: str = "gcc") ->
             "-I",
             str(work),
             *(str(work / s) for s in sources),
+            *libraries,
             "-o",
             str(work / "model"),
             "-lm",
