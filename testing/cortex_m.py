@@ -369,6 +369,8 @@ class Builder:
         self.work = work
         work.mkdir(parents=True, exist_ok=True)
         self._common: list[Path] | None = None
+        self._archives: dict[tuple[object, ...], Path] = {}
+        """Extra archives built (``ModelPart.libraries``), by sources and flags."""
 
     def cflags(self) -> list[str]:
         return [
@@ -486,10 +488,12 @@ class Builder:
             *(f"-I{d}" for d in part.include_dirs),
             *(f"-D{d}" for d in part.defines),
         ]
-        libraries = [
-            self.archive(f"{name}_{lib}", sources, extra)
-            for lib, sources in part.libraries
-        ]
+        libraries = []
+        for lib, sources in part.libraries:  # each built once per builder
+            key = (lib, tuple(sources), tuple(extra))
+            if key not in self._archives:
+                self._archives[key] = self.archive(f"{name}_{lib}", sources, extra)
+            libraries.append(self._archives[key])
         model = self._model_archive(name, part.sources, extra)
         elf, map_text = self.link(name, main, [model, *libraries])
         printed = self.execute(elf)
