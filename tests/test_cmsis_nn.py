@@ -145,6 +145,7 @@ def test_scratch_of_a_convolution_is_planned_in_the_workspace(tmp_path: Path) ->
     assert "int8_t* cmsis_nn_scratch = (int8_t*)&global_workspace[" in c
     assert "cmsis_nn_context ctx = {cmsis_nn_scratch, 144};" in c
     assert "#include <arm_nnfunctions.h>" in c
+    assert "(void)arm_convolve_wrapper_s8(&ctx, " in c  # status not checked
     assert "CMSIS_PATH ?=" in (out / "Makefile").read_text()
 
 
