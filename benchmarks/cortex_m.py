@@ -27,8 +27,9 @@ persistent arena). ``ws``: the workspace usmp planned (``metadata.json``).
 ``cmsis-nn target``: ``usmp-compile MODEL --use-workspace-io --target
 "cmsis-nn -mcpu=CPU,c -mcpu=CPU"`` (every operator CMSIS-NN takes is a call
 of it, its scratch planned by usmp in the workspace), its instructions, its
-flash (the library with the CMSIS-NN kernels it keeps), its workspace (scratch and I/O inside) and whether it is bit-exact with TFLite
-Micro; ``n/a`` on a Helium CPU (refused: CMSIS-NN's MVE scratch sizes).
+flash (the library with the CMSIS-NN kernels it keeps), its workspace
+(scratch and I/O inside) and whether it is bit-exact with TFLite Micro;
+``n/a`` on a Helium CPU (refused: CMSIS-NN's MVE scratch sizes).
 
 ``--steps`` adds a table per model, board and level: instructions per
 operator (a step of ours may be several TFLite operators fused).

@@ -122,9 +122,9 @@ def _scalar_constant(value: SSAValue) -> int | None:
     if not isinstance(attr, DenseIntOrFPElementsAttr):
         return None
     values = attr.get_values()
-    if len(values) != 1:
+    if len(values) != 1 or not isinstance(values[0], int):
         return None
-    return int(values[0])
+    return values[0]
 
 
 def _shape(value: SSAValue) -> tuple[int, ...]:
@@ -140,8 +140,10 @@ def _element(value: SSAValue) -> object:
 
 
 def _arg_index(primitive: func.FuncOp, value: SSAValue) -> int | None:
-    args = list(primitive.body.block.args)
-    return args.index(value) if value in args else None
+    for i, arg in enumerate(primitive.body.block.args):
+        if arg is value:
+            return i
+    return None
 
 
 @dataclass
@@ -196,7 +198,9 @@ def _epilogue(
     return _Epilogue(bias, fpm.multiplier, fpm.shift, offset, int(lo), int(hi))
 
 
-def _is_1x1(pad: tuple[int, int], dil: tuple[int, int], f: Sequence[int], c: int) -> bool:
+def _is_1x1(
+    pad: tuple[int, int], dil: tuple[int, int], f: Sequence[int], c: int
+) -> bool:
     return pad == (0, 0) and f[1] == 1 and f[2] == 1 and dil == (1, 1) and c == f[3]
 
 
@@ -285,7 +289,9 @@ def _conv(primitive: func.FuncOp, conv: Conv2DOp, core: str) -> CmsisNNCall | st
         if one != 1 or o != out_c or out_c % in_c:
             return "it is grouped but not depthwise"
         f_dims = [1, kh, kw, out_c]
-        size = depthwise_buffer_size(core, (left, top), (dw, dh), in_dims, f_dims, out_c)
+        size = depthwise_buffer_size(
+            core, (left, top), (dw, dh), in_dims, f_dims, out_c
+        )
         callee = "arm_depthwise_conv_wrapper_s8"
         params = [*head, out_c // in_c, *tail]
     else:
@@ -311,7 +317,9 @@ def _dense(primitive: func.FuncOp, dense: DenseOp) -> CmsisNNCall | str:
     if epi.bias is None:
         return "it has no bias"
     if len(set(epi.multiplier)) != 1 or len(set(epi.shift)) != 1:
-        return "its requantisation is per channel (arm_fully_connected_s8 is per tensor)"
+        return (
+            "its requantisation is per channel (arm_fully_connected_s8 is per tensor)"
+        )
     params = [-dense.input_zero_point, -dense.kernel_zero_point, epi.output_offset]
     params += [epi.act_min, epi.act_max, epi.multiplier[0], epi.shift[0]]
     dims = [batches, 1, 1, depth, depth, 1, 1, units, 1, 1, 1, units]
@@ -321,7 +329,9 @@ def _dense(primitive: func.FuncOp, dense: DenseOp) -> CmsisNNCall | str:
     )
 
 
-def _pool(primitive: func.FuncOp, pool: AvgPool2DOp | MaxPool2DOp, core: str) -> CmsisNNCall | str:
+def _pool(
+    primitive: func.FuncOp, pool: AvgPool2DOp | MaxPool2DOp, core: str
+) -> CmsisNNCall | str:
     x = pool.data
     if _element(x) != i8 or pool.layout != DataLayout.NHWC:
         return "it is not an int8 NHWC pooling"
@@ -332,7 +342,11 @@ def _pool(primitive: func.FuncOp, pool: AvgPool2DOp | MaxPool2DOp, core: str) ->
     lo, hi = -128, 127
     if rest:
         clip = rest[0]
-        if len(rest) != 1 or not isinstance(clip, ClipOp) or clip.operands[0] is not pool.results[0]:
+        if (
+            len(rest) != 1
+            or not isinstance(clip, ClipOp)
+            or clip.operands[0] is not pool.results[0]
+        ):
             return "ops other than a clip follow it"
         if clip.a_min != int(clip.a_min) or clip.a_max != int(clip.a_max):
             return "its activation range is not integral"
@@ -410,9 +424,7 @@ def _memref(t: object) -> MemRefType:
     return MemRefType(t.get_element_type(), t.get_shape())
 
 
-def lower_cmsis_nn(
-    primitive: func.FuncOp, call: CmsisNNCall, core: str
-) -> func.FuncOp:
+def lower_cmsis_nn(primitive: func.FuncOp, call: CmsisNNCall, core: str) -> func.FuncOp:
     """The tir prim func of a partitioned ``primitive`` (module note)."""
     block = primitive.body.block
     in_types = [_memref(a.type) for a in block.args]
@@ -426,7 +438,9 @@ def lower_cmsis_nn(
         scratch = tir.AllocateOp(MemRefType(i8, [call.scratch]), "cmsis_nn_scratch")
         ops.append(scratch)
         buffers.append(scratch.result)
-    for name, values in zip(("cmsis_nn_multiplier", "cmsis_nn_shift"), call.tables):
+    for name, values in zip(
+        ("cmsis_nn_multiplier", "cmsis_nn_shift"), call.tables, strict=False
+    ):
         t = TensorType(i32, [len(values)])
         table = tir.AllocateConstOp(
             MemRefType(i32, [len(values)]),
@@ -477,7 +491,7 @@ def c_call(callee: str, scalars: Sequence[int], core: str) -> list[str]:
     lines = [
         f"#if defined(ARM_MATH_MVEI) || {mve_or_dsp}defined(ARM_MATH_DSP)",
         f'#error "CMSIS-NN scratch sizes were planned for the {core} build: '
-        f'compile this file for a CPU {"with" if core == "dsp" else "without"} '
+        f"compile this file for a CPU {'with' if core == 'dsp' else 'without'} "
         'the DSP extension, without MVE (ARM_MATH_DSP, ARM_MATH_MVEI)"',
         "#endif",
         f"cmsis_nn_context ctx = {{@, {size}}};"
@@ -537,4 +551,3 @@ CALLEES = (
     "arm_max_pool_s8",
     "arm_softmax_s8",
 )
-

@@ -150,7 +150,9 @@ class CallExternLowering(EmitcPattern):
     a block of its own; buffers passed as their first element's address."""
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: tir.CallExternOp, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(
+        self, op: tir.CallExternOp, rewriter: PatternRewriter
+    ) -> None:
         core = op.attributes.get(cmsis_nn.CORE)
         callee = op.callee.data
         if callee not in cmsis_nn.CALLEES or not isinstance(core, StringAttr):

@@ -86,4 +86,3 @@ class PartitionCmsisNNPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         partition_cmsis_nn(op, core_of(self.mcpu))
-

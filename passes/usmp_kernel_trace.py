@@ -864,7 +864,9 @@ def written_arguments(f: func.FuncOp) -> frozenset[int]:
                 out.add(root[op.memref])
         elif isinstance(op, tir.CallExternOp):
             written = op.written_operands()
-            out.update(root[o] for k, o in enumerate(op.args) if k in written and o in root)
+            out.update(
+                root[o] for k, o in enumerate(op.args) if k in written and o in root
+            )
         elif not isinstance(op, memref.LoadOp):
             out.update(root[o] for o in op.operands if o in root)
     return frozenset(i for i in out if isinstance(f.args[i].type, MemRefType))

@@ -39,7 +39,9 @@ def _w(*shape: int) -> np.ndarray:
     return RNG.integers(-127, 128, size=shape).astype(np.int8)
 
 
-def _conv(m: ModelBuilder, x: int, shape: tuple[int, ...], opcode: str, **o: Any) -> int:
+def _conv(
+    m: ModelBuilder, x: int, shape: tuple[int, ...], opcode: str, **o: Any
+) -> int:
     """CONV_2D (OHWI weights) or DEPTHWISE_CONV_2D (1HWC) on ``x``."""
     _, h, w, c = m.tensors[x]["shape"]
     k, out_c, stride, pad = o["k"], o["out_c"], o.get("stride", 1), o.get("pad", SAME)
@@ -50,14 +52,23 @@ def _conv(m: ModelBuilder, x: int, shape: tuple[int, ...], opcode: str, **o: Any
         wt = m.tensor((out_c, k, k, c), "int8", _w(out_c, k, k, c), scale=0.01)
         options: tuple[str, dict[str, Any]] = (
             "Conv2DOptions",
-            dict(Padding=pad, StrideW=stride, StrideH=stride, FusedActivationFunction=RELU),
+            dict(
+                Padding=pad,
+                StrideW=stride,
+                StrideH=stride,
+                FusedActivationFunction=RELU,
+            ),
         )
     else:
         scales = list(RNG.uniform(0.002, 0.01, out_c))
-        wt = m.tensor((1, k, k, out_c), "int8", _w(1, k, k, out_c), scale=scales, axis=3)
+        wt = m.tensor(
+            (1, k, k, out_c), "int8", _w(1, k, k, out_c), scale=scales, axis=3
+        )
         options = (
             "DepthwiseConv2DOptions",
-            dict(Padding=pad, StrideW=stride, StrideH=stride, DepthMultiplier=out_c // c),
+            dict(
+                Padding=pad, StrideW=stride, StrideH=stride, DepthMultiplier=out_c // c
+            ),
         )
     bias = m.tensor((out_c,), "int32", RNG.integers(-900, 900, out_c), scale=0.0003)
     y = m.tensor((1, out_h, out_w, out_c), "int8", scale=0.03, zero_point=-9)
@@ -85,11 +96,17 @@ def _model(kind: str) -> tuple[bytes, str]:
         y = m.tensor((1, 4, 2, 4), "int8", scale=0.05, zero_point=-3)
         opcode = "AVERAGE_POOL_2D" if kind == "avgpool" else "MAX_POOL_2D"
         options = dict(
-            Padding=SAME, StrideW=3, StrideH=2, FilterWidth=3, FilterHeight=2,
+            Padding=SAME,
+            StrideW=3,
+            StrideH=2,
+            FilterWidth=3,
+            FilterHeight=2,
             FusedActivationFunction=RELU,
         )
         m.op(opcode, [x], [y], ("Pool2DOptions", options))
-        return m.build([x], [y]), "arm_avgpool_s8" if kind == "avgpool" else "arm_max_pool_s8"
+        return m.build(
+            [x], [y]
+        ), "arm_avgpool_s8" if kind == "avgpool" else "arm_max_pool_s8"
     if kind == "fc":
         x2 = m.tensor((2, 10), "int8", scale=0.1, zero_point=7)
         w = m.tensor((3, 10), "int8", _w(3, 10), scale=0.02)
@@ -122,7 +139,16 @@ def _run(data: bytes, target: str = "cmsis-nn,c") -> tuple[str, list[list[np.nda
     return c, pairs
 
 
-KINDS = ["conv", "conv1x1", "depthwise", "depthwise5x5", "avgpool", "maxpool", "fc", "softmax"]
+KINDS = [
+    "conv",
+    "conv1x1",
+    "depthwise",
+    "depthwise5x5",
+    "avgpool",
+    "maxpool",
+    "fc",
+    "softmax",
+]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -154,7 +180,9 @@ def test_what_cmsis_nn_does_not_take_stays_on_our_kernels() -> None:
     x = m.tensor((2, 6), "int8", scale=0.1, zero_point=7)  # per tensor), then TANH
     scales = [0.01, 0.02, 0.015]
     w = m.tensor((3, 6), "int8", _w(3, 6), scale=scales, axis=0)
-    bias = m.tensor((3,), "int32", RNG.integers(-300, 300, 3), scale=[0.1 * s for s in scales])
+    bias = m.tensor(
+        (3,), "int32", RNG.integers(-300, 300, 3), scale=[0.1 * s for s in scales]
+    )
     y = m.tensor((2, 3), "int8", scale=0.2, zero_point=0)
     m.op("FULLY_CONNECTED", [x, w, bias], [y], ("FullyConnectedOptions", {}))
     z = m.tensor((2, 3), "int8", scale=1 / 128, zero_point=0)
@@ -168,7 +196,9 @@ def test_what_cmsis_nn_does_not_take_stays_on_our_kernels() -> None:
         np.testing.assert_array_equal(ours, want.reshape(ours.shape))
 
 
-def test_helium_cpu_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_helium_cpu_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data, _ = _model("softmax")
     (tmp_path / "m.tflite").write_bytes(data)
     argv = [str(tmp_path / "m.tflite"), "-o", str(tmp_path / "o"), "-q"]
@@ -216,8 +246,16 @@ def test_scratch_sizes_are_cmsis_nns(tmp_path: Path) -> None:
     (tmp_path / "sizes.c").write_text(SIZES_C)
     exe = tmp_path / "sizes"
     subprocess.run(
-        ["gcc", "-O1", "-I", str(root / "Include"), str(tmp_path / "sizes.c"),
-         *map(str, sources), "-o", str(exe)],
+        [
+            "gcc",
+            "-O1",
+            "-I",
+            str(root / "Include"),
+            str(tmp_path / "sizes.c"),
+            *map(str, sources),
+            "-o",
+            str(exe),
+        ],
         check=True,
     )
     cases = []
@@ -233,18 +271,30 @@ def test_scratch_sizes_are_cmsis_nns(tmp_path: Path) -> None:
         out_c = c * int(rng.choice([1, 2]))
         out_h = max(1, (in_h - 1) // s_h + 1)
         out_w = max(1, (in_w - 1) // s_w + 1)
-        cases.append([in_h, in_w, c, k_h, k_w, s_w, s_h, p_h, p_w, dil, out_h, out_w, out_c])
+        cases.append(
+            [in_h, in_w, c, k_h, k_w, s_w, s_h, p_h, p_w, dil, out_h, out_w, out_c]
+        )
     text = "\n".join(" ".join(map(str, v)) for v in cases)
-    got = subprocess.run([str(exe)], input=text, capture_output=True, text=True, check=True)
+    got = subprocess.run(
+        [str(exe)], input=text, capture_output=True, text=True, check=True
+    )
     for v, line in zip(cases, got.stdout.splitlines(), strict=True):
         in_h, in_w, c, k_h, k_w, s_w, s_h, p_h, p_w, dil, out_h, out_w, out_c = v
         in_dims, f_dims = [1, in_h, in_w, c], [out_c, k_h, k_w, c]
         dw_f = [1, k_h, k_w, out_c]
-        python = [
-            cmsis_nn.conv_buffer_size(core, (s_w, s_h), (p_w, p_h), (dil, dil), in_dims, f_dims)
-            for core in ("none", "dsp")
-        ] + [
-            cmsis_nn.depthwise_buffer_size(core, (p_w, p_h), (dil, dil), in_dims, dw_f, out_c)
-            for core in ("none", "dsp")
-        ] + [cmsis_nn.avgpool_buffer_size(core, c) for core in ("none", "dsp")]
+        python = (
+            [
+                cmsis_nn.conv_buffer_size(
+                    core, (s_w, s_h), (p_w, p_h), (dil, dil), in_dims, f_dims
+                )
+                for core in ("none", "dsp")
+            ]
+            + [
+                cmsis_nn.depthwise_buffer_size(
+                    core, (p_w, p_h), (dil, dil), in_dims, dw_f, out_c
+                )
+                for core in ("none", "dsp")
+            ]
+            + [cmsis_nn.avgpool_buffer_size(core, c) for core in ("none", "dsp")]
+        )
         assert python == [int(n) for n in line.split()], v

@@ -186,10 +186,11 @@ CMSIS_NN_MAKE = """
 # e.g. make CMSIS_PATH=/path/to/CMSIS-NN. Its sources are built into the library.
 CMSIS_PATH ?= {path}
 ifeq ($(CMSIS_PATH),)
-$(error CMSIS_PATH is not set: make CMSIS_PATH=/path/to/CMSIS-NN (its Include/ and Source/))
+$(error CMSIS_PATH is not set: make CMSIS_PATH=/path/to/CMSIS-NN)
 endif
 INCLUDES += -I$(CMSIS_PATH)/Include
-CMSIS_NN_SRCS = $(wildcard $(CMSIS_PATH)/Source/*/*_s8.c $(CMSIS_PATH)/Source/*/*_s8_*.c \\
+CMSIS_NN_SRCS = $(wildcard $(CMSIS_PATH)/Source/*/*_s8.c \\
+  $(CMSIS_PATH)/Source/*/*_s8_*.c \\
   $(CMSIS_PATH)/Source/NNSupportFunctions/arm_nntables.c \\
   $(CMSIS_PATH)/Source/NNSupportFunctions/arm_q7_to_q15_with_offset.c)
 OBJS += $(CMSIS_NN_SRCS:$(CMSIS_PATH)/%.c=$(BUILD)/cmsis-nn/%.o)

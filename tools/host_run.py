@@ -53,7 +53,9 @@ def build(
     source) into an executable linked with ``libraries`` (archives, after
     the sources), cached by content; its path."""
     key = (compiler, tuple(flags), sorted(files.items()))
-    digest = hashlib.sha256(repr(key + ((tuple(libraries),) if libraries else ())).encode())
+    digest = hashlib.sha256(
+        repr(key + ((tuple(libraries),) if libraries else ())).encode()
+    )
     folder = CACHE / digest.hexdigest()[:24]
     exe = folder / "model"
     if exe.exists():
