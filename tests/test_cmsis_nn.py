@@ -209,6 +209,19 @@ def test_helium_cpu_is_refused(
     assert "Traceback" not in err
 
 
+def test_offload_to_cmsis_nn_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, _ = _model("softmax")
+    (tmp_path / "m.tflite").write_bytes(data)
+    argv = [str(tmp_path / "m.tflite"), "-o", str(tmp_path / "o"), "-q"]
+    argv += ["--target", "cmsis-nn,c", "--offload", "SOFTMAX=cmsis-nn"]
+    assert usmp_compile(argv) == 1
+    err = capsys.readouterr().err
+    assert "the cmsis-nn target chooses its operators itself" in err
+    assert "Traceback" not in err
+
+
 # The scratch sizes: Python (cmsis_nn.*_buffer_size) against CMSIS-NN's C.
 SIZES_C = r"""
 #include <stdio.h>

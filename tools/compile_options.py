@@ -118,7 +118,9 @@ class CompileOptions:
     target: str = flag("c", "--target", metavar="TARGET[,TARGET...]")
     """Targets, the host 'c' last: e.g. 'accel,c' adds a second target the
     operators chosen by --offload run on (their C in its own file); 'c
-    -mcpu=cortex-m4' selects the kernels for that CPU (lower-ops' mcpu)."""
+    -mcpu=cortex-m4' selects the kernels for that CPU (lower-ops' mcpu);
+    'cmsis-nn,c' runs every int8 operator CMSIS-NN can compute as a call of
+    it (built from CMSIS_PATH; 'cmsis-nn -mcpu=cortex-m4,c' for that CPU)."""
     offload: tuple[str, ...] = flag(
         (), "--offload", kind="append", metavar="OP_TYPE[,OP_TYPE...]=TARGET"
     )
