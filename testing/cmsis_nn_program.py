@@ -73,49 +73,14 @@ def cmsis_nn_sources() -> list[Path]:
     return files
 
 
-def cmsis_nn_host_archive(compiler: str = "gcc") -> Path:
-    """CMSIS-NN's s8 sources (``cmsis_nn_sources``) built for the host
-    (``-O2``: its portable C, ``ARM_MATH_DSP`` undefined) into a static
-    archive, cached by the sources' content."""
-    import hashlib
-    import subprocess
-    import tempfile
-
-    from usmp.tools.host_run import CACHE, CRunError
-
-    sources = cmsis_nn_sources()
-    digest = hashlib.sha256(compiler.encode())
-    for path in sources:
-        digest.update(path.name.encode() + path.read_bytes())
-    archive = CACHE / f"cmsis-nn-{digest.hexdigest()[:16]}" / "libcmsis_nn.a"
-    if archive.exists():
-        return archive
-    CACHE.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(dir=CACHE))
-    include = THIRD_PARTY / "CMSIS-NN/Include"
-    objects = []
-    for path in sources:
-        obj = work / f"{path.stem}.o"
-        command = [compiler, "-O2", "-std=c99", "-I", str(include), "-c", str(path)]
-        result = subprocess.run(
-            [*command, "-o", str(obj)], capture_output=True, text=True, check=False
-        )
-        if result.returncode != 0:
-            raise CRunError(f"{compiler} failed on {path}:\n{result.stderr}")
-        objects.append(str(obj))
-    subprocess.run(["ar", "rcs", str(work / archive.name), *objects], check=True)
-    try:
-        work.rename(archive.parent)
-    except OSError:  # built concurrently
-        pass
-    return archive
-
-
 def cmsis_nn_host_flags(compiler: str = "gcc") -> tuple[list[str], list[str]]:
     """gcc flags that compile C calling CMSIS-NN on the host, and the
-    archive to link after the sources."""
-    archive = cmsis_nn_host_archive(compiler)
-    return ["-I", str(THIRD_PARTY / "CMSIS-NN/Include")], [str(archive)]
+    archive to link after the sources (``../shared/third_party/CMSIS-NN``,
+    its portable C; ``usmp.tools.host_run.cmsis_nn_archive``)."""
+    from usmp.tools.host_run import cmsis_nn_archive
+
+    root = THIRD_PARTY / "CMSIS-NN"
+    return ["-I", str(root / "Include")], [str(cmsis_nn_archive(root, compiler))]
 
 
 @dataclass

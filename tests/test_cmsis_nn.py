@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import usmp
 from tests.test_import_tflite_synthetic import RELU, SAME, VALID, ModelBuilder
 from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import read_model
@@ -173,6 +174,24 @@ def test_scratch_of_a_convolution_is_planned_in_the_workspace(tmp_path: Path) ->
     assert "#include <arm_nnfunctions.h>" in c
     assert "(void)arm_convolve_wrapper_s8(&ctx, " in c  # status not checked
     assert "CMSIS_PATH ?=" in (out / "Makefile").read_text()
+
+
+def test_library_run_builds_cmsis_nn_from_cmsis_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data, _ = _model("depthwise")
+    (tmp_path / "m.tflite").write_bytes(data)
+    argv = [str(tmp_path / "m.tflite"), "-o", str(tmp_path / "o"), "-q"]
+    assert usmp_compile([*argv, "--target", "cmsis-nn,c"]) == 0
+    library = usmp.Library(tmp_path / "o")
+    model = read_model(data, "m.tflite")
+    inputs = random_inputs(model, 0)
+    monkeypatch.delenv("CMSIS_PATH", raising=False)
+    with pytest.raises(ValueError, match="set CMSIS_PATH to CMSIS-NN's folder"):
+        library.run(inputs)
+    monkeypatch.setenv("CMSIS_PATH", str(THIRD_PARTY / "CMSIS-NN"))
+    (want,) = run_tflm(data, inputs, model.outputs)
+    np.testing.assert_array_equal(library.run(inputs)[0], want)
 
 
 def test_what_cmsis_nn_does_not_take_stays_on_our_kernels() -> None:
