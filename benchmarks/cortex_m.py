@@ -24,6 +24,12 @@ weights and parameters (RAM = the activation arena, planned like TFLite
 Micro's greedy planner with I/O inside, + the largest scratch buffer
 CMSIS-NN asks for; TFLite Micro's interpreter would add its own code and
 persistent arena). ``ws``: the workspace usmp planned (``metadata.json``).
+``cmsis-nn target``: ``usmp-compile MODEL --use-workspace-io --target
+"cmsis-nn -mcpu=CPU,c -mcpu=CPU"`` (every operator CMSIS-NN takes is a call
+of it, its scratch planned by usmp in the workspace), its instructions, its
+flash (the library with the CMSIS-NN kernels it keeps), its workspace
+(scratch and I/O inside) and whether it is bit-exact with TFLite Micro;
+``n/a`` on a Helium CPU (refused: CMSIS-NN's MVE scratch sizes).
 
 ``--steps`` adds a table per model, board and level: instructions per
 operator (a step of ours may be several TFLite operators fused).
@@ -44,6 +50,7 @@ import tempfile
 from pathlib import Path
 
 from usmp.frontend.tflite_reader import Model, read_model_file
+from usmp.lowering.cmsis_nn import MVE_CPUS
 from usmp.testing.cmsis_nn_program import cmsis_nn_program
 from usmp.testing.cortex_m import (
     BOARDS,
@@ -85,10 +92,18 @@ def describe(model: Model, label: str) -> str:
 
 
 def _ours(
-    path: Path, name: str, cpu: str | None, work: Path, profile: bool = False
+    path: Path,
+    name: str,
+    cpu: str | None,
+    work: Path,
+    profile: bool = False,
+    cmsis_nn: bool = False,
 ) -> tuple[Path, int]:
-    out = work / f"{name}_{cpu or 'portable'}{'_profile' * profile}"
+    suffix = f"{'_profile' * profile}{'_cmsis_nn' if cmsis_nn else ''}"
+    out = work / f"{name}_{cpu or 'portable'}{suffix}"
     target = "c" if cpu is None else f"c -mcpu={cpu}"
+    if cmsis_nn:  # the cmsis-nn target, built for the board's CPU
+        target = f"cmsis-nn -mcpu={cpu},{target}" if cpu else f"cmsis-nn,{target}"
     argv = [str(path), "-o", str(out), "-q", "--module-name", name]
     argv += ["--use-workspace-io", "--target", target, *["--profile"] * profile]
     if usmp_compile(argv) != 0:
@@ -150,11 +165,24 @@ def _measure(args: argparse.Namespace, work: Path) -> int:
                     path, key, None if args.portable else board.cpu, work, True
                 )
                 profiled_part = library_program(profiled, inputs)
+            offload_part, offload_ws = None, 0
+            if board.cpu not in MVE_CPUS:  # CMSIS-NN's MVE scratch: refused
+                offload, offload_ws = _ours(path, key, board.cpu, work, cmsis_nn=True)
+                offload_part = library_program(offload, inputs)
             for opt in (f"-{o.lstrip('-')}" for o in args.opt):
                 builder = Builder(board, opt, work / f"{key}_{board_name}{opt}")
                 ours = builder.measure("ours", ours_part, profile=args.steps)
                 cmsis = builder.measure("cmsis", cmsis_part, profile=args.steps)
                 ratio = ours.instructions / cmsis.instructions
+                target = ["n/a"] * 4
+                if offload_part is not None:
+                    t = builder.measure("offload", offload_part, profile=False)
+                    target = [
+                        f"{t.instructions:,}",
+                        f"{t.footprint.flash:,}",
+                        f"{offload_ws:,}",
+                        _exact(t, reference),
+                    ]
                 rows.append(
                     [
                         key,
@@ -169,6 +197,7 @@ def _measure(args: argparse.Namespace, work: Path) -> int:
                         f"{cmsis.footprint.flash:,}",
                         f"{cmsis.footprint.ram:,}",
                         f"{_exact(ours, reference)} / {_exact(cmsis, reference)}",
+                        *target,
                     ]
                 )
                 print("| " + " | ".join(rows[-1]) + " |", file=sys.stderr, flush=True)
@@ -207,9 +236,13 @@ def _measure(args: argparse.Namespace, work: Path) -> int:
         "CMSIS-NN flash",
         "CMSIS-NN RAM",
         "bit-exact (ours / CMSIS-NN)",
+        "cmsis-nn target",
+        "its flash",
+        "its ws",
+        "its bit-exact",
     )
     print("| " + " | ".join(header) + " |")
-    print("|---|---|---|" + "--:|" * 8 + "---|")
+    print("|---|---|---|" + "--:|" * 8 + "---|--:|--:|--:|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
     print(

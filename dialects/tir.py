@@ -31,6 +31,7 @@ from typing import TypeVar
 from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     DictionaryAttr,
@@ -42,6 +43,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
     TensorType,
+    i64,
 )
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
@@ -692,6 +694,47 @@ class CallOp(IRDLOperation):
                 )
 
 
+@irdl_op_definition
+class CallExternOp(IRDLOperation):
+    """Call an external C library function (TVM's ``tir.call_extern``), as
+    the ``cmsis-nn`` target's operators do (``usmp.lowering.cmsis_nn``)::
+
+        tir.call_extern "arm_softmax_s8"(%x, %out) {scalars = array<i64: 0, 1, 12,
+            1242899200, 24, -124>} : memref<1x12xi8>, memref<1x12xi8>
+
+    ``args`` are the buffers the function reads and writes (by pointer),
+    ``scalars`` its integer parameters, flattened as TVM's
+    ``relay_to_tir.cc`` does; ``convert-to-emitc`` packs them into the C
+    library's structs. The call writes its last buffer (the output) and,
+    when the first scalar (a scratch size) is not 0, its first (the
+    scratch); it reads every buffer. The analyses count every byte of each
+    as accessed at the call's one time."""
+
+    name = "tir.call_extern"
+
+    callee = prop_def(StringAttr)
+    scalars = prop_def(DenseArrayBase.constr(i64))
+    args = var_operand_def(MemRefType)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$callee `(` $args `)` attr-dict `:` type($args)"
+
+    def __init__(self, callee: str, args: Sequence[SSAValue], scalars: Sequence[int]):
+        super().__init__(
+            operands=[args],
+            properties={
+                "callee": StringAttr(callee),
+                "scalars": DenseArrayBase.from_list(i64, scalars),
+            },
+        )
+
+    def written_operands(self) -> frozenset[int]:
+        """Indices (in ``args``) of the buffers the call writes."""
+        last = len(self.args) - 1
+        scratch = self.scalars.get_values()[:1] != (0,)
+        return frozenset({last, 0} if scratch and last > 0 else {last})
+
+
 class DeviceHook(StrEnum):
     """TVM's device API hooks (``TVMDevice<Device>Activate`` ...), in call
     order."""
@@ -794,7 +837,14 @@ def is_offset_view(arg: Attribute, param: Attribute) -> bool:
 
 TIR = Dialect(
     "tir",
-    [AllocateOp, AllocateConstOp, AllocateStateOp, CallOp, DeviceHookOp],
+    [
+        AllocateOp,
+        AllocateConstOp,
+        AllocateStateOp,
+        CallOp,
+        CallExternOp,
+        DeviceHookOp,
+    ],
     [
         CallTypeAttr,
         PoolKindAttr,

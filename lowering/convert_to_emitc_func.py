@@ -33,7 +33,7 @@ from xdsl.rewriter import InsertPoint
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc, tir
 from usmp.dialects.tir import POOL_ARGS
-from usmp.lowering import dsp
+from usmp.lowering import cmsis_nn, dsp
 from usmp.lowering.convert_to_emitc_common import (
     MEMREF_ARG_ATTR,
     TYPES,
@@ -144,6 +144,35 @@ class ReturnOpLowering(EmitcPattern):
         lw.replace()
 
 
+class CallExternLowering(EmitcPattern):
+    """``tir.call_extern`` of a CMSIS-NN function: the C that packs its
+    scalars into CMSIS-NN's structs and calls it (``cmsis_nn.c_call``), in
+    a block of its own; buffers passed as their first element's address."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: tir.CallExternOp, rewriter: PatternRewriter
+    ) -> None:
+        core = op.attributes.get(cmsis_nn.CORE)
+        callee = op.callee.data
+        if callee not in cmsis_nn.CALLEES or not isinstance(core, StringAttr):
+            raise located_error(
+                op,
+                f"tir.call_extern of '{callee}': no C for it (supported: CMSIS-NN's "
+                f"{', '.join(cmsis_nn.CALLEES)}, with a {cmsis_nn.CORE} attribute)",
+            )
+        lw = self.lowering(op, rewriter)
+        lw.include("arm_nnfunctions.h")
+        pointers = iter([first_element_pointer(lw, v, op) for v in op.args])
+        lines = cmsis_nn.c_call(callee, op.scalars.get_values(), core.data)
+        lw.emit(emitc.VerbatimOp("{{"))
+        for line in lines:
+            count = line.count("{}")
+            lw.emit(emitc.VerbatimOp(line, [next(pointers) for _ in range(count)]))
+        lw.emit(emitc.VerbatimOp("}"))
+        lw.replace()
+
+
 @dataclass(frozen=True)
 class CallOpLowering(EmitcPattern):
     """``func.call`` and unpacked ``tir.call``: ``emitc.call`` of a function
@@ -236,6 +265,7 @@ class UnsupportedOpLowering(EmitcPattern):
 def func_patterns(state: ConversionState, info: ModuleInfo) -> list[RewritePattern]:
     return [
         CallOpLowering(state, info),
+        CallExternLowering(state),
         DeviceHookLowering(state),
         FuncOpLowering(state, info),
         ReturnOpLowering(state),

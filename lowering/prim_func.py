@@ -54,7 +54,7 @@ from usmp.dialects.relay_image_ops import GatherOp
 from usmp.dialects.relay_lstm import LstmOp
 from usmp.dialects.relay_ops import ConcatenateOp
 from usmp.dialects.relay_svdf import SvdfOp
-from usmp.lowering import ops_nn, ops_softmax
+from usmp.lowering import cmsis_nn, ops_nn, ops_softmax
 from usmp.lowering.convert_to_emitc_memref import COPY_RUN
 from usmp.lowering.fold_offsets import fold_input_offsets
 from usmp.lowering.kernel import (
@@ -357,6 +357,9 @@ class LowerPrimitiveFunction(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
+        if relay.PRIMITIVE in op.attributes and cmsis_nn.CORE in op.attributes:
+            rewriter.replace(op, cmsis_nn.lower_partitioned(op))
+            return
         if relay.PRIMITIVE in op.attributes:
             bound = self.constants.get(op.sym_name.data, {})
             # the CPU's kernels are the host's: a group fuse-ops offloaded to

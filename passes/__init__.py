@@ -18,6 +18,7 @@ _PASSES: dict[str, tuple[str, str]] = {
     "patch-stage": ("patch_stage", "PatchStagePass"),
     "dedupe-functions": ("dedupe_functions", "DedupeFunctionsPass"),
     "fold-explicit-padding": ("fold_explicit_padding", "FoldExplicitPaddingPass"),
+    "partition-cmsis-nn": ("partition_cmsis_nn", "PartitionCmsisNNPass"),
     "lower-ops": ("lower_ops", "LowerOpsPass"),
     "usmp": ("usmp", "UsmpPass"),
     "convert-to-emitc": ("convert_to_emitc", "ConvertToEmitcPass"),

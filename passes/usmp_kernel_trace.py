@@ -47,6 +47,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, SSAValue
 
+from usmp.dialects import tir
+
 NEVER = np.iinfo(np.int64).max
 """First-write time of a byte that is never written."""
 
@@ -215,6 +217,15 @@ class _Tracer:
             self.access(op, op.memref, op.indices, False, mask)
         elif isinstance(op, memref.StoreOp):
             self.access(op, op.memref, op.indices, True, mask)
+        elif isinstance(op, tir.CallExternOp):
+            # a library call: reads every byte of each buffer, and writes
+            # every byte of those it writes, all at its one time (so none of
+            # them may share bytes with another during the call)
+            written = op.written_operands()
+            for k, o in enumerate(op.args):
+                self.access(op, o, None, False, mask)
+                if k in written:
+                    self.access(op, o, None, True, mask)
         elif op.regions:
             raise _Unsupported(op.name)
         elif isinstance(op, (memref.ReinterpretCastOp, memref.CollapseShapeOp)):
@@ -396,8 +407,12 @@ class _Tracer:
         view = self.views.get(ref)
         if view is None:
             return
-        idx = [self.get(i) for i in indices]  # pyright: ignore
-        known = not any(i is None for i in idx) and len(idx) == len(view.strides)
+        idx = [] if indices is None else [self.get(i) for i in indices]  # pyright: ignore
+        known = (
+            indices is not None
+            and not any(i is None for i in idx)
+            and len(idx) == len(view.strides)
+        )
         addr: npt.NDArray[np.generic] = np.array(view.offset, dtype=np.int64)
         if known:
             for i, s in zip(idx, view.strides, strict=True):
@@ -847,6 +862,11 @@ def written_arguments(f: func.FuncOp) -> frozenset[int]:
         elif isinstance(op, memref.StoreOp):
             if op.memref in root:
                 out.add(root[op.memref])
+        elif isinstance(op, tir.CallExternOp):
+            written = op.written_operands()
+            out.update(
+                root[o] for k, o in enumerate(op.args) if k in written and o in root
+            )
         elif not isinstance(op, memref.LoadOp):
             out.update(root[o] for o in op.operands if o in root)
     return frozenset(i for i in out if isinstance(f.args[i].type, MemRefType))

@@ -73,6 +73,16 @@ def cmsis_nn_sources() -> list[Path]:
     return files
 
 
+def cmsis_nn_host_flags(compiler: str = "gcc") -> tuple[list[str], list[str]]:
+    """gcc flags that compile C calling CMSIS-NN on the host, and the
+    archive to link after the sources (``../shared/third_party/CMSIS-NN``,
+    its portable C; ``usmp.tools.host_run.cmsis_nn_archive``)."""
+    from usmp.tools.host_run import cmsis_nn_archive
+
+    root = THIRD_PARTY / "CMSIS-NN"
+    return ["-I", str(root / "Include")], [str(cmsis_nn_archive(root, compiler))]
+
+
 @dataclass
 class _Buffer:
     tensor: int

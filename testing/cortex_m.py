@@ -373,6 +373,8 @@ class Builder:
         self.work = work
         work.mkdir(parents=True, exist_ok=True)
         self._common: list[Path] | None = None
+        self._archives: dict[tuple[object, ...], Path] = {}
+        """Extra archives built (``ModelPart.libraries``), by sources and flags."""
 
     def cflags(self) -> list[str]:
         return [
@@ -490,10 +492,12 @@ class Builder:
             *(f"-I{d}" for d in part.include_dirs),
             *(f"-D{d}" for d in part.defines),
         ]
-        libraries = [
-            self.archive(f"{name}_{lib}", sources, extra)
-            for lib, sources in part.libraries
-        ]
+        libraries = []
+        for lib, sources in part.libraries:  # each built once per builder
+            key = (lib, tuple(sources), tuple(extra))
+            if key not in self._archives:
+                self._archives[key] = self.archive(f"{name}_{lib}", sources, extra)
+            libraries.append(self._archives[key])
         model = self._model_archive(name, part.sources, extra)
         elf, map_text = self.link(name, main, [model, *libraries])
         printed = self.execute(elf)
@@ -684,4 +688,14 @@ def library_program(out: Path, inputs: Sequence[np.ndarray]) -> ModelPart:
     labels = list(plan.get("step_operators", []))
     if len(labels) != calls:
         labels = [f"call {k}" for k in range(calls)]
+    if f"tvmgen_{model}_cmsis_nn.c" in sources:  # --target cmsis-nn,c
+        from usmp.testing.cmsis_nn_program import cmsis_nn_sources
+
+        return ModelPart(
+            sources,
+            include_dirs=[THIRD_PARTY / "CMSIS-NN/Include"],
+            profiled={entry_file: profiled},
+            libraries=[("cmsis_nn", cmsis_nn_sources())],
+            steps=labels,
+        )
     return ModelPart(sources, profiled={entry_file: profiled}, steps=labels)

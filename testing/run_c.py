@@ -211,8 +211,9 @@ def run_module_sequence(
     arrays: list[np.ndarray] = []
     for k, t in enumerate(m.inputs):
         arrays.append(np.stack([_checked_input(t, step[k]) for step in steps]))
-    flags = [*cflags, *(SANITIZE_FLAGS if sanitize else ())]
-    outputs = _execute(build(files, flags), arrays, m)
+    include, libraries = _library(files)
+    flags = [*cflags, *(SANITIZE_FLAGS if sanitize else ()), *include]
+    outputs = _execute(build(files, flags, libraries=libraries), arrays, m)
     per_output = [
         np.frombuffer(data, dtype=dtype_of(t)).reshape(
             (len(steps), *t.type.get_shape())
@@ -220,6 +221,18 @@ def run_module_sequence(
         for data, t in zip(outputs, m.outputs, strict=True)
     ]
     return [[o[s].copy() for o in per_output] for s in range(len(steps))]
+
+
+def _library(
+    files: dict[str, str], compiler: str = "gcc"
+) -> tuple[list[str], list[str]]:
+    """Include flags and archives of the libraries the C calls: CMSIS-NN's
+    host build when an operator calls it (``--target cmsis-nn,c``)."""
+    if not any("arm_nnfunctions.h" in text for text in files.values()):
+        return [], []
+    from usmp.testing.cmsis_nn_program import cmsis_nn_host_flags
+
+    return cmsis_nn_host_flags(compiler)
 
 
 def _checked_input(t: Tensor, x: np.ndarray) -> np.ndarray:
@@ -326,8 +339,9 @@ def run_module(
             f"model '{m.model}' takes {len(m.inputs)} inputs, got {len(inputs)}"
         )
     arrays = [_checked_input(t, x) for t, x in zip(m.inputs, inputs, strict=True)]
-    flags = [*cflags, *(SANITIZE_FLAGS if sanitize else ())]
-    outputs = _execute(build(files, flags, compiler), arrays, m)
+    include, libraries = _library(files, compiler)
+    flags = [*cflags, *(SANITIZE_FLAGS if sanitize else ()), *include]
+    outputs = _execute(build(files, flags, compiler, libraries), arrays, m)
     return [
         np.frombuffer(data, dtype=dtype_of(t)).reshape(t.type.get_shape()).copy()
         for data, t in zip(outputs, m.outputs, strict=True)

@@ -1,5 +1,8 @@
 """Generated C on an emulated Cortex-M4 (QEMU), bit for bit with TFLite Micro.
 
+Also KWS compiled with ``--target "cmsis-nn,c -mcpu=cortex-m4"`` (every
+operator a CMSIS-NN call, the scratch planned in the workspace pool).
+
 KWS int8 compiled for ``--target "c -mcpu=cortex-m4"`` (I/O in the
 workspace), built with ``arm-none-eabi-gcc -O2`` and newlib, run under
 ``qemu-system-arm -M mps2-an386 -icount shift=0``: its output bytes equal
@@ -64,6 +67,23 @@ def test_kws_on_cortex_m4_bit_exact(tools: None, tmp_path: Path) -> None:
     # both count millions of instructions (KWS: 7.7 M for CMSIS-NN)
     assert 5_000_000 < cmsis.instructions < 12_000_000
     assert ours.instructions > 1_000_000
+    # --target "cmsis-nn,c -mcpu=cortex-m4": every operator a CMSIS-NN call
+    # (DSP build), the first convolution's im2col scratch a planned buffer
+    # of the workspace pool
+    out = tmp_path / "kws_cmsis_nn"
+    argv = [str(KWS), "-o", str(out), "-q", "--module-name", "kws"]
+    argv += ["--use-workspace-io", "--target", "cmsis-nn,c -mcpu=cortex-m4"]
+    assert usmp_compile(argv) == 0
+    c = (out / "codegen/host/src/tvmgen_kws_cmsis_nn.c").read_text()
+    assert "cmsis_nn_context ctx = {cmsis_nn_scratch, 160};" in c
+    assert "int8_t* cmsis_nn_scratch = (int8_t*)&global_workspace[" in c
+    host = (out / "codegen/host/src/tvmgen_kws_operators.c").read_text()
+    assert "void tvmgen_kws_fused" not in host  # no operator on our kernels
+    offloaded = builder.measure("offload", library_program(out, inputs), profile=False)
+    assert offloaded.outputs == [reference.tobytes()]
+    assert offloaded.footprint.ram == 16000  # the workspace pool, scratch inside
+    # CMSIS-NN's instructions and our entry function's
+    assert cmsis.instructions < offloaded.instructions < cmsis.instructions * 1.01
     shutil.rmtree(tmp_path / "build")
 
 

@@ -103,12 +103,20 @@ def _banner(m: ModelInterface, what: str) -> list[str]:
     ]
 
 
-def _includes(module: ModuleOp) -> list[str]:
+def _includes(module: ModuleOp, target: str | None = None) -> list[str]:
+    """The module's includes; in the file of one ``target``'s functions
+    (``None``: every function), a library header only where its target's
+    functions call the library (CMSIS-NN's, in the ``cmsis-nn`` file)."""
     return [
         f"#include <{op.include.data}>"
         for op in module.ops
         if isinstance(op, emitc.IncludeOp)
+        and (target is None or LIBRARY_HEADERS.get(op.include.data, target) == target)
     ]
+
+
+LIBRARY_HEADERS = {"arm_nnfunctions.h": "cmsis-nn"}
+"""Headers of the libraries offloaded operators call, by target."""
 
 
 def _preludes(module: ModuleOp, functions: Iterable[emitc.FuncOp]) -> list[str]:
@@ -285,19 +293,19 @@ def build_library(
         ]
     )
     host, offloaded = split_by_target(operators)
-    for name, funcs, globals_, what in (
-        (names["operators"], host, True, "Operators"),
+    for name, funcs, globals_, what, target in (
+        (names["operators"], host, True, "Operators", HOST_TARGET),
         *(
-            (target_file(m.names.model, t), fs, False, f"Operators of target {t}")
+            (target_file(m.names.model, t), fs, False, f"Operators of target {t}", t)
             for t, fs in offloaded.items()
         ),
-        (names["aot_main"], main, False, "AOT entry function"),
+        (names["aot_main"], main, False, "AOT entry function", HOST_TARGET),
     ):
         defined = {f.sym_name.data for f in funcs}
         files[name] = "\n".join(
             [
                 *_banner(m, what),
-                *_includes(module),
+                *_includes(module, target),
                 *_preludes(module, funcs),
                 "",
                 ALIGNED_MACRO if globals_ else "",

@@ -118,7 +118,9 @@ class CompileOptions:
     target: str = flag("c", "--target", metavar="TARGET[,TARGET...]")
     """Targets, the host 'c' last: e.g. 'accel,c' adds a second target the
     operators chosen by --offload run on (their C in its own file); 'c
-    -mcpu=cortex-m4' selects the kernels for that CPU (lower-ops' mcpu)."""
+    -mcpu=cortex-m4' selects the kernels for that CPU (lower-ops' mcpu);
+    'cmsis-nn,c' runs every int8 operator CMSIS-NN can compute as a call of
+    it (built from CMSIS_PATH; 'cmsis-nn -mcpu=cortex-m4,c' for that CPU)."""
     offload: tuple[str, ...] = flag(
         (), "--offload", kind="append", metavar="OP_TYPE[,OP_TYPE...]=TARGET"
     )
@@ -226,6 +228,18 @@ class CompileOptions:
         from usmp.tools.offload import host_mcpu
 
         return host_mcpu(self.target)
+
+    @property
+    def cmsis_nn_mcpu(self) -> str | None:
+        """``--target cmsis-nn,c``: the CPU CMSIS-NN is built for (the
+        ``cmsis-nn`` entry's ``-mcpu``, else the host's); ``None`` without
+        the ``cmsis-nn`` target (``partition-cmsis-nn{mcpu}``)."""
+        from usmp.tools.offload import parse_target_entries
+
+        entries = dict(parse_target_entries(self.target))
+        if "cmsis-nn" not in entries:
+            return None
+        return entries["cmsis-nn"].get("mcpu", self.mcpu)
 
     @property
     def offload_map(self) -> dict[str, str]:

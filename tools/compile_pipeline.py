@@ -95,6 +95,11 @@ def compile_passes(options: CompileOptions, *, report: str = "") -> list[ModuleP
     lowering = [
         _make("fuse-ops", module_name=options.module_name),
         *([_make("dedupe-functions", patched_only=True)] if patch else []),
+        *(
+            [_make("partition-cmsis-nn", mcpu=options.cmsis_nn_mcpu)]
+            if options.cmsis_nn_mcpu is not None
+            else []
+        ),
         _make("lower-ops", mcpu=options.mcpu),
         _make(
             "aot-lower-main",

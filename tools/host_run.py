@@ -43,11 +43,18 @@ class CRunError(RuntimeError):
     output)."""
 
 
-def build(files: dict[str, str], flags: Sequence[str], compiler: str = "gcc") -> Path:
+def build(
+    files: dict[str, str],
+    flags: Sequence[str],
+    compiler: str = "gcc",
+    libraries: Sequence[str] = (),
+) -> Path:
     """Compile ``files`` (name -> text; every ``.c`` but ``translated.c`` is a
-    source) into an executable, cached by content; its path."""
+    source) into an executable linked with ``libraries`` (archives, after
+    the sources), cached by content; its path."""
+    key = (compiler, tuple(flags), sorted(files.items()))
     digest = hashlib.sha256(
-        repr((compiler, tuple(flags), sorted(files.items()))).encode()
+        repr(key + ((tuple(libraries),) if libraries else ())).encode()
     )
     folder = CACHE / digest.hexdigest()[:24]
     exe = folder / "model"
@@ -66,6 +73,7 @@ def build(files: dict[str, str], flags: Sequence[str], compiler: str = "gcc") ->
             "-I",
             str(work),
             *(str(work / s) for s in sources),
+            *libraries,
             "-o",
             str(work / "model"),
             "-lm",
@@ -82,6 +90,57 @@ def build(files: dict[str, str], flags: Sequence[str], compiler: str = "gcc") ->
     except OSError:  # built concurrently by another process
         shutil.rmtree(work, ignore_errors=True)
     return exe
+
+
+CMSIS_NN_SUPPORT = ("arm_nntables.c", "arm_q7_to_q15_with_offset.c")
+"""CMSIS-NN support sources its s8 kernels need (with every ``*_s8*.c``:
+what the kit's Makefile builds, ``usmp.tools.firmware_kit``)."""
+
+
+def cmsis_nn_sources(root: Path) -> list[Path]:
+    """CMSIS-NN's s8 sources under ``root`` (its folder: ``Include/``,
+    ``Source/``), as the kit's Makefile selects them."""
+    source = root / "Source"
+    found = {*source.glob("*/*_s8.c"), *source.glob("*/*_s8_*.c")}
+    found |= {source / "NNSupportFunctions" / n for n in CMSIS_NN_SUPPORT}
+    return sorted(p for p in found if p.exists())
+
+
+def cmsis_nn_archive(root: Path, compiler: str = "gcc") -> Path:
+    """CMSIS-NN (``root``: its folder) built for the host with ``compiler``
+    (``-O2``: its portable C, ``ARM_MATH_DSP`` undefined) into a static
+    archive, cached by the sources' content; ``CRunError`` if it fails."""
+    sources = cmsis_nn_sources(root)
+    if not sources:
+        raise CRunError(f"{root}: no CMSIS-NN sources (expected Source/*/*_s8.c)")
+    digest = hashlib.sha256(compiler.encode())
+    for path in sources:
+        digest.update(path.name.encode() + path.read_bytes())
+    archive = CACHE / f"cmsis-nn-{digest.hexdigest()[:16]}" / "libcmsis_nn.a"
+    if archive.exists():
+        return archive
+    CACHE.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(dir=CACHE))
+    objects = []
+    for path in sources:
+        obj = work / f"{path.stem}.o"
+        command = [compiler, "-O2", "-std=c99", "-I", str(root / "Include")]
+        result = subprocess.run(
+            [*command, "-c", str(path), "-o", str(obj)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if result.returncode != 0:
+            shutil.rmtree(work, ignore_errors=True)
+            raise CRunError(f"{compiler} failed on {path}:\n{result.stderr}")
+        objects.append(str(obj))
+    subprocess.run(["ar", "rcs", str(work / archive.name), *objects], check=True)
+    try:
+        work.rename(archive.parent)
+    except OSError:  # built concurrently by another process
+        shutil.rmtree(work, ignore_errors=True)
+    return archive
 
 
 def run_command(command: Sequence[str], cwd: Path) -> str:

@@ -105,6 +105,12 @@ def parse_offload(specs: Sequence[str], targets: Sequence[str]) -> dict[str, str
                 f"--offload {spec!r}: target '{target}' is not one of the offload "
                 f"targets of --target ({others})"
             )
+        if target == "cmsis-nn":
+            raise OffloadError(
+                f"--offload {spec!r}: the cmsis-nn target chooses its operators "
+                "itself (every int8 conv2d, depthwise, fully connected, pooling and "
+                "softmax it can compute); give --target cmsis-nn,c without --offload"
+            )
         for op_type in (t.strip() for t in types.split(",")):
             if not _OPCODE.fullmatch(op_type) or op_type not in known:
                 raise OffloadError(

@@ -184,7 +184,9 @@ class Library:
 
         arrays = self._inputs(inputs, quantize)
         flags = HOST_CFLAGS if cflags is None else tuple(cflags)
-        exe = build(self._example_sources(), ["-std=c99", *flags], compiler)
+        sources = self._example_sources()
+        include, libraries = _libraries(sources, compiler)
+        exe = build(sources, ["-std=c99", *flags, *include], compiler, libraries)
         outputs, _ = run_example(exe, self.directory, arrays, runs=runs)
         return outputs
 
@@ -202,7 +204,9 @@ class Library:
         ``quantize`` as for ``run``."""
         from usmp.tools.host_run import build, run_example
 
-        exe = build(self._example_sources(), ["-std=c99", *cflags], compiler)
+        sources = self._example_sources()
+        include, libraries = _libraries(sources, compiler)
+        exe = build(sources, ["-std=c99", *cflags, *include], compiler, libraries)
         arrays = self._inputs(inputs, quantize)
         _, printed = run_example(exe, self.directory, arrays, runs=runs)
         line = next(x for x in printed.splitlines() if x.startswith("time: "))
@@ -405,3 +409,24 @@ def compile(  # noqa: A001 -- usmp.compile, as the issue names it
 def _remove(root: Path | None) -> None:
     if root is not None:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _libraries(sources: dict[str, str], compiler: str) -> tuple[list[str], list[str]]:
+    """Include flags and archives for a library that calls CMSIS-NN
+    (``--target cmsis-nn,c``): CMSIS-NN from ``$CMSIS_PATH`` (its folder),
+    built for the host; none otherwise."""
+    import os
+
+    from usmp.tools.host_run import cmsis_nn_archive
+
+    if not any("arm_nnfunctions.h" in text for text in sources.values()):
+        return [], []
+    path = os.environ.get("CMSIS_PATH", "")
+    if not path or not (Path(path) / "Include/arm_nnfunctions.h").exists():
+        raise ValueError(
+            "this library calls CMSIS-NN (--target cmsis-nn,c): set CMSIS_PATH to "
+            "CMSIS-NN's folder (with Include/arm_nnfunctions.h and Source/) to "
+            f"build it on the host (CMSIS_PATH={path!r})"
+        )
+    root = Path(path)
+    return ["-I", str(root / "Include")], [str(cmsis_nn_archive(root, compiler))]
