@@ -50,6 +50,7 @@ from usmp.lowering.convert_to_emitc_module import (
     ModuleInfo,
     finish_module,
 )
+from usmp.lowering.convert_to_emitc_custom import CustomCallLowering
 from usmp.lowering.convert_to_emitc_packed import PackedCallLowering, PackedCalls
 from usmp.lowering.convert_to_emitc_scf import scf_patterns
 from usmp.lowering.gc_pause import cyclic_gc_paused
@@ -77,6 +78,7 @@ def conversion_patterns(
         *memref_patterns(state)[2:],
         *scf_patterns(state),
         PackedCallLowering(state, packed or PackedCalls()),
+        CustomCallLowering(state),
         *func_patterns(state, info),
         GlobalOpLowering(info, state),
         unsupported_op_pattern(state),

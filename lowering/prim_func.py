@@ -50,6 +50,8 @@ from xdsl.pattern_rewriter import (
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
 from usmp.dialects.relay_fusion import OpPattern, op_pattern
+from usmp.dialects.tir_custom import CUSTOM_HEADER, RETURNS_STATUS
+from usmp.dialects.relay_custom import CustomCallOp
 from usmp.dialects.relay_image_ops import GatherOp
 from usmp.dialects.relay_lstm import LstmOp
 from usmp.dialects.relay_ops import ConcatenateOp
@@ -69,6 +71,7 @@ from usmp.lowering.ops_elementwise import LowerElementwise
 from usmp.lowering.ops_image import LowerImage
 from usmp.lowering.ops_layout import LowerDataMovement
 from usmp.lowering.ops_lookup import LowerTableLookup
+from usmp.lowering.ops_custom import lower_custom
 from usmp.lowering.ops_lstm import lower_lstm
 from usmp.lowering.ops_nn import LowerNN
 from usmp.lowering.ops_quant import LowerQuantization
@@ -91,9 +94,11 @@ contract, and the TFLite-specific ones of ``relay_tflite_ops``)."""
 
 WHOLE_OPERATORS: Mapping[
     type[Operation], Callable[[FusedKernel, Any, SSAValue], None]
-] = MappingProxyType({LstmOp: lower_lstm, SvdfOp: lower_svdf})
+] = MappingProxyType(
+    {LstmOp: lower_lstm, SvdfOp: lower_svdf, CustomCallOp: lower_custom}
+)
 """Operators lowered whole, not element by element (stateful or recurrent
-ones: ``fuse-ops`` outlines each alone): op class -> ``lower(kernel, op,
+ones, and user kernels: ``fuse-ops`` outlines each alone): op class -> ``lower(kernel, op,
 out)``, which emits the loops storing the result into ``out`` (and updating
 state operands in place)."""
 
@@ -314,6 +319,9 @@ def lower_primitive(
         if name != relay.PRIMITIVE
     )
     lowered.attributes[tir.PRIM_FUNC] = UnitAttr()
+    if isinstance(whole, CustomCallOp):  # a user kernel: it may fail
+        lowered.attributes[RETURNS_STATUS] = UnitAttr()
+        lowered.attributes[CUSTOM_HEADER] = whole.header
     lowered.location = primitive.location
     return lowered
 

@@ -37,11 +37,12 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from usmp.tools.compile_options import CompileError, CompileOptions, Pool
+from usmp.tools.compile_options import CompileError, CompileOptions, CustomOp, Pool
 
 __all__ = [
     "CompileError",
     "CompileOptions",
+    "CustomOp",
     "Library",
     "Placement",
     "Plan",
