@@ -72,9 +72,7 @@ from usmp.frontend.tflite_reader import (
 __all__ = ["TFLiteImportError", "import_tflite", "import_tflite_bytes", "import_model"]
 
 
-def import_tflite(
-    path: str | Path, custom_ops: Sequence[CustomOp] = ()
-) -> ModuleOp:
+def import_tflite(path: str | Path, custom_ops: Sequence[CustomOp] = ()) -> ModuleOp:
     """Import the ``.tflite`` file at ``path``."""
     return import_model(read_model_file(path), custom_ops=custom_ops)
 

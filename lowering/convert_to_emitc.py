@@ -41,6 +41,7 @@ from usmp.lowering.convert_to_emitc_common import (
     convert_scalar_type,
     convert_type,
 )
+from usmp.lowering.convert_to_emitc_custom import CustomCallLowering
 from usmp.lowering.convert_to_emitc_devices import finish_status_functions
 from usmp.lowering.convert_to_emitc_func import func_patterns, unsupported_op_pattern
 from usmp.lowering.convert_to_emitc_library import add_library
@@ -50,7 +51,6 @@ from usmp.lowering.convert_to_emitc_module import (
     ModuleInfo,
     finish_module,
 )
-from usmp.lowering.convert_to_emitc_custom import CustomCallLowering
 from usmp.lowering.convert_to_emitc_packed import PackedCallLowering, PackedCalls
 from usmp.lowering.convert_to_emitc_scf import scf_patterns
 from usmp.lowering.gc_pause import cyclic_gc_paused

@@ -149,9 +149,7 @@ class CustomCallLowering(EmitcPattern):
         lines: list[str] = []
         pointers: list[SSAValue] = []
         entries: list[str] = []
-        for k, (value, q) in enumerate(
-            zip(op.args, op.quantization.data, strict=True)
-        ):
+        for k, (value, q) in enumerate(zip(op.args, op.quantization.data, strict=True)):
             t = value.type
             assert isinstance(t, MemRefType)
             code = type_code(t.element_type)

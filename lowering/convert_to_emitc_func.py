@@ -33,6 +33,7 @@ from xdsl.rewriter import InsertPoint
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc, tir
 from usmp.dialects.tir import POOL_ARGS
+from usmp.dialects.tir_custom import RETURNS_STATUS
 from usmp.lowering import dsp
 from usmp.lowering.convert_to_emitc_common import (
     MEMREF_ARG_ATTR,
@@ -54,7 +55,6 @@ from usmp.lowering.convert_to_emitc_module import (
     builtin_only,
     pool_arg_type,
 )
-from usmp.dialects.tir_custom import RETURNS_STATUS
 from usmp.lowering.convert_to_emitc_packed import check_status
 
 

@@ -36,10 +36,10 @@ from xdsl.pattern_rewriter import (
 )
 
 from usmp.diagnostics import located_error
-from usmp.dialects.tir_custom import RETURNS_STATUS
 from usmp.dialects import emitc
 from usmp.dialects.float_bits import c_nan_error, exponent_mask
 from usmp.dialects.tir import POOLS, PoolAllocationAttr, PoolInfoAttr
+from usmp.dialects.tir_custom import RETURNS_STATUS
 from usmp.lowering.convert_to_emitc_common import (
     ALIGNMENT_ATTR,
     CONSTANT_POOL_TYPE,

@@ -76,13 +76,13 @@ from usmp.dialects.relay import (
     TupleOp,
 )
 from usmp.dialects.relay_base import RelayOperator
+from usmp.dialects.relay_custom import CustomCallOp
 from usmp.dialects.relay_hybrid_ops import (
     DynamicQuantizeOp,
     DynamicQuantizeScaleOp,
     DynamicQuantizeZeroPointOp,
 )
 from usmp.dialects.relay_image_ops import GatherOp, ResizeBilinearOp
-from usmp.dialects.relay_custom import CustomCallOp
 from usmp.dialects.relay_lstm import LstmOp
 from usmp.dialects.relay_nn_ops import (
     ArgMaxOp,

@@ -24,6 +24,7 @@ from usmp.frontend.tflite_import import import_tflite_bytes
 from usmp.frontend.tflite_reader import TFLiteImportError
 from usmp.oracle.relay_interpreter import evaluate
 from usmp.testing.tflite_builder import ModelBuilder
+from usmp.tools.host_run import CRunError
 
 CODE = "ScaleShiftClip"
 OPTIONS = bytes([3, 90])  # shift, bound
@@ -93,14 +94,24 @@ def model() -> tuple[bytes, list[int]]:
         scale=[0.01, 0.02, 0.015, 0.03],
         zero_point=[0, 0, 0, 0],
     )
-    cb = m.tensor((4,), "int32", rng.integers(-500, 500, 4), scale=[5e-4, 1e-3, 7.5e-4, 1.5e-3])
+    cb = m.tensor(
+        (4,), "int32", rng.integers(-500, 500, 4), scale=[5e-4, 1e-3, 7.5e-4, 1.5e-3]
+    )
     y = m.tensor((1, 4, 4, 4), "int8", scale=0.1, zero_point=2)
     m.op(
         "CONV_2D",
         [x, cw, cb],
         [y],
-        ("Conv2DOptions", {"Padding": 1, "StrideW": 1, "StrideH": 1,
-                           "DilationWFactor": 1, "DilationHFactor": 1}),
+        (
+            "Conv2DOptions",
+            {
+                "Padding": 1,
+                "StrideW": 1,
+                "StrideH": 1,
+                "DilationWFactor": 1,
+                "DilationHFactor": 1,
+            },
+        ),
     )
     sw = m.tensor((4,), "int8", np.array([5, -3, 7, 2]))
     sb = m.tensor((4,), "int32", np.array([40, -8, 0, 100]))
@@ -160,7 +171,9 @@ def test_every_tensor_matches(tmp_path: Path) -> None:
     from usmp.frontend.tflite_reader import read_model
 
     data, (y, z, out) = model()
-    custom = usmp.CustomOp(CODE, str(kernel_files(tmp_path / "kernels")), "scale_shift_clip")
+    custom = usmp.CustomOp(
+        CODE, str(kernel_files(tmp_path / "kernels")), "scale_shift_clip"
+    )
     module = import_model(read_model(data, "m.tflite"), [y, z, out], [custom])
     lib = usmp.compile(module, custom_ops=[custom], output_dir=str(tmp_path / "out"))
     x = np.random.default_rng(5).integers(-128, 128, (1, 6, 6, 2)).astype(np.int8)
@@ -186,14 +199,24 @@ def _conv_model() -> bytes:
         scale=[0.01, 0.02, 0.015, 0.03],
         zero_point=[0, 0, 0, 0],
     )
-    cb = m.tensor((4,), "int32", rng.integers(-500, 500, 4), scale=[5e-4, 1e-3, 7.5e-4, 1.5e-3])
+    cb = m.tensor(
+        (4,), "int32", rng.integers(-500, 500, 4), scale=[5e-4, 1e-3, 7.5e-4, 1.5e-3]
+    )
     y = m.tensor((1, 4, 4, 4), "int8", scale=0.1, zero_point=2)
     m.op(
         "CONV_2D",
         [x, cw, cb],
         [y],
-        ("Conv2DOptions", {"Padding": 1, "StrideW": 1, "StrideH": 1,
-                           "DilationWFactor": 1, "DilationHFactor": 1}),
+        (
+            "Conv2DOptions",
+            {
+                "Padding": 1,
+                "StrideW": 1,
+                "StrideH": 1,
+                "DilationWFactor": 1,
+                "DilationHFactor": 1,
+            },
+        ),
     )
     return m.build([x], [y])
 
@@ -226,6 +249,10 @@ def test_input_and_output_never_share_bytes(tmp_path: Path) -> None:
         output_dir=str(tmp_path / "c"),
     )
     assert custom.plan.workspace_bytes == 128  # y and z disjoint
+    # the kernel refuses this shape (64 channels, 4 weights): its status stops
+    # the run and is run's status
+    with pytest.raises(CRunError, match="run returned 9"):
+        custom.run([np.zeros((1, 64), np.int8)])
 
 
 def _write(path: Path, data: bytes) -> str:
@@ -237,9 +264,19 @@ def _usmp_compile(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[st
     data, _ = model()
     (tmp_path / "m.tflite").write_bytes(data)
     return subprocess.run(
-        [sys.executable, "-m", "usmp.tools.usmp_compile", str(tmp_path / "m.tflite"),
-         "-o", str(tmp_path / "out"), "-q", *flags],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "usmp.tools.usmp_compile",
+            str(tmp_path / "m.tflite"),
+            "-o",
+            str(tmp_path / "out"),
+            "-q",
+            *flags,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
 
 
@@ -247,17 +284,25 @@ def test_cli_builds_the_kit(tmp_path: Path) -> None:
     header = kernel_files(tmp_path / "kernels")
     done = _usmp_compile(tmp_path, "--custom-op", f"{CODE}={header}:scale_shift_clip")
     assert done.returncode == 0, done.stderr
-    make = subprocess.run(["make", "-s", "example"], cwd=tmp_path / "out",
-                          capture_output=True, text=True, check=False)
+    make = subprocess.run(
+        ["make", "-s", "example"],
+        cwd=tmp_path / "out",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert make.returncode == 0, make.stderr
 
 
 @pytest.mark.parametrize(
     ("flag", "message"),
     [
-        (None, f"operator 1 (CUSTOM '{CODE}'): custom operator '{CODE}' (an "
-               f"application-defined kernel) has no kernel: supply its C function "
-               f"with --custom-op {CODE}=path/to/kernel.h[:function]"),
+        (
+            None,
+            f"operator 1 (CUSTOM '{CODE}'): custom operator '{CODE}' (an "
+            f"application-defined kernel) has no kernel: supply its C function "
+            f"with --custom-op {CODE}=path/to/kernel.h[:function]",
+        ),
         ("Other={h}:scale_shift_clip", "--custom-op Other="),
         ("{k}/missing.h", "is not NAME=path/to/kernel.h[:function]"),
         (CODE + "={k}/missing.h", "cannot read the header"),
@@ -266,9 +311,11 @@ def test_cli_builds_the_kit(tmp_path: Path) -> None:
 )
 def test_refusals(tmp_path: Path, flag: str | None, message: str) -> None:
     header = kernel_files(tmp_path / "kernels")
-    flags = [] if flag is None else [
-        "--custom-op", flag.format(h=header, k=tmp_path / "kernels")
-    ]
+    flags = (
+        []
+        if flag is None
+        else ["--custom-op", flag.format(h=header, k=tmp_path / "kernels")]
+    )
     done = _usmp_compile(tmp_path, *flags)
     assert done.returncode == 1
     assert "Traceback" not in done.stderr

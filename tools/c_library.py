@@ -151,7 +151,9 @@ def _custom_files(module: ModuleOp) -> dict[str, str]:
     for header in headers:
         path = Path(header)
         where = next(
-            f for f in functions if f.attributes.get(CUSTOM_HEADER) == StringAttr(header)
+            f
+            for f in functions
+            if f.attributes.get(CUSTOM_HEADER) == StringAttr(header)
         )
         try:
             files[path.name] = path.read_text()

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from pathlib import Path
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from usmp.frontend.tflite_custom import (
@@ -400,9 +400,10 @@ def _check_custom_ops(o: CompileOptions) -> None:
             codes[op.name] = op
             base = Path(op.header).name
             other = files.get(base)
-            if other is not None and Path(other.header).resolve() != Path(
-                op.header
-            ).resolve():
+            if (
+                other is not None
+                and Path(other.header).resolve() != Path(op.header).resolve()
+            ):
                 raise CustomOpError(
                     f"--custom-op {op.spelling}: header '{base}' has the file name of "
                     f"--custom-op {other.spelling}'s; the output ships both in one "

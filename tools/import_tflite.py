@@ -116,10 +116,9 @@ def _outputs(spec: str | None, model: Model) -> list[int] | None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from usmp.frontend.printing import format_constants, print_module
+    from usmp.frontend.tflite_custom import check_custom_op, parse_custom_op
     from usmp.frontend.tflite_import import import_model
     from usmp.frontend.tflite_reader import damaged_model_errors, read_model_file
-
-    from usmp.frontend.tflite_custom import check_custom_op, parse_custom_op
 
     try:
         custom_ops = [parse_custom_op(c) for c in args.custom_op]
