@@ -11,8 +11,8 @@ on every tensor, and TFLite Micro on the builtin operators around it.
 
 from __future__ import annotations
 
+import re
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from usmp.frontend.tflite_import import import_tflite_bytes
 from usmp.frontend.tflite_reader import TFLiteImportError
 from usmp.oracle.relay_interpreter import evaluate
 from usmp.testing.tflite_builder import ModelBuilder
+from usmp.tools import usmp_compile
 from usmp.tools.host_run import CRunError
 
 CODE = "ScaleShiftClip"
@@ -57,6 +58,10 @@ int32_t scale_shift_clip(const tvmgen_custom_tensor_t* inputs, int32_t n_inputs,
   channels = x->shape[x->rank - 1];
   for (d = 0; d < x->rank; ++d) n *= x->shape[d];
   if (outputs[0].bytes != n || inputs[1].shape[0] != channels) return 9;
+  /* the weights are quantised per channel (axis 0) */
+  if (inputs[1].quantized_dimension != 0 || inputs[1].scales == 0 ||
+      inputs[1].scales[2] != 0.125f || inputs[1].zero_points[3] != 0 ||
+      inputs[1].scale != 0.5f) return 10;
   for (i = 0; i < n; ++i) {
     int32_t c = i % channels;
     int32_t acc = (xd[i] - x->zero_point) * w[c] + b[c];
@@ -113,7 +118,13 @@ def model() -> tuple[bytes, list[int]]:
             },
         ),
     )
-    sw = m.tensor((4,), "int8", np.array([5, -3, 7, 2]))
+    sw = m.tensor(
+        (4,),
+        "int8",
+        np.array([5, -3, 7, 2]),
+        scale=[0.5, 0.25, 0.125, 1.0],
+        zero_point=[0, 0, 0, 0],
+    )
     sb = m.tensor((4,), "int32", np.array([40, -8, 0, 100]))
     z = m.tensor((1, 4, 4, 4), "int8", scale=0.2, zero_point=-1)
     m.op("CUSTOM", [y, sw, sb], [z], custom=CODE, custom_options=OPTIONS)
@@ -260,30 +271,20 @@ def _write(path: Path, data: bytes) -> str:
     return str(path)
 
 
-def _usmp_compile(tmp_path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+def _usmp_compile(tmp_path: Path, capsys: Any, *flags: str) -> tuple[int, str]:
+    """``usmp-compile`` (its ``main``, in this process): status, stderr."""
     data, _ = model()
     (tmp_path / "m.tflite").write_bytes(data)
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "usmp.tools.usmp_compile",
-            str(tmp_path / "m.tflite"),
-            "-o",
-            str(tmp_path / "out"),
-            "-q",
-            *flags,
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    argv = [str(tmp_path / "m.tflite"), "-o", str(tmp_path / "out"), "-q", *flags]
+    status = usmp_compile.main(argv)
+    return status, capsys.readouterr().err
 
 
-def test_cli_builds_the_kit(tmp_path: Path) -> None:
+def test_cli_builds_the_kit(tmp_path: Path, capsys: Any) -> None:
     header = kernel_files(tmp_path / "kernels")
-    done = _usmp_compile(tmp_path, "--custom-op", f"{CODE}={header}:scale_shift_clip")
-    assert done.returncode == 0, done.stderr
+    flag = f"{CODE}={header}:scale_shift_clip"
+    status, err = _usmp_compile(tmp_path, capsys, "--custom-op", flag)
+    assert status == 0, err
     make = subprocess.run(
         ["make", "-s", "example"],
         cwd=tmp_path / "out",
@@ -294,41 +295,49 @@ def test_cli_builds_the_kit(tmp_path: Path) -> None:
     assert make.returncode == 0, make.stderr
 
 
+def test_cli_refuses_a_custom_operator_without_kernel(
+    tmp_path: Path, capsys: Any
+) -> None:
+    status, err = _usmp_compile(tmp_path, capsys)
+    assert status == 1
+    assert "Traceback" not in err
+    assert (
+        f"m.tflite: error: operator 1 (CUSTOM '{CODE}'): custom operator '{CODE}' "
+        "(an application-defined kernel) has no kernel: supply its C function with "
+        f"--custom-op {CODE}=path/to/kernel.h[:function]"
+    ) in err
+
+
 @pytest.mark.parametrize(
     ("flag", "message"),
     [
-        (
-            None,
-            f"operator 1 (CUSTOM '{CODE}'): custom operator '{CODE}' (an "
-            f"application-defined kernel) has no kernel: supply its C function "
-            f"with --custom-op {CODE}=path/to/kernel.h[:function]",
-        ),
-        ("Other={h}:scale_shift_clip", "--custom-op Other="),
         ("{k}/missing.h", "is not NAME=path/to/kernel.h[:function]"),
         (CODE + "={k}/missing.h", "cannot read the header"),
+        (CODE + "={k}/scale_shift_clip.c", "is not a header (.h)"),
         (CODE + "={h}:other_fn", "does not declare the function 'other_fn'"),
     ],
 )
-def test_refusals(tmp_path: Path, flag: str | None, message: str) -> None:
+def test_option_refusals(tmp_path: Path, flag: str, message: str) -> None:
+    """Checked by the options, before the model is read (the CLI prints the
+    same message)."""
     header = kernel_files(tmp_path / "kernels")
-    flags = (
-        []
-        if flag is None
-        else ["--custom-op", flag.format(h=header, k=tmp_path / "kernels")]
-    )
-    done = _usmp_compile(tmp_path, *flags)
-    assert done.returncode == 1
-    assert "Traceback" not in done.stderr
-    assert message in done.stderr, done.stderr
+    with pytest.raises(usmp.CompileError, match=re.escape(message)):
+        usmp.CompileOptions(custom_ops=[flag.format(h=header, k=header.parent)])
 
 
 def test_unknown_code_names_the_model_codes(tmp_path: Path) -> None:
+    data, _ = model()
     header = kernel_files(tmp_path / "kernels")
-    done = _usmp_compile(tmp_path, "--custom-op", f"Other={header}:scale_shift_clip")
+    with pytest.raises(usmp.CompileError) as e:
+        usmp.compile(
+            _write(tmp_path / "m.tflite", data),
+            custom_ops=[f"Other={header}:scale_shift_clip"],
+            output_dir=str(tmp_path / "out"),
+        )
     assert (
-        f"the model has no CUSTOM operator with custom code 'Other'; its custom "
-        f"codes are '{CODE}'"
-    ) in done.stderr
+        f"m.tflite: error: --custom-op Other={header}:scale_shift_clip: the model has "
+        f"no CUSTOM operator with custom code 'Other'; its custom codes are '{CODE}'"
+    ) in str(e.value)
 
 
 def test_dynamic_output_shape_is_refused() -> None:
