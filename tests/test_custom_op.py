@@ -295,6 +295,18 @@ def test_cli_builds_the_kit(tmp_path: Path, capsys: Any) -> None:
     assert make.returncode == 0, make.stderr
 
 
+def test_usmp_opt_reproduces_the_kit(tmp_path: Path) -> None:
+    """``usmp-import-tflite --custom-op ... | usmp-opt -p <pipeline> -t
+    c-library`` writes usmp-compile's library and kit, the user's header and
+    .c included (``usmp.testing.reproduce``)."""
+    from usmp.testing.reproduce import reproduce
+
+    data, _ = model()
+    header = kernel_files(tmp_path / "kernels")
+    flags = ["--custom-op", f"{CODE}={header}:scale_shift_clip"]
+    assert reproduce(Path(_write(tmp_path / "m.tflite", data)), flags, tmp_path) == []
+
+
 def test_cli_refuses_a_custom_operator_without_kernel(
     tmp_path: Path, capsys: Any
 ) -> None:
