@@ -512,6 +512,7 @@ STRUCTURAL_OPS: list[type[IRDLOperation]] = [
 
 def _relay_dialect() -> Dialect:
     from usmp.dialects import (
+        relay_custom,
         relay_hybrid_ops,
         relay_image_ops,
         relay_lstm,
@@ -533,6 +534,7 @@ def _relay_dialect() -> Dialect:
             relay_lstm.LstmOp,
             *relay_svdf.SVDF_OPS,
             *relay_hybrid_ops.HYBRID_OPS,
+            *relay_custom.CUSTOM_OPS,
         ],
         [
             *relay_nn_ops.LAYOUT_ATTRS,

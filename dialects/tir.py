@@ -835,22 +835,28 @@ def is_offset_view(arg: Attribute, param: Attribute) -> bool:
     )
 
 
-TIR = Dialect(
-    "tir",
-    [
+_TIR_ATTRS = [
+    CallTypeAttr,
+    PoolKindAttr,
+    AccessModeAttr,
+    DeviceHookAttr,
+    PoolInfoAttr,
+    PoolAllocationAttr,
+]
+
+
+def _tir_dialect() -> Dialect:
+    from usmp.dialects.tir_custom import CustomCallOp
+
+    ops = [
         AllocateOp,
         AllocateConstOp,
         AllocateStateOp,
         CallOp,
         CallExternOp,
         DeviceHookOp,
-    ],
-    [
-        CallTypeAttr,
-        PoolKindAttr,
-        AccessModeAttr,
-        DeviceHookAttr,
-        PoolInfoAttr,
-        PoolAllocationAttr,
-    ],
-)
+    ]
+    return Dialect("tir", [*ops, CustomCallOp], _TIR_ATTRS)
+
+
+TIR = _tir_dialect()

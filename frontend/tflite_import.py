@@ -28,7 +28,7 @@ same keys is parsed in the same process, so they are not used.)
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -57,6 +57,7 @@ from usmp.dialects.relay import (
 )
 from usmp.frontend import quantization as q
 from usmp.frontend.builder import RelayBuilder, sanitize_name, tensor_type
+from usmp.frontend.tflite_custom import CustomOp, check_custom_codes, convert_custom
 from usmp.frontend.tflite_fold import fold_weights
 from usmp.frontend.tflite_ops import CONVERTERS
 from usmp.frontend.tflite_reader import (
@@ -71,23 +72,32 @@ from usmp.frontend.tflite_reader import (
 __all__ = ["TFLiteImportError", "import_tflite", "import_tflite_bytes", "import_model"]
 
 
-def import_tflite(path: str | Path) -> ModuleOp:
+def import_tflite(path: str | Path, custom_ops: Sequence[CustomOp] = ()) -> ModuleOp:
     """Import the ``.tflite`` file at ``path``."""
-    return import_model(read_model_file(path))
+    return import_model(read_model_file(path), custom_ops=custom_ops)
 
 
-def import_tflite_bytes(data: bytes, name: str = "model.tflite") -> ModuleOp:
+def import_tflite_bytes(
+    data: bytes, name: str = "model.tflite", custom_ops: Sequence[CustomOp] = ()
+) -> ModuleOp:
     """Import a ``.tflite`` flatbuffer held in memory (``name`` is used in
     diagnostics and locations)."""
-    return import_model(read_model(data, name))
+    return import_model(read_model(data, name), custom_ops=custom_ops)
 
 
-def import_model(model: Model, outputs: Sequence[int] | None = None) -> ModuleOp:
+def import_model(
+    model: Model,
+    outputs: Sequence[int] | None = None,
+    custom_ops: Sequence[CustomOp] = (),
+) -> ModuleOp:
     """Import ``model``; ``outputs`` (tensor indices, default the model's
     outputs) selects what ``@main`` returns: intermediate activations can be
-    returned to compare a model layer by layer."""
+    returned to compare a model layer by layer. ``custom_ops`` supply the C
+    kernels of CUSTOM operators (``frontend/tflite_custom.py``)."""
     model = fold_weights(model)
-    check_supported(model)
+    check_custom_codes(model, custom_ops)
+    kernels = {c.name: c for c in custom_ops}
+    check_supported(model, kernels)
     output_indices = tuple(model.outputs if outputs is None else outputs)
     _check_listed_once(model, output_indices)
     inputs = [model.tensors[i] for i in model.inputs]
@@ -99,7 +109,10 @@ def import_model(model: Model, outputs: Sequence[int] | None = None) -> ModuleOp
     for op in model.operators:
         builder.begin(op)
         try:
-            CONVERTERS[op.opcode](builder)
+            if op.opcode == "CUSTOM":
+                convert_custom(builder, kernels[op.custom_code or ""])
+            else:
+                CONVERTERS[op.opcode](builder)
         except (q.ScaleError, ArithmeticError) as e:
             # scales for which TFLite Micro's Prepare is undefined
             raise model.op_error(op, scale_problem(model, op, str(e))) from None
@@ -201,10 +214,16 @@ def _check_listed_once(model: Model, outputs: Sequence[int]) -> None:
             seen[index] = kind
 
 
-def check_supported(model: Model) -> None:
-    """Refuse custom and unconverted operators before building anything: the
-    error names the first one and counts the others."""
-    unsupported = [op for op in model.operators if op.opcode not in CONVERTERS]
+def check_supported(model: Model, kernels: Collection[str] = ()) -> None:
+    """Refuse custom operators without a kernel (``kernels``: the custom
+    codes the user supplies) and unconverted operators before building
+    anything: the error names the first one and counts the others."""
+    unsupported = [
+        op
+        for op in model.operators
+        if op.opcode not in CONVERTERS
+        and not (op.opcode == "CUSTOM" and (op.custom_code or "") in kernels)
+    ]
     if not unsupported:
         _check_no_variables(model)
         return
@@ -253,7 +272,11 @@ def _custom_reason(op: Operator) -> str:
         what = "a TFLite Micro signal-processing (audio front end) kernel"
     else:
         what = "an application-defined kernel"
-    return f"custom operators are not supported: '{code}' is {what}"
+    return (
+        f"custom operator '{code}' ({what}) has no kernel: supply its C function "
+        f"with --custom-op {code}=path/to/kernel.h[:function] (usmp.CustomOp in "
+        "Python)"
+    )
 
 
 def _io_quantization(t: Tensor) -> DictionaryAttr:

@@ -160,6 +160,9 @@ class Operator:
     intermediates: tuple[int, ...]
     subgraph: int = 0
     """The subgraph holding the operator (0: the one ``Invoke`` runs)."""
+    custom_options: bytes = b""
+    """A CUSTOM operator's ``custom_options`` bytes (a flexbuffer, as the
+    converter wrote it; passed through to a user kernel)."""
 
     @property
     def display_name(self) -> str:
@@ -563,6 +566,11 @@ def _read_operator(
         options=_read_options(op, opcode, where, notes),
         intermediates=intermediates,
         subgraph=subgraph,
+        custom_options=(
+            op.CustomOptionsAsNumpy().tobytes()
+            if opcode == "CUSTOM" and op.CustomOptionsLength()
+            else b""
+        ),
     )
 
 

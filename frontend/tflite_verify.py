@@ -231,6 +231,7 @@ def _verify_subgraph(graph: Table) -> None:
         op.scalars((0, 4, "opcode_index"), (3, 1, "builtin_options_type"))
         op.vector(1, 4, "inputs")
         op.vector(2, 4, "outputs")
+        op.vector(5, 1, "custom_options")
         op.vector(8, 4, "intermediates")
         options = op.table(4, "builtin_options")
         if options is not None:

@@ -41,6 +41,7 @@ from usmp.lowering.convert_to_emitc_common import (
     convert_scalar_type,
     convert_type,
 )
+from usmp.lowering.convert_to_emitc_custom import CustomCallLowering
 from usmp.lowering.convert_to_emitc_devices import finish_status_functions
 from usmp.lowering.convert_to_emitc_func import func_patterns, unsupported_op_pattern
 from usmp.lowering.convert_to_emitc_library import add_library
@@ -77,6 +78,7 @@ def conversion_patterns(
         *memref_patterns(state)[2:],
         *scf_patterns(state),
         PackedCallLowering(state, packed or PackedCalls()),
+        CustomCallLowering(state),
         *func_patterns(state, info),
         GlobalOpLowering(info, state),
         unsupported_op_pattern(state),

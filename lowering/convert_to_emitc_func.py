@@ -33,6 +33,7 @@ from xdsl.rewriter import InsertPoint
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc, tir
 from usmp.dialects.tir import POOL_ARGS
+from usmp.dialects.tir_custom import RETURNS_STATUS
 from usmp.lowering import cmsis_nn, dsp
 from usmp.lowering.convert_to_emitc_common import (
     MEMREF_ARG_ATTR,
@@ -106,8 +107,8 @@ class FuncOpLowering(EmitcPattern):
                 new.attributes[name] = value
         new.location = op.location
         rewriter.replace(op, new)
-        if DEVICE_CONTEXT in op.attributes:  # an operator of a device
-            mark_status(self.state, new)
+        if DEVICE_CONTEXT in op.attributes or RETURNS_STATUS in op.attributes:
+            mark_status(self.state, new)  # an operator of a device, a user kernel's
         if new.body.blocks:
             self.state.start_function(new)
 
@@ -200,6 +201,13 @@ class CallOpLowering(EmitcPattern):
             for v in op.operands
         ]
         results = [convert_type(r.type, op) for r in op.results]
+        if callee in self.info.status_functions and not results:
+            # an operator calling a user kernel: its status checked
+            call = lw.emit(emitc.CallOp(callee, args, [i32]))
+            check_status(lw, call.results[0])
+            mark_status(self.state, self.state.function)
+            lw.replace()
+            return
         device = op.attributes.get(DEVICE_CONTEXT)
         if isinstance(device, StringAttr) and not results:
             # an operator of a device: its context last, its status checked

@@ -39,6 +39,7 @@ from usmp.diagnostics import located_error
 from usmp.dialects import emitc
 from usmp.dialects.float_bits import c_nan_error, exponent_mask
 from usmp.dialects.tir import POOLS, PoolAllocationAttr, PoolInfoAttr
+from usmp.dialects.tir_custom import RETURNS_STATUS
 from usmp.lowering.convert_to_emitc_common import (
     ALIGNMENT_ATTR,
     CONSTANT_POOL_TYPE,
@@ -62,6 +63,9 @@ class ModuleInfo:
 
     pools: dict[str, PoolInfoAttr]
     functions: frozenset[str]
+    status_functions: frozenset[str] = frozenset()
+    """Functions that return a status their callers check (``tir.returns_status``:
+    operators calling a user kernel)."""
 
     @staticmethod
     def of(module: ModuleOp) -> ModuleInfo:
@@ -74,7 +78,12 @@ class ModuleInfo:
         functions = frozenset(
             op.sym_name.data for op in module.ops if isinstance(op, func.FuncOp)
         )
-        return ModuleInfo(pools, functions)
+        status = frozenset(
+            op.sym_name.data
+            for op in module.ops
+            if isinstance(op, func.FuncOp) and RETURNS_STATUS in op.attributes
+        )
+        return ModuleInfo(pools, functions, status)
 
 
 def pool_arg_type(

@@ -49,11 +49,13 @@ from xdsl.pattern_rewriter import (
 
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
+from usmp.dialects.relay_custom import CustomCallOp
 from usmp.dialects.relay_fusion import OpPattern, op_pattern
 from usmp.dialects.relay_image_ops import GatherOp
 from usmp.dialects.relay_lstm import LstmOp
 from usmp.dialects.relay_ops import ConcatenateOp
 from usmp.dialects.relay_svdf import SvdfOp
+from usmp.dialects.tir_custom import CUSTOM_HEADER, RETURNS_STATUS
 from usmp.lowering import cmsis_nn, ops_nn, ops_softmax
 from usmp.lowering.convert_to_emitc_memref import COPY_RUN
 from usmp.lowering.fold_offsets import fold_input_offsets
@@ -65,6 +67,7 @@ from usmp.lowering.kernel import (
     shape_of,
 )
 from usmp.lowering.loops import Ix, KernelBuilder
+from usmp.lowering.ops_custom import lower_custom
 from usmp.lowering.ops_elementwise import LowerElementwise
 from usmp.lowering.ops_image import LowerImage
 from usmp.lowering.ops_layout import LowerDataMovement
@@ -91,11 +94,13 @@ contract, and the TFLite-specific ones of ``relay_tflite_ops``)."""
 
 WHOLE_OPERATORS: Mapping[
     type[Operation], Callable[[FusedKernel, Any, SSAValue], None]
-] = MappingProxyType({LstmOp: lower_lstm, SvdfOp: lower_svdf})
+] = MappingProxyType(
+    {LstmOp: lower_lstm, SvdfOp: lower_svdf, CustomCallOp: lower_custom}
+)
 """Operators lowered whole, not element by element (stateful or recurrent
-ones: ``fuse-ops`` outlines each alone): op class -> ``lower(kernel, op,
-out)``, which emits the loops storing the result into ``out`` (and updating
-state operands in place)."""
+ones, and user kernels: ``fuse-ops`` outlines each alone): op class ->
+``lower(kernel, op, out)``, which emits the loops storing the result into
+``out`` (and updating state operands in place)."""
 
 OPERATORS: frozenset[type[Operation]] = frozenset(
     kind for pattern in ELEMENT_PATTERNS for kind in pattern.handlers
@@ -314,6 +319,9 @@ def lower_primitive(
         if name != relay.PRIMITIVE
     )
     lowered.attributes[tir.PRIM_FUNC] = UnitAttr()
+    if isinstance(whole, CustomCallOp):  # a user kernel: it may fail
+        lowered.attributes[RETURNS_STATUS] = UnitAttr()
+        lowered.attributes[CUSTOM_HEADER] = whole.header
     lowered.location = primitive.location
     return lowered
 

@@ -76,6 +76,7 @@ from usmp.dialects.relay import (
     TupleOp,
 )
 from usmp.dialects.relay_base import RelayOperator
+from usmp.dialects.relay_custom import CustomCallOp
 from usmp.dialects.relay_hybrid_ops import (
     DynamicQuantizeOp,
     DynamicQuantizeScaleOp,
@@ -167,6 +168,7 @@ def evaluate(
     *,
     resources: Mapping[str, str | bytes] | None = None,
     states: dict[str, np.ndarray] | None = None,
+    custom_kernels: Mapping[str, Callable[..., np.ndarray]] | None = None,
 ) -> list[np.ndarray]:
     """Run ``entry`` (or the given function) on ``inputs``; return its results.
 
@@ -179,6 +181,11 @@ def evaluate(
     ``resources`` maps ``dense_resource`` keys to blobs (MLIR hex strings
     ``"0x<alignment><data>"`` or raw bytes) and takes precedence over the
     blobs xDSL's parser stored.
+
+    ``custom_kernels`` maps a ``relay.custom_call``'s custom code to a numpy
+    reference of the user's kernel, ``fn(*inputs, options=bytes,
+    quantization=[dict per input, then output]) -> output``; a custom call
+    without one is a located error (the oracle cannot run user C).
     """
     if isinstance(module_or_func, FuncOp):
         func = module_or_func
@@ -202,6 +209,7 @@ def evaluate(
         functions,
         MappingProxyType(dict(resources or {})),
         states=states if states is not None else {},
+        custom_kernels=MappingProxyType(dict(custom_kernels or {})),
     )
     results = interpreter.call(func, _bind_inputs(func, inputs), func)
     return [a for r in results for a in _flatten(r)]
@@ -216,6 +224,9 @@ class _Interpreter:
     resources: Mapping[str, str | bytes]
     call_stack: list[str] = field(default_factory=list[str])
     states: dict[str, np.ndarray] = field(default_factory=dict[str, np.ndarray])
+    custom_kernels: Mapping[str, Callable[..., np.ndarray]] = field(
+        default_factory=dict[str, Callable[..., np.ndarray]]
+    )
 
     def call(self, func: FuncOp, args: list[Value], site: Operation) -> list[Value]:
         name = func.sym_name.data
@@ -572,6 +583,28 @@ def _kernel(fn: Callable[..., np.ndarray], arity: int | None) -> Handler:
     return handler
 
 
+def _custom_call(op: Operation, args: list[Value], it: _Interpreter) -> Value:
+    """A user kernel: its numpy reference from ``evaluate(custom_kernels=)``."""
+    assert isinstance(op, CustomCallOp)
+    code = op.code.data
+    fn = it.custom_kernels.get(code)
+    if fn is None:
+        raise located_error(
+            op,
+            f"relay.custom_call '{code}': the oracle has no reference of this user "
+            "kernel (pass evaluate(..., custom_kernels={code: fn}))",
+        )
+    quantization = [
+        {key: _py(value) for key, value in q.data.items()} for q in op.quantization.data
+    ]
+    result = fn(
+        *_tensor_args(op, args, None),
+        options=bytes.fromhex(op.options.data),
+        quantization=quantization,
+    )
+    return np.asarray(result, dtype=_result_dtype(op))
+
+
 def _lstm(op: Operation, args: list[Value], it: _Interpreter) -> Value:
     assert isinstance(op, LstmOp)
     x, *rest = _tensor_args(op, args, 15)
@@ -712,6 +745,7 @@ _HANDLERS: Mapping[type[Operation], Handler] = MappingProxyType(
         GatherOp: _kernel(image_kernels.gather, 2),
         ResizeBilinearOp: _resize_bilinear,
         LstmOp: _lstm,
+        CustomCallOp: _custom_call,
         QuantizedSoftmaxInt16Op: _kernel(tflite_activations.softmax_int16, 1),
         TableLookupOp: _kernel(tflite_activations.table_lookup, 2),
         QuantizedRsqrtOp: _quantized_rsqrt,

@@ -48,6 +48,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, SSAValue
 
 from usmp.dialects import tir
+from usmp.dialects.tir_custom import CustomCallOp
 
 NEVER = np.iinfo(np.int64).max
 """First-write time of a byte that is never written."""
@@ -226,6 +227,11 @@ class _Tracer:
                 self.access(op, o, None, False, mask)
                 if k in written:
                     self.access(op, o, None, True, mask)
+        elif isinstance(op, CustomCallOp):
+            # a user kernel: every byte of each input read and of each output
+            # written, at one time (no order known: no overlap is safe)
+            for k, arg in enumerate(op.args):
+                self.access(op, arg, (None,), k >= op.n_inputs, mask)
         elif op.regions:
             raise _Unsupported(op.name)
         elif isinstance(op, (memref.ReinterpretCastOp, memref.CollapseShapeOp)):
@@ -867,6 +873,8 @@ def written_arguments(f: func.FuncOp) -> frozenset[int]:
             out.update(
                 root[o] for k, o in enumerate(op.args) if k in written and o in root
             )
+        elif isinstance(op, CustomCallOp):  # writes its outputs only
+            out.update(root[o] for o in op.args[op.n_inputs :] if o in root)
         elif not isinstance(op, memref.LoadOp):
             out.update(root[o] for o in op.operands if o in root)
     return frozenset(i for i in out if isinstance(f.args[i].type, MemRefType))

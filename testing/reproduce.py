@@ -44,6 +44,7 @@ def reproduce(
     if model.suffix != ".mlir":
         source = work / f"{model.stem}.mlir"
         argv = [str(model), "--print-debuginfo", "-o", str(source)]
+        argv += [f"--custom-op={c.spelling}" for c in options.custom_ops]
         assert import_tflite.main(argv) == 0
     library = work / "library.txt"
     # usmp-compile verifies the IR once, usmp-opt after every pass (as

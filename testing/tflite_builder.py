@@ -115,6 +115,7 @@ class ModelBuilder:
         outputs: list[int],
         options: tuple[str, dict[str, Any]] | None = None,
         custom: str | None = None,
+        custom_options: bytes = b"",
     ) -> None:
         key = (opcode, custom)
         if key not in self.opcodes:
@@ -125,6 +126,7 @@ class ModelBuilder:
                 inputs=inputs,
                 outputs=outputs,
                 options=options,
+                custom_options=custom_options,
             )
         )
 
@@ -244,6 +246,8 @@ class ModelBuilder:
                 getattr(module, f"{kind}Add{key}")(b, value)
             options = (getattr(BuiltinOptions, kind), getattr(module, f"{kind}End")(b))
         inputs, outputs = ints(op["inputs"]), ints(op["outputs"])
+        custom = op.get("custom_options", b"")
+        custom_vec = ints(list(custom), np.uint8) if custom else None
         Op = _table("Operator")
         Op.OperatorStart(b)
         Op.OperatorAddOpcodeIndex(b, op["opcode"])
@@ -252,6 +256,8 @@ class ModelBuilder:
         if options is not None:
             Op.OperatorAddBuiltinOptionsType(b, options[0])
             Op.OperatorAddBuiltinOptions(b, options[1])
+        if custom_vec is not None:
+            Op.OperatorAddCustomOptions(b, custom_vec)
         return Op.OperatorEnd(b)
 
     @staticmethod

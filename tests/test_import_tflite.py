@@ -368,8 +368,9 @@ def test_cli_refusal_has_no_traceback() -> None:
     assert result.stdout == ""
     assert result.stderr == (
         "person_detect_vela.tflite: error: operator 0 (CUSTOM 'ethos-u'): custom "
-        "operators are not supported: 'ethos-u' is an Arm Ethos-U NPU command stream "
-        "(compiled by Vela), not CPU code\n"
+        "operator 'ethos-u' (an Arm Ethos-U NPU command stream (compiled by Vela), "
+        "not CPU code) has no kernel: supply its C function with --custom-op "
+        "ethos-u=path/to/kernel.h[:function] (usmp.CustomOp in Python)\n"
     )
 
 

@@ -342,8 +342,10 @@ def test_custom_operator_after_a_supported_one() -> None:
     m.op("RESHAPE", [x], [y])
     m.op("CUSTOM", [y], [z], custom="MyKernel")
     assert refusal(m, [x], [z]) == (
-        "crafted.tflite: error: operator 1 (CUSTOM 'MyKernel'): custom operators are "
-        "not supported: 'MyKernel' is an application-defined kernel"
+        "crafted.tflite: error: operator 1 (CUSTOM 'MyKernel'): custom operator "
+        "'MyKernel' (an application-defined kernel) has no kernel: supply its C "
+        "function with --custom-op MyKernel=path/to/kernel.h[:function] "
+        "(usmp.CustomOp in Python)"
     )
 
 

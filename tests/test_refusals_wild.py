@@ -45,8 +45,10 @@ def test_custom_operator_is_named_by_its_code() -> None:
     with pytest.raises(TFLiteImportError) as e:
         import_tflite_bytes(data, "seg.tflite")
     assert str(e.value) == (
-        f"seg.tflite: error: operator 2 (CUSTOM '{CUSTOM}'): custom operators are "
-        f"not supported: '{CUSTOM}' is an application-defined kernel"
+        f"seg.tflite: error: operator 2 (CUSTOM '{CUSTOM}'): custom operator "
+        f"'{CUSTOM}' (an application-defined kernel) has no kernel: supply its C "
+        f"function with --custom-op {CUSTOM}=path/to/kernel.h[:function] "
+        "(usmp.CustomOp in Python)"
     )
 
 

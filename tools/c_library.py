@@ -33,7 +33,9 @@ from typing import IO
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
 from xdsl.ir import Operation
 
+from usmp.diagnostics import located_error
 from usmp.dialects import emitc, tir
+from usmp.dialects.tir_custom import CUSTOM_HEADER
 from usmp.lowering.c_names import CNames, c_identifier, library_files
 from usmp.lowering.c_printer import (
     ALIGNED_MACRO,
@@ -42,6 +44,10 @@ from usmp.lowering.c_printer import (
     print_prototype,
 )
 from usmp.lowering.convert_to_emitc import POOL_ATTR, convert_module
+from usmp.lowering.convert_to_emitc_custom import (
+    CUSTOM_OP_HEADER,
+    CUSTOM_OP_HEADER_NAME,
+)
 from usmp.lowering.convert_to_emitc_library import is_library_op
 from usmp.lowering.convert_to_emitc_packed import (
     PACKED_FUNCTIONS_ATTR,
@@ -117,6 +123,56 @@ def _includes(module: ModuleOp, target: str | None = None) -> list[str]:
 
 LIBRARY_HEADERS = {"arm_nnfunctions.h": "cmsis-nn"}
 """Headers of the libraries offloaded operators call, by target."""
+
+
+def _custom_headers(functions: Iterable[emitc.FuncOp]) -> list[str]:
+    """The headers of the user kernels ``functions`` call (``--custom-op``),
+    as given, in order of first use."""
+    headers: list[str] = []
+    for f in functions:
+        header = f.attributes.get(CUSTOM_HEADER)
+        if isinstance(header, StringAttr) and header.data not in headers:
+            headers.append(header.data)
+    return headers
+
+
+def _custom_includes(functions: Iterable[emitc.FuncOp]) -> list[str]:
+    """``#include`` lines of the custom-op types and the user's headers."""
+    headers = _custom_headers(functions)
+    if not headers:
+        return []
+    return [
+        f'#include "{CUSTOM_OP_HEADER_NAME}"',
+        *(f'#include "{Path(h).name}"' for h in headers),
+    ]
+
+
+def _custom_files(module: ModuleOp) -> dict[str, str]:
+    """The files the library ships for its user kernels: the custom-op
+    header, each user header and the ``.c`` file of the same name next to
+    it, if there is one (copied as they are)."""
+    functions = [op for op in module.ops if isinstance(op, emitc.FuncOp)]
+    headers = _custom_headers(functions)
+    if not headers:
+        return {}
+    files = {CUSTOM_OP_HEADER_NAME: CUSTOM_OP_HEADER}
+    for header in headers:
+        path = Path(header)
+        where = next(
+            f
+            for f in functions
+            if f.attributes.get(CUSTOM_HEADER) == StringAttr(header)
+        )
+        try:
+            files[path.name] = path.read_text()
+            source = path.with_suffix(".c")
+            if source.is_file():
+                files[source.name] = source.read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            raise located_error(
+                where, f"cannot read the custom operator's header '{header}': {e}"
+            ) from None
+    return files
 
 
 def _preludes(module: ModuleOp, functions: Iterable[emitc.FuncOp]) -> list[str]:
@@ -306,6 +362,7 @@ def build_library(
             [
                 *_banner(m, what),
                 *_includes(module, target),
+                *_custom_includes(funcs),
                 *_preludes(module, funcs),
                 "",
                 ALIGNED_MACRO if globals_ else "",
@@ -318,6 +375,7 @@ def build_library(
             ]
         )
     files.update(_runtime_headers(module, m))
+    files.update(_custom_files(module))
     if (params := parameters_header(m)) is not None:
         files[names["parameters"]] = params
     return CLibrary(m, files)
@@ -367,6 +425,7 @@ def single_source(module: ModuleOp) -> str:
         [
             *_banner(m, "C99 source"),
             *_includes(module),
+            *_custom_includes(operators),
             *_preludes(module, operators),
             "",
             _header(m, banner=False),

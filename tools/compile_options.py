@@ -23,8 +23,15 @@ import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from usmp.frontend.tflite_custom import (
+    CustomOp,
+    CustomOpError,
+    check_custom_op,
+    parse_custom_op,
+)
 from usmp.passes.usmp_pools import DEFAULT_ALIGNMENT
 from usmp.planning.algorithms import ALGORITHMS, DEFAULT_ALGORITHM
 
@@ -126,6 +133,14 @@ class CompileOptions:
     )
     """Run the TFLite operators of these types on TARGET (one of --target);
     repeatable."""
+    custom_ops: tuple[CustomOp, ...] = flag(
+        (), "--custom-op", kind="append", metavar="NAME=path/to/kernel.h[:function]"
+    )
+    """The C kernel of the TFLite CUSTOM operators with custom code NAME: the
+    function (default NAME) declared in the header, which the output ships
+    (with a .c file of the same name next to it, if there is one); repeatable.
+    Its signature is in the generated tvmgen_custom_op.h (user guide,
+    'Custom operators')."""
     algorithm: str = flag(
         DEFAULT_ALGORITHM,
         "--algorithm",
@@ -206,10 +221,11 @@ class CompileOptions:
     (with --use-workspace-io), else the planner run on TFLM's lifetimes."""
 
     def __post_init__(self) -> None:
-        for name in ("offload", "pools"):  # lists from Python callers
+        for name in ("offload", "pools", "custom_ops"):  # lists from Python callers
             value = getattr(self, name)
             if not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))
+        _check_custom_ops(self)
         _check(self)
 
     # -- what the options mean ------------------------------------------------
@@ -381,6 +397,51 @@ def _check(o: CompileOptions) -> None:
         )
     _check_patch(o)
     check_pools(o.pools)
+
+
+def _check_custom_ops(o: CompileOptions) -> None:
+    """``--custom-op``: strings (the flag) become ``CustomOp``s; each names a
+    readable header declaring its function, each custom code once, and no two
+    headers share a file name (the output ships them side by side)."""
+    try:
+        ops = tuple(
+            parse_custom_op(c) if isinstance(c, str) else c for c in o.custom_ops
+        )
+        codes: dict[str, CustomOp] = {}
+        files: dict[str, CustomOp] = {}
+        for op in ops:
+            if not isinstance(op, CustomOp):
+                raise CustomOpError(
+                    f"custom_ops: {op!r} is neither a CustomOp nor "
+                    "'NAME=path/to/kernel.h[:function]'"
+                )
+            check_custom_op(op)
+            if op.name in codes:
+                raise CustomOpError(
+                    f"--custom-op {op.spelling}: custom code '{op.name}' is already "
+                    f"given by --custom-op {codes[op.name].spelling}"
+                )
+            codes[op.name] = op
+            base = Path(op.header).name
+            other = files.get(base)
+            if (
+                other is not None
+                and Path(other.header).resolve() != Path(op.header).resolve()
+            ):
+                raise CustomOpError(
+                    f"--custom-op {op.spelling}: header '{base}' has the file name of "
+                    f"--custom-op {other.spelling}'s; the output ships both in one "
+                    "folder (rename one)"
+                )
+            if base.startswith("tvmgen_"):
+                raise CustomOpError(
+                    f"--custom-op {op.spelling}: header names starting with "
+                    "'tvmgen_' are the generated library's; rename the header"
+                )
+            files[base] = op
+    except CustomOpError as e:
+        raise CompileError(str(e)) from None
+    object.__setattr__(o, "custom_ops", ops)
 
 
 def _check_call_type(o: CompileOptions) -> None:

@@ -2,7 +2,7 @@
 
     usmp-import-tflite model.tflite [-o model.mlir] [--weights hex|resource|elided]
                        [--threshold N] [--print-weights [--full]] [--outputs all|T,...]
-                       [--print-debuginfo]
+                       [--print-debuginfo] [--custom-op NAME=kernel.h[:function] ...]
 
 Prints ``func.func @main`` in the relay dialect (see
 ``usmp.frontend.tflite_import``). ``--weights`` chooses how weights are
@@ -12,7 +12,9 @@ what ``place-operators`` reads, and where ``usmp-opt``'s diagnostics point);
 ``--print-weights`` lists them as numpy
 arrays instead of printing the module; ``--outputs all`` makes ``@main``
 return every operator's output (for layer-by-layer comparisons), or a comma
-separated list of TFLite tensor indices.
+separated list of TFLite tensor indices. ``--custom-op`` (repeatable, as
+``usmp-compile``'s) supplies the C kernel of a CUSTOM operator
+(``usmp.frontend.tflite_custom``).
 
 A model that cannot be imported (custom or unsupported operator, hybrid
 quantisation, ...) gives ``<model>: error: operator <i> (<NAME>): <why>`` on
@@ -80,6 +82,14 @@ def _parser() -> argparse.ArgumentParser:
         help="'all' (every operator output) or comma-separated TFLite tensor "
         "indices: what @main returns (default: the model's outputs)",
     )
+    p.add_argument(
+        "--custom-op",
+        action="append",
+        default=[],
+        metavar="NAME=path/to/kernel.h[:function]",
+        help="the C kernel of the CUSTOM operators with custom code NAME "
+        "(repeatable; as usmp-compile's)",
+    )
     return p
 
 
@@ -106,15 +116,19 @@ def _outputs(spec: str | None, model: Model) -> list[int] | None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     from usmp.frontend.printing import format_constants, print_module
+    from usmp.frontend.tflite_custom import check_custom_op, parse_custom_op
     from usmp.frontend.tflite_import import import_model
     from usmp.frontend.tflite_reader import damaged_model_errors, read_model_file
 
     try:
+        custom_ops = [parse_custom_op(c) for c in args.custom_op]
+        for custom in custom_ops:
+            check_custom_op(custom)
         with damaged_model_errors(args.model):
             model = read_model_file(args.model)
         outputs = _outputs(args.outputs, model)
         with damaged_model_errors(args.model):
-            module = import_model(model, outputs)
+            module = import_model(model, outputs, custom_ops)
         for warning in model.warnings:
             print(warning, file=sys.stderr)
     except LocatedError as e:

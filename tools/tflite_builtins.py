@@ -80,8 +80,9 @@ def page() -> str:
     lines += [
         "",
         "TFLite Micro's other kernels (custom operators such as its signal",
-        "library and Ethos-U, and internal variants; usmp-opt refuses custom",
-        "operators):",
+        "library and Ethos-U, and internal variants; usmp-opt runs a custom",
+        "operator only with a C kernel the user supplies, `usmp-compile",
+        '--custom-op NAME=kernel.h`, see the user guide\'s "Custom operators"):',
         "",
         *textwrap.wrap(", ".join(custom) + ".", 78),
         "",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from usmp.api import CompileError as CompileError
     from usmp.api import CompileOptions as CompileOptions
+    from usmp.api import CustomOp as CustomOp
     from usmp.api import Library as Library
     from usmp.api import Placement as Placement
     from usmp.api import Plan as Plan
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CompileError",
     "CompileOptions",
+    "CustomOp",
     "Library",
     "Placement",
     "Plan",

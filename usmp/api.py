@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from usmp.tools.compile_options import CompileError, CompileOptions, Pool
+from usmp.tools.compile_options import CompileError, CompileOptions, CustomOp, Pool
 
 if TYPE_CHECKING:
     from usmp.tools.profile_table import ProfileTable
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CompileError",
     "CompileOptions",
+    "CustomOp",
     "Library",
     "Placement",
     "Plan",

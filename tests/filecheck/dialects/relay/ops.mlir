@@ -374,3 +374,12 @@ func.func @variables(%x: tensor<2x4xi8>) -> tensor<2x4xi8> {
   relay.assign_state %s, %x : tensor<2x4xi8>
   func.return %r : tensor<2x4xi8>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @relay_custom
+// CHECK: relay.custom_call %{{.*}}, %{{.*}} {code = "Clip", function = "clip", header = "k/clip.h", quantization = [{}, {}, {}]} : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
+func.func @relay_custom(%a: tensor<4xi8>, %w: tensor<4xi8>) -> tensor<4xi8> {
+  %0 = relay.custom_call %a, %w {code = "Clip", function = "clip", header = "k/clip.h", quantization = [{}, {}, {}]} : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
+  func.return %0 : tensor<4xi8>
+}

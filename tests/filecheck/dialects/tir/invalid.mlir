@@ -229,3 +229,18 @@ func.func @f() {
   func.return
 }
 
+// -----
+
+func.func @f(%a: memref<4xi8>, %y: memref<4xi8>) attributes {tir.prim_func} {
+  // expected-error@+1 {{'tir.custom_call' op tir.custom_call: quantization has 1 entries, expected 2 (one per operand)}}
+  tir.custom_call "clip"(%a, %y) {code = "Clip", header = "k/clip.h", inputs = 1 : i64, options = "", quantization = [{}]} : memref<4xi8>, memref<4xi8>
+  func.return
+}
+
+// -----
+
+func.func @f(%a: memref<4xi8>) attributes {tir.prim_func} {
+  // expected-error@+1 {{'tir.custom_call' op tir.custom_call: inputs = 1, but it has 1 operand(s); expected the inputs, then at least one output}}
+  tir.custom_call "clip"(%a) {code = "Clip", header = "k/clip.h", inputs = 1 : i64, options = "", quantization = [{}]} : memref<4xi8>
+  func.return
+}
