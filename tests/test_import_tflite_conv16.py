@@ -19,8 +19,8 @@ import pytest
 
 import usmp
 from tests.test_import_tflite_layout import Built, check, refusal
-from tests.test_models import compare_with_tflm
 from tests.test_import_tflite_synthetic import ModelBuilder, weights_i8
+from tests.test_models import compare_with_tflm
 from usmp.frontend.tflite_import import import_tflite_bytes
 from usmp.frontend.tflite_reader import read_model
 from usmp.testing.run_c import run_module

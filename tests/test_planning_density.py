@@ -41,7 +41,13 @@ from usmp.planning.minimalloc_solver import (
 )
 from usmp.planning.minimize import minimize_pool, pool_problem
 from usmp.planning.model import Buffer, Overlap, Plan, PlanningError, Pool, Problem
-from usmp.planning.placement import OFFSET_RULES, Indexed, OffsetRule, decode, lane_layout
+from usmp.planning.placement import (
+    OFFSET_RULES,
+    Indexed,
+    OffsetRule,
+    decode,
+    lane_layout,
+)
 from usmp.planning.placement_native import native_decoder
 from usmp.planning.validate import validate_plan
 from usmp.testing.planning_problems import dense_problem, max_live
