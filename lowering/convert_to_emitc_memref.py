@@ -382,7 +382,7 @@ def _refuse_writes(op: memref.GetGlobalOp) -> None:
     """A located error for a ``memref.store`` or ``memref.copy`` into the
     constant global ``op`` reads (directly or through views): its C array
     is ``static const``, in flash on a microcontroller."""
-    values = [op.memref]
+    values: list[SSAValue] = [op.memref]
     while values:
         value = values.pop()
         for use in value.uses:
