@@ -136,8 +136,8 @@ class CompileOptions:
     """CPU seconds for --algorithm optimal (> 0, inf: no limit; default 10)."""
     overlap: bool = flag(True, "--usmp-overlap", kind="on-off")
     """Let an operator's output overlap an input it reads for the last time
-    where its loop nest makes that safe (off with --emit-tflm-plan, whose
-    kernels are TFLite Micro's)."""
+    where its loop nest makes that safe (the C library's plan; the plan
+    --emit-tflm-plan exports for TFLite Micro's kernels has none)."""
     pools: tuple[Pool, ...] = flag(
         (),
         "--usmp-workspace-pools",
@@ -248,9 +248,9 @@ class CompileOptions:
 
     @property
     def plan_overlap(self) -> bool:
-        """Overlaps in the plan: TFLite Micro's kernels are not ours, so a
-        plan for it (``--emit-tflm-plan``) keeps every pair disjoint."""
-        return self.overlap and not self.emit_tflm_plan
+        """Overlaps in the library's plan (on with ``--emit-tflm-plan`` too:
+        TFLite Micro's plan is a second one, ``usmp.tools.tflm_plan``)."""
+        return self.overlap
 
 
 def _tir() -> Any:
