@@ -236,8 +236,11 @@ def tflm_arena_bytes(model_data: bytes, arena_size: int = 0) -> dict[str, int]:
         )
     )
     if done.returncode != 0 or len(found) != 3:
+        # TFLM's own lines, then the child's exception, without its traceback
+        said, _, trace = done.stderr.partition("Traceback (most recent call last):")
+        lines = [*said.strip().splitlines(), *trace.strip().splitlines()[-1:]]
         raise TFLMError(
-            f"TFLite Micro cannot allocate the model: {done.stderr.strip()[-500:]}"
+            f"TFLite Micro cannot allocate the model: {'; '.join(lines)[-500:]}"
         )
     return {k: int(v) for k, v in found.items()}
 

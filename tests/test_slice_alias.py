@@ -272,6 +272,6 @@ def test_packed_calls_pass_the_view_s_first_element(
     lib = usmp.compile(model, interface_api="packed", call_type=call_type)
     for seed in (0, 1):
         x = random_inputs(read_model(data), seed)
-        want = tflm_outputs(data, x, len(outputs))
+        want = tflm_outputs(data, [x], len(outputs))
         got = lib.run(x)
         assert all(np.array_equal(g, w) for g, w in zip(got, want, strict=True))

@@ -6,9 +6,11 @@ problem, run by TFLite Micro's own interpreter.
 * the metadata entry has TFLM's format (version 1, subgraph 0, one int32 per
   tensor of every subgraph, -1 for tensors TFLM plans itself);
 * TFLM's interpreter uses the exported plan: the arena head it reports
-  shrinks (VWW int8: 73,728 -> 55,296 B) or stays (ResNet-8, the streaming
-  alexa model with resource variables and a CALL_ONCE subgraph), never
-  grows, and the outputs are bit for bit those of the original model;
+  shrinks (VWW int8: 73,728 -> 55,296 B; alexa, a streaming model with
+  resource variables and a CALL_ONCE subgraph: 3,648 -> 3,248 B) or stays
+  (ResNet-8; keyword_scrambled, whose SVDF scratch buffers TFLM places in
+  the holes the plan leaves), never grows, equals the plan's own end, and
+  the outputs are bit for bit those of the original model;
 * ``check_offline_plan`` refuses, before anything is written, a plan where
   two tensors TFLM keeps alive at once share bytes (however they are
   disguised), and the other plans TFLM cannot use;
@@ -46,6 +48,8 @@ from usmp.tools.usmp_compile import main
 VWW = MODELS_DIR / "mlperf_tiny/vww_96_int8.tflite"
 RESNET = MODELS_DIR / "mlperf_tiny/pretrainedResnet_quant.tflite"
 HELLO = MODELS_DIR / "tflite_micro/hello_world_int8.tflite"
+SVDF = MODELS_DIR / "tflite_micro/keyword_scrambled_8bit.tflite"
+HYBRID = MODELS_DIR / "mlperf_tiny/kws_ref_model_float32.tflite"
 
 
 def _alexa() -> Path:
@@ -111,8 +115,9 @@ def _library(out: Path) -> dict[str, bytes]:
         (VWW, True, (73_728, 55_296)),
         (RESNET, True, (49_152, 49_152)),  # TFLM's own is at the lower bound
         (None, False, (3_648, 3_248)),  # alexa: variables, CALL_ONCE subgraph
+        (SVDF, True, (672, 672)),  # SVDF scratch: holes left for TFLM's kernel
     ],
-    ids=["vww", "resnet8", "alexa"],
+    ids=["vww", "resnet8", "alexa", "svdf"],
 )
 def test_tflm_uses_the_exported_plan(
     model: Path | None, io: bool, heads: tuple[int, int], tmp_path: Path
@@ -140,6 +145,7 @@ def test_tflm_uses_the_exported_plan(
     assert entry["offline_plan_used"] is True
     assert (entry["tflm_head_bytes"], entry["head_bytes"]) == heads
     assert (entry["note"] is None) == (heads[1] < heads[0])
+    assert entry["planned_bytes"] == heads[1]  # scratch holes where TFLM puts them
     # bit for bit the same outputs (alexa: 6 steps of its streaming state)
     steps = 6 if model.stem == "alexa" else 1
     for seed in (0, 1):
@@ -245,11 +251,29 @@ def test_no_smaller_plan_says_why(
     err = capsys.readouterr().err
     assert (
         "hello_world_int8.tflite: note: --emit-tflm-plan: TFLite Micro's arena head "
-        "is 32 B with its own plan and with ours (both at the 32 B its tensors need "
-        "alive at once)"
+        "is 32 B with its own plan and with ours (both at the 32 B its tensors and "
+        "known scratch buffers need alive at once)"
     ) in err
     entry = json.loads((out / "metadata.json").read_text())["tflm_plan"]
     assert entry["offline_plan_used"] is True and entry["note"] in err
+
+
+def test_a_model_tflm_cannot_run_is_a_located_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    planned = tmp_path / "planned.tflite"
+    status = main(
+        [str(HYBRID), "-o", str(tmp_path / "out"), "-q", "--emit-tflm-plan",
+         str(planned)]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 1 and not planned.exists()
+    assert err.startswith(
+        "kws_ref_model_float32.tflite: error: --emit-tflm-plan: TFLite Micro cannot "
+        "allocate the model with its own plan (tensorflow/lite/micro/kernels/"
+        "conv_common.cc Hybrid models are not supported"
+    )
+    assert "Traceback" not in err and "needs a model TFLite Micro runs" in err
 
 
 def test_metadata_is_replaced_not_added(tmp_path: Path) -> None:

@@ -98,12 +98,14 @@ class TFLMPlan:
     """``compiled``: the compiled library's own workspace offsets;
     ``replanned``: our planner on TFLM's operator-by-operator lifetimes."""
     arena_bytes: int
-    """End of the highest offline-planned tensor (16-byte sizes): TFLM's
-    planned arena part when every tensor it plans is offline and no kernel
-    asks for scratch."""
+    """End of the plan (16-byte sizes, the holes left for the scratch
+    buffers of ``scratch_requests`` included): TFLM's planned arena part
+    when every tensor it plans is offline and its kernels ask for no other
+    scratch."""
     lower_bound: int
-    """The most 16-byte-sized tensor bytes TFLM keeps alive at once (a
-    RESHAPE chain counted once): no plan of these tensors is smaller."""
+    """The most 16-byte-sized bytes TFLM keeps alive at once (a RESHAPE
+    chain counted once, known scratch buffers included): no plan of these
+    buffers is smaller."""
     online: tuple[int, ...] = ()
     """Tensors TFLM allocates that stay online: their entry is also a tensor
     TFLM allocates in another subgraph."""
@@ -122,22 +124,24 @@ def tflm_plan(
     and our planner on TFLM's own problem, checked by
     ``check_offline_plan``."""
     lifetimes = planned_tensors(model)
-    candidates: list[tuple[str, list[int]]] = []
-    if report is not None and not model.subgraphs:
+    scratch = any(scratch_requests(model, op) for op in model.operators)
+    candidates: list[tuple[str, list[int], int]] = []
+    if report is not None and not model.subgraphs and not scratch:
         try:
             compiled = tflm_offsets(model, report)
         except (TFLMPlanError, TFLiteImportError):
             compiled = None  # several pools, an overlap TFLM does not allow...
         if compiled is not None and all(compiled[t] >= 0 for t in lifetimes):
-            candidates.append(("compiled", _padded(model, compiled)))
+            padded = _padded(model, compiled)
+            candidates.append(("compiled", padded, _end(model, padded)))
     for name in dict.fromkeys((algorithm, *REPLAN_ALGORITHMS)):
-        candidates.append(("replanned", replan(model, name)))
-    source, offsets = min(candidates, key=lambda c: _end(model, c[1]))
+        candidates.append(("replanned", *_replan(model, name)))
+    source, offsets, end = min(candidates, key=lambda c: c[2])
     check_offline_plan(model, offsets)
     return TFLMPlan(
         offsets,
         source,
-        _end(model, offsets),
+        end,
         lower_bound(model),
         tuple(sorted(set(tflm_lifetimes(model)) - set(lifetimes))),
     )
@@ -191,12 +195,14 @@ def _chains(
 
 def _buffers(model: Model) -> tuple[Any, dict[int, list[int]]]:
     """TFLM's problem as our planner's buffers: one per RESHAPE chain of the
-    tensors TFLM plans offline (16-byte sizes, its scopes)."""
+    tensors TFLM plans offline (16-byte sizes, its scopes), and a hole for
+    each scratch buffer its kernels ask for (``scratch_requests``), live
+    during their operator, which TFLM then plans online into the hole."""
     from usmp.planning.model import Buffer
 
     lifetimes = planned_tensors(model)
     chains = _chains(model, list(lifetimes))
-    buffers = tuple(
+    buffers = [
         Buffer(
             str(r),
             max(_aligned(tensor_bytes(model.tensors[t])) for t in members),
@@ -205,12 +211,48 @@ def _buffers(model: Model) -> tuple[Any, dict[int, list[int]]]:
             ALIGNMENT,
         )
         for r, members in sorted(chains.items())
-    )
-    return buffers, chains
+    ]
+    scopes = _scopes(model)[1]
+    for op in model.operators:
+        first, last = scopes[op.index]
+        for j, size in enumerate(scratch_requests(model, op)):
+            name = f"scratch {op.index}.{j}"
+            buffers.append(Buffer(name, _aligned(size), first, last + 1, ALIGNMENT))
+    return tuple(buffers), chains
+
+
+def scratch_requests(model: Model, op: Operator) -> tuple[int, ...]:
+    """The bytes of each scratch buffer TFLM's reference kernel for ``op``
+    asks for in its Prepare (``RequestScratchBufferInArena``), for the
+    kernels that ask: SVDF (B*F int32 and, when quantised, B*U int32),
+    UNIDIRECTIONAL_SEQUENCE_LSTM (four B*S buffers of the cell state's
+    type), TRANSPOSE_CONV (the output as int32 for int8, int64 for int16).
+    Another kernel's scratch is planned by TFLM around ours; the arena TFLM
+    reports is what ``export_tflm_plan`` compares."""
+    tensors = model.tensors
+
+    def elements(t: int) -> int:
+        return int(np.prod(tensors[t].shape, dtype=np.int64))
+
+    if op.opcode == "SVDF" and len(op.inputs) > 1 and op.outputs:
+        batch = tensors[op.inputs[0]].shape[0]
+        filters = tensors[op.inputs[1]].shape[0]
+        rank = int(op.options.Rank()) if op.options is not None else 1
+        if tensors[op.inputs[0]].type_name == "FLOAT32":
+            return (batch * filters * 4,)
+        return (batch * filters * 4, batch * (filters // max(rank, 1)) * 4)
+    if op.opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM" and len(op.inputs) > 19:
+        cell = tensors[op.inputs[19]]  # the cell state: B x S
+        return (tensor_bytes(cell),) * 4
+    if op.opcode == "TRANSPOSE_CONV" and len(op.inputs) > 2 and op.outputs:
+        itemsize = {"INT8": 4, "INT16": 8}.get(tensors[op.inputs[2]].type_name)
+        return (elements(op.outputs[0]) * itemsize,) if itemsize else ()
+    return ()
 
 
 def lower_bound(model: Model) -> int:
-    """The liveness peak of TFLM's problem (``planning.lower_bound``)."""
+    """The liveness peak of TFLM's problem (``planning.lower_bound``): its
+    tensors and the scratch buffers of ``scratch_requests``."""
     from usmp.planning.lower_bound import interval_peak
 
     return interval_peak(_buffers(model)[0])
@@ -219,7 +261,13 @@ def lower_bound(model: Model) -> int:
 def replan(model: Model, algorithm: str = "best_fit") -> list[int]:
     """Our planner on TFLM's problem: every tensor TFLM plans offline, live
     over its operators as TFLM counts them, 16-byte sizes and offsets; a
-    RESHAPE's output shares its input's bytes."""
+    RESHAPE's output shares its input's bytes; holes for the scratch
+    buffers of ``scratch_requests``."""
+    return _replan(model, algorithm)[0]
+
+
+def _replan(model: Model, algorithm: str) -> tuple[list[int], int]:
+    """The offsets and the end of the plan (scratch holes included)."""
     from usmp.planning.algorithms import get_algorithm
     from usmp.planning.model import Pool, Problem
 
@@ -229,7 +277,8 @@ def replan(model: Model, algorithm: str = "best_fit") -> list[int]:
     for r, members in chains.items():
         for t in members:
             offsets[t] = plan.placements[str(r)].offset
-    return offsets
+    end = max((plan.placements[b.name].offset + b.size for b in buffers), default=0)
+    return offsets, end
 
 
 def tflm_offsets(model: Model, report: dict[str, Any]) -> list[int]:
@@ -291,6 +340,12 @@ def _tensor_of(model: Model, b: dict[str, Any]) -> int | None:
 
 
 def _all_lifetimes(model: Model) -> dict[tuple[int, int], tuple[int, int]]:
+    return _scopes(model)[0]
+
+
+def _scopes(
+    model: Model,
+) -> tuple[dict[tuple[int, int], tuple[int, int]], dict[int, tuple[int, int]]]:
     """(subgraph, tensor) -> first and last allocation scope of every tensor
     TFLM allocates, as ``AllocationInfoBuilder::MarkAllocationLifetimes``
     marks them: operator by operator, each a new scope, a ``CALL_ONCE``
@@ -302,6 +357,8 @@ def _all_lifetimes(model: Model) -> dict[tuple[int, int], tuple[int, int]]:
     ]
     first: dict[tuple[int, int], int] = {}
     last: dict[tuple[int, int], int] = {}
+    op_scopes: dict[int, tuple[int, int]] = {}
+    """Operator of subgraph 0 -> its scopes (a scratch buffer's lifetime)."""
     scope = 0
 
     def mark(k: int, depth: int) -> None:
@@ -317,6 +374,7 @@ def _all_lifetimes(model: Model) -> dict[tuple[int, int], tuple[int, int]]:
             scope += 1
             for t in op.outputs:
                 first[k, t] = last[k, t] = scope
+            start = scope
             for sub in _called_subgraphs(model, op):
                 scope += 1
                 mark(sub, depth + 1)
@@ -325,15 +383,18 @@ def _all_lifetimes(model: Model) -> dict[tuple[int, int], tuple[int, int]]:
                     last[k, t] = scope
             for t in op.outputs:
                 last[k, t] = scope
+            if k == 0:
+                op_scopes[op.index] = (start, scope)
         for t in outputs:
             last[k, t] = scope
 
     mark(0, 0)
-    return {
+    lifetimes = {
         (k, t): (first.get((k, t), end), end)
         for (k, t), end in last.items()
         if _planned_by_tflm(graphs[k][0][t])
     }
+    return lifetimes, op_scopes
 
 
 def _called_subgraphs(model: Model, op: Operator) -> tuple[int, ...]:
@@ -553,8 +614,8 @@ class Export:
             else 0,
             "entries": len(self.plan.offsets),
             "online_shared_entries": list(self.plan.online),
-            "tensor_bytes": self.plan.arena_bytes,
-            "tensor_lower_bound_bytes": self.plan.lower_bound,
+            "planned_bytes": self.plan.arena_bytes,
+            "lower_bound_bytes": self.plan.lower_bound,
             "tflm_head_bytes": self.tflm_head,
             "head_bytes": self.head,
             "tail_bytes": self.tail,
@@ -580,24 +641,25 @@ def export_tflm_plan(
     own = _arena(model, data, size, "its own")
     ours = _arena(model, planned, size, "our")
     used, reason = True, None
-    scratch = ours["head"] - plan.arena_bytes
+    above = ours["head"] - plan.arena_bytes  # scratch TFLM placed above ours
     if ours["head"] > own["head"]:
         reason = (
             f"TFLite Micro's arena head with our plan would be {ours['head']:,} B "
-            f"({plan.arena_bytes:,} B of tensors, then {scratch:,} B its kernels' "
-            f"scratch buffers take above them), more than the {own['head']:,} B of "
+            f"(our {plan.arena_bytes:,} B, then {above:,} B of scratch buffers its "
+            f"kernels ask for placed above), more than the {own['head']:,} B of "
             "its own plan: the model is written with every tensor planned online"
         )
         used, ours = False, own
         planned = with_offline_plan(data, [ONLINE] * len(plan.offsets))
     elif ours["head"] == own["head"]:
         why = (
-            f"both at the {plan.lower_bound:,} B its tensors need alive at once"
+            f"both at the {plan.lower_bound:,} B its tensors and known scratch "
+            "buffers need alive at once"
             if plan.arena_bytes == plan.lower_bound
-            else f"our {plan.arena_bytes:,} B of tensors is no smaller"
+            else f"our plan ends at {plan.arena_bytes:,} B"
         )
-        if scratch >= ALIGNMENT:
-            why += f"; {scratch:,} B are its kernels' scratch buffers"
+        if above >= ALIGNMENT:
+            why += f"; {above:,} B of scratch buffers its kernels ask for above it"
         reason = (
             f"TFLite Micro's arena head is {own['head']:,} B with its own plan and "
             f"with ours ({why})"
@@ -612,9 +674,11 @@ def _arena(model: Model, data: bytes, size: int, which: str) -> dict[str, int]:
     try:
         return tflm_arena_bytes(data, size)
     except TFLMError as e:
+        said = str(e).removeprefix("TFLite Micro cannot allocate the model: ")
         raise TFLMPlanError(
             f"{model.name}: error: --emit-tflm-plan: TFLite Micro cannot allocate "
-            f"the model with {which} plan, so the plan cannot be measured: {e}"
+            f"the model with {which} plan ({said}); the exported plan is measured "
+            "in TFLite Micro, so it needs a model TFLite Micro runs"
         ) from None
 
 
