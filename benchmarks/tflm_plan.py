@@ -1,6 +1,6 @@
 """TFLite Micro with our plan: its arena before and after ``--emit-tflm-plan``.
 
-    python benchmarks/tflm_plan.py [--models NAME ...] [--seeds N]
+    python benchmarks/tflm_plan.py [--models NAME ...] [--seeds N] [--files F ...]
 
 Each supported model in ``shared/models`` but the hybrid ones (TFLite
 Micro refuses them) is compiled with ``usmp-compile
@@ -124,10 +124,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--models", nargs="*", help="model file stems (default: all)")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument(
+        "--files", nargs="*", default=[], type=Path,
+        help="more .tflite files (e.g. python -m usmp.testing.mobilenet_v2 m.tflite)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     rows = []
-    for model in [*(MODELS_DIR / name for name in SUPPORTED_MODELS), *_wake_words()]:
-        if args.models and model.stem not in args.models:
+    shared = [*(MODELS_DIR / name for name in SUPPORTED_MODELS), *_wake_words()]
+    for model in [*shared, *args.files]:
+        if args.models and model.stem not in args.models and model not in args.files:
             continue
         if is_hybrid(read_model_file(model)):  # TFLite Micro refuses it
             continue

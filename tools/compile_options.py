@@ -194,10 +194,11 @@ class CompileOptions:
     packed (looked up by name, called through TVMFuncCall); default from
     --use-unpacked-api."""
     emit_tflm_plan: str | None = flag(None, "--emit-tflm-plan", metavar="OUT.tflite")
-    """Also write a copy of the model holding the workspace plan as TFLite
-    Micro's offline memory plan (OfflineMemoryAllocation metadata): the
-    library's workspace offsets when they cover every tensor TFLM plans
-    (with --use-workspace-io), else the planner run on TFLM's lifetimes."""
+    """Also write a copy of the model with a second plan, made for TFLite
+    Micro's own problem (its lifetimes, 16-byte alignment, holes for its
+    kernels' scratch buffers), as its offline memory plan
+    (OfflineMemoryAllocation metadata), checked and measured in TFLM; says
+    why when TFLM's arena does not shrink. The library keeps its own plan."""
 
     def __post_init__(self) -> None:
         for name in ("offload", "pools"):  # lists from Python callers
