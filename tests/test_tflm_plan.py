@@ -120,7 +120,11 @@ def _library(out: Path) -> dict[str, bytes]:
     ids=["vww", "resnet8", "alexa", "svdf"],
 )
 def test_tflm_uses_the_exported_plan(
-    model: Path | None, io: bool, heads: tuple[int, int], tmp_path: Path
+    model: Path | None,
+    io: bool,
+    heads: tuple[int, int],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     model = model or _alexa()
     flags = ["--use-workspace-io"] if io else []
@@ -145,6 +149,14 @@ def test_tflm_uses_the_exported_plan(
     assert entry["offline_plan_used"] is True
     assert (entry["tflm_head_bytes"], entry["head_bytes"]) == heads
     assert (entry["note"] is None) == (heads[1] < heads[0])
+    if entry["note"]:  # one line on stderr says why it is not smaller
+        line = (
+            f"{model.name}: note: --emit-tflm-plan: TFLite Micro's arena head is "
+            f"{heads[0]:,} B with its own plan and with ours (both at the "
+            f"{heads[0]:,} B its tensors and known scratch buffers need alive at once)"
+        )
+        assert line == f"{model.name}: note: --emit-tflm-plan: {entry['note']}"
+        assert capsys.readouterr().err.splitlines().count(line) == 1
     assert entry["planned_bytes"] == heads[1]  # scratch holes where TFLM puts them
     # bit for bit the same outputs (alexa: 6 steps of its streaming state)
     steps = 6 if model.stem == "alexa" else 1
@@ -242,20 +254,6 @@ def test_a_plan_that_would_grow_tflm_s_arena_is_not_used(
     entry = json.loads((out / "metadata.json").read_text())["tflm_plan"]
     assert entry["offline_plan_used"] is False and entry["note"] in notes[0]
     assert entry["head_bytes"] == entry["tflm_head_bytes"] == 32
-
-
-def test_no_smaller_plan_says_why(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    planned, out = emit(HELLO, tmp_path)
-    err = capsys.readouterr().err
-    assert (
-        "hello_world_int8.tflite: note: --emit-tflm-plan: TFLite Micro's arena head "
-        "is 32 B with its own plan and with ours (both at the 32 B its tensors and "
-        "known scratch buffers need alive at once)"
-    ) in err
-    entry = json.loads((out / "metadata.json").read_text())["tflm_plan"]
-    assert entry["offline_plan_used"] is True and entry["note"] in err
 
 
 def test_a_model_tflm_cannot_run_is_a_located_error(
