@@ -401,13 +401,17 @@ def _called_subgraphs(model: Model, op: Operator) -> tuple[int, ...]:
     """The subgraphs ``op`` runs (TFLM: CALL_ONCE, IF, WHILE)."""
     if op.opcode not in ("CALL_ONCE", "IF", "WHILE"):
         return ()
+    where = f"{model.name}: error: --emit-tflm-plan: operator {op.index}"
     if op.opcode != "CALL_ONCE" or op.options is None:
-        raise model.op_error(
-            op, f"--emit-tflm-plan: control flow ({op.opcode}) is not planned"
+        raise TFLMPlanError(
+            f"{where} ({op.display_name}): control flow other than CALL_ONCE is "
+            "not planned"
         )
     sub = int(op.options.InitSubgraphIndex())
     if not 0 < sub <= len(model.subgraphs):
-        raise model.op_error(op, f"CALL_ONCE runs subgraph {sub}, which is missing")
+        raise TFLMPlanError(
+            f"{where} (CALL_ONCE) runs subgraph {sub}, which is missing"
+        )
     return (sub,)
 
 
