@@ -673,8 +673,6 @@ def export_tflm_plan(
 
 
 def _arena(model: Model, data: bytes, size: int, which: str) -> dict[str, int]:
-    from usmp.testing.tflm_reference import TFLMError, tflm_arena_bytes
-
     try:
         return tflm_arena_bytes(data, size)
     except TFLMError as e:
@@ -686,14 +684,49 @@ def _arena(model: Model, data: bytes, size: int, which: str) -> dict[str, int]:
         ) from None
 
 
-def write_tflm_plan(
-    model: Model,
-    data: bytes,
-    report: dict[str, Any],
-    path: str | Path,
-    algorithm: str = "best_fit",
-) -> TFLMPlan:
-    """Write the planned copy of the model to ``path``; the plan."""
-    plan = tflm_plan(model, report, algorithm)
-    write_bytes_atomic(Path(path), with_offline_plan(data, plan.offsets))
-    return plan
+class TFLMError(Exception):
+    """TFLite Micro refused or failed to run the model (its message)."""
+
+
+def tflm_arena_bytes(model_data: bytes, arena_size: int = 0) -> dict[str, int]:
+    """What TFLite Micro's recording allocator reports for the model: the
+    arena's planned tensor part (``head``), its persistent part (``tail``)
+    and their ``total``, in bytes. The interpreter prints them from C in
+    its output, so it runs in a child process whose output is read whole. The tail's
+    alignment padding depends on where the arena ends: compare two models
+    with the same ``arena_size`` (default: 10 x the model, at least 1 MiB)."""
+    import re
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".tflite") as model:
+        model.write(model_data)
+        model.flush()
+        script = (
+            "import sys\n"
+            "from tflite_micro.python.tflite_micro import runtime\n"
+            "data = open(sys.argv[1], 'rb').read()\n"
+            "runtime.Interpreter.from_bytes(data, arena_size=int(sys.argv[2]))"
+            ".print_allocations()\n"
+        )
+        size = arena_size or max(1 << 20, 10 * len(model_data))
+        done = subprocess.run(
+            [sys.executable, "-c", script, model.name, str(size)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    found = dict(
+        re.findall(
+            r"Arena allocation (head|tail|total) (\d+) bytes", done.stdout + done.stderr
+        )
+    )
+    if done.returncode != 0 or len(found) != 3:
+        # TFLM's own lines, then the child's exception, without its traceback
+        said, _, trace = done.stderr.partition("Traceback (most recent call last):")
+        lines = [*said.strip().splitlines(), *trace.strip().splitlines()[-1:]]
+        raise TFLMError(
+            f"TFLite Micro cannot allocate the model: {'; '.join(lines)[-500:]}"
+        )
+    return {k: int(v) for k, v in found.items()}
