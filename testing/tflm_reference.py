@@ -13,6 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from usmp.frontend.tflite_reader import Model
+from usmp.tools.tflm_plan import TFLMError as TFLMError  # re-exported
+from usmp.tools.tflm_plan import tflm_arena_bytes as tflm_arena_bytes
 
 FLOAT_OUTPUT_RTOL = 1e-5
 """Float outputs must agree within this error relative to the output's magnitude."""
@@ -33,10 +35,6 @@ def random_inputs(model: Model, seed: int) -> list[np.ndarray]:
         else:
             inputs.append((2.0 * rng.standard_normal(size=t.shape)).astype(t.dtype))
     return inputs
-
-
-class TFLMError(Exception):
-    """TFLite Micro refused or failed to run the model (its message)."""
 
 
 def tflm_arena_size(model_data: bytes) -> int:
@@ -199,47 +197,6 @@ def run_tflm_sequence(
             tflm.reset()
         outputs.append(tflm.step(inputs, tensors))
     return outputs
-
-
-def tflm_arena_bytes(model_data: bytes, arena_size: int = 0) -> dict[str, int]:
-    """What TFLite Micro's recording allocator reports for the model: the
-    arena's planned tensor part (``head``), its persistent part (``tail``)
-    and their ``total``, in bytes. The interpreter prints them from C in
-    its output, so it runs in a child process whose output is read whole. The tail's
-    alignment padding depends on where the arena ends: compare two models
-    with the same ``arena_size`` (default: 10 x the model, at least 1 MiB)."""
-    import re
-    import subprocess
-    import sys
-    import tempfile
-
-    with tempfile.NamedTemporaryFile(suffix=".tflite") as model:
-        model.write(model_data)
-        model.flush()
-        script = (
-            "import sys\n"
-            "from tflite_micro.python.tflite_micro import runtime\n"
-            "data = open(sys.argv[1], 'rb').read()\n"
-            "runtime.Interpreter.from_bytes(data, arena_size=int(sys.argv[2]))"
-            ".print_allocations()\n"
-        )
-        size = arena_size or max(1 << 20, 10 * len(model_data))
-        done = subprocess.run(
-            [sys.executable, "-c", script, model.name, str(size)],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    found = dict(
-        re.findall(
-            r"Arena allocation (head|tail|total) (\d+) bytes", done.stdout + done.stderr
-        )
-    )
-    if done.returncode != 0 or len(found) != 3:
-        raise TFLMError(
-            f"TFLite Micro cannot allocate the model: {done.stderr.strip()[-500:]}"
-        )
-    return {k: int(v) for k, v in found.items()}
 
 
 def difference(

@@ -112,7 +112,7 @@ def test_options_are_typed_frozen_and_normalised() -> None:
         options.module_name = "x"  # type: ignore[misc]
     assert CompileOptions().resolved_call_type == "unpacked"
     assert CompileOptions(interface_api="packed").resolved_call_type == "cpacked"
-    assert CompileOptions(emit_tflm_plan="p.tflite").plan_overlap is False
+    assert CompileOptions(emit_tflm_plan="p.tflite").plan_overlap is True
     assert Pool("flash", kind="parameter").pool_kind == "constant"
 
 

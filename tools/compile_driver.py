@@ -408,9 +408,11 @@ def _emit_c(c: Compilation) -> None:
 
 
 def _emit_tflm_plan(c: Compilation) -> None:
-    """``--emit-tflm-plan``: the model with our plan for TFLite Micro
-    (``usmp.tools.tflm_plan``)."""
-    from usmp.tools.tflm_plan import TFLMPlanError, write_tflm_plan
+    """``--emit-tflm-plan``: the model with a plan for TFLite Micro, made
+    for its own problem (``usmp.tools.tflm_plan``); the C library keeps its
+    plan. Why TFLM's arena does not shrink is said on stderr and in
+    ``metadata.json`` (``tflm_plan``)."""
+    from usmp.tools.tflm_plan import TFLMPlanError, export_tflm_plan
 
     report = memory_report(c.out)
     target = c.options.emit_tflm_plan
@@ -421,21 +423,32 @@ def _emit_tflm_plan(c: Compilation) -> None:
         )
     try:
         data = Path(c.source).read_bytes()
-        plan = write_tflm_plan(
+        export = export_tflm_plan(
             c.tflite_model, data, report, target, c.options.algorithm
         )
     except TFLMPlanError as e:
         raise DiagnosticException(str(e)) from None
-    planned = sum(1 for o in plan.offsets if o >= 0)
+    plan = export.plan
     how = (
         "the library's workspace offsets"
         if plan.source == "compiled"
         else "planned on TFLite Micro's operator order"
     )
+    offline = sum(1 for o in plan.offsets if o >= 0) if export.used else 0
     c.say(
-        f"TFLite Micro plan: {planned} of {len(plan.offsets)} tensors offline "
-        f"({how}), {plan.arena_bytes:,} B of tensors -> {target}"
+        f"TFLite Micro plan: {offline} of {len(plan.offsets)} tensors offline "
+        f"({how}), TFLite Micro's arena head {export.tflm_head:,} -> "
+        f"{export.head:,} B -> {target}"
     )
+    if export.reason:
+        print(
+            f"{c.tflite_model.name}: note: --emit-tflm-plan: {export.reason}",
+            file=sys.stderr,
+        )
+    path = c.out / "metadata.json"
+    record = json.loads(path.read_text())
+    record["tflm_plan"] = export.metadata(target)
+    path.write_text(json.dumps(record, indent=2) + "\n")
 
 
 def _publish(staging: Path, out: Path, files: Sequence[str]) -> None:

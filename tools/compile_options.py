@@ -153,8 +153,8 @@ class CompileOptions:
     """CPU seconds for --algorithm optimal (> 0, inf: no limit; default 10)."""
     overlap: bool = flag(True, "--usmp-overlap", kind="on-off")
     """Let an operator's output overlap an input it reads for the last time
-    where its loop nest makes that safe (off with --emit-tflm-plan, whose
-    kernels are TFLite Micro's)."""
+    where its loop nest makes that safe (the C library's plan; the plan
+    --emit-tflm-plan exports for TFLite Micro's kernels has none)."""
     pools: tuple[Pool, ...] = flag(
         (),
         "--usmp-workspace-pools",
@@ -215,10 +215,11 @@ class CompileOptions:
     operator call and add a table of the operators' names to the library
     (convert-to-emitc{profile}); the kit's example/profile.c times them."""
     emit_tflm_plan: str | None = flag(None, "--emit-tflm-plan", metavar="OUT.tflite")
-    """Also write a copy of the model holding the workspace plan as TFLite
-    Micro's offline memory plan (OfflineMemoryAllocation metadata): the
-    library's workspace offsets when they cover every tensor TFLM plans
-    (with --use-workspace-io), else the planner run on TFLM's lifetimes."""
+    """Also write a copy of the model with a second plan, made for TFLite
+    Micro's own problem (its lifetimes, 16-byte alignment, holes for its
+    kernels' scratch buffers), as its offline memory plan
+    (OfflineMemoryAllocation metadata), checked and measured in TFLM; says
+    why when TFLM's arena does not shrink. The library keeps its own plan."""
 
     def __post_init__(self) -> None:
         for name in ("offload", "pools", "custom_ops"):  # lists from Python callers
@@ -282,9 +283,9 @@ class CompileOptions:
 
     @property
     def plan_overlap(self) -> bool:
-        """Overlaps in the plan: TFLite Micro's kernels are not ours, so a
-        plan for it (``--emit-tflm-plan``) keeps every pair disjoint."""
-        return self.overlap and not self.emit_tflm_plan
+        """Overlaps in the library's plan (on with ``--emit-tflm-plan`` too:
+        TFLite Micro's plan is a second one, ``usmp.tools.tflm_plan``)."""
+        return self.overlap
 
 
 def _tir() -> Any:
