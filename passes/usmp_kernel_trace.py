@@ -47,6 +47,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, SSAValue
 
+from usmp.passes.usmp_kernel_symbolic import KernelSummary, summarize
+
 NEVER = np.iinfo(np.int64).max
 """First-write time of a byte that is never written."""
 
@@ -855,18 +857,96 @@ def written_arguments(f: func.FuncOp) -> frozenset[int]:
 Traced = tuple[dict[int, ByteTimes], dict[int, Array]]
 
 
+@dataclass(frozen=True)
+class TracedFacts:
+    """A kernel's overlap facts from its enumerated trace (the interface of
+    ``usmp_kernel_symbolic.KernelSummary``)."""
+
+    times: dict[int, ByteTimes]
+    counts: dict[int, Array]
+
+    @property
+    def followed(self) -> frozenset[int]:
+        return frozenset(self.times)
+
+    def reads(self, arg: int) -> bool:
+        return bool((self.times[arg].last_read >= 0).any())
+
+    def writes(self, arg: int) -> bool:
+        return bool((self.times[arg].first_write != NEVER).any())
+
+    def covered(self, arg: int) -> bool:
+        """Every byte of ``arg`` written."""
+        return bool((self.times[arg].first_write != NEVER).all())
+
+    def written_once(self, arg: int) -> bool:
+        """Every element of ``arg`` written exactly once."""
+        return bool((self.counts[arg] == 1).all())
+
+    def independent(self) -> bool:
+        """Every written element written exactly once, and never read."""
+        for i, t in self.times.items():
+            written = t.first_write != NEVER
+            if written.any():
+                if (t.last_read >= 0).any() or (self.counts[i][written] != 1).any():
+                    return False
+        return True
+
+    def max_shift(self, source: int, target: int) -> int:
+        return max_shift(self.times[source], self.times[target])
+
+    def min_shift(self, source: int, target: int) -> int:
+        return min_shift(self.times[source], self.times[target])
+
+
+Facts = TracedFacts | KernelSummary
+
+
 @dataclass
 class KernelTraces:
     """Traces of kernels, each computed once per planning run (the kernels
     must not change meanwhile, except through ``replace``). A trace covers
-    the arguments asked for and every argument the kernel may write."""
+    the arguments asked for and every argument the kernel may write.
 
+    ``facts`` answers from the access functions (``usmp_kernel_symbolic``)
+    where they decide, else from the trace; ``fallbacks`` names the kernels
+    (and directions) that needed the trace. ``symbolic=False``: always the
+    trace (the oracle)."""
+
+    symbolic: bool = True
     cache: dict[tuple[str, frozenset[int]], Traced | None] = field(
         default_factory=dict[tuple[str, frozenset[int]], Traced | None]
     )
     written: dict[str, frozenset[int]] = field(
         default_factory=dict[str, frozenset[int]]
     )
+    summaries: dict[tuple[str, frozenset[int], bool], Facts | None] = field(
+        default_factory=dict[tuple[str, frozenset[int], bool], Facts | None]
+    )
+    fallbacks: list[str] = field(default_factory=list[str])
+
+    def facts(
+        self, f: func.FuncOp, args: Collection[int], reverse: bool = False
+    ) -> Facts | None:
+        """The overlap facts of ``f`` over ``args`` and every argument it may
+        write (with ``reverse``: as if ``reverse_loops`` had run); None if
+        it cannot be traced."""
+        name, wanted = self.key(f, args)
+        key = (name, wanted, reverse)
+        if key in self.summaries:
+            return self.summaries[key]
+        found: Facts | None = summarize(f, wanted, reverse) if self.symbolic else None
+        if found is None or not _decided(f, wanted, found):
+            if self.symbolic:
+                self.fallbacks.append(name + (" (backwards)" if reverse else ""))
+            traced = (
+                trace_kernel_with_counts(f, wanted, reverse=True)
+                if reverse
+                else self.of(f, args)
+            )
+            found = None if traced is None else TracedFacts(*traced)
+        self.summaries[key] = found
+        return found
 
     def key(self, f: func.FuncOp, args: Collection[int]) -> tuple[str, frozenset[int]]:
         name = f.sym_name.data
@@ -891,5 +971,34 @@ class KernelTraces:
     ) -> None:
         """Record ``traced`` as the trace of ``f`` (rewritten since)."""
         self.cache = {k: v for k, v in self.cache.items() if k[0] != f.sym_name.data}
+        self.summaries = {
+            k: v for k, v in self.summaries.items() if k[0] != f.sym_name.data
+        }
         self.written.pop(f.sym_name.data, None)
         self.cache[self.key(f, args)] = traced
+
+    def replace_facts(
+        self, f: func.FuncOp, args: Collection[int], facts: Facts | None
+    ) -> None:
+        """Record ``facts`` as those of ``f`` (rewritten since: its loops
+        reversed; its trace is computed again when asked for)."""
+        self.replace(f, args, None)
+        key = self.key(f, args)
+        del self.cache[key]
+        self.summaries[(*key, False)] = facts
+
+
+def _decided(f: func.FuncOp, args: frozenset[int], summary: KernelSummary) -> bool:
+    """Does ``summary`` answer all the trace would? Every argument the trace
+    would follow is followed, and every written one is written exactly once
+    (else whether each byte is written is left to the trace)."""
+    for i in args:
+        t = f.args[i].type
+        if (
+            isinstance(t, MemRefType)
+            and isinstance(t.layout, NoneAttr)
+            and isinstance(t.get_element_type(), FixedBitwidthType)
+            and i not in summary.followed
+        ):
+            return False
+    return all(summary.covered(i) for i in summary.followed if summary.writes(i))
