@@ -197,7 +197,7 @@ class _Tracer:
         return None if x is None else self.lift(x)
 
     def mask_all(self, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
-        lifted = self.lift(mask).astype(np.bool_)
+        lifted = self.lift(mask).astype(np.bool_, copy=False)
         return np.broadcast_to(lifted, tuple(self.shape))
 
     # -- blocks -------------------------------------------------------------
@@ -403,9 +403,9 @@ class _Tracer:
         addr: npt.NDArray[np.generic] = np.array(view.offset, dtype=np.int64)
         if known:
             for i, s in zip(idx, view.strides, strict=True):
-                addr = addr + i.astype(np.int64) * s  # pyright: ignore
+                addr = addr + i.astype(np.int64, copy=False) * s  # pyright: ignore
         addr = self.lift(addr)
-        lifted = self.lift(mask).astype(np.bool_)
+        lifted = self.lift(mask).astype(np.bool_, copy=False)
         # only the loops the address or the condition varies with are
         # enumerated (each loop is one axis; a free loop stays size 1)
         shape = tuple(
@@ -427,7 +427,7 @@ class _Tracer:
             _Event(
                 view.arg,
                 write,
-                addr.astype(np.int64) if known else None,  # pyright: ignore
+                addr.astype(np.int64, copy=False) if known else None,  # pyright: ignore
                 lifted,
                 shape,
                 chain,
@@ -450,7 +450,7 @@ class _Tracer:
         # the largest trip count where the loop runs (over the outer loops
         # the bounds or the condition vary with only)
         runs, trips = np.broadcast_arrays(
-            self.lift(mask).astype(np.bool_), self.lift(trip)
+            self.lift(mask).astype(np.bool_, copy=False), self.lift(trip)
         )
         count = int(trips[runs].max()) if runs.any() else 0
         self.trips[op] = count
@@ -486,8 +486,10 @@ class _Tracer:
             if cond is None:
                 sub = mask
             else:
-                c = cond.astype(np.bool_)
-                sub = self.lift(mask).astype(np.bool_) & (c if kind == "then" else ~c)
+                c = cond.astype(np.bool_, copy=False)
+                sub = self.lift(mask).astype(np.bool_, copy=False) & (
+                    c if kind == "then" else ~c
+                )
             self.chain.append((op, kind, None))
             self.run_block(region.block, sub)  # pyright: ignore
             self.chain.pop()
