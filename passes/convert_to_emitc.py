@@ -76,6 +76,7 @@ from usmp.dialects import emitc, tir
 from usmp.dialects.tir import POOLS
 from usmp.lowering.convert_to_emitc import POOLS_ATTR, convert_module
 from usmp.lowering.convert_to_emitc_common import USER_POOL_KEY
+from usmp.passes.progress import report
 
 
 def needs_conversion(module: ModuleOp) -> bool:
@@ -96,7 +97,7 @@ class ConvertToEmitcPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if needs_conversion(op):
-            convert_module(op)
+            convert_module(op, lambda k, n, name: report("conversion", k, n, name))
         if self.user_pools:
             mark_user_pools(op, self.user_pools)
 

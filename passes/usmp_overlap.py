@@ -204,7 +204,8 @@ def overlap_violations(
     traces = traces or KernelTraces()
     calls = {c.step: c for c in _calls(analysis, functions)}
     violations: list[str] = []
-    for a, b, shift in shared:
+    for k, (a, b, shift) in enumerate(shared):
+        report("plan check", k + 1, len(shared), f"{a.name} and {b.name}")
         verdict = _replay(a, b, shift, calls, traces)
         if verdict:
             violations.append(
