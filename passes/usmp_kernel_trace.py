@@ -938,7 +938,7 @@ class KernelTraces:
         if key in self.summaries:
             return self.summaries[key]
         found: Facts | None = summarize(f, wanted, reverse) if self.symbolic else None
-        if found is None or not _decided(f, wanted, found):
+        if found is None or not decided(f, wanted, found):
             if self.symbolic:
                 self.fallbacks.append(name + (" (backwards)" if reverse else ""))
             traced = (
@@ -990,7 +990,7 @@ class KernelTraces:
         self.summaries[(*key, False)] = facts
 
 
-def _decided(f: func.FuncOp, args: frozenset[int], summary: KernelSummary) -> bool:
+def decided(f: func.FuncOp, args: frozenset[int], summary: KernelSummary) -> bool:
     """Does ``summary`` answer all the trace would? Every argument the trace
     would follow is followed, and every written one is written exactly once
     (else whether each byte is written is left to the trace)."""

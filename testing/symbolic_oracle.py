@@ -7,7 +7,8 @@ the oracle), then compares, for every argument pair the overlap analysis may
 use (one read and never written, one written), the largest shift below and
 the smallest above, and per argument what the analyses rely on (read,
 written, every element written exactly once). A kernel the symbolic analysis
-does not decide is a *fallback* (the compiler traces it instead).
+does not decide (or whose written arguments it cannot prove written exactly
+once) is a *fallback*: the compiler traces it instead.
 
 A difference is *safe* when the symbolic shifts allow a subset of the
 oracle's (below no higher, above no lower) and *unsafe* otherwise; so is a
@@ -25,6 +26,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from usmp.passes.usmp_kernel_symbolic import summarize
 from usmp.passes.usmp_kernel_trace import (
     TracedFacts,
+    decided,
     trace_kernel_with_counts,
     written_arguments,
 )
@@ -66,18 +68,21 @@ def kernels(module: ModuleOp) -> list[func.FuncOp]:
 
 def compare_kernel(
     f: func.FuncOp, backwards: bool
-) -> tuple[bool, int, list[Difference]]:
-    """(decided symbolically, pairs compared, differences) for ``f``."""
+) -> tuple[bool, bool, int, list[Difference]]:
+    """(summarised, used by the compiler, pairs compared, differences) for
+    ``f``: the facts of a summary the compiler does not use (``decided``: a
+    written argument not proven written exactly once) are compared too."""
     args = [i for i, a in enumerate(f.args) if isinstance(a.type, MemRefType)]
     wanted = frozenset(args) | written_arguments(f)
     summary = summarize(f, wanted, backwards)
     traced = trace_kernel_with_counts(f, wanted, reverse=backwards)
     if summary is None:
-        return False, 0, []
+        return False, False, 0, []
     name = f.sym_name.data
     out: list[Difference] = []
+    used = decided(f, wanted, summary)  # else the compiler traces it
     if traced is None:  # the oracle gives up (e.g. its iteration budget)
-        return True, 0, out
+        return True, used, 0, out
     oracle = TracedFacts(*traced)
     both = sorted(summary.followed & oracle.followed)
     for i in both:
@@ -102,7 +107,7 @@ def compare_kernel(
             if o != y:
                 safe = y[0] <= o[0] and y[1] >= o[1]
                 out.append(Difference(name, backwards, f"shift {s}->{t}", o, y, safe))
-    return True, pairs, out
+    return True, used, pairs, out
 
 
 def compare_module(module: ModuleOp) -> Comparison:
@@ -113,9 +118,10 @@ def compare_module(module: ModuleOp) -> Comparison:
     fs = kernels(module)
     for f in fs:
         for backwards in (False, True):
-            decided, n, diffs = compare_kernel(f, backwards)
-            if not decided:
-                fallbacks.append(f.sym_name.data + (" (backwards)" if backwards else ""))
+            _, used, n, diffs = compare_kernel(f, backwards)
+            if not used:
+                suffix = " (backwards)" if backwards else ""
+                fallbacks.append(f.sym_name.data + suffix)
             pairs += n
             differences.extend(diffs)
     return Comparison(len(fs), tuple(fallbacks), pairs, tuple(differences))
@@ -141,9 +147,10 @@ def random_kernel(rng: random.Random) -> str:
     rng.shuffle(accesses)
     sizes = [1, 1]
     offsets: list[int] = []
-    for d, write, coefs, _ in accesses:  # every address in range
-        lo = sum(min(0, c * s * (t - 1)) for c, s, t in zip(coefs, steps, trips, strict=False))
-        hi = sum(max(0, c * s * (t - 1)) for c, s, t in zip(coefs, steps, trips, strict=False))
+    for _, write, coefs, _ in accesses:  # every address in range
+        ends = [c * s * (t - 1) for c, s, t in zip(coefs, steps, trips, strict=False)]
+        lo = sum(min(0, e) for e in ends)
+        hi = sum(max(0, e) for e in ends)
         offsets.append(-lo)
         sizes[int(write)] = max(sizes[int(write)], hi - lo + 1 + rng.randint(0, 2))
     lines = [
@@ -167,7 +174,9 @@ def random_kernel(rng: random.Random) -> str:
             out = indent
             inner = indent
             if guard is not None:
-                lines.append(f"{indent}%g{k} = arith.cmpi sge, %i{guard}, {c(steps[guard])} : index")
+                bound = c(steps[guard])
+                cmp = f"arith.cmpi sge, %i{guard}, {bound} : index"
+                lines.append(f"{indent}%g{k} = {cmp}")
                 lines.append(f"{indent}scf.if %g{k} {{")
                 inner = indent + "  "
             acc = c(offsets[k])
@@ -176,14 +185,17 @@ def random_kernel(rng: random.Random) -> str:
                 lines.append(f"{inner}%s{k}_{q} = arith.addi {acc}, %m{k}_{q} : index")
                 acc = f"%s{k}_{q}"
             if write:
-                lines.append(f"{inner}memref.store %v, %b[{acc}] : memref<{sizes[1]}x{types[1]}>")
+                t = f"memref<{sizes[1]}x{types[1]}>"
+                lines.append(f"{inner}memref.store %v, %b[{acc}] : {t}")
             else:
-                lines.append(f"{inner}%x{k} = memref.load %a[{acc}] : memref<{sizes[0]}x{types[0]}>")
+                t = f"memref<{sizes[0]}x{types[0]}>"
+                lines.append(f"{inner}%x{k} = memref.load %a[{acc}] : {t}")
             if guard is not None:
                 lines.append(f"{out}}}")
         if level < depth:
             lines.append(
-                f"{indent}scf.for %i{level} = {c(0)} to {c(steps[level] * trips[level])} "
+                f"{indent}scf.for %i{level} = {c(0)} to "
+                f"{c(steps[level] * trips[level])} "
                 f"step {c(steps[level])} {{"
             )
             body(level + 1, indent + "  ")

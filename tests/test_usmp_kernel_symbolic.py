@@ -46,13 +46,14 @@ def _lowered(model: str, tmp_path: Path):
 def test_random_kernels_match_the_trace(batch: int) -> None:
     """Random loop nests (affine loads and stores, guards, two element
     sizes), forwards and backwards: every fact and shift equal to the
-    trace's, none left to it."""
+    trace's, none the access functions cannot summarise (most write some
+    element twice, so the compiler would still trace them)."""
     for seed in range(100 * batch, 100 * batch + 100):
         module = _parse(random_kernel(random.Random(seed)))
         f = next(o for o in module.walk() if isinstance(o, func.FuncOp))
         for backwards in (False, True):
-            decided, _, differences = compare_kernel(f, backwards)
-            assert decided, seed
+            summarised, _, _, differences = compare_kernel(f, backwards)
+            assert summarised, seed
             assert not differences, (seed, differences)
 
 
