@@ -11,13 +11,14 @@ descending order and puts its output *above* its input (``min_shift``), so
 alternating directions keeps the chain in place.
 
 The pass follows main's calls in order. For each operator with one dying
-input and one new output, it traces both directions (``usmp_kernel_trace``)
+input and one new output, it analyses both directions (``KernelTraces.facts``:
+the access functions, else the trace)
 and keeps the one that grows the chain's extent least (from the lowest start
 to the highest end of the chain's buffers so far, each placed at its input's
 position plus the direction's tightest shift); ties keep the nest as
 ``lower-ops`` wrote it.
 
-Only a kernel called once, with no scratch, whose trace shows every element
+Only a kernel called once, with no scratch, whose facts show every element
 of every argument it may write (stored to, or used by an op the trace does
 not model) written exactly once and never read, is reversed: its iterations are then
 independent, so any order computes the same values. Reversing rewrites each

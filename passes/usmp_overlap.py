@@ -4,8 +4,9 @@ Not a pass. Two analyses over the output of ``usmp_analysis.analyze``:
 
 * ``find_overlaps``: for every step of main that is one ``tir.call``, every
   workspace buffer read there for the last time (*source*) and every buffer
-  first written there (*target*), both passed whole to the call: the
-  kernel's loop nest is traced (``usmp_kernel_trace``) and the largest shift
+  first written there (*target*), both passed whole to the call: from the
+  kernel's access functions (``usmp_kernel_symbolic``; its enumerated trace,
+  ``usmp_kernel_trace``, where they do not decide) the largest shift
   ``d`` is computed such that placing the target at ``source + d'`` for any
   ``d' <= d`` never writes a byte of the source before the kernel's last read
   of it. A useful shift (above ``-target.size``) becomes a
@@ -18,9 +19,11 @@ Not a pass. Two analyses over the output of ``usmp_analysis.analyze``:
 * ``overlap_violations``: the independent check of a finished plan. For every
   pair of conflicting workspace buffers that share bytes in the plan, the pair
   must be a source and a target of one call (the source's last use, the
-  target's first) and a byte-by-byte replay of that kernel's access order at
-  the planned addresses must find no byte written before its last read. It
-  uses the traces, never the shifts ``find_overlaps`` derived from them.
+  target's first), and the kernel's facts must prove the planned shift safe
+  (``_proven``), else a byte-by-byte replay of its traced access order at
+  the planned addresses must find no byte written before its last read. The
+  independent proof of the whole plan is ``usmp-replay``, which shares
+  nothing with this analysis.
 """
 
 from __future__ import annotations
