@@ -508,6 +508,9 @@ class KernelSummary:
     """Each op's position in its block."""
     variables: dict[Operation, int]
     """Each loop's counter."""
+    iterations: int
+    """The most iterations around one access (the loops the tracer may have
+    to enumerate for it, at most)."""
 
     @property
     def followed(self) -> frozenset[int]:
@@ -701,4 +704,5 @@ def summarize(
         once,
         positions,
         dict(s.vars),
+        max((_box_size(r.box) for r in records), default=0),
     )

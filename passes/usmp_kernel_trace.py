@@ -993,7 +993,12 @@ class KernelTraces:
 def decided(f: func.FuncOp, args: frozenset[int], summary: KernelSummary) -> bool:
     """Does ``summary`` answer all the trace would? Every argument the trace
     would follow is followed, and every written one is written exactly once
-    (else whether each byte is written is left to the trace)."""
+    (else whether each byte is written is left to the trace); and the
+    kernel is one the tracer can trace (within its default budget: the
+    replay re-traces it, and would count an untraceable kernel as touching
+    every byte of its arguments)."""
+    if summary.iterations > 20_000_000:
+        return False
     for i in args:
         t = f.args[i].type
         if (

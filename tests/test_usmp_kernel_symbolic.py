@@ -16,7 +16,7 @@ from xdsl.dialects import func
 from usmp.dialects import new_context
 from usmp.parsing import LocatingParser
 from usmp.passes.usmp_kernel_symbolic import summarize
-from usmp.passes.usmp_kernel_trace import KernelTraces
+from usmp.passes.usmp_kernel_trace import KernelTraces, decided
 from usmp.testing.fuzz_graphs import generate_from_seed
 from usmp.testing.fuzz_run import _apply, pipeline  # pyright: ignore[reportPrivateUsage]
 from usmp.testing.shared_models import MODELS_DIR
@@ -124,3 +124,31 @@ func.func @gather(%idx: memref<4xi32>, %in: memref<8xi8>, %out: memref<4xi8>)
     facts = traces.facts(f, (0, 1, 2))
     assert facts is not None and facts.covered(2)
     assert traces.fallbacks == ["gather"]
+
+
+def test_a_kernel_beyond_the_tracer_budget_is_left_to_it() -> None:
+    """25 M iterations: summarised at no cost, but not used (the replay's
+    trace would give up on it and count every byte as touched), so the
+    overlap stays as the tracer decides it."""
+    module = _parse(
+        """
+func.func @copy(%in: memref<5000x5000xi8>, %out: memref<5000x5000xi8>)
+    attributes {tir.prim_func} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 5000 : index
+  scf.for %i = %c0 to %n step %c1 {
+    scf.for %j = %c0 to %n step %c1 {
+      %v = memref.load %in[%i, %j] : memref<5000x5000xi8>
+      memref.store %v, %out[%i, %j] : memref<5000x5000xi8>
+    }
+  }
+  func.return
+}
+"""
+    )
+    f = next(o for o in module.walk() if isinstance(o, func.FuncOp))
+    s = summarize(f, (0, 1))
+    assert s is not None and s.max_shift(0, 1) == 0 and s.covered(1)
+    assert s.iterations == 25_000_000
+    assert not decided(f, frozenset((0, 1)), s)
