@@ -1,6 +1,7 @@
 """Workspace with and without allowed overlaps, against both lower bounds.
 
     python benchmarks/overlap.py [--models NAME ...] [--io | --no-io]
+    python benchmarks/overlap.py --symbolic [--models NAME ...] [--mobilenet]
 
 For each supported model in ``shared/models`` (``USMP_MODELS_DIR``), compiled
 with ``usmp-compile --stop-after usmp`` (I/O in the workspace unless
@@ -14,6 +15,15 @@ with ``usmp-compile --stop-after usmp`` (I/O in the workspace unless
   with ``--usmp-overlap off``; ``saved``: what the overlaps save;
 * ``reversed``: kernels run backwards to keep overlap chains from drifting
   (``usmp-kernel-direction``).
+
+``--symbolic``: instead, the overlap facts from the access functions
+(``usmp_kernel_symbolic``) against the enumerating tracer, the oracle
+(``usmp.testing.symbolic_oracle``), on every kernel of each model lowered to
+``aot-lower-main``, forwards and backwards: kernels, shift pairs compared,
+fallbacks (kernels left to the tracer), differences (``safe``: a subset of
+the oracle's shifts; ``UNSAFE``: more), and the CPU seconds of each
+analysis. ``--mobilenet`` adds MobileNetV2 224 int8
+(``usmp.testing.mobilenet_v2``). Every difference is listed below the table.
 
 Nothing here is a test: it prints a table.
 """
@@ -48,7 +58,13 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--models", nargs="*", default=SUPPORTED_MODELS)
     p.add_argument("--no-io", action="store_true", help="I/O outside the workspace")
+    p.add_argument(
+        "--symbolic", action="store_true", help="symbolic vs enumerating analysis"
+    )
+    p.add_argument("--mobilenet", action="store_true", help="with --symbolic")
     args = p.parse_args(argv)
+    if args.symbolic:
+        return _symbolic(args.models, args.mobilenet)
     io_flag = () if args.no_io else ("--use-workspace-io",)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -82,6 +98,98 @@ def main(argv: list[str] | None = None) -> int:
         print(
             "| " + " | ".join(f"{v:,}" if isinstance(v, int) else v for v in row) + " |"
         )
+    return 0
+
+
+def _lowered(path: Path, out: Path) -> Any:
+    from usmp.dialects import new_context
+    from usmp.parsing import LocatingParser
+    from usmp.tools.usmp_compile import main as compile_main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        status = compile_main(
+            [str(path), "-o", str(out), "-q", "--stop-after", "aot-lower-main"]
+        )
+    if status != 0:
+        print(f"{path.name}: {err.getvalue().strip()}", file=sys.stderr)
+        return None
+    text = next(out.glob("*.aot-lower-main.mlir")).read_text()
+    return LocatingParser(new_context(), text, path.name).parse_module()
+
+
+def _symbolic(models: list[str], mobilenet: bool) -> int:
+    import time
+
+    from usmp.passes.usmp_kernel_symbolic import summarize
+    from usmp.passes.usmp_kernel_trace import trace_kernel_with_counts
+    from usmp.testing.symbolic_oracle import compare_module, kernels
+
+    head = (
+        "model",
+        "kernels",
+        "pairs",
+        "fallbacks",
+        "equal",
+        "safe",
+        "UNSAFE",
+        "symbolic s",
+        "traced s",
+    )
+    print("| " + " | ".join(head) + " |")
+    print("|---|" + "--:|" * (len(head) - 1))
+    differences = []
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [(Path(m).stem, MODELS_DIR / m) for m in models]
+        if mobilenet:
+            from usmp.testing.mobilenet_v2 import mobilenet_v2
+
+            target = Path(tmp) / "mobilenet_v2_224_int8.tflite"
+            target.write_bytes(mobilenet_v2(224))
+            paths.append(("MobileNetV2 224 int8", target))
+        for k, (name, path) in enumerate(paths):
+            module = _lowered(path, Path(tmp) / f"m{k}")
+            if module is None:
+                continue
+            c = compare_module(module)
+            timing = [0.0, 0.0]
+            for f in kernels(module):
+                wanted = range(len(f.args))
+                for backwards in (False, True):
+                    start = time.process_time()
+                    summarize(f, wanted, backwards)
+                    middle = time.process_time()
+                    trace_kernel_with_counts(f, wanted, reverse=backwards)
+                    timing[0] += middle - start
+                    timing[1] += time.process_time() - middle
+            safe = sum(d.safe for d in c.differences)
+            differences += [(name, d) for d in c.differences]
+            row = (
+                name,
+                2 * c.kernels,
+                c.pairs,
+                len(c.fallbacks),
+                c.pairs - len({d.what for d in c.differences}),
+                safe,
+                len(c.differences) - safe,
+                f"{timing[0]:.2f}",
+                f"{timing[1]:.2f}",
+            )
+            print(
+                "| "
+                + " | ".join(f"{v:,}" if isinstance(v, int) else v for v in row)
+                + " |"
+            )
+            for fallback in c.fallbacks:
+                print(f"  fallback: {fallback}", file=sys.stderr)
+    for name, d in differences:
+        print(
+            f"{name}: {d.kernel}{' (backwards)' if d.backwards else ''} {d.what}: "
+            f"oracle {d.oracle}, symbolic {d.symbolic} "
+            f"({'safe' if d.safe else 'UNSAFE'})"
+        )
+    if not differences:
+        print("no differences")
     return 0
 
 

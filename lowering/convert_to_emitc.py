@@ -20,10 +20,13 @@ attributes).
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import ModuleOp
+from collections.abc import Callable
+
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
+    PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
 )
@@ -120,13 +123,34 @@ def erase_dead_values(block: Block) -> None:
             op.erase()
 
 
-def convert_module(module: ModuleOp) -> None:
-    """Replace every function and global of ``module`` by its emitc form."""
+class _Reached(RewritePattern):
+    """Tells ``reached`` which top-level op of the module the walk is at
+    (progress); rewrites nothing."""
+
+    def __init__(self, module: ModuleOp, reached: Callable[[int, int, str], None]):
+        self.tops = {op: k for k, op in enumerate(module.ops)}
+        self.reached = reached
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        k = self.tops.get(op)
+        if k is not None:
+            name = op.get_attr_or_prop("sym_name")
+            what = name.data if isinstance(name, StringAttr) else op.name
+            self.reached(k + 1, len(self.tops), what)
+
+
+def convert_module(
+    module: ModuleOp, reached: Callable[[int, int, str], None] | None = None
+) -> None:
+    """Replace every function and global of ``module`` by its emitc form.
+    ``reached`` hears ``(k, n, name)`` as the conversion reaches the
+    ``k``-th of the module's ``n`` top-level ops (progress)."""
     info = ModuleInfo.of(module)
     state = ConversionState()
     packed = PackedCalls()
+    first = [] if reached is None else [_Reached(module, reached)]
     applier = GreedyRewritePatternApplier(
-        conversion_patterns(state, info, packed), dce_enabled=False
+        [*first, *conversion_patterns(state, info, packed)], dce_enabled=False
     )
     walker = PatternRewriteWalker(applier, apply_recursively=False)
     state.packed = find_packed_reads(module)

@@ -83,6 +83,7 @@ from usmp.dialects.tir import POOLS
 from usmp.lowering.convert_to_emitc import POOLS_ATTR, convert_module
 from usmp.lowering.convert_to_emitc_common import USER_POOL_KEY
 from usmp.lowering.profile import insert_profile_hooks
+from usmp.passes.progress import report
 
 
 def needs_conversion(module: ModuleOp) -> bool:
@@ -108,7 +109,7 @@ class ConvertToEmitcPass(ModulePass):
         if needs_conversion(op):
             if self.profile:
                 insert_profile_hooks(op)
-            convert_module(op)
+            convert_module(op, lambda k, n, name: report("conversion", k, n, name))
         if self.user_pools:
             mark_user_pools(op, self.user_pools)
 

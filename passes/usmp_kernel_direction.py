@@ -11,13 +11,14 @@ descending order and puts its output *above* its input (``min_shift``), so
 alternating directions keeps the chain in place.
 
 The pass follows main's calls in order. For each operator with one dying
-input and one new output, it traces both directions (``usmp_kernel_trace``)
+input and one new output, it analyses both directions (``KernelTraces.facts``:
+the access functions, else the trace)
 and keeps the one that grows the chain's extent least (from the lowest start
 to the highest end of the chain's buffers so far, each placed at its input's
 position plus the direction's tightest shift); ties keep the nest as
 ``lower-ops`` wrote it.
 
-Only a kernel called once, with no scratch, whose trace shows every element
+Only a kernel called once, with no scratch, whose facts show every element
 of every argument it may write (stored to, or used by an op the trace does
 not model) written exactly once and never read, is reversed: its iterations are then
 independent, so any order computes the same values. Reversing rewrites each
@@ -34,7 +35,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ModuleOp, UnitAttr
@@ -44,14 +44,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from usmp.dialects.tir import AllocateOp, CallOp, PoolInfoAttr
 from usmp.passes.progress import report
-from usmp.passes.usmp_kernel_trace import (
-    NEVER,
-    ByteTimes,
-    KernelTraces,
-    max_shift,
-    min_shift,
-    trace_kernel_with_counts,
-)
+from usmp.passes.usmp_kernel_trace import KernelTraces
 from usmp.passes.usmp_pools import resolve_pools
 
 REVERSED = "usmp.reversed"
@@ -68,15 +61,6 @@ class UsmpKernelDirectionPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         choose_directions(op, resolve_pools(op, ""), self.use_workspace_io)
-
-
-def _independent(trace: dict[int, ByteTimes], counts: dict[int, np.ndarray]) -> bool:
-    for i, t in trace.items():
-        written = t.first_write != NEVER
-        if written.any():
-            if (t.last_read >= 0).any() or (counts[i][written] != 1).any():
-                return False
-    return True
 
 
 def choose_directions(
@@ -133,32 +117,31 @@ def choose_directions(
             continue
         s, t = pairs[0]
         src, dst = args[s], args[t]
-        # every argument it may write is traced too (KernelTraces)
-        forward = traces.of(f, args.keys())
+        # every argument it may write is followed too (KernelTraces)
+        forward = traces.facts(f, args.keys())
         written = traces.key(f, args.keys())[1]
         if (
             forward is None
-            or not written <= forward[0].keys()  # one it could not follow
-            or not _independent(*forward)
+            or not written <= forward.followed  # one it could not follow
+            or not forward.independent()
         ):
             continue
-        if s not in forward[0] or t not in forward[0]:
+        if s not in forward.followed or t not in forward.followed:
             continue
         base = position[src.name]
         chain = chains.setdefault(src.name, src.name)
         lo, hi = extent.setdefault(chain, (base, base + src.size))
-        down = base + max_shift(forward[0][s], forward[0][t])
+        down = base + forward.max_shift(s, t)
         grown_down = (min(lo, down), max(hi, down + dst.size))
         if grown_down[1] - grown_down[0] <= max(hi - lo, dst.size):
-            # no direction grows the chain less: skip the backward trace
+            # no direction grows the chain less: skip the backward analysis
             position[dst.name], extent[chain] = down, grown_down
             chains[dst.name] = chain
             continue
-        backward_traced = trace_kernel_with_counts(f, written, reverse=True)
-        if backward_traced is None:
+        backward = traces.facts(f, args.keys(), reverse=True)
+        if backward is None:
             continue
-        backward = backward_traced[0]
-        up_shift = min_shift(backward[s], backward[t])
+        up_shift = backward.min_shift(s, t)
         up = base + up_shift
         grown_up = (min(lo, up), max(hi, up + dst.size))
         if up_shift < src.size and (
@@ -166,7 +149,7 @@ def choose_directions(
         ):
             reverse_loops(f)
             f.attributes[REVERSED] = UnitAttr()
-            traces.replace(f, args.keys(), backward_traced)
+            traces.replace_facts(f, args.keys(), backward)
             reversed_names.append(name)
             position[dst.name], extent[chain] = up, grown_up
         else:

@@ -49,6 +49,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from usmp.dialects import tir
 from usmp.dialects.tir_custom import CustomCallOp
+from usmp.passes.usmp_kernel_symbolic import KernelSummary, summarize
 
 NEVER = np.iinfo(np.int64).max
 """First-write time of a byte that is never written."""
@@ -198,7 +199,7 @@ class _Tracer:
         return None if x is None else self.lift(x)
 
     def mask_all(self, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
-        lifted = self.lift(mask).astype(np.bool_)
+        lifted = self.lift(mask).astype(np.bool_, copy=False)
         return np.broadcast_to(lifted, tuple(self.shape))
 
     # -- blocks -------------------------------------------------------------
@@ -422,9 +423,9 @@ class _Tracer:
         addr: npt.NDArray[np.generic] = np.array(view.offset, dtype=np.int64)
         if known:
             for i, s in zip(idx, view.strides, strict=True):
-                addr = addr + i.astype(np.int64) * s  # pyright: ignore
+                addr = addr + i.astype(np.int64, copy=False) * s  # pyright: ignore
         addr = self.lift(addr)
-        lifted = self.lift(mask).astype(np.bool_)
+        lifted = self.lift(mask).astype(np.bool_, copy=False)
         # only the loops the address or the condition varies with are
         # enumerated (each loop is one axis; a free loop stays size 1)
         shape = tuple(
@@ -446,7 +447,7 @@ class _Tracer:
             _Event(
                 view.arg,
                 write,
-                addr.astype(np.int64) if known else None,  # pyright: ignore
+                addr.astype(np.int64, copy=False) if known else None,  # pyright: ignore
                 lifted,
                 shape,
                 chain,
@@ -469,7 +470,7 @@ class _Tracer:
         # the largest trip count where the loop runs (over the outer loops
         # the bounds or the condition vary with only)
         runs, trips = np.broadcast_arrays(
-            self.lift(mask).astype(np.bool_), self.lift(trip)
+            self.lift(mask).astype(np.bool_, copy=False), self.lift(trip)
         )
         count = int(trips[runs].max()) if runs.any() else 0
         self.trips[op] = count
@@ -505,8 +506,10 @@ class _Tracer:
             if cond is None:
                 sub = mask
             else:
-                c = cond.astype(np.bool_)
-                sub = self.lift(mask).astype(np.bool_) & (c if kind == "then" else ~c)
+                c = cond.astype(np.bool_, copy=False)
+                sub = self.lift(mask).astype(np.bool_, copy=False) & (
+                    c if kind == "then" else ~c
+                )
             self.chain.append((op, kind, None))
             self.run_block(region.block, sub)  # pyright: ignore
             self.chain.pop()
@@ -883,18 +886,96 @@ def written_arguments(f: func.FuncOp) -> frozenset[int]:
 Traced = tuple[dict[int, ByteTimes], dict[int, Array]]
 
 
+@dataclass(frozen=True)
+class TracedFacts:
+    """A kernel's overlap facts from its enumerated trace (the interface of
+    ``usmp_kernel_symbolic.KernelSummary``)."""
+
+    times: dict[int, ByteTimes]
+    counts: dict[int, Array]
+
+    @property
+    def followed(self) -> frozenset[int]:
+        return frozenset(self.times)
+
+    def reads(self, arg: int) -> bool:
+        return bool((self.times[arg].last_read >= 0).any())
+
+    def writes(self, arg: int) -> bool:
+        return bool((self.times[arg].first_write != NEVER).any())
+
+    def covered(self, arg: int) -> bool:
+        """Every byte of ``arg`` written."""
+        return bool((self.times[arg].first_write != NEVER).all())
+
+    def written_once(self, arg: int) -> bool:
+        """Every element of ``arg`` written exactly once."""
+        return bool((self.counts[arg] == 1).all())
+
+    def independent(self) -> bool:
+        """Every written element written exactly once, and never read."""
+        for i, t in self.times.items():
+            written = t.first_write != NEVER
+            if written.any():
+                if (t.last_read >= 0).any() or (self.counts[i][written] != 1).any():
+                    return False
+        return True
+
+    def max_shift(self, source: int, target: int) -> int:
+        return max_shift(self.times[source], self.times[target])
+
+    def min_shift(self, source: int, target: int) -> int:
+        return min_shift(self.times[source], self.times[target])
+
+
+Facts = TracedFacts | KernelSummary
+
+
 @dataclass
 class KernelTraces:
     """Traces of kernels, each computed once per planning run (the kernels
     must not change meanwhile, except through ``replace``). A trace covers
-    the arguments asked for and every argument the kernel may write."""
+    the arguments asked for and every argument the kernel may write.
 
+    ``facts`` answers from the access functions (``usmp_kernel_symbolic``)
+    where they decide, else from the trace; ``fallbacks`` names the kernels
+    (and directions) that needed the trace. ``symbolic=False``: always the
+    trace (the oracle)."""
+
+    symbolic: bool = True
     cache: dict[tuple[str, frozenset[int]], Traced | None] = field(
         default_factory=dict[tuple[str, frozenset[int]], Traced | None]
     )
     written: dict[str, frozenset[int]] = field(
         default_factory=dict[str, frozenset[int]]
     )
+    summaries: dict[tuple[str, frozenset[int], bool], Facts | None] = field(
+        default_factory=dict[tuple[str, frozenset[int], bool], Facts | None]
+    )
+    fallbacks: list[str] = field(default_factory=list[str])
+
+    def facts(
+        self, f: func.FuncOp, args: Collection[int], reverse: bool = False
+    ) -> Facts | None:
+        """The overlap facts of ``f`` over ``args`` and every argument it may
+        write (with ``reverse``: as if ``reverse_loops`` had run); None if
+        it cannot be traced."""
+        name, wanted = self.key(f, args)
+        key = (name, wanted, reverse)
+        if key in self.summaries:
+            return self.summaries[key]
+        found: Facts | None = summarize(f, wanted, reverse) if self.symbolic else None
+        if found is None or not decided(f, wanted, found):
+            if self.symbolic:
+                self.fallbacks.append(name + (" (backwards)" if reverse else ""))
+            traced = (
+                trace_kernel_with_counts(f, wanted, reverse=True)
+                if reverse
+                else self.of(f, args)
+            )
+            found = None if traced is None else TracedFacts(*traced)
+        self.summaries[key] = found
+        return found
 
     def key(self, f: func.FuncOp, args: Collection[int]) -> tuple[str, frozenset[int]]:
         name = f.sym_name.data
@@ -919,5 +1000,39 @@ class KernelTraces:
     ) -> None:
         """Record ``traced`` as the trace of ``f`` (rewritten since)."""
         self.cache = {k: v for k, v in self.cache.items() if k[0] != f.sym_name.data}
+        self.summaries = {
+            k: v for k, v in self.summaries.items() if k[0] != f.sym_name.data
+        }
         self.written.pop(f.sym_name.data, None)
         self.cache[self.key(f, args)] = traced
+
+    def replace_facts(
+        self, f: func.FuncOp, args: Collection[int], facts: Facts | None
+    ) -> None:
+        """Record ``facts`` as those of ``f`` (rewritten since: its loops
+        reversed; its trace is computed again when asked for)."""
+        self.replace(f, args, None)
+        key = self.key(f, args)
+        del self.cache[key]
+        self.summaries[(*key, False)] = facts
+
+
+def decided(f: func.FuncOp, args: frozenset[int], summary: KernelSummary) -> bool:
+    """Does ``summary`` answer all the trace would? Every argument the trace
+    would follow is followed, and every written one is written exactly once
+    (else whether each byte is written is left to the trace); and the
+    kernel is one the tracer can trace (within its default budget: the
+    replay re-traces it, and would count an untraceable kernel as touching
+    every byte of its arguments)."""
+    if summary.iterations > 20_000_000:
+        return False
+    for i in args:
+        t = f.args[i].type
+        if (
+            isinstance(t, MemRefType)
+            and isinstance(t.layout, NoneAttr)
+            and isinstance(t.get_element_type(), FixedBitwidthType)
+            and i not in summary.followed
+        ):
+            return False
+    return all(summary.covered(i) for i in summary.followed if summary.writes(i))

@@ -4,8 +4,9 @@ Not a pass. Two analyses over the output of ``usmp_analysis.analyze``:
 
 * ``find_overlaps``: for every step of main that is one ``tir.call``, every
   workspace buffer read there for the last time (*source*) and every buffer
-  first written there (*target*), both passed whole to the call: the
-  kernel's loop nest is traced (``usmp_kernel_trace``) and the largest shift
+  first written there (*target*), both passed whole to the call: from the
+  kernel's access functions (``usmp_kernel_symbolic``; its enumerated trace,
+  ``usmp_kernel_trace``, where they do not decide) the largest shift
   ``d`` is computed such that placing the target at ``source + d'`` for any
   ``d' <= d`` never writes a byte of the source before the kernel's last read
   of it. A useful shift (above ``-target.size``) becomes a
@@ -18,9 +19,11 @@ Not a pass. Two analyses over the output of ``usmp_analysis.analyze``:
 * ``overlap_violations``: the independent check of a finished plan. For every
   pair of conflicting workspace buffers that share bytes in the plan, the pair
   must be a source and a target of one call (the source's last use, the
-  target's first) and a byte-by-byte replay of that kernel's access order at
-  the planned addresses must find no byte written before its last read. It
-  uses the traces, never the shifts ``find_overlaps`` derived from them.
+  target's first), and the kernel's facts must prove the planned shift safe
+  (``_proven``), else a byte-by-byte replay of its traced access order at
+  the planned addresses must find no byte written before its last read. The
+  independent proof of the whole plan is ``usmp-replay``, which shares
+  nothing with this analysis.
 """
 
 from __future__ import annotations
@@ -38,8 +41,6 @@ from usmp.passes.progress import report
 from usmp.passes.usmp_kernel_trace import (
     NEVER,
     KernelTraces,
-    max_shift,
-    min_shift,
     shift_is_safe,
 )
 from usmp.passes.usmp_liveness import is_view_like
@@ -156,23 +157,23 @@ def find_overlaps(
         targets = [n for n in once if by_name[n].first_step == t]
         if not sources or not targets:
             continue
-        trace = traces.times(call.callee, call.args.values())
-        if trace is None:
+        facts = traces.facts(call.callee, call.args.values())
+        if facts is None:
             continue
         for s in sources:
-            src = trace.get(call.args[s])
-            if src is None or (src.first_write != NEVER).any():
-                continue  # not traced, or the kernel writes it
+            sa = call.args[s]
+            if sa not in facts.followed or facts.writes(sa):
+                continue  # not followed, or the kernel writes it
             for tg in targets:
-                dst = trace.get(call.args[tg])
-                if tg == s or dst is None or by_name[tg].role == "input":
+                ta = call.args[tg]
+                if tg == s or ta not in facts.followed or by_name[tg].role == "input":
                     continue
-                if (dst.first_write == NEVER).any():
+                if not facts.covered(ta):
                     continue  # a byte it does not write holds an older value
-                if not _may_alias(call.callee, call.args[s], call.args[tg]):
+                if not _may_alias(call.callee, sa, ta):
                     continue
-                below = max_shift(src, dst)
-                above: int | None = min_shift(src, dst)
+                below = facts.max_shift(sa, ta)
+                above: int | None = facts.min_shift(sa, ta)
                 if above >= by_name[s].size:
                     above = None
                 if below > -by_name[tg].size or above is not None:
@@ -206,7 +207,8 @@ def overlap_violations(
     traces = traces or KernelTraces()
     calls = {c.step: c for c in _calls(analysis, functions)}
     violations: list[str] = []
-    for a, b, shift in shared:
+    for k, (a, b, shift) in enumerate(shared):
+        report("plan check", k + 1, len(shared), f"{a.name} and {b.name}")
         verdict = _replay(a, b, shift, calls, traces)
         if verdict:
             violations.append(
@@ -239,6 +241,8 @@ def _replay(
         call = calls.get(step)
         if call is None or source.name not in call.args or target.name not in call.args:
             continue
+        if _proven(call, source, target, d, traces):
+            return ""
         trace = traces.times(call.callee, call.args.values())
         if trace is None:
             return f"the kernel of step {step} cannot be traced"
@@ -267,3 +271,21 @@ def _replay(
             )
         return ""
     return why
+
+
+def _proven(
+    call: _Call, source: BufferInfo, target: BufferInfo, d: int, traces: KernelTraces
+) -> bool:
+    """Do the kernel's facts prove ``target`` at ``source + d`` safe (the
+    kernel never writes the source, writes every byte of the target, and
+    ``d`` is at most the largest shift below or at least the smallest
+    above)? If not, the byte-by-byte replay of its trace decides."""
+    facts = traces.facts(call.callee, call.args.values())
+    if facts is None or target.role == "input":
+        return False
+    s, t = call.args[source.name], call.args[target.name]
+    if s not in facts.followed or t not in facts.followed:
+        return False
+    if facts.writes(s) or not facts.covered(t):
+        return False
+    return d <= facts.max_shift(s, t) or d >= facts.min_shift(s, t)

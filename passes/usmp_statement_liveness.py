@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects import arith, func, scf
 from xdsl.ir import Operation, SSAValue
 
+from usmp.passes.progress import report
 from usmp.passes.usmp_liveness import Interval, callee_of, defines_buffer, is_view_like
 
 Root = SSAValue | tuple[Operation, int]
@@ -240,6 +241,8 @@ def statement_timeline(
                         env[r] = base
             continue
         start = walker.ticks
+        done = len(walker.result.step_ticks) + 1
+        report("liveness", done, len(step_ops), _step_name(top))
         callee = walker.refinable(top)
         if callee is not None:
             walker.run(callee, walker.bind(callee, top, env))
@@ -247,3 +250,8 @@ def statement_timeline(
             walker.statement(top, env, main_name, 0)
         walker.result.step_ticks.append((start, walker.ticks))
     return walker.result
+
+
+def _step_name(op: Operation) -> str:
+    callee = callee_of(op)
+    return op.name if callee is None else callee

@@ -13,8 +13,8 @@ from xdsl.dialects.builtin import MemRefType
 
 from usmp.dialects import new_context
 from usmp.parsing import LocatingParser
-from usmp.passes.usmp_kernel_direction import _independent  # pyright: ignore[reportPrivateUsage]
 from usmp.passes.usmp_kernel_trace import (
+    TracedFacts,
     max_shift,
     min_shift,
     trace_kernel_with_counts,
@@ -61,7 +61,8 @@ def _compare(f: func.FuncOp) -> int:
         if traced is not None and sum(writes.values()) ** 2 <= MAX_PROGRAMS:
             once = model.written_once(outs)
             if once is not None:
-                assert once == _independent(*traced), (f.sym_name.data, reverse)
+                independent = TracedFacts(*traced).independent()
+                assert once == independent, (f.sym_name.data, reverse)
     return compared
 
 

@@ -167,9 +167,10 @@ func.func @main(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
 def test_progress_says_which_operator_a_step_is_on(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Inside lower-ops and usmp (its kernel directions, overlaps and
-    replay), a line names the operator reached (here: every one, no pause
-    between lines); the planning says what it plans."""
+    """Inside lower-ops, usmp (its liveness, kernel directions, overlaps
+    and replay), convert-to-emitc and the final verification, a line names
+    the operator reached (here: every one, no pause between lines); the
+    planning says what it plans."""
     monkeypatch.setattr(progress_module, "DELAY", 0.0)
     monkeypatch.setattr(progress_module, "EVERY", 0.0)
     source = tmp_path / "m.mlir"
@@ -178,6 +179,7 @@ def test_progress_says_which_operator_a_step_is_on(
     err = capsys.readouterr().err
     for step, phase in [
         ("lower-ops", "lowering"),
+        ("usmp", "liveness"),
         ("usmp", "kernel directions"),
         ("usmp", "overlaps"),
         ("usmp", "replay"),
@@ -190,6 +192,10 @@ def test_progress_says_which_operator_a_step_is_on(
             assert line in err.splitlines(), (line, err)
     planning = "usmp-compile: usmp (2 operators): planning 1/1 1 buffer, best_fit ..."
     assert planning in err.splitlines()
+    for step, phase in [("convert-to-emitc", "conversion"), ("verify", "verify")]:
+        line = f"usmp-compile: {step} (2 operators): {phase} "
+        reached = [x for x in err.splitlines() if x.startswith(line)]
+        assert any("tvmgen_default_fused_nn_softmax_1 ..." in x for x in reached), err
 
 
 class _Terminal(io.StringIO):

@@ -38,11 +38,12 @@ from pathlib import Path
 from typing import Any
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from usmp.passes.progress import listening
+from usmp.passes.progress import listening, report
 from usmp.tools.compile_options import CompileError, CompileOptions, DriverOptions
 from usmp.tools.compile_report import (
     c_interface,
@@ -223,7 +224,7 @@ def _run(c: Compilation) -> None:
             c.write(f"ir/{number:02d}-{step}.mlir", c.mlir())
         final = p is c.passes[-1] or (step == last and step != EMIT_C)
         if final and step != IMPORT and not c.driver.verify_each:
-            with c.timer.step("verify"):
+            with c.timer.step("verify"), listening(progress.listener("verify")):
                 _verify(c)
         if step == last:
             if step != EMIT_C:
@@ -245,8 +246,17 @@ def _run(c: Compilation) -> None:
 def _verify(c: Compilation) -> None:
     from usmp.diagnostics import verify_located
 
+    def reached(done: int, total: int, op: Operation) -> None:
+        name = op.get_attr_or_prop("sym_name")
+        report(
+            "verify",
+            done,
+            total,
+            name.data if isinstance(name, StringAttr) else op.name,
+        )
+
     assert c.module is not None
-    verify_located(c.module)
+    verify_located(c.module, reached)
 
 
 def _apply(c: Compilation, p: ModulePass) -> None:

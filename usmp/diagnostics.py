@@ -9,6 +9,8 @@ The parser that records those locations is ``usmp.parsing.LocatingParser``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.dialects.builtin import (
     FileLineColLoc,
     IntegerAttr,
@@ -88,10 +90,26 @@ def located_error(op: Operation | None, message: str) -> LocatedError:
     return LocatedError(location_of(op), message)
 
 
-def verify_located(root: Operation) -> None:
+def verify_located(
+    root: Operation, reached: Callable[[int, int, Operation], None] | None = None
+) -> None:
     """Verify ``root`` and everything nested in it, raising a ``LocatedError``
-    at the first op (in textual order) whose verifier fails."""
+    at the first op (in textual order) whose verifier fails. ``reached``
+    hears ``(k, n, op)`` as the walk reaches the ``k``-th of the ``n`` ops
+    directly inside ``root`` (progress)."""
+    tops = (
+        {
+            op: k
+            for region in root.regions
+            for block in region.blocks
+            for k, op in enumerate(block.ops)
+        }
+        if reached is not None
+        else {}
+    )
     for op in root.walk():
+        if reached is not None and op in tops:
+            reached(tops[op] + 1, len(tops), op)
         if op.has_trait(SymbolTable):
             _check_unique_symbols(op)
         try:
