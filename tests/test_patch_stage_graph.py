@@ -41,6 +41,7 @@ from usmp.passes.patch_stage_graph import find_stage
 from usmp.planning.patch_graph import stripe_rows
 from usmp.planning.patching import split_rows
 from usmp.testing.run_c import run_module
+from usmp.testing.shared_models import MODELS_DIR
 from usmp.testing.tflite_builder import ModelBuilder
 from usmp.testing.tflm_reference import random_inputs, run_tflm
 
@@ -271,14 +272,28 @@ def test_residual_stage_is_patched_through_the_add() -> None:
 
 
 def test_residual_cnn_c_matches_tflite_micro_under_asan() -> None:
-    data = build_cnn(["cat", "res", "down", "res"], 23, 5, 2, 11)
+    data = build_cnn(["cat", "res", "down", "res"], 21, 4, 2, 11)
     model = read_model(data)
     xs = random_inputs(model, 5)
     expected = run_tflm(data, xs, list(model.outputs))
     module = import_model(model)
-    PatchStagePass(budget=100.0).apply(None, module)  # type: ignore[arg-type]
+    PatchStagePass(depth=7, stripes=3).apply(None, module)  # type: ignore[arg-type]
     assert "applied = true" in str(module)
     ours = run_module(
-        module, xs, passes="fuse-ops,lower-ops,aot-lower-main,usmp", sanitize=True
+        module,
+        xs,
+        passes="fuse-ops,lower-ops,aot-lower-main,usmp,usmp-replay",
+        sanitize=True,
     )
     assert np.array_equal(ours[0].reshape(-1), np.asarray(expected[0]).reshape(-1))
+
+
+def test_resnet8_patched_through_its_first_residual_block_every_tensor() -> None:
+    """ResNet-8 int8 (the stage ended at its first residual branch before):
+    patched through the first block (2 layers, 3 stripes of 11/11/10 rows),
+    every tensor checked as above."""
+    path = MODELS_DIR / "mlperf_tiny" / "pretrainedResnet_quant.tflite"
+    data = path.read_bytes()
+    x = random_inputs(read_model(data), 0)[0]
+    decision = check_every_tensor(data, x)
+    assert str(decision["stripe_rows"]) == "[11 : i64, 11 : i64, 10 : i64]"
