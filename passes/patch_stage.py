@@ -1,20 +1,24 @@
 """``patch-stage``: patch-based execution of a CNN's first stage (MCUNetV2).
 
 What it does
-    Finds the *stage*: the chain of row-local relay operators starting at a
+    Finds the *stage*: the graph of row-local relay operators starting at a
     model input (NHWC, batch 1): ``relay.conv2d`` (NHWC, any kernel, stride,
-    dilation, groups), ``relay.max_pool2d`` / ``relay.avg_pool2d`` (NHWC), and
-    elementwise / broadcasting operators whose other operands do not vary
-    along H and whose ``axis`` (if any) is not H. Each intermediate value has
-    one use. The chain is cut into layers (one kernel each after fusion: an
-    anchor with its elementwise epilogue).
+    dilation, groups), ``relay.max_pool2d`` / ``relay.avg_pool2d`` (NHWC),
+    elementwise / broadcasting operators whose stage operands have the
+    op's shape (the ADD of a residual block's two branches) and whose other
+    operands do not vary along H and whose ``axis`` (if any) is not H, and
+    ``relay.concatenate`` along W or C (``patch_stage_graph``). Its *layers*
+    are the places it can end: an op whose result is the only stage value
+    the rest of the model reads and is not fused into its consumer's kernel
+    (a layer ends after a kernel, never inside a residual block).
 
     Then it chooses the depth (how many layers) and the number of row stripes
     (a grid of ``n x 1`` tiles) with the lowest estimated peak memory whose
     recomputed halos cost at most ``budget`` x the model's MACs
-    (``usmp.planning.patching``), and rewrites the stage: per stripe, the
+    (``usmp.planning.patch_graph``), and rewrites the stage: per stripe, the
     input rows it needs (``relay.strided_slice``; the receptive field of the
-    stripe's output rows), each layer's operators cloned on the stripe's rows
+    stripe's output rows), each operator cloned on the rows its consumers
+    read (their hull; a branch reading fewer rows reads a row slice of it)
     (a convolution or pooling keeps its padding only at the true borders of
     its input: ``padding`` top/bottom become the rows outside the input),
     and the stripes joined by ``relay.concatenate`` along H, which replaces

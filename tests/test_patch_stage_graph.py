@@ -10,7 +10,8 @@ stripes do not divide evenly. Every tensor is checked:
 * the patched module's every value against the unpatched one: a stripe of
   an op against the rows of its whole output that the stripe computes
   (``stripe_rows``), every op outside the stage against itself;
-* a fixed case through C under ASan/UBSan against TFLite Micro.
+* a fixed case through C under ASan/UBSan against TFLite Micro (the plan
+  replayed byte by byte by ``usmp``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from usmp.dialects.relay import OUTPUT_QUANTIZATION, OUTPUT_TENSOR_NAMES
 from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import read_model
 from usmp.oracle.relay_interpreter import evaluate
+from usmp.passes.fold_explicit_padding import FoldExplicitPaddingPass
 from usmp.passes.patch_stage import PATCH_ATTR, PatchStagePass, liveness_steps
 from usmp.passes.patch_stage_graph import find_stage
 from usmp.planning.patch_graph import stripe_rows
@@ -171,7 +173,8 @@ def _every_value(module: ModuleOp, x: np.ndarray) -> dict[int, list[np.ndarray]]
 
 
 def check_every_tensor(data: bytes, x: np.ndarray, **options: Any) -> dict[str, Any]:
-    """Patch with ``options``; assert the checks of the module note (TFLite
+    """Patch with ``options`` (after ``fold-explicit-padding``, as
+    ``usmp-compile``); assert the checks of the module note (TFLite
     Micro on every tensor, patched == unpatched on every value); the
     decision."""
     model = read_model(data)
@@ -182,6 +185,7 @@ def check_every_tensor(data: bytes, x: np.ndarray, **options: Any) -> dict[str, 
         assert np.array_equal(a, np.asarray(b).reshape(a.shape)), f"tensor {t}"
 
     plain = import_model(model)
+    FoldExplicitPaddingPass().apply(None, plain)  # type: ignore[arg-type]
     main = _tag(plain)
     block = main.body.block
     stage = find_stage(block, liveness_steps(block, False)[1])
@@ -282,7 +286,7 @@ def test_residual_cnn_c_matches_tflite_micro_under_asan() -> None:
     ours = run_module(
         module,
         xs,
-        passes="fuse-ops,lower-ops,aot-lower-main,usmp,usmp-replay",
+        passes="fuse-ops,lower-ops,aot-lower-main,usmp",  # usmp replays the plan
         sanitize=True,
     )
     assert np.array_equal(ours[0].reshape(-1), np.asarray(expected[0]).reshape(-1))
