@@ -1,20 +1,24 @@
 """``patch-stage``: patch-based execution of a CNN's first stage (MCUNetV2).
 
 What it does
-    Finds the *stage*: the chain of row-local relay operators starting at a
+    Finds the *stage*: the graph of row-local relay operators starting at a
     model input (NHWC, batch 1): ``relay.conv2d`` (NHWC, any kernel, stride,
-    dilation, groups), ``relay.max_pool2d`` / ``relay.avg_pool2d`` (NHWC), and
-    elementwise / broadcasting operators whose other operands do not vary
-    along H and whose ``axis`` (if any) is not H. Each intermediate value has
-    one use. The chain is cut into layers (one kernel each after fusion: an
-    anchor with its elementwise epilogue).
+    dilation, groups), ``relay.max_pool2d`` / ``relay.avg_pool2d`` (NHWC),
+    elementwise / broadcasting operators whose stage operands have the
+    op's shape (the ADD of a residual block's two branches) and whose other
+    operands do not vary along H and whose ``axis`` (if any) is not H, and
+    ``relay.concatenate`` along W or C (``patch_stage_graph``). Its *layers*
+    are the places it can end: an op whose result is the only stage value
+    the rest of the model reads and is not fused into its consumer's kernel
+    (a layer ends after a kernel, never inside a residual block).
 
     Then it chooses the depth (how many layers) and the number of row stripes
     (a grid of ``n x 1`` tiles) with the lowest estimated peak memory whose
     recomputed halos cost at most ``budget`` x the model's MACs
-    (``usmp.planning.patching``), and rewrites the stage: per stripe, the
+    (``usmp.planning.patch_graph``), and rewrites the stage: per stripe, the
     input rows it needs (``relay.strided_slice``; the receptive field of the
-    stripe's output rows), each layer's operators cloned on the stripe's rows
+    stripe's output rows), each operator cloned on the rows its consumers
+    read (their hull; a branch reading fewer rows reads a row slice of it)
     (a convolution or pooling keeps its padding only at the true borders of
     its input: ``padding`` top/bottom become the rows outside the input),
     and the stripes joined by ``relay.concatenate`` along H, which replaces
@@ -72,30 +76,11 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from usmp.dialects import relay, tir
-from usmp.dialects.relay_fusion import OpPattern, op_pattern
-from usmp.dialects.relay_nn_ops import (
-    Conv2DOp,
-    DataLayout,
-    DenseOp,
-    KernelLayout,
-    Pool2DOp,
-)
-from usmp.dialects.relay_ops import (
-    BroadcastToOp,
-    ConcatenateOp,
-    StridedSliceOp,
-)
-from usmp.dialects.relay_props import property_attrs
+from usmp.dialects.relay_nn_ops import Conv2DOp, DenseOp, KernelLayout, Pool2DOp
 from usmp.passes.options import TypedOptions
 from usmp.passes.patch_decision import decide, evaluation_passes
-from usmp.planning.patching import (
-    Layer,
-    PatchChoice,
-    choose,
-    plan_error,
-    split_rows,
-    stripe_plan,
-)
+from usmp.passes.patch_stage_graph import element_bytes, find_stage, rewrite, shape
+from usmp.planning.patch_graph import Node, choose, plan_error, stage_macs
 
 PATCH_ATTR = "relay.patch"
 """The attribute of each graph-level function with its decision (a function
@@ -176,163 +161,27 @@ def _applied(decision: DictionaryAttr) -> bool:
 # -- the stage -----------------------------------------------------------------
 
 
-def _shape(value: SSAValue) -> tuple[int, ...]:
-    t = value.type
-    assert isinstance(t, TensorType)
-    return tuple(t.get_shape())
-
-
-def _element_bytes(value: SSAValue) -> int:
-    t = value.type
-    assert isinstance(t, TensorType)
-    el: Attribute = t.element_type
-    width = getattr(el, "width", None)
-    bits = width.data if width is not None else 32
-    return max(bits // 8, 1)
-
-
 def _nbytes(value: SSAValue) -> int:
-    size = _element_bytes(value)
-    for d in _shape(value):
+    size = element_bytes(value)
+    for d in shape(value):
         size *= d
     return size
 
 
-def _row_bytes(value: SSAValue) -> int:
-    n, _, w, c = _shape(value)
-    return n * w * c * _element_bytes(value)
-
-
-def _is_anchor(op: Operation, cur: SSAValue) -> bool:
-    """A windowed op over NHWC rows reading ``cur`` as its data."""
+def _macs(op: Operation) -> int:
+    """Multiply-accumulates of a convolution or pooling (window reads)."""
+    _, h_out, w_out, c_out = shape(op.results[0])
     if isinstance(op, Conv2DOp):
-        return (
-            op.data == cur
-            and op.weight != cur
-            and op.data_layout == DataLayout.NHWC
-            and op.kernel_layout in (KernelLayout.HWIO, KernelLayout.OHWI)
+        w = shape(op.weight)
+        taps = (
+            w[0] * w[1] * w[2]
+            if op.kernel_layout == KernelLayout.HWIO
+            else (w[1] * w[2] * w[3])
         )
-    if isinstance(op, Pool2DOp):
-        return op.data == cur and op.layout == DataLayout.NHWC
-    return False
-
-
-def _is_row_elementwise(op: Operation, cur: SSAValue) -> bool:
-    """An elementwise op on ``cur`` that treats every row alike."""
-    if op_pattern(op) not in (OpPattern.ELEMWISE, OpPattern.BROADCAST):
-        return False
-    if isinstance(op, BroadcastToOp) or len(op.results) != 1:
-        return False
-    if [v for v in op.operands if v == cur] != [cur]:
-        return False
-    if _shape(op.results[0]) != _shape(cur):
-        return False
-    for other in op.operands:
-        if other == cur:
-            continue
-        shape = _shape(other)
-        if len(shape) > 4 or (len(shape) >= 3 and shape[len(shape) - 3] != 1):
-            return False
-    axis = getattr(op, "axis", None)
-    if isinstance(axis, int) and axis % 4 == 1:
-        return False
-    return True
-
-
-@dataclass
-class Stage:
-    """The chain from a model input, cut into layers."""
-
-    start: SSAValue
-    layers: list[list[Operation]]
-    """Ops of each layer, in order; an anchor (if any) first."""
-    params: list[Layer]
-    stop: str
-    """Why the chain ends where it does."""
-
-
-def find_stage(block: Block) -> Stage | None:
-    """The longest stage from one of the block's arguments (the first one
-    that starts a stage with a windowed op), or None."""
-    best: Stage | None = None
-    for arg in block.args:
-        if not isinstance(arg.type, TensorType) or len(_shape(arg)) != 4:
-            continue
-        if _shape(arg)[0] != 1:
-            continue
-        stage = _chain(arg)
-        if stage is not None and (best is None or len(stage.layers) > len(best.layers)):
-            best = stage
-    return best
-
-
-def _chain(start: SSAValue) -> Stage | None:
-    layers: list[list[Operation]] = []
-    cur = start
-    stop = "the model ends"
-    while True:
-        uses = list(cur.uses)
-        if len(uses) != 1:
-            stop = f"a value is used {len(uses)} times" if uses else stop
-            break
-        user = uses[0].operation
-        if _is_anchor(user, cur):
-            layers.append([user])
-        elif _is_row_elementwise(user, cur):
-            if layers and not (
-                len(layers[-1]) == 1 and not _is_anchor_op(layers[-1][0])
-            ):
-                layers[-1].append(user)
-            else:
-                layers.append([user])
-        else:
-            stop = f"'{user.name}' cannot be computed row by row"
-            break
-        cur = user.results[0]
-    if not any(_is_anchor_op(layer[0]) for layer in layers):
-        return None
-    params = [_layer_params(layer) for layer in layers]
-    return Stage(start, layers, params, stop)
-
-
-def _is_anchor_op(op: Operation) -> bool:
-    return isinstance(op, Conv2DOp | Pool2DOp)
-
-
-def _layer_params(ops: Sequence[Operation]) -> Layer:
-    first, last = ops[0], ops[-1]
-    data = first.operands[0]
-    out = last.results[0]
-    _, h_in, _, _ = _shape(data)
-    _, h_out, w_out, c_out = _shape(out)
-    if isinstance(first, Conv2DOp):
-        wshape = _shape(first.weight)
-        if first.kernel_layout == KernelLayout.HWIO:
-            kh, kw, cin = wshape[0], wshape[1], wshape[2]
-        else:
-            kh, kw, cin = wshape[1], wshape[2], wshape[3]
-        extent = (kh - 1) * first.dilation[0] + 1
-        stride = first.strides[0]
-        top, bottom = first.padding[0], first.padding[2]
-        macs = w_out * c_out * kh * kw * cin
-    elif isinstance(first, Pool2DOp):
-        kh, kw = first.pool_size
-        extent, stride = kh, first.strides[0]
-        top, bottom = first.padding[0], first.padding[2]
-        macs = w_out * c_out * kh * kw
-    else:
-        extent, stride, top, bottom, macs = 1, 1, 0, 0, 0
-    return Layer(
-        extent,
-        stride,
-        top,
-        bottom,
-        h_in,
-        h_out,
-        _row_bytes(data),
-        _row_bytes(out),
-        macs,
-    )
+        return h_out * w_out * c_out * taps
+    assert isinstance(op, Pool2DOp)
+    kh, kw = op.pool_size
+    return h_out * w_out * c_out * kh * kw
 
 
 # -- peak memory of the unpatched graph ----------------------------------------
@@ -341,17 +190,15 @@ def _layer_params(ops: Sequence[Operation]) -> Layer:
 def _model_macs(block: Block) -> int:
     total = 0
     for op in block.ops:
-        if isinstance(op, Conv2DOp):
-            stage_layer = _layer_params([op])
-            total += stage_layer.out_rows * stage_layer.macs_per_row
-        elif isinstance(op, Pool2DOp) and len(_shape(op.data)) == 4:
-            stage_layer = _layer_params([op])
-            total += stage_layer.out_rows * stage_layer.macs_per_row
+        if isinstance(op, Conv2DOp) or (
+            isinstance(op, Pool2DOp) and len(shape(op.data)) == 4
+        ):
+            total += _macs(op)
         elif isinstance(op, DenseOp):
             out = 1
-            for d in _shape(op.result):
+            for d in shape(op.result):
                 out *= d
-            total += out * _shape(op.data)[-1]
+            total += out * shape(op.data)[-1]
     return total
 
 
@@ -433,7 +280,8 @@ def patch_function(
     from usmp.diagnostics import located_error
 
     block = main.body.blocks[0]
-    stage = find_stage(block)
+    live, step_of = liveness_steps(block, io)
+    stage = find_stage(block, step_of)
     if stage is None:
         if depth or stripes:
             raise located_error(
@@ -445,49 +293,50 @@ def patch_function(
             "no stage: no model input (NHWC, batch 1) feeds a chain of "
             "convolutions/pooling computable row by row"
         )
-    if depth > len(stage.layers):
+    cuts = stage.cuts
+    nodes = stage.nodes
+    layers = len(cuts)
+    if depth > layers:
         raise located_error(
-            stage.layers[-1][-1],
-            f"patch-stage: depth {depth} is more than the {len(stage.layers)} "
+            stage.ops[-1],
+            f"patch-stage: depth {depth} is more than the {layers} "
             f"layers of the stage (it ends here: {stage.stop})",
         )
-    live, step_of = liveness_steps(block, io)
     unpatched = max(live, default=0)
     rest = [unpatched]
-    for layer in stage.layers:
-        after = step_of[layer[-1]]
+    for cut in cuts:
+        after = step_of[stage.ops[cut - 1]]
         rest.append(max(live[after + 1 :], default=0))
     total_macs = _model_macs(block)
     input_bytes = _nbytes(stage.start) if io else 0
-    most_rows = max(p.out_rows for p in stage.params)
+    most_rows = max(nodes[c].out_rows for c in cuts)
     if stripes and not depth and stripes > most_rows:
         raise located_error(
-            stage.layers[0][-1],
+            stage.ops[cuts[0] - 1],
             f"patch-stage: {stripes} stripes for a stage whose layers have at most "
             f"{most_rows} output rows (at most one stripe a row)",
         )
-    if stripes and depth and stripes > stage.params[depth - 1].out_rows:
+    if stripes and depth and stripes > nodes[cuts[depth - 1]].out_rows:
         raise located_error(
-            stage.layers[depth - 1][-1],
+            stage.ops[cuts[depth - 1] - 1],
             f"patch-stage: {stripes} stripes for an output of "
-            f"{stage.params[depth - 1].out_rows} rows (at most one stripe a row)",
+            f"{nodes[cuts[depth - 1]].out_rows} rows (at most one stripe a row)",
         )
-    if depth and stripes and (error := plan_error(stage.params[:depth], stripes)):
+    if depth and stripes and (error := plan_error(nodes, cuts[depth - 1], stripes)):
         raise located_error(
-            stage.layers[depth - 1][-1],
+            stage.ops[cuts[depth - 1] - 1],
             f"patch-stage: {stripes} stripes of the first {depth} layers cannot be "
             f"built: {error} (choose fewer stripes)",
         )
     # a budget above what any grid can cost is that cost (no 300-digit
     # budgets in the decision)
-    no_limit = max(
-        _stage_macs_bound(stage.params[:d]) for d in range(1, len(stage.params) + 1)
-    )
+    no_limit = max(_stage_macs_bound(nodes, c) for c in cuts)
     budget_macs = min(int(budget * total_macs), no_limit)
     if depth and stripes:  # the grid is given: no budget to respect
-        budget_macs = max(budget_macs, _stage_macs_bound(stage.params[:depth]))
+        budget_macs = max(budget_macs, _stage_macs_bound(nodes, cuts[depth - 1]))
     base, found = choose(
-        stage.params,
+        nodes,
+        cuts,
         rest,
         unpatched,
         budget_macs,
@@ -500,17 +349,17 @@ def patch_function(
         return _not_applied(
             f"patching does not lower the estimated peak ({base.peak} B) within "
             f"a budget of {budget:g} x {total_macs} MACs (stage of "
-            f"{len(stage.layers)} layer{'s' if len(stage.layers) != 1 else ''}; "
+            f"{layers} layer{'s' if layers != 1 else ''}; "
             f"it ends: {stage.stop})"
             if found
             else f"no grid within a budget of {budget:g} x {total_macs} MACs"
         )
     best = found[0]
-    rows = _rewrite(stage, best)
+    rows = rewrite(stage, best)
     return _dict(
         applied=BoolAttr.from_bool(True),
         depth=_int(best.depth),
-        layers=_int(len(stage.layers)),
+        layers=_int(layers),
         grid=ArrayAttr([_int(best.stripes), _int(1)]),
         stripe_rows=ArrayAttr([_int(r) for r in rows]),
         peak_before=_int(base.peak),
@@ -522,95 +371,7 @@ def patch_function(
     )
 
 
-def _stage_macs_bound(layers: Sequence[Layer]) -> int:
-    """More MACs than any grid of ``layers`` can cost (each stripe at most
-    recomputes every row of every layer)."""
-    rows = layers[-1].out_rows
-    return rows * sum(x.out_rows * x.macs_per_row for x in layers) + 1
-
-
-def _rebuild(
-    op: Operation, chain: SSAValue, operand: SSAValue, **props: object
-) -> Operation:
-    """``op`` with its operand ``chain`` replaced by the stripe value
-    ``operand`` and ``props`` changed; result type inferred."""
-    operands = [operand if v == chain else v for v in op.operands]
-    properties = dict(op.properties)
-    properties.update(property_attrs(type(op), props))
-    result_type = op.results[0].type
-    new = op.create(
-        operands=operands,
-        result_types=[result_type],
-        properties=properties,
-        attributes=dict(op.attributes),
-    )
-    if isinstance(new, Conv2DOp | Pool2DOp):
-        inferred = new.infer_result_type()
-    else:  # elementwise: the stripe's shape, the op's element type
-        assert isinstance(result_type, TensorType)
-        inferred = TensorType(result_type.element_type, _shape(operand))
-    if inferred != result_type:
-        new.drop_all_references()
-        new = op.create(
-            operands=operands,
-            result_types=[inferred],
-            properties=properties,
-            attributes=dict(op.attributes),
-        )
-    new.location = op.location
-    return new
-
-
-def _like(new: Operation, old: Operation) -> None:
-    """``new`` placed like ``old``: its location and virtual device."""
-    new.location = old.location
-    if relay.VIRTUAL_DEVICE in old.attributes:
-        new.attributes[relay.VIRTUAL_DEVICE] = old.attributes[relay.VIRTUAL_DEVICE]
-
-
-def _rewrite(stage: Stage, choice: PatchChoice) -> list[int]:
-    layers = stage.layers[: choice.depth]
-    params = stage.params[: choice.depth]
-    output_op = layers[-1][-1]
-    output = output_op.results[0]
-    block = output_op.parent_block()
-    assert block is not None
-    new_ops: list[Operation] = []
-    pieces: list[SSAValue] = []
-    rows: list[int] = []
-    start = stage.start
-    n, h, w, c = _shape(start)
-    for lo, hi in split_rows(params[-1].out_rows, choice.stripes):
-        rows.append(hi - lo)
-        plan = stripe_plan(params, lo, hi)
-        first = plan[0]
-        cur: SSAValue = start
-        orig: SSAValue = start
-        if (first.in_lo, first.in_hi) != (0, h):
-            s = StridedSliceOp(
-                start, [0, first.in_lo, 0, 0], [n, first.in_hi, w, c], [1, 1, 1, 1]
-            )
-            _like(s, layers[0][0])
-            new_ops.append(s)
-            cur = s.result
-        for ops, part in zip(layers, plan, strict=True):
-            for op in ops:
-                if _is_anchor_op(op):
-                    padding = list(op.padding)  # pyright: ignore[reportAttributeAccessIssue]
-                    padding[0], padding[2] = part.pad_top, part.pad_bottom
-                    new = _rebuild(op, orig, cur, padding=tuple(padding))
-                else:
-                    new = _rebuild(op, orig, cur)
-                new_ops.append(new)
-                cur, orig = new.results[0], op.results[0]
-        pieces.append(cur)
-    concat = ConcatenateOp(pieces, 1)
-    _like(concat, output_op)
-    new_ops.append(concat)
-    block.insert_ops_after(new_ops, output_op)
-    output.replace_all_uses_with(concat.result)
-    for ops in reversed(layers):
-        for op in reversed(ops):
-            op.detach()
-            op.erase()
-    return rows
+def _stage_macs_bound(nodes: Sequence[Node], out: int) -> int:
+    """More MACs than any grid of the stage ending at ``out`` can cost
+    (each stripe at most recomputes every row of every node)."""
+    return nodes[out].out_rows * stage_macs(nodes, out) + 1

@@ -80,6 +80,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="how the AOT main calls operators (aot-lower-main{call_type})",
     )
     parser.add_argument(
+        "--patch",
+        choices=("off", "auto"),
+        default="off",
+        help="patch-based execution of the first stage (as usmp-compile)",
+    )
+    parser.add_argument(
+        "--patch-budget",
+        type=float,
+        default=0.10,
+        help="extra MACs patching may add, as a fraction (as usmp-compile)",
+    )
+    parser.add_argument(
         "--sanitize",
         action="store_true",
         help="build with AddressSanitizer and UBSan (pools are exactly sized "
@@ -97,6 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.usmp_workspace_pools, args.usmp_parameter_pools, specs
             ),
             library_pools=True,
+            patch=args.patch,
+            patch_budget=args.patch_budget,
         )
     except CompileError as e:
         print(f"{args.model.name}: error: {e}", file=sys.stderr)

@@ -1,0 +1,318 @@
+"""The stage ``patch-stage`` patches, as a graph, and its rewrite into stripes.
+
+Not a pass: ``patch-stage``'s IR side. A *stage* is the set of relay ops
+computed row by row from a model input (NHWC, batch 1), in block order:
+convolutions and pooling over NHWC rows (the window), elementwise and
+broadcasting ops whose operands from the stage all have the op's shape
+(an ADD of a residual block's two branches included) and whose other
+operands do not vary along H, and ``relay.concatenate`` of stage values
+along W or C. It ends at the first op that reads a stage value and is none
+of these. A *cut* is an op after which its result is the only stage value
+the rest of the model still reads (and that is not fused into its
+consumer's kernel): the stage can end there. A residual block's inner
+values are no cuts (the skip is still to be read), its ADD is.
+
+The rewrite computes the stage up to a cut in row stripes: per stripe the
+rows of every op (``usmp.planning.patch_graph.stripe_rows``: the hull of
+what its consumers read), each op cloned on them (a window pads only at
+the true borders of its input), a consumer that reads fewer rows than a
+value's stripe holds reads a ``relay.strided_slice`` of it (contiguous
+rows: an alias, no copy), and the stripes joined by one
+``relay.concatenate`` along H that replaces the cut's result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Block, Operation, SSAValue
+
+from usmp.dialects import relay
+from usmp.dialects.relay_fusion import OpPattern, op_pattern
+from usmp.dialects.relay_nn_ops import Conv2DOp, DataLayout, KernelLayout, Pool2DOp
+from usmp.dialects.relay_ops import BroadcastToOp, ConcatenateOp, StridedSliceOp
+from usmp.dialects.relay_props import property_attrs
+from usmp.planning.patch_graph import Node, stripe_rows
+from usmp.planning.patching import PatchChoice, split_rows
+
+
+def shape(value: SSAValue) -> tuple[int, ...]:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return tuple(t.get_shape())
+
+
+def element_bytes(value: SSAValue) -> int:
+    t = value.type
+    assert isinstance(t, TensorType)
+    width = getattr(t.element_type, "width", None)
+    bits = width.data if width is not None else 32
+    return max(bits // 8, 1)
+
+
+def row_bytes(value: SSAValue) -> int:
+    n, _, w, c = shape(value)
+    return n * w * c * element_bytes(value)
+
+
+def is_window(op: Operation) -> bool:
+    return isinstance(op, Conv2DOp | Pool2DOp)
+
+
+def _is_anchor(op: Operation, cur: SSAValue) -> bool:
+    """A windowed op over NHWC rows reading ``cur`` as its data."""
+    if isinstance(op, Conv2DOp):
+        return (
+            op.data == cur
+            and op.weight != cur
+            and op.data_layout == DataLayout.NHWC
+            and op.kernel_layout in (KernelLayout.HWIO, KernelLayout.OHWI)
+        )
+    if isinstance(op, Pool2DOp):
+        return op.data == cur and op.layout == DataLayout.NHWC
+    return False
+
+
+def _is_nhwc(value: SSAValue) -> bool:
+    return (
+        isinstance(value.type, TensorType)
+        and len(shape(value)) == 4
+        and shape(value)[0] == 1
+    )
+
+
+def _row_local(op: Operation, inside: Sequence[SSAValue]) -> bool:
+    """Whether ``op``, reading the stage values ``inside``, computes each
+    output row from the same rows of them (or, a window, from a window)."""
+    if len(op.results) != 1 or not _is_nhwc(op.results[0]):
+        return False
+    if is_window(op):
+        return len(set(inside)) == 1 and _is_anchor(op, inside[0])
+    result = shape(op.results[0])
+    if isinstance(op, ConcatenateOp):
+        return (
+            op.axis % 4 in (2, 3)
+            and len(inside) == len(op.operands)
+            and all(shape(v)[:2] == result[:2] for v in inside)
+        )
+    if op_pattern(op) not in (OpPattern.ELEMWISE, OpPattern.BROADCAST):
+        return False
+    if isinstance(op, BroadcastToOp):
+        return False
+    if any(shape(v) != result for v in inside):
+        return False
+    for other in op.operands:
+        if other in inside:
+            continue
+        s = shape(other)
+        if len(s) > 4 or (len(s) >= 3 and s[len(s) - 3] != 1):
+            return False
+    axis = getattr(op, "axis", None)
+    return not (isinstance(axis, int) and axis % 4 == 1)
+
+
+@dataclass
+class Stage:
+    """The ops computed row by row from a model input, as a graph."""
+
+    start: SSAValue
+    ops: list[Operation]
+    """The stage's ops in block order (node ``i + 1`` is ``ops[i]``)."""
+    nodes: list[Node]
+    cuts: list[int]
+    """Nodes the stage can end at, in order (depth ``d`` ends at ``cuts[d - 1]``)."""
+    stop: str
+    """Why the stage ends where it does."""
+
+
+def find_stage(block: Block, step_of: dict[Operation, int]) -> Stage | None:
+    """The stage with the most cuts from one of the block's arguments (the
+    first such), or None if no argument starts one with a window."""
+    best: Stage | None = None
+    for arg in block.args:
+        if not _is_nhwc(arg):
+            continue
+        stage = _graph(block, arg, step_of)
+        if stage is not None and (best is None or len(stage.cuts) > len(best.cuts)):
+            best = stage
+    return best
+
+
+def _graph(
+    block: Block, start: SSAValue, step_of: dict[Operation, int]
+) -> Stage | None:
+    index: dict[SSAValue, int] = {start: 0}
+    pending: dict[SSAValue, int] = {start: len(list(start.uses))}
+    ops: list[Operation] = []
+    cuts: list[int] = []
+    stop = "the model ends"
+    for op in block.ops:
+        inside = [v for v in op.operands if v in index]
+        if not inside:
+            continue
+        if not _row_local(op, inside):
+            stop = f"'{op.name}' cannot be computed row by row"
+            break
+        result = op.results[0]
+        ops.append(op)
+        index[result] = len(ops)
+        pending[result] = len(list(result.uses))
+        for v in inside:
+            pending[v] -= 1
+        still = [v for v, n in pending.items() if n > 0]
+        if still == [result] and all(
+            step_of.get(u.operation) != step_of.get(op) for u in result.uses
+        ):
+            cuts.append(len(ops))
+    if not cuts or not any(is_window(op) for op in ops[: cuts[-1]]):
+        return None
+    ops = ops[: cuts[-1]]
+    first_step = step_of[ops[0]]
+    nodes = [Node((), shape(start)[1], row_bytes(start), first_step - 1)]
+    for op in ops:
+        result = op.results[0]
+        internal = all(step_of.get(u.operation) == step_of[op] for u in result.uses)
+        nodes.append(
+            Node(
+                tuple(index[v] for v in op.operands if v in index),
+                shape(result)[1],
+                0 if internal else row_bytes(result),
+                step_of[op],
+                **_window(op),
+            )
+        )
+    return Stage(start, ops, nodes, cuts, stop)
+
+
+def _window(op: Operation) -> dict[str, int]:
+    """The window of a convolution or pooling (``Node``'s fields)."""
+    if isinstance(op, Conv2DOp):
+        w = shape(op.weight)
+        if op.kernel_layout == KernelLayout.HWIO:
+            kh, kw, cin = w[0], w[1], w[2]
+        else:
+            kh, kw, cin = w[1], w[2], w[3]
+        _, _, w_out, c_out = shape(op.results[0])
+        return {
+            "extent": (kh - 1) * op.dilation[0] + 1,
+            "stride": op.strides[0],
+            "pad_top": op.padding[0],
+            "in_rows": shape(op.data)[1],
+            "macs_per_row": w_out * c_out * kh * kw * cin,
+        }
+    if isinstance(op, Pool2DOp):
+        kh, kw = op.pool_size
+        _, _, w_out, c_out = shape(op.results[0])
+        return {
+            "extent": kh,
+            "stride": op.strides[0],
+            "pad_top": op.padding[0],
+            "in_rows": shape(op.data)[1],
+            "macs_per_row": w_out * c_out * kh * kw,
+        }
+    return {}
+
+
+def _like(new: Operation, old: Operation) -> None:
+    """``new`` placed like ``old``: its location and virtual device."""
+    new.location = old.location
+    if relay.VIRTUAL_DEVICE in old.attributes:
+        new.attributes[relay.VIRTUAL_DEVICE] = old.attributes[relay.VIRTUAL_DEVICE]
+
+
+def _clone(
+    op: Operation, operands: list[SSAValue], rows: int, pads: tuple[int, int]
+) -> Operation:
+    """``op`` on the stripe ``operands``, computing ``rows`` rows (a window
+    padded ``pads`` rows above and below)."""
+    properties = dict(op.properties)
+    if is_window(op):
+        padding = list(op.padding)  # pyright: ignore[reportAttributeAccessIssue]
+        padding[0], padding[2] = pads
+        properties.update(property_attrs(type(op), {"padding": tuple(padding)}))
+    old = op.results[0].type
+    assert isinstance(old, TensorType)
+    dims = list(old.get_shape())
+    dims[1] = rows
+    new = op.create(
+        operands=operands,
+        result_types=[TensorType(old.element_type, dims)],
+        properties=properties,
+        attributes=dict(op.attributes),
+    )
+    if is_window(op):
+        inferred = new.infer_result_type()  # pyright: ignore[reportAttributeAccessIssue]
+        assert inferred == new.results[0].type, "patch-stage: a stripe misaligns"
+    _like(new, op)
+    return new
+
+
+def _stripe(
+    stage: Stage, out: int, lo: int, hi: int, new_ops: list[Operation]
+) -> SSAValue:
+    """Append to ``new_ops`` the ops computing rows ``[lo, hi)`` of node
+    ``out``; their value."""
+    nodes = stage.nodes
+    index = {stage.start: 0} | {op.results[0]: i + 1 for i, op in enumerate(stage.ops)}
+    rows = stripe_rows(nodes, out, lo, hi)
+    held: dict[int, tuple[SSAValue, tuple[int, int]]] = {
+        0: (stage.start, (0, nodes[0].out_rows))
+    }
+    sliced: dict[tuple[int, int, int], SSAValue] = {}
+
+    def read(j: int, want: tuple[int, int], by: Operation) -> SSAValue:
+        value, have = held[j]
+        if have == want:
+            return value
+        key = (j, *want)
+        if key not in sliced:
+            n, _, w, c = shape(value)
+            s = StridedSliceOp(
+                value,
+                [0, want[0] - have[0], 0, 0],
+                [n, want[1] - have[0], w, c],
+                [1, 1, 1, 1],
+            )
+            _like(s, stage.ops[0] if j == 0 else by)
+            new_ops.append(s)
+            sliced[key] = s.result
+        return sliced[key]
+
+    for i in range(1, out + 1):
+        mine = rows[i]
+        op = stage.ops[i - 1]
+        assert mine is not None
+        first, end, top, bottom = nodes[i].reads(*mine)
+        operands = [
+            read(index[v], (first, end), op) if v in index else v for v in op.operands
+        ]
+        new = _clone(op, operands, mine[1] - mine[0], (top, bottom))
+        new_ops.append(new)
+        held[i] = (new.results[0], mine)
+    return held[out][0]
+
+
+def rewrite(stage: Stage, choice: PatchChoice) -> list[int]:
+    """Compute ``stage`` up to its cut ``choice.depth`` in ``choice.stripes``
+    stripes (see the module note); the output rows of each stripe."""
+    out = stage.cuts[choice.depth - 1]
+    output_op = stage.ops[out - 1]
+    block = output_op.parent_block()
+    assert block is not None
+    new_ops: list[Operation] = []
+    pieces: list[SSAValue] = []
+    counts: list[int] = []
+    for lo, hi in split_rows(stage.nodes[out].out_rows, choice.stripes):
+        counts.append(hi - lo)
+        pieces.append(_stripe(stage, out, lo, hi, new_ops))
+    concat = ConcatenateOp(pieces, 1)
+    _like(concat, output_op)
+    new_ops.append(concat)
+    block.insert_ops_after(new_ops, output_op)
+    output_op.results[0].replace_all_uses_with(concat.result)
+    for op in reversed(stage.ops[:out]):
+        op.detach()
+        op.erase()
+    return counts
