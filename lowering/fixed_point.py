@@ -101,7 +101,10 @@ def rounding_divide_by_pot(
         shift = b.const(exponent, t)
     else:
         one = b.const(1, t)
-        mask = b.sub(b.emit(arith.ShLIOp(one, exponent)), one)
+        # ~(-1 << e): (1 << e) - 1 overflows (C's undefined behaviour) at
+        # e = 31, where 1 << e is INT_MIN; shli is an unsigned shift in C
+        all_ones = b.const(-1, t)
+        mask = b.emit(arith.XOrIOp(b.emit(arith.ShLIOp(all_ones, exponent)), all_ones))
         half_mask = b.shrsi(mask, one)
         shift = exponent
     remainder = b.emit(arith.AndIOp(x, mask))

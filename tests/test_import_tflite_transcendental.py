@@ -122,6 +122,23 @@ def test_mixed_types_are_refused() -> None:
     )
 
 
+def test_int8_softmax_of_a_flat_long_row_has_no_undefined_behaviour() -> None:
+    """1,000 classes of nearly equal logits (input scale 0.01): the sum of
+    the exponentials leaves the final RoundingDivideByPOT an exponent of 31,
+    where ``(1 << 31) - 1`` overflowed int32 in the C (undefined behaviour,
+    caught by UBSan; MobileNetV2's classifier hit it). Under ASan/UBSan, bit
+    for bit with TFLite Micro."""
+    m = ModelBuilder()
+    x = m.tensor((1, 1000), "int8", scale=0.01, zero_point=0)
+    y = m.tensor((1, 1000), "int8", scale=1 / 256, zero_point=-128)
+    m.op("SOFTMAX", [x], [y], ("SoftmaxOptions", dict(Beta=1.0)))
+    data = m.build([x], [y])
+    v = np.random.default_rng(0).integers(-128, 128, (1, 1000)).astype(np.int8)
+    (got,) = run_module(import_tflite_bytes(data), [v], passes=PASSES, sanitize=True)
+    (want,) = run_tflm(data, [v], [y])
+    assert difference(got, want) is None
+
+
 def softmax16(shape: tuple[int, ...], scale: float, beta: float) -> Built:
     m = ModelBuilder()
     x = m.tensor(shape, "int16", scale=scale, zero_point=0)
