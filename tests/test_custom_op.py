@@ -86,11 +86,9 @@ def scale_shift_clip(
     return np.clip(v, -options[1], options[1]).astype(np.int8)
 
 
-def model() -> tuple[bytes, list[int]]:
-    """conv -> CUSTOM -> fully connected; returns the file and the tensors
-    (conv output, custom output, model output)."""
-    rng = np.random.default_rng(28)
-    m = ModelBuilder()
+def _conv(m: ModelBuilder, rng: np.random.Generator) -> tuple[int, int]:
+    """The model's first operator (CONV_2D, per-channel weights): its input
+    and output tensors."""
     x = m.tensor((1, 6, 6, 2), "int8", scale=0.05, zero_point=-3)
     cw = m.tensor(
         (4, 3, 3, 2),
@@ -118,6 +116,15 @@ def model() -> tuple[bytes, list[int]]:
             },
         ),
     )
+    return x, y
+
+
+def model() -> tuple[bytes, list[int]]:
+    """conv -> CUSTOM -> fully connected; returns the file and the tensors
+    (conv output, custom output, model output)."""
+    rng = np.random.default_rng(28)
+    m = ModelBuilder()
+    x, y = _conv(m, rng)
     sw = m.tensor(
         (4,),
         "int8",
@@ -200,35 +207,8 @@ def test_every_tensor_matches(tmp_path: Path) -> None:
 
 def _conv_model() -> bytes:
     """The model's first operator alone (same tensors, same weights)."""
-    rng = np.random.default_rng(28)
     m = ModelBuilder()
-    x = m.tensor((1, 6, 6, 2), "int8", scale=0.05, zero_point=-3)
-    cw = m.tensor(
-        (4, 3, 3, 2),
-        "int8",
-        rng.integers(-127, 128, (4, 3, 3, 2)),
-        scale=[0.01, 0.02, 0.015, 0.03],
-        zero_point=[0, 0, 0, 0],
-    )
-    cb = m.tensor(
-        (4,), "int32", rng.integers(-500, 500, 4), scale=[5e-4, 1e-3, 7.5e-4, 1.5e-3]
-    )
-    y = m.tensor((1, 4, 4, 4), "int8", scale=0.1, zero_point=2)
-    m.op(
-        "CONV_2D",
-        [x, cw, cb],
-        [y],
-        (
-            "Conv2DOptions",
-            {
-                "Padding": 1,
-                "StrideW": 1,
-                "StrideH": 1,
-                "DilationWFactor": 1,
-                "DilationHFactor": 1,
-            },
-        ),
-    )
+    x, y = _conv(m, np.random.default_rng(28))
     return m.build([x], [y])
 
 

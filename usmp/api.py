@@ -181,15 +181,29 @@ class Library:
         otherwise); ``quantize=True`` takes float values for a quantised
         input and quantises them with its scale and zero point as TFLite's
         QUANTIZE does (round half away from zero, saturated)."""
-        from usmp.tools.host_run import HOST_CFLAGS, build, run_example
+        from usmp.tools.host_run import HOST_CFLAGS
+
+        flags = HOST_CFLAGS if cflags is None else tuple(cflags)
+        return self._execute(inputs, runs, compiler, flags, quantize)[0]
+
+    def _execute(
+        self,
+        inputs: Sequence[Any] | Mapping[str, Any],
+        runs: int,
+        compiler: str,
+        cflags: Sequence[str],
+        quantize: bool,
+    ) -> tuple[list[np.ndarray], str]:
+        """Build the example with the library (and the libraries its
+        operators call) and run it ``runs`` times: the outputs, and what it
+        printed."""
+        from usmp.tools.host_run import build, run_example
 
         arrays = self._inputs(inputs, quantize)
-        flags = HOST_CFLAGS if cflags is None else tuple(cflags)
         sources = self._example_sources()
         include, libraries = _libraries(sources, compiler)
-        exe = build(sources, ["-std=c99", *flags, *include], compiler, libraries)
-        outputs, _ = run_example(exe, self.directory, arrays, runs=runs)
-        return outputs
+        exe = build(sources, ["-std=c99", *cflags, *include], compiler, libraries)
+        return run_example(exe, self.directory, arrays, runs=runs)
 
     def time(
         self,
@@ -203,13 +217,7 @@ class Library:
         """Mean CPU microseconds of one ``run`` over ``runs`` runs of the
         example built with ``cflags`` (as it prints them); ``inputs`` and
         ``quantize`` as for ``run``."""
-        from usmp.tools.host_run import build, run_example
-
-        sources = self._example_sources()
-        include, libraries = _libraries(sources, compiler)
-        exe = build(sources, ["-std=c99", *cflags, *include], compiler, libraries)
-        arrays = self._inputs(inputs, quantize)
-        _, printed = run_example(exe, self.directory, arrays, runs=runs)
+        _, printed = self._execute(inputs, runs, compiler, cflags, quantize)
         line = next(x for x in printed.splitlines() if x.startswith("time: "))
         return float(line.split()[1])
 
@@ -227,7 +235,6 @@ class Library:
         run ``runs`` times, its ``example/profile.c`` table read back
         (``usmp.tools.profile_table``: rows of function, TFLite operator and
         index, microseconds per run)."""
-        from usmp.tools.host_run import build, run_example
         from usmp.tools.profile_table import parse_profile
 
         if "example/profile.c" not in self.files:
@@ -235,9 +242,7 @@ class Library:
                 "Library.profile needs a library compiled with "
                 "CompileOptions(profile=True) (usmp-compile --profile)"
             )
-        exe = build(self._example_sources(), ["-std=c99", *cflags], compiler)
-        arrays = self._inputs(inputs, quantize)
-        _, printed = run_example(exe, self.directory, arrays, runs=runs)
+        _, printed = self._execute(inputs, runs, compiler, cflags, quantize)
         return parse_profile(printed, "the example's output")
 
     def _example_sources(self) -> dict[str, str]:
