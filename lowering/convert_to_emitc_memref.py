@@ -27,7 +27,7 @@ import math
 from collections.abc import Sequence
 
 from xdsl.dialects import memref, scf
-from xdsl.dialects.builtin import MemRefType, ModuleOp, ShapedType, StringAttr, i32
+from xdsl.dialects.builtin import MemRefType, ShapedType, StringAttr, i32
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -369,15 +369,6 @@ class GetGlobalOpLowering(EmitcPattern):
         lw.replace(pointer)
 
 
-_VIEWS = (
-    memref.SubviewOp,
-    memref.ReinterpretCastOp,
-    memref.CastOp,
-    memref.CollapseShapeOp,
-    memref.ExpandShapeOp,
-)
-
-
 def _refuse_writes(op: memref.GetGlobalOp) -> None:
     """A located error for a ``memref.store`` or ``memref.copy`` into the
     constant global ``op`` reads (directly or through views): its C array
@@ -387,11 +378,9 @@ def _refuse_writes(op: memref.GetGlobalOp) -> None:
         value = values.pop()
         for use in value.uses:
             user = use.operation
-            if isinstance(user, _VIEWS):
+            if isinstance(user, _ALIASES):
                 values.extend(user.results)
-            elif (isinstance(user, memref.StoreOp) and use.index == 1) or (
-                isinstance(user, memref.CopyOp) and use.index == 1
-            ):
+            elif isinstance(user, memref.StoreOp | memref.CopyOp) and use.index == 1:
                 raise located_error(
                     user,
                     f"writes into the constant global @{op.name_.root_reference.data}"
@@ -403,12 +392,10 @@ def _refuse_writes(op: memref.GetGlobalOp) -> None:
 def _is_constant_global(op: memref.GetGlobalOp) -> bool:
     """Whether the global ``op`` names is ``constant`` (still a
     ``memref.global``, or already its ``emitc.global``)."""
-    module = op.parent_op()
-    while module is not None and not isinstance(module, ModuleOp):
-        module = module.parent_op()
-    if module is None:
+    try:  # from the closest symbol table around op
+        target = SymbolTable.lookup_symbol(op, op.name_)
+    except ValueError:  # none around it
         return False
-    target = SymbolTable.lookup_symbol(module, op.name_)
     if isinstance(target, memref.GlobalOp):
         return target.constant is not None
     return isinstance(target, emitc.GlobalOp) and target.const_specifier is not None

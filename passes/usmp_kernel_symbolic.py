@@ -46,6 +46,7 @@ the enumerating tracer for that kernel.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field, replace
 
@@ -158,6 +159,16 @@ def _nonnegative(a: Affine, box: Box) -> bool:
 _PREDICATES = {0: "eq", 1: "ne", 2: "lt", 3: "le", 4: "gt", 5: "ge"}
 
 
+def row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Element strides of a row-major (identity layout) array of ``shape``."""
+    strides: list[int] = []
+    acc = 1
+    for dim in reversed(shape):
+        strides.append(acc)
+        acc *= dim
+    return tuple(reversed(strides))
+
+
 class _Summarizer:
     def __init__(self, f: func.FuncOp, interest: Collection[int], reverse: bool):
         self.f = f
@@ -178,14 +189,9 @@ class _Summarizer:
             shape = tuple(t.get_shape())
             element = t.get_element_type()
             assert isinstance(element, FixedBitwidthType)
-            strides: list[int] = []
-            acc = 1
-            for d in reversed(shape):
-                strides.append(acc)
-                acc *= d
             self.args[arg] = i
-            self.shapes[i] = (tuple(reversed(strides)), element.size)
-            self.sizes[i] = acc * element.size
+            self.shapes[i] = (row_major(shape), element.size)
+            self.sizes[i] = math.prod(shape) * element.size
         self.failed: set[int] = set()
         self.records: list[_Record] = []
         self.box: Box = {}

@@ -49,7 +49,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from usmp.dialects import tir
 from usmp.dialects.tir_custom import CustomCallOp
-from usmp.passes.usmp_kernel_symbolic import KernelSummary, summarize
+from usmp.passes.usmp_kernel_symbolic import KernelSummary, row_major, summarize
 
 NEVER = np.iinfo(np.int64).max
 """First-write time of a byte that is never written."""
@@ -120,15 +120,6 @@ _CHUNK = 1 << 18
 whatever the loop nest's size)."""
 
 
-def _row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
-    strides: list[int] = []
-    acc = 1
-    for dim in reversed(shape):
-        strides.append(acc)
-        acc *= dim
-    return tuple(reversed(strides))
-
-
 _CMP = {
     0: np.equal,
     1: np.not_equal,
@@ -182,7 +173,7 @@ class _Tracer:
             shape = tuple(t.get_shape())
             element = t.get_element_type()
             assert isinstance(element, FixedBitwidthType)
-            self.views[arg] = _View(i, 0, _row_major(shape), element.size)
+            self.views[arg] = _View(i, 0, row_major(shape), element.size)
             self.sizes[i] = int(np.prod(shape, dtype=np.int64)) * element.size
             self.elements[i] = element.size
 
@@ -259,7 +250,7 @@ class _Tracer:
                 not ok
                 or op.offsets
                 or op.strides
-                or source.strides != _row_major(tuple(op.operands[0].type.get_shape()))  # pyright: ignore
+                or source.strides != row_major(tuple(op.operands[0].type.get_shape()))  # pyright: ignore
                 or not isinstance(offsets, DenseArrayBase)
                 or not isinstance(strides, DenseArrayBase)
             ):
@@ -275,7 +266,7 @@ class _Tracer:
             )
         else:  # collapse of a row-major memref: row-major again
             assert isinstance(t, MemRefType)
-            if source.strides != _row_major(
+            if source.strides != row_major(
                 tuple(op.operands[0].type.get_shape())  # pyright: ignore
             ):
                 self.failed.add(source.arg)
@@ -283,7 +274,7 @@ class _Tracer:
             self.views[result] = _View(
                 source.arg,
                 source.offset,
-                _row_major(tuple(t.get_shape())),  # pyright: ignore
+                row_major(tuple(t.get_shape())),  # pyright: ignore
                 source.element,
             )
 
@@ -310,7 +301,7 @@ class _Tracer:
         index = -1 - len(self.pool_views)
         size = int(np.prod(shape, dtype=np.int64)) * element.size
         self.pool_views[index] = PoolView(op, source.arg, int(shift), size)
-        self.views[op.result] = _View(index, 0, _row_major(shape), element.size)
+        self.views[op.result] = _View(index, 0, row_major(shape), element.size)
         self.sizes[index] = size
         self.elements[index] = element.size
         return True

@@ -162,8 +162,8 @@ class BestFit:
         phase stops once it has passed (the portfolio after its first plan,
         the hill climb after an attempt, the search after a probe), so the
         plan is then the best found by that time. A first decode that the
-        deadline (or the later ``first_by``, when given) cuts short, or that
-        would start after it, gives way to ``lane_layout`` (linear time, up
+        deadline (or ``first_by``, when given) cuts short, or that would
+        start after it, gives way to ``lane_layout`` (linear time, up
         to twice the bytes) where that applies. ``ix``: the problem indexed
         already (by the caller)."""
         ix = ix or Indexed.of(problem)
@@ -171,7 +171,7 @@ class BestFit:
         first_error: PlanningError | None = None
         large = len(ix.names) > self.large
         gap_rules: tuple[OffsetRule, ...] = ("first_fit", "best_fit")
-        first_by = deadline if first_by is None else max(first_by, deadline or first_by)
+        first_by = deadline if first_by is None else first_by
         # no time left for a decode (or for its orders): lanes, if they apply
         quick = lane_layout(ix) if _past(first_by) else None
         orders = []

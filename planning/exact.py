@@ -91,12 +91,13 @@ class Optimal:
         reserve = FINISH_RESERVE * (time.process_time() - start)
         n = len(ix.names)
         single = all(len(c) == 1 for c in ix.candidates)
+        heuristic_deadline = start + HEURISTIC_SHARE * self.time_limit
         try:
             heuristic = best_fit(
                 problem,
-                start + HEURISTIC_SHARE * self.time_limit,
+                heuristic_deadline,
                 ix,
-                first_by=deadline - reserve,
+                first_by=max(deadline - reserve, heuristic_deadline),
             )
         except PlanningError as e:
             if not single:

@@ -21,8 +21,7 @@ The estimate of the peak counts, per kernel step (``step``: the kernel a
 node is fused into, as ``fuse-ops`` will group them), the stripe values
 live at that step (a value fused into its only kernel counts nothing), the
 stripes of the output done so far, the model input when it is in the
-workspace, and the concatenation of the stripes at the end. For a chain it
-is ``patching.stage_cost``'s figure.
+workspace, and the concatenation of the stripes at the end.
 """
 
 from __future__ import annotations
@@ -165,10 +164,13 @@ def choose(
     depth: int = 0,
     stripes: int = 0,
 ) -> tuple[PatchChoice, list[PatchChoice]]:
-    """As ``patching.choose``, over a graph: depth ``d`` ends the stage at
+    """The unpatched figures (depth 0, one stripe) and every candidate
+    within ``budget_macs`` extra MACs, best first: lowest peak, then fewest
+    extra MACs, fewer stripes, shallower. Depth ``d`` ends the stage at
     node ``cuts[d - 1]`` (a node whose output is the only stage value the
-    rest of the model reads); ``rest_peak[d]`` the model's estimated peak
-    after it."""
+    rest of the model reads); ``rest_peak[d]`` is the model's estimated peak
+    after it, ``unpatched_peak`` the model's. ``depth`` / ``stripes`` > 0
+    fix that dimension of the search."""
     base = PatchChoice(0, 1, unpatched_peak, unpatched_peak, 0, 0)
     found: list[PatchChoice] = []
     depths = [depth] if depth else range(1, len(cuts) + 1)

@@ -1,4 +1,9 @@
-"""Patch-based execution of a CNN's first stage: the choice of depth and grid.
+"""Patch-based execution of a CNN's first stage: stripes and their rows.
+
+This module keeps the row arithmetic (``split_rows``, a chain's
+``Layer.input_rows`` / ``stripe_plan``) and the candidate record
+``PatchChoice``; the stage graph, its cost and the choice of depth and
+stripes are ``patch_graph``'s, which generalises the chain below.
 
 Plain Python, no IR (``patch-stage`` extracts the stage and rewrites it). A
 *stage* is a chain of layers from a model input; a layer is one kernel
@@ -99,28 +104,6 @@ def stripe_plan(layers: Sequence[Layer], lo: int, hi: int) -> list[StripeLayer]:
     return plan
 
 
-def plan_error(layers: Sequence[Layer], stripes: int) -> str | None:
-    """Why ``stripes`` stripes of ``layers`` cannot be built (a stripe whose
-    rows of some layer read only padding, or whose padded rows do not give
-    its rows), or None."""
-    for lo, hi in split_rows(layers[-1].out_rows, stripes):
-        for i, (layer, part) in enumerate(
-            zip(layers, stripe_plan(layers, lo, hi), strict=True)
-        ):
-            rows = part.in_hi - part.in_lo
-            padded = rows + part.pad_top + part.pad_bottom
-            if rows < 1 or padded < layer.extent:
-                return (
-                    f"rows {part.out_lo}..{part.out_hi - 1} of layer {i + 1} read "
-                    "only padding"
-                )
-            if (padded - layer.extent) // layer.stride + 1 != part.out_hi - part.out_lo:
-                return (
-                    f"rows {part.out_lo}..{part.out_hi - 1} of layer {i + 1} misalign"
-                )
-    return None
-
-
 @dataclass(frozen=True)
 class PatchChoice:
     """A candidate: the first ``depth`` layers in ``stripes`` row stripes."""
@@ -134,74 +117,3 @@ class PatchChoice:
     """Multiply-accumulates of the patched stage."""
     extra_macs: int
     """``macs`` minus the stage's unpatched MACs (the recomputed halos)."""
-
-
-def stage_cost(
-    layers: Sequence[Layer], stripes: int, *, input_bytes: int = 0
-) -> tuple[int, int]:
-    """(estimated peak, MACs) of the stage computed in ``stripes`` stripes;
-    ``input_bytes``: the model input's bytes when it is in the workspace
-    (live until the last stripe has read it)."""
-    last = layers[-1]
-    out_bytes = last.out_rows * last.out_row_bytes
-    peak = 2 * out_bytes if stripes > 1 else 0
-    macs = 0
-    done = 0
-    for lo, hi in split_rows(last.out_rows, stripes):
-        plan = stripe_plan(layers, lo, hi)
-        first = plan[0]
-        copied = (first.in_hi - first.in_lo) * layers[0].in_row_bytes
-        if stripes > 1:
-            peak = max(peak, input_bytes + copied + done)
-            reading = copied
-        else:
-            reading = input_bytes
-        for layer, part in zip(layers, plan, strict=True):
-            rows = part.out_hi - part.out_lo
-            written = rows * layer.out_row_bytes
-            live = reading + written + done + (input_bytes if stripes > 1 else 0)
-            peak = max(peak, live)
-            macs += rows * layer.macs_per_row
-            reading = written
-        done += (hi - lo) * last.out_row_bytes
-    return peak, macs
-
-
-def choose(
-    layers: Sequence[Layer],
-    rest_peak: Sequence[int],
-    unpatched_peak: int,
-    budget_macs: int,
-    *,
-    input_bytes: int = 0,
-    depth: int = 0,
-    stripes: int = 0,
-) -> tuple[PatchChoice, list[PatchChoice]]:
-    """The unpatched figures (depth 0, one stripe) and every candidate
-    within ``budget_macs`` extra MACs, best first: lowest peak, then fewest
-    extra MACs, fewer stripes, shallower.
-
-    ``rest_peak[d]``: the model's estimated peak over the kernels after the
-    first ``d`` layers (unchanged by patching them); ``unpatched_peak``: the
-    model's. ``depth`` / ``stripes`` > 0 fix that dimension of the search."""
-    base = PatchChoice(0, 1, unpatched_peak, unpatched_peak, 0, 0)
-    found: list[PatchChoice] = []
-    depths = [depth] if depth else range(1, len(layers) + 1)
-    for d in depths:
-        stage = layers[:d]
-        plain = sum(x.out_rows * x.macs_per_row for x in stage)
-        rows = stage[-1].out_rows
-        counts = [stripes] if stripes else range(2, rows + 1)
-        for n in counts:
-            if n > rows:
-                continue
-            if plan_error(stage, n) is not None:
-                continue
-            peak, macs = stage_cost(stage, n, input_bytes=input_bytes)
-            if macs - plain > budget_macs:
-                continue
-            found.append(
-                PatchChoice(d, n, max(peak, rest_peak[d]), peak, macs, macs - plain)
-            )
-    found.sort(key=lambda c: (c.peak, c.extra_macs, c.stripes, c.depth))
-    return base, found
