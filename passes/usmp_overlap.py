@@ -24,16 +24,35 @@ Not a pass. Two analyses over the output of ``usmp_analysis.analyze``:
   the planned addresses must find no byte written before its last read. The
   independent proof of the whole plan is ``usmp-replay``, which shares
   nothing with this analysis.
+
+A third kind is between *different* calls (issue 31, patching that
+consumes its input in place): a buffer (*source*, main's, or the model's
+input in the workspace) whose later calls read only some of its bytes, and
+a buffer first written after it was created (*target*). From main's views
+(``memref.reinterpret_cast`` with a static offset, reshapes; any other view
+counts as the whole buffer) ``_accessed`` finds the bytes of the source
+each step passes to a call; the target may sit on the source's bytes that
+no step from the target's first step on accesses: below the lowest such
+byte (``max_shift``) or above the highest (``min_shift``). A patched stage's
+stripes read the model input top down, so a later stripe's values and the
+stripes' outputs may go over the input rows the earlier stripes consumed
+(``dead_overlaps``). The step that first writes the target counts as
+accessing every byte it passes, so the kernel's own order never matters;
+the source may not be an output (the caller reads it after the run) nor a
+state, the target not an input. ``overlap_violations`` accepts a shared
+pair when the planned bytes meet no such later access (``_dead_check``);
+``usmp-replay`` proves the whole plan independently.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import func, memref
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import DenseArrayBase, MemRefType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from usmp.dialects.tir import CallOp, PoolKind
@@ -142,9 +161,12 @@ def find_overlaps(
     analysis: BufferInfoAnalysis,
     functions: Mapping[str, func.FuncOp],
     traces: KernelTraces | None = None,
+    *,
+    consumed: bool = True,
 ) -> tuple[Overlap, ...]:
     """The allowed overlaps of the analysed module (see module doc), in step
-    order."""
+    order; with ``consumed``, also those over bytes of a buffer that no later
+    step accesses (``dead_overlaps``)."""
     traces = traces or KernelTraces()
     by_name = {b.name: b for b in analysis.buffers}
     found: list[Overlap] = []
@@ -178,7 +200,190 @@ def find_overlaps(
                     above = None
                 if below > -by_name[tg].size or above is not None:
                     found.append(Overlap(s, tg, below, above))
-    return tuple(found)
+    return _merged(found, dead_overlaps(analysis) if consumed else [])
+
+
+def _merged(first: list[Overlap], more: list[Overlap]) -> tuple[Overlap, ...]:
+    """One overlap per (source, target): each allows a set of safe shifts,
+    so their union is safe (the largest ``max_shift``, the smallest
+    ``min_shift``)."""
+    out: dict[tuple[str, str], Overlap] = {}
+    for o in (*first, *more):
+        had = out.get((o.source, o.target))
+        if had is not None:
+            above = [x for x in (had.min_shift, o.min_shift) if x is not None]
+            o = Overlap(
+                o.source,
+                o.target,
+                max(had.max_shift, o.max_shift),
+                min(above) if above else None,
+            )
+        out[(o.source, o.target)] = o
+    return tuple(out.values())
+
+
+_END = 1 << 62
+"""The step of an access after the run (main's return)."""
+
+Access = tuple[int, int, int]
+"""(step, first byte, end byte) of a buffer a step of main passes on."""
+
+
+def _span_bytes(t: MemRefType) -> int | None:
+    """Bytes from a view's first element to one past its last, or None if
+    its shape, strides or element size are not static."""
+    width = getattr(t.get_element_type(), "size", 0)
+    dims = t.get_shape()
+    strides = t.get_strides()
+    if not width or any(d < 0 for d in dims) or strides is None:
+        return None
+    if any(d == 0 for d in dims):
+        return 0
+    if any(x is None or x < 0 for x in strides):
+        return None
+    return (1 + sum((d - 1) * x for d, x in zip(dims, strides, strict=True))) * width  # pyright: ignore[reportOperatorIssue]
+
+
+def _accesses(
+    value: SSAValue, size: int, main: func.FuncOp, step_of: dict[Operation, int]
+) -> list[Access] | None:
+    """Every access of the buffer ``value`` by main's steps, through its
+    views (module note); None if an op using it is no step of main."""
+    out: list[Access] = []
+    todo: list[tuple[SSAValue, int, int]] = [(value, 0, size)]
+    while todo:
+        v, lo, hi = todo.pop()
+        for use in v.uses:
+            op = use.operation
+            if is_view_like(op):
+                t = op.results[0].type
+                part = lo, hi
+                if isinstance(op, memref.ReinterpretCastOp):
+                    offsets = op.static_offsets
+                    span = _span_bytes(t) if isinstance(t, MemRefType) else None
+                    if op.offsets or not isinstance(offsets, DenseArrayBase):
+                        span = None
+                    if span is not None and isinstance(t, MemRefType):
+                        width = getattr(t.get_element_type(), "size", 0)
+                        first = int(offsets.get_values()[0]) * width  # pyright: ignore
+                        part = max(first, 0), min(first + span, size)
+                    else:
+                        part = 0, size
+                elif not isinstance(op, memref.CollapseShapeOp | memref.ExpandShapeOp):
+                    part = 0, size  # another view: all of it
+                todo.extend((r, *part) for r in op.results)
+                continue
+            top: Operation | None = op
+            while top is not None and top.parent_op() is not main:
+                top = top.parent_op()
+            if top is None:
+                return None
+            if isinstance(top, func.ReturnOp):
+                out.append((_END, 0, size))
+            elif top in step_of:
+                out.append((step_of[top], lo, hi))
+            else:
+                return None
+    return out
+
+
+def _accessed(analysis: BufferInfoAnalysis) -> dict[str, list[Access]]:
+    """The accesses of every workspace buffer whose accesses are all known
+    (``_accesses``), by name."""
+    step_of = {op: i for i, op in enumerate(analysis.step_ops)}
+    out: dict[str, list[Access]] = {}
+    for value, b in _buffer_values(analysis).items():
+        if b.kind != PoolKind.WORKSPACE or not b.size:
+            continue
+        found = _accesses(value, b.size, analysis.main, step_of)
+        if found is not None:
+            out[b.name] = found
+    return out
+
+
+def _types_may_alias(a: MemRefType, b: MemRefType) -> bool:
+    """``_may_alias`` for two buffers' element types."""
+    x, y = a.get_element_type(), b.get_element_type()
+    return x == y or any(getattr(e, "size", 0) == 1 for e in (x, y))
+
+
+def _may_share_dead(source: BufferInfo, target: BufferInfo) -> bool:
+    """May ``target`` go over bytes of ``source`` no later step accesses
+    (module note): a source that dies inside the run, a target the run
+    writes, one live interval each, element types that may alias."""
+    return (
+        source.role in ("input", "allocate")
+        and target.role != "input"
+        and source.kind == target.kind == PoolKind.WORKSPACE
+        and len(source.live) == 1
+        and len(target.live) == 1
+        and source.size > 0
+        and target.size > 0
+        and _types_may_alias(source.type, target.type)
+    )
+
+
+def dead_overlaps(analysis: BufferInfoAnalysis) -> list[Overlap]:
+    """Overlaps of a target over the bytes of a source that no step from the
+    target's first step on accesses (module note), for every conflicting
+    pair where those bytes exist."""
+    accessed = _accessed(analysis)
+    by_name = {b.name: b for b in analysis.buffers}
+    found: list[Overlap] = []
+    for source in analysis.buffers:
+        accesses = accessed.get(source.name)
+        if not accesses:
+            continue
+        # the hull of the accesses from each step on (suffix minima/maxima)
+        accesses = sorted(accesses)
+        steps = [a[0] for a in accesses]
+        low = [a[1] for a in accesses]
+        high = [a[2] for a in accesses]
+        for k in range(len(accesses) - 2, -1, -1):
+            low[k] = min(low[k], low[k + 1])
+            high[k] = max(high[k], high[k + 1])
+        for name in analysis.conflicts.get(source.name, ()):
+            target = by_name.get(name)
+            if target is None or not _may_share_dead(source, target):
+                continue
+            first = target.first_step
+            k = bisect_left(steps, first if first is not None else _END)
+            if k == len(steps):
+                continue
+            lo, hi = low[k], high[k]
+            if lo <= 0 and hi >= source.size:
+                continue
+            found.append(
+                Overlap(
+                    source.name,
+                    target.name,
+                    lo - target.size,
+                    hi if hi < source.size else None,
+                )
+            )
+    return found
+
+
+def _dead_verdict(
+    accessed: dict[str, list[Access]], source: BufferInfo, target: BufferInfo, d: int
+) -> str | None:
+    """With ``target`` at ``source + d``: None if the pair is not of the
+    kind ``dead_overlaps`` allows, '' if no step from the target's first
+    on accesses a shared byte of the source, else which step does."""
+    accesses = accessed.get(source.name)
+    first = target.first_step
+    if accesses is None or first is None or not _may_share_dead(source, target):
+        return None
+    lo, hi = max(d, 0), min(d + target.size, source.size)
+    for step, a, b in sorted(accesses):
+        if step >= first and max(a, lo) < min(b, hi):
+            when = "after the run" if step == _END else f"at step {step}"
+            return (
+                f"'{target.name}' (first written at step {first}) is placed over "
+                f"byte(s) {max(a, lo)}..{min(b, hi) - 1} of '{source.name}', which "
+                f"are still accessed {when}"
+            )
+    return ""
 
 
 def overlap_violations(
@@ -206,10 +411,19 @@ def overlap_violations(
         return []
     traces = traces or KernelTraces()
     calls = {c.step: c for c in _calls(analysis, functions)}
+    accessed = _accessed(analysis)
     violations: list[str] = []
     for k, (a, b, shift) in enumerate(shared):
         report("plan check", k + 1, len(shared), f"{a.name} and {b.name}")
+        dead = [
+            _dead_verdict(accessed, a, b, shift),
+            _dead_verdict(accessed, b, a, -shift),
+        ]
+        if "" in dead:
+            continue  # on bytes of the other that no later step accesses
         verdict = _replay(a, b, shift, calls, traces)
+        if verdict == _UNRELATED:
+            verdict = next((v for v in dead if v), verdict)
         if verdict:
             violations.append(
                 f"buffers '{a.name}' and '{b.name}' share bytes "
@@ -220,6 +434,12 @@ def overlap_violations(
     return violations
 
 
+_UNRELATED = (
+    "they are live together, and neither is read for the last time by the "
+    "call that first writes the other"
+)
+
+
 def _replay(
     a: BufferInfo,
     b: BufferInfo,
@@ -228,10 +448,7 @@ def _replay(
     traces: KernelTraces,
 ) -> str:
     """'' if ``b`` at ``a + shift`` is safe, else why not."""
-    why = (
-        "they are live together, and neither is read for the last time by the "
-        "call that first writes the other"
-    )
+    why = _UNRELATED
     for source, target, d in ((a, b, shift), (b, a, -shift)):
         step = source.last_step
         if len(source.live) != 1 or len(target.live) != 1:

@@ -218,6 +218,8 @@ def plan_memory(
             plan = run(problem)
             if analysis.refined:
                 plan = _smaller(analysis, plan, run)
+            if overlap:
+                plan = _without_consumed(analysis, plan, run)
         except PlanningError as e:
             raise _planning_error(analysis, e) from None
         placements = {
@@ -257,6 +259,35 @@ def _smaller(
     total = sum(plan.pool_sizes(coarse).values())
     finer = sum(refined.pool_sizes(analysis.workspace_problem()).values())
     return refined if finer < total else plan
+
+
+def _without_consumed(
+    analysis: BufferInfoAnalysis, plan: Plan, run: Callable[[Problem], Plan]
+) -> Plan:
+    """The overlaps over bytes no later step accesses (``usmp_overlap``'s
+    ``dead_overlaps``: a stage consuming its input) free bytes only where
+    they change the plan's size: the plan without them (valid with them:
+    it shares fewer bytes) is kept unless the plan with them is smaller, as
+    the planners' heuristics can place worse with more freedom, and a model
+    they do not help keeps its layout."""
+    if analysis.functions is None:
+        return plan
+    kernels = find_overlaps(
+        analysis, analysis.functions, analysis.traces, consumed=False
+    )
+    if kernels == analysis.overlaps:
+        return plan
+    fewer = replace(analysis, overlaps=kernels)
+    try:
+        other = run(fewer.workspace_problem())
+        if analysis.refined:
+            other = _smaller(fewer, other, run)
+    except PlanningError:
+        return plan
+    problem = analysis.workspace_problem()
+    with_them = sum(plan.pool_sizes(problem).values())
+    without = sum(other.pool_sizes(problem).values())
+    return plan if with_them < without else other
 
 
 def recorded_plan(analysis: BufferInfoAnalysis) -> PlannedModule | None:

@@ -190,3 +190,48 @@ def test_no_overlap_between_types_that_may_not_alias() -> None:
         ).parse_module()
         found[out] = analyze(module, resolve_pools(module, ""), True, True).overlaps
     assert found == {"i16": (), "i8": (Overlap("x", "y", 3, None),)}
+
+
+CONSUMED = KERNELS.with_name("usmp_buffer_info_consumed_input.mlir")
+
+
+def test_check_of_a_stage_consuming_its_input() -> None:
+    """Two stripes read rows 0..4 and 3..7 of the input x (16-byte rows):
+    the second stripe's output may lie on x's first three rows (bytes the
+    second stripe no longer reads), not one byte further; the first
+    stripe's output may not lie on rows the second stripe still reads."""
+    module = LocatingParser(
+        new_context(), CONSUMED.read_text(), "c.mlir"
+    ).parse_module()
+    analysis = analyze(module, resolve_pools(module, ""), True, True)
+    assert analysis.functions is not None
+    assert Overlap("x", "sid_1", -32, None) in analysis.overlaps
+    assert not any(o.target == "sid_0" for o in analysis.overlaps)
+    problem = analysis.workspace_problem()
+
+    def check(where: dict[str, int]) -> list[str]:
+        plan = {n: Placement("global_workspace", o) for n, o in where.items()}
+        found = validate_plan(problem, Plan(plan))
+        replayed = overlap_violations(analysis, analysis.functions or {}, plan)
+        assert bool(found) == bool(replayed), (found, replayed)
+        return replayed
+
+    assert check({"x": 112, "y": 240, "sid_0": 0, "sid_1": 80}) == []
+    late = check({"x": 112, "y": 240, "sid_0": 0, "sid_1": 81})
+    assert (
+        len(late) == 1
+        and (
+            "'sid_1' (first written at step 1) is placed over byte(s) 48..48 of 'x', "
+            "which are still accessed at step 1"
+        )
+        in late[0]
+    )
+    early = check({"x": 112, "y": 272, "sid_0": 192, "sid_1": 32})
+    assert (
+        len(early) == 1
+        and (
+            "'sid_0' (first written at step 0) is placed over byte(s) 80..127 of "
+            "'x', which are still accessed at step 1"
+        )
+        in early[0]
+    )

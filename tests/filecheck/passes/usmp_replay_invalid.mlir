@@ -301,3 +301,56 @@ builtin.module attributes {tir.pools = [#tir.pool_info<"ws", workspace, size = 1
     func.return
   }
 }
+
+// -----
+
+// A stage consuming its input in place (usmp_buffer_info_consumed_input.mlir),
+// broken: the first stripe's output 'sid' is placed over the input's rows
+// 5..7 (x + 80), which the second stripe still reads at step 1.
+builtin.module attributes {tir.pools = [#tir.pool_info<"global_workspace", workspace, size = 272, alignment = 16, access = {c = rw}>, #tir.pool_info<"global_const", constant, size = 0, alignment = 16, access = {c = ro}>]} {
+  func.func @rows(%in: memref<5x16xi8>, %out: memref<5x16xi8>) attributes {tir.prim_func} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %c5 = arith.constant 5 : index
+    %z = arith.constant 0 : i8
+    scf.for %i = %c0 to %c5 step %c1 {
+      scf.for %j = %c0 to %c16 step %c1 {
+        %v = memref.load %in[%i, %j] : memref<5x16xi8>
+        %r = arith.maxsi %v, %z : i8
+        memref.store %r, %out[%i, %j] : memref<5x16xi8>
+      }
+    }
+    func.return
+  }
+  func.func @join(%a: memref<5x16xi8>, %b: memref<5x16xi8>, %out: memref<2x16xi8>) attributes {tir.prim_func} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    scf.for %j = %c0 to %c16 step %c1 {
+      %v = memref.load %a[%c0, %j] : memref<5x16xi8>
+      memref.store %v, %out[%c0, %j] : memref<2x16xi8>
+      %w = memref.load %b[%c0, %j] : memref<5x16xi8>
+      memref.store %w, %out[%c1, %j] : memref<2x16xi8>
+    }
+    func.return
+  }
+  // expected-error@+1 {{usmp-replay: the memory plan is unsafe: step 1 'rows' reads input 'x' byte(s) 80-127, which hold buffer 'sid' written by step 0 'rows' in run 1 instead}}
+  func.func @main(%global_workspace: memref<272xi8>) attributes {tir.prim_func, tir.main, tir.input_names = ["x"], tir.output_names = ["y"], tir.pool_args = ["global_workspace"], tir.input_allocations = [#tir.pool_allocation<"global_workspace", 112>], tir.output_allocations = [#tir.pool_allocation<"global_workspace", 16>], tir.input_types = [memref<8x16xi8>], tir.output_types = [memref<2x16xi8>]} {
+    %0 = arith.constant 112 : index
+    %x = memref.view %global_workspace[%0][] : memref<272xi8> to memref<8x16xi8>
+    %1 = arith.constant 16 : index
+    %y = memref.view %global_workspace[%1][] : memref<272xi8> to memref<2x16xi8>
+    %2 = arith.constant 192 : index
+    %sid = memref.view %global_workspace[%2][] : memref<272xi8> to memref<5x16xi8>
+    %3 = arith.constant 80 : index
+    %sid_1 = memref.view %global_workspace[%3][] : memref<272xi8> to memref<5x16xi8>
+    %top = memref.reinterpret_cast %x to offset: [0], sizes: [5, 16], strides: [16, 1] : memref<8x16xi8> to memref<5x16xi8>
+    %bottom = memref.reinterpret_cast %x to offset: [48], sizes: [5, 16], strides: [16, 1] : memref<8x16xi8> to memref<5x16xi8, strided<[16, 1], offset: 48>>
+    tir.call @rows(%top, %sid) : (memref<5x16xi8>, memref<5x16xi8>) -> ()
+    tir.call @rows(%bottom, %sid_1) : (memref<5x16xi8, strided<[16, 1], offset: 48>>, memref<5x16xi8>) -> ()
+    tir.call @join(%sid, %sid_1, %y) : (memref<5x16xi8>, memref<5x16xi8>, memref<2x16xi8>) -> ()
+    func.return
+  }
+}
+
