@@ -21,7 +21,18 @@ The estimate of the peak counts, per kernel step (``step``: the kernel a
 node is fused into, as ``fuse-ops`` will group them), the stripe values
 live at that step (a value fused into its only kernel counts nothing), the
 stripes of the output done so far, the model input when it is in the
-workspace, and the concatenation of the stripes at the end.
+workspace, and the concatenation of the stripes at the end. The stripes
+read the input top down, so the rows above those a stripe reads are
+consumed: the stripe's values and the outputs done may lie on them
+(``usmp_overlap.dead_overlaps``, issue 31 item 2), and with the input in
+the workspace a stripe costs the input plus what does not fit on its
+consumed rows.
+
+Candidates are ranked by the estimated peak of the model, then by the
+stage's own peak: the rest of the model is estimated without the
+planner's overlaps, which shrink it most (a MobileNet's depthwise and 1x1
+convolutions), so of two grids it ties the one with the smaller stage is
+the better bet; then by fewer extra MACs (within the budget either way).
 """
 
 from __future__ import annotations
@@ -121,7 +132,9 @@ def stage_cost(
 ) -> tuple[int, int]:
     """(estimated peak, MACs) of the stage ending at node ``out`` computed
     in ``stripes`` stripes; ``input_bytes``: the model input's bytes when it
-    is in the workspace (live until the last stripe has read it)."""
+    is in the workspace (live until the last stripe has read it; the rows
+    above those stripe ``j`` reads are consumed, and stripe ``j``'s values
+    and the outputs done may go over them: ``_with_input``)."""
     last_step = [n.step for n in nodes[: out + 1]]
     for i in range(1, out + 1):
         for j in nodes[i].inputs:
@@ -148,9 +161,24 @@ def stage_cost(
             size = count * nodes[i].row_bytes
             for s in range(max(own, first_step), last_step[i] + 1):
                 live[s - first_step] += size
-        peak = max(peak, input_bytes + done + max(live))
+        peak = max(peak, _with_input(input_bytes, done + max(live), rows, nodes))
         done += (hi - lo) * nodes[out].row_bytes
     return peak, macs
+
+
+def _with_input(
+    input_bytes: int, others: int, rows: Sequence[Rows | None], nodes: Sequence[Node]
+) -> int:
+    """Bytes of the model input (``input_bytes``, 0 if outside the
+    workspace) and ``others`` live beside it while a stripe reading the
+    input ``rows[0]`` runs: the rows above the first it reads are consumed
+    (stripes run top down), and the planner may put other values there
+    (``usmp_overlap.dead_overlaps``)."""
+    if not input_bytes:
+        return others
+    read = rows[0]
+    consumed = read[0] * nodes[0].row_bytes if read is not None else input_bytes
+    return input_bytes + max(others - consumed, 0)
 
 
 def choose(
@@ -165,11 +193,11 @@ def choose(
     stripes: int = 0,
 ) -> tuple[PatchChoice, list[PatchChoice]]:
     """The unpatched figures (depth 0, one stripe) and every candidate
-    within ``budget_macs`` extra MACs, best first: lowest peak, then fewest
-    extra MACs, fewer stripes, shallower. Depth ``d`` ends the stage at
-    node ``cuts[d - 1]`` (a node whose output is the only stage value the
-    rest of the model reads); ``rest_peak[d]`` is the model's estimated peak
-    after it, ``unpatched_peak`` the model's. ``depth`` / ``stripes`` > 0
+    within ``budget_macs`` extra MACs, best first: lowest peak, then lowest
+    stage peak (module note), fewest extra MACs, fewer stripes, shallower.
+    Depth ``d`` ends the stage at node ``cuts[d - 1]`` (a node whose output
+    is the only stage value the rest of the model reads); ``rest_peak[d]``
+    is the model's estimated peak after it, ``unpatched_peak`` the model's. ``depth`` / ``stripes`` > 0
     fix that dimension of the search."""
     base = PatchChoice(0, 1, unpatched_peak, unpatched_peak, 0, 0)
     found: list[PatchChoice] = []
@@ -195,5 +223,5 @@ def choose(
             found.append(
                 PatchChoice(d, n, max(peak, rest_peak[d]), peak, macs, macs - plain)
             )
-    found.sort(key=lambda c: (c.peak, c.extra_macs, c.stripes, c.depth))
+    found.sort(key=lambda c: (c.peak, c.stage_peak, c.extra_macs, c.stripes, c.depth))
     return base, found

@@ -20,6 +20,7 @@ from collections import defaultdict
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import (
@@ -42,7 +43,7 @@ from usmp.passes.patch_stage import PATCH_ATTR, PatchStagePass, liveness_steps
 from usmp.passes.patch_stage_graph import find_stage
 from usmp.planning.patch_graph import stripe_rows
 from usmp.planning.patching import split_rows
-from usmp.testing.run_c import run_module
+from usmp.testing.run_c import run_module, run_pipeline
 from usmp.testing.shared_models import MODELS_DIR
 from usmp.testing.tflite_builder import ModelBuilder
 from usmp.testing.tflm_reference import random_inputs, run_tflm
@@ -243,6 +244,7 @@ _blocks = st.lists(
     seed=st.integers(0, 2**16),
     depth=st.integers(0, 12),
     stripes=st.integers(2, 7),
+    io=st.booleans(),
 )
 def test_random_residual_cnn_patched_equals_unpatched_and_tflite_micro(
     blocks: list[str],
@@ -252,15 +254,79 @@ def test_random_residual_cnn_patched_equals_unpatched_and_tflite_micro(
     seed: int,
     depth: int,
     stripes: int,
+    io: bool,
 ) -> None:
     data = build_cnn(blocks, h, w, stem_stride, seed)
     x = np.random.default_rng(seed).integers(-128, 128, (1, h, w, 3)).astype(np.int8)
     try:
-        check_every_tensor(data, x, depth=depth, stripes=stripes)
+        check_every_tensor(data, x, depth=depth, stripes=stripes, io=io)
     except Exception as e:  # a depth or grid beyond the stage: refused, located
         if "patch-stage:" not in str(e):
             raise
-        check_every_tensor(data, x, budget=100.0)
+        check_every_tensor(data, x, budget=100.0, io=io)
+
+
+IO_PIPELINE = (
+    "fuse-ops,lower-ops,aot-lower-main{order_io=true},usmp{use_workspace_io=true}"
+)
+"""With the I/O in the workspace; ``usmp`` replays every plan byte by byte."""
+
+
+def run_on_consumed_input(module: ModuleOp, xs: list[np.ndarray], **kw: Any) -> Any:
+    """``module`` through ``IO_PIPELINE``, the plan that uses the overlaps
+    over the consumed input kept even where it is not smaller (these small
+    CNNs seldom gain from them), so that the C runs them; its outputs, and
+    the number of buffers placed over the model input after the first
+    step."""
+    from usmp.passes import usmp_plan_memory
+    from usmp.passes.usmp_analysis import analyze
+    from usmp.passes.usmp_pools import resolve_pools
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(usmp_plan_memory, "_without_consumed", lambda a, plan, r: plan)
+        planned = run_pipeline(module, IO_PIPELINE)
+    analysis = analyze(planned, resolve_pools(planned, ""), True)
+    x = next(b for b in analysis.buffers if b.role == "input")
+    assert x.placement is not None
+    lo, hi = x.placement.offset.data, x.placement.offset.data + x.size
+    over = [
+        b
+        for b in analysis.buffers
+        if b.name in analysis.conflicts.get(x.name, ())
+        and b.placement is not None
+        and max(lo, b.placement.offset.data) < min(hi, b.placement.offset.data + b.size)
+    ]
+    return run_module(planned, xs, **kw), len(over)
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    blocks=_blocks,
+    h=st.integers(9, 19),
+    w=st.integers(3, 6),
+    stem_stride=st.integers(1, 2),
+    seed=st.integers(0, 2**16),
+    stripes=st.integers(2, 5),
+)
+def test_random_residual_cnn_with_io_in_the_workspace_through_c(
+    blocks: list[str], h: int, w: int, stem_stride: int, seed: int, stripes: int
+) -> None:
+    """Random CNNs patched with the input in the workspace (the stripes may
+    consume it in place), planned and replayed by ``usmp``, built and run:
+    TFLite Micro's outputs."""
+    data = build_cnn(blocks, h, w, stem_stride, seed)
+    model = read_model(data)
+    xs = random_inputs(model, seed)
+    expected = run_tflm(data, xs, list(model.outputs))
+    module = import_model(model)
+    try:
+        PatchStagePass(depth=1, stripes=stripes, io=True).apply(None, module)  # type: ignore[arg-type]
+    except Exception as e:  # more stripes than rows: refused, located
+        if "patch-stage:" not in str(e):
+            raise
+        PatchStagePass(budget=100.0, io=True).apply(None, module)  # type: ignore[arg-type]
+    ours, _ = run_on_consumed_input(module, xs)
+    assert np.array_equal(ours[0].reshape(-1), np.asarray(expected[0]).reshape(-1))
 
 
 def test_residual_stage_is_patched_through_the_add() -> None:
@@ -275,20 +341,22 @@ def test_residual_stage_is_patched_through_the_add() -> None:
     assert decision["layers"] == IntegerAttr(7, i64)
 
 
-def test_residual_cnn_c_matches_tflite_micro_under_asan() -> None:
+@pytest.mark.parametrize(("io", "stripes"), [(False, 3), (True, 5)])
+def test_residual_cnn_c_matches_tflite_micro_under_asan(io: bool, stripes: int) -> None:
     data = build_cnn(["cat", "res", "down", "res"], 21, 4, 2, 11)
     model = read_model(data)
     xs = random_inputs(model, 5)
     expected = run_tflm(data, xs, list(model.outputs))
     module = import_model(model)
-    PatchStagePass(depth=7, stripes=3).apply(None, module)  # type: ignore[arg-type]
+    PatchStagePass(depth=7, stripes=stripes, io=io).apply(None, module)  # type: ignore[arg-type]
     assert "applied = true" in str(module)
-    ours = run_module(
-        module,
-        xs,
-        passes="fuse-ops,lower-ops,aot-lower-main,usmp",  # usmp replays the plan
-        sanitize=True,
-    )
+    if io:  # a stripe's value over the input's consumed rows
+        ours, over = run_on_consumed_input(module, xs, sanitize=True)
+        assert over > 0
+    else:  # usmp replays the plan
+        ours = run_module(
+            module, xs, passes="fuse-ops,lower-ops,aot-lower-main,usmp", sanitize=True
+        )
     assert np.array_equal(ours[0].reshape(-1), np.asarray(expected[0]).reshape(-1))
 
 
@@ -301,3 +369,16 @@ def test_resnet8_patched_through_its_first_residual_block_every_tensor() -> None
     x = random_inputs(read_model(data), 0)[0]
     decision = check_every_tensor(data, x)
     assert str(decision["stripe_rows"]) == "[11 : i64, 11 : i64, 10 : i64]"
+
+
+def test_vww_with_io_patched_every_tensor() -> None:
+    """VWW int8 patched for I/O in the workspace (the grid whose stripes
+    consume the input in place: 4 layers in 12 stripes, as
+    ``usmp-compile --use-workspace-io --patch auto`` takes it), every tensor
+    checked as above."""
+    path = MODELS_DIR / "mlperf_tiny" / "vww_96_int8.tflite"
+    data = path.read_bytes()
+    x = random_inputs(read_model(data), 0)[0]
+    decision = check_every_tensor(data, x, io=True)
+    assert decision["depth"] == IntegerAttr(4, i64)
+    assert str(decision["grid"]) == "[12 : i64, 1 : i64]"
