@@ -197,8 +197,8 @@ def choose(
     stage peak (module note), fewest extra MACs, fewer stripes, shallower.
     Depth ``d`` ends the stage at node ``cuts[d - 1]`` (a node whose output
     is the only stage value the rest of the model reads); ``rest_peak[d]``
-    is the model's estimated peak after it, ``unpatched_peak`` the model's. ``depth`` / ``stripes`` > 0
-    fix that dimension of the search."""
+    is the model's estimated peak after it, ``unpatched_peak`` the model's.
+    ``depth`` / ``stripes`` > 0 fix that dimension of the search."""
     base = PatchChoice(0, 1, unpatched_peak, unpatched_peak, 0, 0)
     found: list[PatchChoice] = []
     depths = [depth] if depth else range(1, len(cuts) + 1)
