@@ -9,7 +9,8 @@ usmp-plan-memory``.
 ``patch-stage`` chooses its grid on an estimate of the liveness peak that
 knows neither the planner's overlaps nor its aliases, so a patched stage
 can plan larger than the model did (VWW int8 with its I/O in the
-workspace: 39,168 B patched, 37,280 B not). When the stage was patched and
+workspace did, 39,168 B patched vs 37,280 B, before the stripes consumed
+the input in place). When the stage was patched and
 ``evaluate`` is given, the pipeline runs on a clone of the patched module
 and on a clone of the module as it was, and the patched function is kept
 only if its planned workspace (the bytes of the workspace pools that hold

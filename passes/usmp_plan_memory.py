@@ -17,7 +17,10 @@ everything in the IR:
   with an input it reads for the last time where its traced loop nest makes
   that safe (``usmp_overlap``), after ``usmp-kernel-direction`` has chosen
   which kernels run backwards; every pair that shares bytes is replayed on
-  its kernel's access order by the validation;
+  its kernel's access order by the validation; a buffer may also lie on
+  bytes of another that no step from its first step on accesses (a patched
+  stage consuming its input: ``usmp_overlap.dead_overlaps``), where that
+  plans smaller than without them (the plan without is kept otherwise);
 * liveness is per statement inside the operators (``usmp_analysis``); where
   that frees bytes (fewer conflicts than liveness per call) the workspace is
   planned both ways and the finer plan is kept only if it is smaller, so a
