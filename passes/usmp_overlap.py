@@ -257,7 +257,7 @@ def _accesses(
             op = use.operation
             if is_view_like(op):
                 t = op.results[0].type
-                part = lo, hi
+                part: tuple[int, int] = (lo, hi)
                 if isinstance(op, memref.ReinterpretCastOp):
                     offsets = op.static_offsets
                     span = _span_bytes(t) if isinstance(t, MemRefType) else None
@@ -271,7 +271,7 @@ def _accesses(
                         part = 0, size
                 elif not isinstance(op, memref.CollapseShapeOp | memref.ExpandShapeOp):
                     part = 0, size  # another view: all of it
-                todo.extend((r, *part) for r in op.results)
+                todo.extend((r, part[0], part[1]) for r in op.results)
                 continue
             top: Operation | None = op
             while top is not None and top.parent_op() is not main:
