@@ -34,8 +34,8 @@ On ``mve`` one choice depends on the C compiler: a depthwise convolution
 with one input channel becomes a convolution above
 ``CONVERT_DW_CONV_WITH_ONE_INPUT_CH_AND_OUTPUT_CH_ABOVE_THRESHOLD`` output
 channels, 1 with gcc or clang, 8 with Arm Compiler 6 (``__ARMCC_VERSION``).
-Sizes are planned for gcc/clang; a call whose size Arm Compiler 6 would
-compute otherwise ``#error``\ s under it. ``arm_fully_connected_s8`` on
+Sizes are planned for gcc/clang; the C of a call whose size Arm Compiler 6
+would compute otherwise stops with ``#error`` there. ``arm_fully_connected_s8`` on
 ``mve`` reads each output row's kernel sum from ``ctx->buf`` (TFLite
 Micro's ``Prepare`` fills it with ``arm_vector_sum_s8``): here a constant
 table computed at compile time (``kernel_sums``), not in the workspace.
@@ -373,8 +373,9 @@ def kernel_sums(
     in ``int32_t`` (wrapping, as the Cortex-M does)."""
     out = []
     for r, row in enumerate(weights):
-        total = sum(row) + (len(row) * rhs_offset if rhs_offset else 0)
-        out.append(_wrap32((bias[r] if bias is not None else 0) + total * lhs_offset))
+        total = int(sum(row)) + (len(row) * rhs_offset if rhs_offset else 0)
+        b = int(bias[r]) if bias is not None else 0
+        out.append(_wrap32(b + total * lhs_offset))
     return out
 
 
@@ -463,7 +464,7 @@ def _dense(primitive: func.FuncOp, dense: DenseOp, core: str) -> CmsisNNCall | s
     tables: list[tuple[str, list[int]]] = []
     sums = primitive.attributes.get(KERNEL_SUMS)
     if size and isinstance(sums, DenseIntOrFPElementsAttr):
-        values = [int(v) for v in sums.get_values()]
+        values = [v for v in sums.get_values() if isinstance(v, int)]
         if len(values) != units:
             return f"its {KERNEL_SUMS} has {len(values)} values, not {units}"
         tables.append(("cmsis_nn_kernel_sums", values))
@@ -503,7 +504,11 @@ def dense_kernel_sums(primitive: func.FuncOp, call: relay.CallOp) -> list[int] |
                 "its weights or bias are not constants (its kernel sums for "
                 "MVE are computed at compile time)"
             )
-        values.append([int(v) for v in attr.get_values()])
+        raw = attr.get_values()
+        ints = [v for v in raw if isinstance(v, int)]
+        if len(ints) != len(raw):
+            return "its weights or bias are not integers"
+        values.append(ints)
     units, depth = _shape(dense.operands[1])
     weights, bias = values
     if len(weights) != units * depth or len(bias) != units:
