@@ -30,6 +30,7 @@ from usmp.testing.cortex_m import THIRD_PARTY
 from usmp.testing.run_c import run_module, run_pipeline
 from usmp.testing.tflm_reference import random_inputs, run_tflm
 from usmp.tools.c_library import as_emitc, build_library
+from usmp.tools.compile_driver import helium_hint
 from usmp.tools.compile_options import CompileOptions
 from usmp.tools.usmp_compile import main as usmp_compile
 
@@ -266,6 +267,30 @@ def test_helium_cpu_gets_the_mve_build(tmp_path: Path) -> None:
     )
     assert build.returncode != 0
     assert "planned for the mve build" in build.stderr
+
+
+def test_c_target_on_a_helium_cpu_hints_at_cmsis_nn(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--target "c -mcpu=cortex-m55"``: one line suggests the cmsis-nn
+    target (our kernels use no MVE); the target stays ours, ``-q`` silences
+    it, and neither a CPU without MVE nor the cmsis-nn target gets it."""
+    data, _ = _model("softmax")
+    (tmp_path / "m.tflite").write_bytes(data)
+    argv = [str(tmp_path / "m.tflite"), "-o", str(tmp_path / "o")]
+    hint = "note: -mcpu=cortex-m55 has Helium (MVE), which our kernels do not use; "
+    hint += '--target "cmsis-nn -mcpu=cortex-m55,c -mcpu=cortex-m55"'
+    assert usmp_compile([*argv, "--target", "c -mcpu=cortex-m55"]) == 0
+    assert capsys.readouterr().err.count(hint) == 1
+    assert not (tmp_path / "o/codegen/host/src/tvmgen_default_cmsis_nn.c").exists()
+    assert usmp_compile([*argv, "-q", "--target", "c -mcpu=cortex-m55"]) == 0
+    assert "Helium" not in capsys.readouterr().err
+    for target in ("c -mcpu=cortex-m55+nomve", "c -mcpu=cortex-m7", "c"):
+        assert helium_hint(CompileOptions(target=target)) is None, target
+    assert helium_hint(CompileOptions(target="cmsis-nn,c -mcpu=cortex-m85")) is None
+    assert "cortex-m85" in (
+        helium_hint(CompileOptions(target="c -mcpu=cortex-m85")) or ""
+    )
 
 
 def test_offload_to_cmsis_nn_is_refused(
