@@ -102,10 +102,6 @@ KERNEL_SUMS = "cmsis_nn.kernel_sums"
 weights and bias main passes it."""
 
 
-class CmsisNNError(ValueError):
-    """A ``cmsis-nn`` target this integration cannot compile for."""
-
-
 def core_of(mcpu: str) -> str:
     """``none``, ``dsp`` or ``mve``: which of CMSIS-NN's builds ``mcpu``
     gets (its ``ARM_MATH_DSP``, ``ARM_MATH_MVEI``)."""
@@ -118,7 +114,7 @@ def core_of(mcpu: str) -> str:
 @dataclass
 class CmsisNNCall:
     """One CMSIS-NN call: ``callee``, the scratch bytes, the scalars of
-    ``tir.call_extern`` (first the size of ``ctx->buf``, see ``c_call``),
+    ``tir.call_extern`` (first the scratch size, see ``c_call``),
     which primitive function arguments it passes (``args``, indices, ``-1``
     for the output) and the constant tables it adds, by name (per-channel
     multipliers and shifts; on ``mve`` a dense's kernel sums, which are then

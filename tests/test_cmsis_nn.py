@@ -7,8 +7,10 @@ Micro bit for bit; the C must call the CMSIS-NN function (else the
 comparison would test our own kernels). Operators or parameters CMSIS-NN
 does not take stay on our kernels, still bit-exact. The scratch sizes
 computed in Python are checked against CMSIS-NN's own ``*_get_buffer_size``
-functions (their ``_dsp`` variants for a DSP core), compiled on the host.
-The Cortex-M4 run of KWS is in ``tests/test_cortex_m.py``.
+functions (their ``_dsp`` and ``_mve`` variants for a DSP or Helium core),
+compiled on the host. The Cortex-M4 run of KWS, the Cortex-M55 (MVE) runs
+and the MVE-compiled size functions and kernel sums are in
+``tests/test_cortex_m.py``.
 """
 
 from __future__ import annotations

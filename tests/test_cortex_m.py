@@ -1,7 +1,9 @@
 """Generated C on an emulated Cortex-M4 (QEMU), bit for bit with TFLite Micro.
 
 Also KWS compiled with ``--target "cmsis-nn,c -mcpu=cortex-m4"`` (every
-operator a CMSIS-NN call, the scratch planned in the workspace pool).
+operator a CMSIS-NN call, the scratch planned in the workspace pool), and
+with ``"cmsis-nn -mcpu=cortex-m55,c -mcpu=cortex-m55"`` on the Cortex-M55
+(``mps3-an547``: CMSIS-NN's Helium (MVE) build).
 
 KWS int8 compiled for ``--target "c -mcpu=cortex-m4"`` (I/O in the
 workspace), built with ``arm-none-eabi-gcc -O2`` and newlib, run under
