@@ -26,9 +26,19 @@ CMSIS-NN function with its scalars and buffers flattened
 Scratch sizes are CMSIS-NN's ``*_get_buffer_size`` evaluated in Python as its
 source computes them (CMSIS-NN at ``../shared/third_party/CMSIS-NN``) for the
 core: ``none`` (no DSP: ``ARM_MATH_DSP`` undefined, e.g. the host's gcc or a
-Cortex-M0), ``dsp`` (``ARM_MATH_DSP``: Cortex-M4/M7/M33...). Helium (MVE)
-cores are refused: the sizes depend on the compiler there. The generated C
-checks with ``#error`` that it is compiled for the core its sizes assume.
+Cortex-M0), ``dsp`` (``ARM_MATH_DSP``: Cortex-M4/M7/M33...), ``mve``
+(``ARM_MATH_MVEI``: Helium, Cortex-M52/M55/M85). The generated C checks with
+``#error`` that it is compiled for the core its sizes assume.
+
+On ``mve`` one choice depends on the C compiler: a depthwise convolution
+with one input channel becomes a convolution above
+``CONVERT_DW_CONV_WITH_ONE_INPUT_CH_AND_OUTPUT_CH_ABOVE_THRESHOLD`` output
+channels, 1 with gcc or clang, 8 with Arm Compiler 6 (``__ARMCC_VERSION``).
+Sizes are planned for gcc/clang; the C of a call whose size Arm Compiler 6
+would compute otherwise stops with ``#error`` there. ``arm_fully_connected_s8`` on
+``mve`` reads each output row's kernel sum from ``ctx->buf`` (TFLite
+Micro's ``Prepare`` fills it with ``arm_vector_sum_s8``): here a constant
+table computed at compile time (``kernel_sums``), not in the workspace.
 """
 
 from __future__ import annotations
@@ -71,39 +81,50 @@ MVE_CPUS = ("cortex-m52", "cortex-m55", "cortex-m85")
 
 CORE = "cmsis_nn.core"
 """Function attribute of a partitioned function: the CMSIS-NN build its
-scratch sizes are for (``none`` or ``dsp``)."""
+scratch sizes are for (``none``, ``dsp`` or ``mve``)."""
 
+CH_IN_BLOCK_MVE = 124
+"""``arm_nnsupportfunctions.h``: input channels per block of the MVE
+depthwise kernel."""
 
-class CmsisNNError(ValueError):
-    """A ``cmsis-nn`` target this integration cannot compile for."""
+DW_TO_CONV_THRESHOLD = 1
+"""``CONVERT_DW_CONV_WITH_ONE_INPUT_CH_AND_OUTPUT_CH_ABOVE_THRESHOLD`` with
+gcc or clang (Arm Compiler 6: ``DW_TO_CONV_THRESHOLD_ARMCC``)."""
+
+DW_TO_CONV_THRESHOLD_ARMCC = 8
+
+ARMCC_GUARD = "defined(__ARMCC_VERSION) && (__ARMCC_VERSION >= 6010050)"
+"""When ``arm_nnsupportfunctions.h`` takes Arm Compiler 6's threshold."""
+
+KERNEL_SUMS = "cmsis_nn.kernel_sums"
+"""Function attribute of a dense partitioned for ``mve``: its kernel sums
+(``kernel_sums``), computed by ``partition-cmsis-nn`` from the constant
+weights and bias main passes it."""
 
 
 def core_of(mcpu: str) -> str:
-    """``none`` or ``dsp``: which of CMSIS-NN's builds ``mcpu`` gets (its
-    ``ARM_MATH_DSP``); a ``CmsisNNError`` for a Helium (MVE) CPU."""
+    """``none``, ``dsp`` or ``mve``: which of CMSIS-NN's builds ``mcpu``
+    gets (its ``ARM_MATH_DSP``, ``ARM_MATH_MVEI``)."""
     name, *extensions = mcpu.strip().lower().split("+")
     if name in MVE_CPUS and "nomve" not in extensions:
-        raise CmsisNNError(
-            f"cmsis-nn: -mcpu={mcpu} has Helium (MVE): CMSIS-NN's MVE scratch "
-            "sizes depend on the C compiler, so they cannot be planned at compile "
-            "time here (accepted: a CPU without MVE, e.g. -mcpu=cortex-m4, "
-            "cortex-m7, cortex-m33, or none for the portable build)"
-        )
+        return "mve"
     return "dsp" if TargetFeatures.of(mcpu).dsp else "none"
 
 
 @dataclass
 class CmsisNNCall:
     """One CMSIS-NN call: ``callee``, the scratch bytes, the scalars of
-    ``tir.call_extern`` (first the scratch size, see ``c_call``), which
-    primitive function arguments it passes (``args``, indices, ``-1`` for
-    the output) and the per-channel tables it adds (multipliers, shifts)."""
+    ``tir.call_extern`` (first the scratch size, see ``c_call``),
+    which primitive function arguments it passes (``args``, indices, ``-1``
+    for the output) and the constant tables it adds, by name (per-channel
+    multipliers and shifts; on ``mve`` a dense's kernel sums, which are then
+    ``ctx->buf``)."""
 
     callee: str
     scratch: int
     scalars: list[int]
     args: list[int]
-    tables: list[list[int]]
+    tables: list[tuple[str, list[int]]]
 
 
 def _ops(primitive: func.FuncOp) -> list[Operation]:
@@ -204,6 +225,59 @@ def _is_1x1(
     return pad == (0, 0) and f[1] == 1 and f[2] == 1 and dil == (1, 1) and c == f[3]
 
 
+def _is_1_x_n(
+    stride: tuple[int, int],
+    dil: tuple[int, int],
+    in_dims: Sequence[int],
+    f: Sequence[int],
+) -> bool:
+    """``arm_nn_is_convolve_1_x_n``."""
+    c = in_dims[3]
+    return (
+        in_dims[1] == 1
+        and dil[0] == 1
+        and f[1] == 1
+        and (stride[0] * c) % 4 == 0
+        and (c == f[3])
+    )
+
+
+def _cdiv(a: int, b: int) -> int:
+    """C's ``a / b`` on ``int32_t`` (truncating toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _crem(a: int, b: int) -> int:
+    """C's ``a % b``."""
+    return a - b * _cdiv(a, b)
+
+
+def _conv_mve_size(in_dims: Sequence[int], f_dims: Sequence[int]) -> int:
+    """``arm_convolve_s8_get_buffer_size_mve``: four im2col columns padded to
+    whole 16-byte vectors."""
+    cols = in_dims[3] * f_dims[2] * f_dims[1]
+    return 4 * ((cols + 15) // 16) * 16
+
+
+def _conv_1_x_n_mve_size(
+    stride_w: int, pad_w: int, in_dims: Sequence[int], f_dims: Sequence[int], out_w: int
+) -> int:
+    """``arm_convolve_1_x_n_s8_get_buffer_size_mve``."""
+    c, in_w, k_w = in_dims[3], in_dims[2], f_dims[2]
+    total_pad = (out_w - 1) * stride_w + k_w - in_w
+    asym = _crem(total_pad, 2)
+    right = max(1, _cdiv(pad_w + asym + stride_w - 1, stride_w)) if pad_w + asym else 0
+    left = max(1, _cdiv(pad_w + stride_w - 1, stride_w)) if pad_w else 0
+    no_pad = max(out_w - (right + left), 0)
+    if right + no_pad + left != out_w:
+        return _conv_mve_size(in_dims, f_dims)
+    pad_left = pad_w * c
+    pad_right = right * c if asym else pad_left
+    elem_left = k_w * c
+    return max(elem_left + pad_left, elem_left - c + pad_right)
+
+
 def conv_buffer_size(
     core: str,
     stride: tuple[int, int],
@@ -211,29 +285,56 @@ def conv_buffer_size(
     dil: tuple[int, int],
     in_dims: Sequence[int],
     f_dims: Sequence[int],
+    out_w: int,
 ) -> int:
     """``arm_convolve_wrapper_s8_get_buffer_size`` (``none``: its portable
-    branch; ``dsp``: ``_get_buffer_size_dsp``; gcc: no ARMCC buffer for the
-    1x1 fast path). Dims NHWC; ``stride``/``pad``/``dil`` as (w, h)."""
-    _, in_h, _, in_c = in_dims
+    branch; ``dsp``: ``_get_buffer_size_dsp``; ``mve``: ``_mve``; gcc: no
+    ARMCC buffer for the DSP 1x1 fast path). Dims NHWC; ``stride``/``pad``/
+    ``dil`` as (w, h); ``out_w`` the output's width."""
+    in_c = in_dims[3]
     if _is_1x1(pad, dil, f_dims, in_c):
-        return 0  # 1x1 (fast or not): no buffer with gcc
+        return 0  # 1x1 (fast or not): no buffer with gcc, none on MVE
+    if core == "mve":
+        if _is_1_x_n(stride, dil, in_dims, f_dims):
+            return _conv_1_x_n_mve_size(stride[0], pad[0], in_dims, f_dims, out_w)
+        return _conv_mve_size(in_dims, f_dims)
     rhs_cols = f_dims[2] * f_dims[1] * in_c
     aligned = rhs_cols + (4 - rhs_cols % 4) % 4
     return 2 * aligned * 2  # arm_convolve_s8_get_buffer_size (also 1 x n)
 
 
+def dw_to_conv(
+    core: str, in_c: int, out_c: int, threshold: int = DW_TO_CONV_THRESHOLD
+) -> bool:
+    """Whether ``arm_depthwise_conv_wrapper_s8`` runs a depthwise convolution
+    as a convolution (MVE, one input channel, more output channels than
+    ``threshold``: the compiler's, see the module note)."""
+    return core == "mve" and in_c == 1 and out_c > threshold
+
+
 def depthwise_buffer_size(
     core: str,
+    stride: tuple[int, int],
     pad: tuple[int, int],
     dil: tuple[int, int],
     in_dims: Sequence[int],
     f_dims: Sequence[int],
-    out_c: int,
+    out_dims: Sequence[int],
+    threshold: int = DW_TO_CONV_THRESHOLD,
 ) -> int:
-    """``arm_depthwise_conv_wrapper_s8_get_buffer_size`` for ``core``."""
+    """``arm_depthwise_conv_wrapper_s8_get_buffer_size`` compiled for
+    ``core`` (``f_dims`` 1HWC; on ``mve`` with gcc/clang's ``threshold``)."""
+    out_c = out_dims[3]
+    if dw_to_conv(core, in_dims[3], out_c, threshold):
+        # arm_deptwise_conv_s8_one_in_ch_get_buffer_size_mve: the convolution's
+        # scratch, then the transposed weights
+        conv_f = [f_dims[3], f_dims[1], f_dims[2], f_dims[0]]
+        size = conv_buffer_size(core, stride, pad, dil, in_dims, conv_f, out_dims[2])
+        return size + f_dims[0] * f_dims[1] * f_dims[2] * f_dims[3]
     if not (in_dims[3] == out_c and in_dims[0] == 1 and dil == (1, 1)):
         return 0
+    if core == "mve":  # arm_depthwise_conv_s8_opt_get_buffer_size_mve
+        return 4 * CH_IN_BLOCK_MVE * f_dims[2] * f_dims[1]
     if f_dims[2] == 3 and f_dims[1] == 3 and pad[1] <= 1 and pad[0] <= 1:
         return 0
     if core == "dsp":
@@ -242,8 +343,36 @@ def depthwise_buffer_size(
 
 
 def avgpool_buffer_size(core: str, channels: int) -> int:
-    """``arm_avgpool_s8_get_buffer_size``: ``ch_src * 4`` with DSP, else 0."""
+    """``arm_avgpool_s8_get_buffer_size``: ``ch_src * 4`` with DSP, else 0
+    (also on MVE)."""
     return channels * 4 if core == "dsp" else 0
+
+
+def fully_connected_buffer_size(core: str, units: int) -> int:
+    """``arm_fully_connected_s8_get_buffer_size``: on MVE the kernel sums
+    (one ``int32_t`` per output unit), else 0."""
+    return units * 4 if core == "mve" else 0
+
+
+def _wrap32(v: int) -> int:
+    return (v + 2**31) % 2**32 - 2**31
+
+
+def kernel_sums(
+    weights: Sequence[Sequence[int]],
+    bias: Sequence[int] | None,
+    lhs_offset: int,
+    rhs_offset: int,
+) -> list[int]:
+    """``arm_vector_sum_s8(buf, cols, rows, weights, lhs_offset, rhs_offset,
+    bias)``: per row ``bias + lhs_offset * (sum(row) + cols * rhs_offset)``
+    in ``int32_t`` (wrapping, as the Cortex-M does)."""
+    out = []
+    for r, row in enumerate(weights):
+        total = int(sum(row)) + (len(row) * rhs_offset if rhs_offset else 0)
+        b = int(bias[r]) if bias is not None else 0
+        out.append(_wrap32(b + total * lhs_offset))
+    return out
 
 
 def _conv(primitive: func.FuncOp, conv: Conv2DOp, core: str) -> CmsisNNCall | str:
@@ -281,7 +410,9 @@ def _conv(primitive: func.FuncOp, conv: Conv2DOp, core: str) -> CmsisNNCall | st
         if i != in_c or n != 1:
             return "it is grouped or batched"
         f_dims = [o, kh, kw, i]
-        size = conv_buffer_size(core, (sw, sh), (left, top), (dw, dh), in_dims, f_dims)
+        size = conv_buffer_size(
+            core, (sw, sh), (left, top), (dw, dh), in_dims, f_dims, out_w
+        )
         callee = "arm_convolve_wrapper_s8"
         params = [*head, *tail]
     elif conv.groups == in_c and conv.kernel_layout == KernelLayout.HWIO:
@@ -290,19 +421,20 @@ def _conv(primitive: func.FuncOp, conv: Conv2DOp, core: str) -> CmsisNNCall | st
             return "it is grouped but not depthwise"
         f_dims = [1, kh, kw, out_c]
         size = depthwise_buffer_size(
-            core, (left, top), (dw, dh), in_dims, f_dims, out_c
+            core, (sw, sh), (left, top), (dw, dh), in_dims, f_dims, out
         )
         callee = "arm_depthwise_conv_wrapper_s8"
         params = [*head, out_c // in_c, *tail]
     else:
         return f"its groups ({conv.groups}) and kernel layout are not CMSIS-NN's"
     dims = [*in_dims, *f_dims, 1, 1, 1, out_c, *out]
+    tables = [("cmsis_nn_multiplier", mult), ("cmsis_nn_shift", shift)]
     return CmsisNNCall(
-        callee, size, [size, *params, *dims], [xi, wi, epi.bias, -1], [mult, shift]
+        callee, size, [size, *params, *dims], [xi, wi, epi.bias, -1], tables
     )
 
 
-def _dense(primitive: func.FuncOp, dense: DenseOp) -> CmsisNNCall | str:
+def _dense(primitive: func.FuncOp, dense: DenseOp, core: str) -> CmsisNNCall | str:
     x, w = dense.operands
     if _element(x) != i8 or _element(w) != i8:
         return "it is not int8 (CMSIS-NN's s8 kernels)"
@@ -324,9 +456,61 @@ def _dense(primitive: func.FuncOp, dense: DenseOp) -> CmsisNNCall | str:
     params += [epi.act_min, epi.act_max, epi.multiplier[0], epi.shift[0]]
     dims = [batches, 1, 1, depth, depth, 1, 1, units, 1, 1, 1, units]
     dims += [batches, 1, 1, units]
+    size = fully_connected_buffer_size(core, units)
+    tables: list[tuple[str, list[int]]] = []
+    sums = primitive.attributes.get(KERNEL_SUMS)
+    if size and isinstance(sums, DenseIntOrFPElementsAttr):
+        values = [v for v in sums.get_values() if isinstance(v, int)]
+        if len(values) != units:
+            return f"its {KERNEL_SUMS} has {len(values)} values, not {units}"
+        tables.append(("cmsis_nn_kernel_sums", values))
     return CmsisNNCall(
-        "arm_fully_connected_s8", 0, [0, *params, *dims], [xi, wi, epi.bias, -1], []
+        "arm_fully_connected_s8",
+        0,
+        [0, *params, *dims],  # no scratch (tir.CallExternOp.written_operands)
+        [xi, wi, epi.bias, -1],
+        tables,
     )
+
+
+def needs_kernel_sums(call: CmsisNNCall, core: str) -> bool:
+    """Whether ``call`` reads kernel sums (a dense on ``mve``)."""
+    return call.callee == "arm_fully_connected_s8" and core == "mve"
+
+
+def dense_kernel_sums(primitive: func.FuncOp, call: relay.CallOp) -> list[int] | str:
+    """The kernel sums ``arm_fully_connected_s8`` reads on ``mve`` for one
+    call of a dense ``primitive`` (``match`` took it): ``arm_vector_sum_s8``
+    of the constant weights and bias ``call`` passes, with the input's and
+    the weights' offsets (what TFLite Micro's ``Prepare`` computes), or why
+    they are not known at compile time."""
+    dense = _ops(primitive)[0]
+    assert isinstance(dense, DenseOp)
+    epi = _epilogue(primitive, dense, _ops(primitive)[1:])
+    assert isinstance(epi, _Epilogue) and epi.bias is not None
+    wi = _arg_index(primitive, dense.operands[1])
+    assert wi is not None
+    values: list[list[int]] = []
+    for index in (wi, epi.bias):
+        owner = call.operands[index].owner
+        if not isinstance(owner, relay.ConstantOp) or not isinstance(
+            attr := owner.value, DenseIntOrFPElementsAttr
+        ):
+            return (
+                "its weights or bias are not constants (its kernel sums for "
+                "MVE are computed at compile time)"
+            )
+        raw = attr.get_values()
+        ints = [v for v in raw if isinstance(v, int)]
+        if len(ints) != len(raw):
+            return "its weights or bias are not integers"
+        values.append(ints)
+    units, depth = _shape(dense.operands[1])
+    weights, bias = values
+    if len(weights) != units * depth or len(bias) != units:
+        return "its constant weights or bias do not have its shape"
+    rows = [weights[r * depth : (r + 1) * depth] for r in range(units)]
+    return kernel_sums(rows, bias, -dense.input_zero_point, -dense.kernel_zero_point)
 
 
 def _pool(
@@ -396,7 +580,7 @@ def match(primitive: func.FuncOp, core: str) -> CmsisNNCall | str:
     if isinstance(anchor, Conv2DOp):
         return _conv(primitive, anchor, core)
     if isinstance(anchor, DenseOp):
-        return _dense(primitive, anchor)
+        return _dense(primitive, anchor, core)
     if isinstance(anchor, AvgPool2DOp | MaxPool2DOp):
         return _pool(primitive, anchor, core)
     if isinstance(anchor, QuantizedSoftmaxOp):
@@ -415,6 +599,12 @@ def lower_partitioned(primitive: func.FuncOp) -> func.FuncOp:
             primitive,
             f"@{primitive.sym_name.data} is marked for CMSIS-NN ({CORE}) but "
             f"CMSIS-NN cannot compute it: {found}",
+        )
+    if needs_kernel_sums(found, core.data) and not found.tables:
+        raise located_error(
+            primitive,
+            f"@{primitive.sym_name.data} is marked for CMSIS-NN's MVE build but has "
+            f"no {KERNEL_SUMS} (partition-cmsis-nn computes them)",
         )
     return lower_cmsis_nn(primitive, found, core.data)
 
@@ -438,9 +628,7 @@ def lower_cmsis_nn(primitive: func.FuncOp, call: CmsisNNCall, core: str) -> func
         scratch = tir.AllocateOp(MemRefType(i8, [call.scratch]), "cmsis_nn_scratch")
         ops.append(scratch)
         buffers.append(scratch.result)
-    for name, values in zip(
-        ("cmsis_nn_multiplier", "cmsis_nn_shift"), call.tables, strict=False
-    ):
+    for name, values in call.tables:
         t = TensorType(i32, [len(values)])
         table = tir.AllocateConstOp(
             MemRefType(i32, [len(values)]),
@@ -466,7 +654,7 @@ def lower_cmsis_nn(primitive: func.FuncOp, call: CmsisNNCall, core: str) -> func
     lowered.attributes.update(
         (name, attr)
         for name, attr in primitive.attributes.items()
-        if name not in (relay.PRIMITIVE, CORE)
+        if name not in (relay.PRIMITIVE, CORE, KERNEL_SUMS)
     )
     lowered.attributes[tir.PRIM_FUNC] = UnitAttr()
     lowered.location = primitive.location
@@ -481,23 +669,58 @@ def _pair(a: int, b: int) -> str:
     return f"{{{a}, {b}}}"
 
 
+def _compiler_dependent(callee: str, s: Sequence[int]) -> bool:
+    """Whether Arm Compiler 6's MVE build would run this call with another
+    scratch (a depthwise convolution of one input channel whose output
+    channels are between the two thresholds, see the module note)."""
+    if callee != "arm_depthwise_conv_wrapper_s8":
+        return False
+    d = s[11:]  # after the 3 + 8 parameters: in, filter, bias, out dims
+    in_c, out_c = d[3], d[15]
+    gcc = dw_to_conv("mve", in_c, out_c)
+    return gcc != dw_to_conv("mve", in_c, out_c, DW_TO_CONV_THRESHOLD_ARMCC)
+
+
 def c_call(callee: str, scalars: Sequence[int], core: str) -> list[str]:
     """The C lines of ``tir.call_extern callee``, each an ``emitc.verbatim``
     format: ``{}`` stands for the next buffer argument's pointer, in the
     order ``lower_cmsis_nn`` passes them (scratch when its size, the first
-    scalar, is not 0; multipliers and shifts; inputs; output)."""
+    scalar, is not 0; for a dense on ``mve`` its kernel sums; multipliers and
+    shifts; inputs; output)."""
     size, *s = scalars
-    mve_or_dsp = "!" if core == "dsp" else ""
-    lines = [
-        f"#if defined(ARM_MATH_MVEI) || {mve_or_dsp}defined(ARM_MATH_DSP)",
-        f'#error "CMSIS-NN scratch sizes were planned for the {core} build: '
-        f"compile this file for a CPU {'with' if core == 'dsp' else 'without'} "
-        'the DSP extension, without MVE (ARM_MATH_DSP, ARM_MATH_MVEI)"',
-        "#endif",
-        f"cmsis_nn_context ctx = {{@, {size}}};"
-        if size
-        else "cmsis_nn_context ctx = {NULL, 0};",
-    ]
+    if core == "mve":
+        lines = [
+            "#if !defined(ARM_MATH_MVEI)",
+            '#error "CMSIS-NN scratch sizes were planned for the mve build: '
+            'compile this file for a CPU with Helium (MVE, ARM_MATH_MVEI)"',
+            "#endif",
+        ]
+        if _compiler_dependent(callee, s):
+            lines += [
+                f"#if {ARMCC_GUARD}",
+                '#error "CMSIS-NN scratch sizes were planned for gcc or clang: '
+                "Arm Compiler 6 runs this depthwise convolution otherwise "
+                '(CONVERT_DW_CONV_WITH_ONE_INPUT_CH_AND_OUTPUT_CH_ABOVE_THRESHOLD)"',
+                "#endif",
+            ]
+    else:
+        mve_or_dsp = "!" if core == "dsp" else ""
+        lines = [
+            f"#if defined(ARM_MATH_MVEI) || {mve_or_dsp}defined(ARM_MATH_DSP)",
+            f'#error "CMSIS-NN scratch sizes were planned for the {core} build: '
+            f"compile this file for a CPU {'with' if core == 'dsp' else 'without'} "
+            'the DSP extension, without MVE (ARM_MATH_DSP, ARM_MATH_MVEI)"',
+            "#endif",
+        ]
+    sums = 0
+    if callee == "arm_fully_connected_s8":  # MVE: the kernel sums are ctx->buf
+        sums = fully_connected_buffer_size(core, s[7 + 15])
+    if sums:
+        lines.append(f"cmsis_nn_context ctx = {{(void*)@, {sums}}};")
+    elif size:
+        lines.append(f"cmsis_nn_context ctx = {{@, {size}}};")
+    else:
+        lines.append("cmsis_nn_context ctx = {NULL, 0};")
     if callee in ("arm_convolve_wrapper_s8", "arm_depthwise_conv_wrapper_s8"):
         dw = callee == "arm_depthwise_conv_wrapper_s8"
         head = s[:3] if dw else s[:2]

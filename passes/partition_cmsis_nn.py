@@ -19,8 +19,12 @@ What it does
 
 Options
     ``mcpu``: the CPU CMSIS-NN is built for (``cortex-m4``: ``dsp``;
-    empty or a CPU without the DSP extension: ``none``); a Helium (MVE) CPU
-    is a located error.
+    empty or a CPU without the DSP extension: ``none``; ``cortex-m55``,
+    ``m85``, ``m52``: ``mve``). On ``mve`` a dense also gets its kernel sums
+    (``cmsis_nn.kernel_sums``, from the constant weights and bias its call
+    passes; TFLite Micro computes them in ``Prepare``), which ``lower-ops``
+    makes a constant table; a dense whose weights are not constants stays on
+    the host's kernels.
 
 Idempotence
     A partitioned function carries ``tir.target``: a second run skips it.
@@ -32,11 +36,27 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
+    i32,
+)
 from xdsl.passes import ModulePass
 
 from usmp.dialects import relay, tir
-from usmp.lowering.cmsis_nn import CORE, TARGET, CmsisNNCall, core_of, match
+from usmp.lowering.cmsis_nn import (
+    CORE,
+    KERNEL_SUMS,
+    TARGET,
+    CmsisNNCall,
+    core_of,
+    dense_kernel_sums,
+    match,
+    needs_kernel_sums,
+)
 
 
 def partition_cmsis_nn(module: ModuleOp, core: str) -> dict[str, str]:
@@ -51,6 +71,8 @@ def partition_cmsis_nn(module: ModuleOp, core: str) -> dict[str, str]:
             continue
         name = f.sym_name.data
         found = match(f, core)
+        if isinstance(found, CmsisNNCall) and needs_kernel_sums(found, core):
+            found = _add_kernel_sums(module, f)
         if not isinstance(found, CmsisNNCall):
             left[name] = found
             continue
@@ -72,6 +94,29 @@ def partition_cmsis_nn(module: ModuleOp, core: str) -> dict[str, str]:
     return left
 
 
+def _add_kernel_sums(module: ModuleOp, f: func.FuncOp) -> CmsisNNCall | str:
+    """A dense on ``mve``: its kernel sums (``dense_kernel_sums``) as the
+    attribute ``cmsis_nn.kernel_sums``, the same for every call of ``f``; or
+    why there are none."""
+    name = f.sym_name.data
+    found: list[int] | None = None
+    for op in module.walk():
+        if not isinstance(op, relay.CallOp) or op.callee.string_value() != name:
+            continue
+        sums = dense_kernel_sums(f, op)
+        if isinstance(sums, str):
+            return sums
+        if found is not None and sums != found:
+            return "its calls pass different weights (one kernel sum table each)"
+        found = sums
+    if found is None:
+        return "it is not called (its kernel sums come from its call's weights)"
+    f.attributes[KERNEL_SUMS] = DenseIntOrFPElementsAttr.from_list(
+        TensorType(i32, [len(found)]), found
+    )
+    return match(f, "mve")
+
+
 @dataclass(frozen=True)
 class PartitionCmsisNNPass(ModulePass):
     """Put the primitive functions CMSIS-NN computes on ``cmsis-nn``."""
@@ -80,9 +125,6 @@ class PartitionCmsisNNPass(ModulePass):
 
     mcpu: str = ""
     """The CPU CMSIS-NN is built for (TVM's ``-mcpu``)."""
-
-    def __post_init__(self) -> None:
-        core_of(self.mcpu)  # a Helium CPU: a ValueError naming what is accepted
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         partition_cmsis_nn(op, core_of(self.mcpu))

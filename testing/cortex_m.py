@@ -426,13 +426,15 @@ class Builder:
             (self.work / "board.ld").write_text(_linker_script(self.board))
         return self._common
 
-    def link(self, name: str, main: str, archives: Sequence[Path]) -> tuple[Path, str]:
-        """An image of the harness ``main`` and ``archives``; its path and
-        linker map."""
+    def link(
+        self, name: str, main: str, archives: Sequence[Path], extra: Sequence[str] = ()
+    ) -> tuple[Path, str]:
+        """An image of the harness ``main`` (compiled with ``extra`` flags)
+        and ``archives``; its path and linker map."""
         common = self.common()
         source = self.work / f"{name}_main.c"
         source.write_text(main)
-        obj = self.compile(source, self.work / f"{name}_main.o")
+        obj = self.compile(source, self.work / f"{name}_main.o", extra)
         elf = self.work / f"{name}.elf"
         map_file = self.work / f"{name}.map"
         _run(

@@ -7,8 +7,10 @@ Micro bit for bit; the C must call the CMSIS-NN function (else the
 comparison would test our own kernels). Operators or parameters CMSIS-NN
 does not take stay on our kernels, still bit-exact. The scratch sizes
 computed in Python are checked against CMSIS-NN's own ``*_get_buffer_size``
-functions (their ``_dsp`` variants for a DSP core), compiled on the host.
-The Cortex-M4 run of KWS is in ``tests/test_cortex_m.py``.
+functions (their ``_dsp`` and ``_mve`` variants for a DSP or Helium core),
+compiled on the host. The Cortex-M4 run of KWS, the Cortex-M55 (MVE) runs
+and the MVE-compiled size functions and kernel sums are in
+``tests/test_cortex_m.py``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from usmp.testing.cortex_m import THIRD_PARTY
 from usmp.testing.run_c import run_module, run_pipeline
 from usmp.testing.tflm_reference import random_inputs, run_tflm
 from usmp.tools.c_library import as_emitc, build_library
+from usmp.tools.compile_driver import helium_hint
 from usmp.tools.compile_options import CompileOptions
 from usmp.tools.usmp_compile import main as usmp_compile
 
@@ -215,17 +218,81 @@ def test_what_cmsis_nn_does_not_take_stays_on_our_kernels() -> None:
         np.testing.assert_array_equal(ours, want.reshape(ours.shape))
 
 
-def test_helium_cpu_is_refused(
+def helium_model() -> tuple[bytes, np.ndarray, np.ndarray]:
+    """A depthwise convolution of one input channel into 4, then a dense
+    (input zero point -9): the model, the dense's weights and bias."""
+    m = ModelBuilder()
+    x = m.tensor((1, 5, 4, 1), "int8", scale=0.05, zero_point=-3)
+    y = _conv(m, x, (), "DEPTHWISE_CONV_2D", k=3, out_c=4)
+    flat = m.tensor((1, 80), "int8", scale=0.03, zero_point=-9)
+    shape = m.tensor((2,), "int32", np.array([1, 80]))
+    m.op("RESHAPE", [y, shape], [flat])
+    w = _w(3, 80)
+    weights = m.tensor((3, 80), "int8", w, scale=0.02)
+    b = RNG.integers(-300, 300, 3)
+    bias = m.tensor((3,), "int32", b, scale=0.0006)
+    z = m.tensor((1, 3), "int8", scale=0.2, zero_point=-5)
+    m.op("FULLY_CONNECTED", [flat, weights, bias], [z], ("FullyConnectedOptions", {}))
+    return m.build([x], [z]), w, b
+
+
+def test_helium_cpu_gets_the_mve_build(tmp_path: Path) -> None:
+    """``-mcpu=cortex-m55``: the ``mve`` sizes; a depthwise convolution of one
+    input channel into 4 (a convolution with gcc/clang, not with Arm
+    Compiler 6) guards against Arm Compiler 6; the dense reads its kernel
+    sums (``arm_vector_sum_s8`` of its weights and bias with the input's
+    offset) from a constant table; the host's gcc (no MVE) refuses the C.
+    Under QEMU: ``tests/test_cortex_m.py``."""
+    data, w, b = helium_model()
+    (tmp_path / "m.tflite").write_bytes(data)
+    out = tmp_path / "o"
+    argv = [str(tmp_path / "m.tflite"), "-o", str(out), "-q"]
+    assert usmp_compile([*argv, "--target", "cmsis-nn -mcpu=cortex-m55,c"]) == 0
+    c = (out / "codegen/host/src/tvmgen_default_cmsis_nn.c").read_text()
+    assert c.count("#if !defined(ARM_MATH_MVEI)") == 2
+    assert c.count(f"#if {cmsis_nn.ARMCC_GUARD}") == 1  # the depthwise only
+    # the convolution's im2col (4 x 16 B: 3x3x1 columns) + 4x3x3 weights
+    assert "cmsis_nn_context ctx = {cmsis_nn_scratch, 100};" in c
+    assert "cmsis_nn_context ctx = {(void*)cmsis_nn_kernel_sums, 12};" in c
+    sums = [int(v) + 9 * int(row.sum()) for v, row in zip(b, w, strict=True)]
+    assert sums == cmsis_nn.kernel_sums(w.tolist(), b.tolist(), 9, 0)
+    pool = "".join((out / "codegen/host/src/tvmgen_default.c").read_text().split())
+    sum_bytes = np.array(sums, "<i4").tobytes()
+    assert ",".join(f"0x{v:02x}" for v in sum_bytes) in pool  # the constant pool
+    include = ["-I", str(THIRD_PARTY / "CMSIS-NN/Include")]
+    include += ["-I", str(out / "codegen/host/include")]
+    build = subprocess.run(
+        ["gcc", "-fsyntax-only", *include]
+        + [str(out / "codegen/host/src/tvmgen_default_cmsis_nn.c")],
+        capture_output=True,
+        text=True,
+    )
+    assert build.returncode != 0
+    assert "planned for the mve build" in build.stderr
+
+
+def test_c_target_on_a_helium_cpu_hints_at_cmsis_nn(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """``--target "c -mcpu=cortex-m55"``: one line suggests the cmsis-nn
+    target (our kernels use no MVE); the target stays ours, ``-q`` silences
+    it, and neither a CPU without MVE nor the cmsis-nn target gets it."""
     data, _ = _model("softmax")
     (tmp_path / "m.tflite").write_bytes(data)
-    argv = [str(tmp_path / "m.tflite"), "-o", str(tmp_path / "o"), "-q"]
-    argv += ["--target", "cmsis-nn -mcpu=cortex-m55,c"]
-    assert usmp_compile(argv) == 1
-    err = capsys.readouterr().err
-    assert "cortex-m55 has Helium (MVE)" in err and "accepted:" in err
-    assert "Traceback" not in err
+    argv = [str(tmp_path / "m.tflite"), "-o", str(tmp_path / "o")]
+    hint = "note: -mcpu=cortex-m55 has Helium (MVE), which our kernels do not use; "
+    hint += '--target "cmsis-nn -mcpu=cortex-m55,c -mcpu=cortex-m55"'
+    assert usmp_compile([*argv, "--target", "c -mcpu=cortex-m55"]) == 0
+    assert capsys.readouterr().err.count(hint) == 1
+    assert not (tmp_path / "o/codegen/host/src/tvmgen_default_cmsis_nn.c").exists()
+    assert usmp_compile([*argv, "-q", "--target", "c -mcpu=cortex-m55"]) == 0
+    assert "Helium" not in capsys.readouterr().err
+    for target in ("c -mcpu=cortex-m55+nomve", "c -mcpu=cortex-m7", "c"):
+        assert helium_hint(CompileOptions(target=target)) is None, target
+    assert helium_hint(CompileOptions(target="cmsis-nn,c -mcpu=cortex-m85")) is None
+    assert "cortex-m85" in (
+        helium_hint(CompileOptions(target="c -mcpu=cortex-m85")) or ""
+    )
 
 
 def test_offload_to_cmsis_nn_is_refused(
@@ -255,17 +322,73 @@ int main(void) {
     cmsis_nn_conv_params cp = {0, 0, {v[5], v[6]}, {v[8], v[7]}, {v[9], v[9]}, {-128, 127}};
     cmsis_nn_dw_conv_params dp = {0, 0, v[12] / v[2], {v[5], v[6]}, {v[8], v[7]},
                                   {v[9], v[9]}, {-128, 127}};
-    printf("%d %d %d %d %d %d\n",
+    printf("%d %d %d %d %d %d %d %d %d %d\n",
            (int)arm_convolve_wrapper_s8_get_buffer_size(&cp, &in, &f, &out),
            (int)arm_convolve_wrapper_s8_get_buffer_size_dsp(&cp, &in, &f, &out),
+           (int)arm_convolve_wrapper_s8_get_buffer_size_mve(&cp, &in, &f, &out),
            (int)arm_depthwise_conv_wrapper_s8_get_buffer_size(&dp, &in, &fd, &out),
            (int)arm_depthwise_conv_wrapper_s8_get_buffer_size_dsp(&dp, &in, &fd, &out),
+           (int)arm_depthwise_conv_wrapper_s8_get_buffer_size_mve(&dp, &in, &fd, &out),
            (int)arm_avgpool_s8_get_buffer_size(v[11], v[2]),
-           (int)arm_avgpool_s8_get_buffer_size_dsp(v[11], v[2]));
+           (int)arm_avgpool_s8_get_buffer_size_dsp(v[11], v[2]),
+           (int)arm_avgpool_s8_get_buffer_size_mve(v[11], v[2]),
+           (int)arm_fully_connected_s8_get_buffer_size_mve(&out));
   }
   return 0;
 }
 """
+
+
+def size_cases(n: int, seed: int) -> list[list[int]]:
+    """``n`` random convolution shapes (in h w c, k_h k_w, stride w h, pad
+    h w, dilation, out h w, out c): 1x1, 1xN (also with one input channel
+    and an output width of SAME or VALID padding), 3x3 with pad <= 1."""
+    cases = []
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        k_h, k_w = int(rng.choice([1, 3, 5])), int(rng.choice([1, 2, 3, 10]))
+        in_h = 1 if rng.random() < 0.3 else int(rng.integers(k_h, 12))
+        k_h = min(k_h, in_h)
+        in_w, c = int(rng.integers(k_w, 12)), int(rng.choice([1, 3, 4, 8, 13]))
+        s_w, s_h = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        p_h, p_w = int(rng.integers(0, 3)), int(rng.integers(0, 3))
+        dil = 1 if rng.random() < 0.8 else 2
+        out_c = c * int(rng.choice([1, 2, 3, 9, 10]))
+        if rng.random() < 0.5:  # SAME
+            out_h = max(1, (in_h - 1) // s_h + 1)
+            out_w = max(1, (in_w - 1) // s_w + 1)
+        else:  # VALID: the 1xN path's total padding may be negative
+            out_h = max(1, (in_h - k_h) // s_h + 1)
+            out_w = max(1, (in_w - k_w) // s_w + 1)
+        cases.append(
+            [in_h, in_w, c, k_h, k_w, s_w, s_h, p_h, p_w, dil, out_h, out_w, out_c]
+        )
+    return cases
+
+
+def python_sizes(v: list[int], cores: tuple[str, ...]) -> list[int]:
+    """``cmsis_nn.*_buffer_size`` of a ``size_cases`` case: the convolution,
+    depthwise convolution and average pooling for each of ``cores``, then
+    the dense's kernel sums on ``mve``."""
+    in_h, in_w, c, k_h, k_w, s_w, s_h, p_h, p_w, dil, out_h, out_w, out_c = v
+    in_dims, f_dims = [1, in_h, in_w, c], [out_c, k_h, k_w, c]
+    out_dims = [1, out_h, out_w, out_c]
+    dw_f = [1, k_h, k_w, out_c]
+    stride, pad, d = (s_w, s_h), (p_w, p_h), (dil, dil)
+    return (
+        [
+            cmsis_nn.conv_buffer_size(core, stride, pad, d, in_dims, f_dims, out_w)
+            for core in cores
+        ]
+        + [
+            cmsis_nn.depthwise_buffer_size(
+                core, stride, pad, d, in_dims, dw_f, out_dims
+            )
+            for core in cores
+        ]
+        + [cmsis_nn.avgpool_buffer_size(core, c) for core in cores]
+        + [cmsis_nn.fully_connected_buffer_size("mve", out_c)]
+    )
 
 
 def test_scratch_sizes_are_cmsis_nns(tmp_path: Path) -> None:
@@ -274,6 +397,8 @@ def test_scratch_sizes_are_cmsis_nns(tmp_path: Path) -> None:
         root / "Source/ConvolutionFunctions/arm_convolve_get_buffer_sizes_s8.c",
         root / "Source/ConvolutionFunctions/arm_depthwise_conv_get_buffer_sizes_s8.c",
         root / "Source/PoolingFunctions/arm_avgpool_get_buffer_sizes_s8.c",
+        root
+        / "Source/FullyConnectedFunctions/arm_fully_connected_get_buffer_sizes_s8.c",
     ]
     (tmp_path / "sizes.c").write_text(SIZES_C)
     exe = tmp_path / "sizes"
@@ -290,43 +415,14 @@ def test_scratch_sizes_are_cmsis_nns(tmp_path: Path) -> None:
         ],
         check=True,
     )
-    cases = []
-    rng = np.random.default_rng(3)
-    for _ in range(300):  # bounded sample, including 1x1, 1xN, 3x3 pad <= 1
-        k_h, k_w = int(rng.choice([1, 3, 5])), int(rng.choice([1, 2, 3, 10]))
-        in_h = 1 if rng.random() < 0.2 else int(rng.integers(k_h, 12))
-        k_h = min(k_h, in_h)
-        in_w, c = int(rng.integers(k_w, 12)), int(rng.choice([1, 3, 4, 8, 13]))
-        s_w, s_h = int(rng.integers(1, 3)), int(rng.integers(1, 3))
-        p_h, p_w = int(rng.integers(0, 3)), int(rng.integers(0, 3))
-        dil = 1 if rng.random() < 0.8 else 2
-        out_c = c * int(rng.choice([1, 2]))
-        out_h = max(1, (in_h - 1) // s_h + 1)
-        out_w = max(1, (in_w - 1) // s_w + 1)
-        cases.append(
-            [in_h, in_w, c, k_h, k_w, s_w, s_h, p_h, p_w, dil, out_h, out_w, out_c]
-        )
+    cases = size_cases(400, 3)
     text = "\n".join(" ".join(map(str, v)) for v in cases)
     got = subprocess.run(
         [str(exe)], input=text, capture_output=True, text=True, check=True
     )
     for v, line in zip(cases, got.stdout.splitlines(), strict=True):
-        in_h, in_w, c, k_h, k_w, s_w, s_h, p_h, p_w, dil, out_h, out_w, out_c = v
-        in_dims, f_dims = [1, in_h, in_w, c], [out_c, k_h, k_w, c]
-        dw_f = [1, k_h, k_w, out_c]
-        python = (
-            [
-                cmsis_nn.conv_buffer_size(
-                    core, (s_w, s_h), (p_w, p_h), (dil, dil), in_dims, f_dims
-                )
-                for core in ("none", "dsp")
-            ]
-            + [
-                cmsis_nn.depthwise_buffer_size(
-                    core, (p_w, p_h), (dil, dil), in_dims, dw_f, out_c
-                )
-                for core in ("none", "dsp")
-            ]
-            + [cmsis_nn.avgpool_buffer_size(core, c) for core in ("none", "dsp")]
-        )
+        python = python_sizes(v, ("none", "dsp", "mve"))
+        # the _mve functions: host gcc's threshold for a depthwise convolution
+        # of one input channel (cmsis_nn.DW_TO_CONV_THRESHOLD); the wrapper's
+        # choice compiled for MVE is checked on the M55 (test_cortex_m.py)
         assert python == [int(n) for n in line.split()], v

@@ -1,7 +1,14 @@
 // RUN: usmp-opt %s -p 'partition-cmsis-nn{mcpu=cortex-m4},lower-ops' | FileCheck %s --check-prefix=LOWER
 // RUN: usmp-opt %s -p 'partition-cmsis-nn{mcpu=cortex-m4},lower-ops,aot-lower-main,usmp' | FileCheck %s --check-prefix=USMP
-// RUN: not usmp-opt %s -p 'partition-cmsis-nn{mcpu=cortex-m55}' 2>&1 | FileCheck %s --check-prefix=MVE
-// MVE: usmp-opt: error: cmsis-nn: -mcpu=cortex-m55 has Helium (MVE): CMSIS-NN's MVE scratch sizes depend on the C compiler, so they cannot be planned at compile time here (accepted: a CPU without MVE
+// RUN: usmp-opt %s -p 'partition-cmsis-nn{mcpu=cortex-m55},lower-ops' | FileCheck %s --check-prefix=MVE
+// Helium (MVE): the im2col of arm_convolve_s8_get_buffer_size_mve, 4 columns
+// of 36 bytes each rounded up to 48 (whole 16-byte vectors) = 192 B; no
+// scratch for the average pooling.
+// MVE-LABEL: func.func @tvmgen_default_cmsis_nn_fused_nn_conv2d_add_fixed_point_multiply_add_clip_cast(
+// MVE-NEXT:    tir.allocate {{.}}name_hint = "cmsis_nn_scratch"{{.}} : memref<192xi8>
+// MVE:         tir.call_extern "arm_convolve_wrapper_s8"({{.*}}cmsis_nn.core = "mve", scalars = array<i64: 192,
+// MVE-LABEL: func.func @tvmgen_default_cmsis_nn_fused_nn_avg_pool2d(
+// MVE-NEXT:    tir.call_extern "arm_avgpool_s8"(%0, %1) {{.}}cmsis_nn.core = "mve", scalars = array<i64: 0,
 // Idempotence: a partitioned function is not partitioned again.
 // RUN: usmp-opt %s -p 'partition-cmsis-nn{mcpu=cortex-m4},partition-cmsis-nn{mcpu=cortex-m4},lower-ops' | FileCheck %s --check-prefix=LOWER
 
