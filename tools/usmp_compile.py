@@ -10,7 +10,8 @@
         [--usmp-parameter-pool-flash="target=c;size=0"]
         [--workspace-byte-alignment N] [--constant-byte-alignment N]
         [--patch auto] [--interface-api packed] [--emit-tflm-plan OUT.tflite]
-        [--stop-after STEP] [--dump-ir] [--verify-each] [--time-passes] [--quiet]
+        [--stop-after STEP] [--dump-ir] [--verify-each | --verify-final]
+        [--time-passes] [--quiet]
     usmp-compile model.tflite [-o out/] [flags] --dump-pipeline
 
 The input is a ``.tflite`` file (imported by ``usmp.frontend``) or a relay
