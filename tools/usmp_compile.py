@@ -178,8 +178,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def cli() -> NoReturn:
     """The ``usmp-compile`` command: ``main`` as the whole process, with the
     cyclic collector off to the end (``run`` would otherwise collect the IR
-    when it ends) and no interpreter teardown (``exit_process``)."""
+    when it ends), freed memory kept for reuse (``keep_freed_memory``) and
+    no interpreter teardown (``exit_process``)."""
+    from usmp.tools.allocator import keep_freed_memory
+
     gc.disable()
+    keep_freed_memory()
     exit_process(main())
 
 
