@@ -311,6 +311,7 @@ class _Replay:
                 name = op.callee.string_value()
                 self.calls[name] = self.calls.get(name, 0) + 1
         self.written: dict[str, frozenset[int]] = {}
+        self.at_top: dict[str, bool | None] = {}
         self.stamps: list[str] = ["the initial value"]
         """What wrote each stamp (stamp 0: ``init``)."""
         self.logical_size = 0
@@ -566,7 +567,7 @@ class _Replay:
         if callee is None:
             self.violations.append(f"{where}: the callee is not in the module")
             return
-        if callee.body.blocks and _calls_at_top(callee):
+        if callee.body.blocks and self.calls_at_top(callee):
             local: Refs = {}
             for param, v in zip(callee.args, op.operands, strict=True):
                 if v in refs:
@@ -601,6 +602,14 @@ class _Replay:
                     "calls"
                 )
 
+    def calls_at_top(self, f: func.FuncOp) -> bool | None:
+        """``_calls_at_top(f)``, once per function (the replay does not
+        change the module)."""
+        name = f.sym_name.data
+        if name not in self.at_top:
+            self.at_top[name] = _calls_at_top(f)
+        return self.at_top[name]
+
     def trace(self, f: func.FuncOp, args: frozenset[int]) -> KernelAccesses | None:
         """The accesses of ``f`` to the arguments ``args`` (constants are
         not traced: nothing may write them, which ``written`` checks)."""
@@ -614,7 +623,7 @@ class _Replay:
         key = (name, args)
         if key in self.traces:
             return self.traces[key]
-        traced = None if _calls_at_top(f) is None else trace_all(f, args)
+        traced = None if self.calls_at_top(f) is None else trace_all(f, args)
         if self.calls.get(name, 0) * self.invocations > 1:  # for its other calls
             self.traces[key] = traced
         return traced
