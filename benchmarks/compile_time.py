@@ -7,8 +7,9 @@ beside it on the same ``.tflite`` files in the same run.
 
 Each row is one ``usmp-compile`` process (``--quiet --time-passes``), the
 fastest of ``N`` runs by total CPU time: the CPU seconds of every step (from
-``--time-passes``; ``verify`` is the input's and the final IR's
-verification), ``total`` (the whole process's user + system time, start-up
+``--time-passes``; ``verify`` is the final IR's verification, which
+``usmp-compile`` runs only with ``--verify-final``: 0 here; the input's is
+part of ``import``), ``total`` (the whole process's user + system time, start-up
 and imports included: ``getrusage(RUSAGE_CHILDREN)`` before and after),
 ``peak MB`` (its peak resident memory, ``ru_maxrss`` of the process from
 ``wait4``), operators (relay operators after import, every ``relay.*`` op but

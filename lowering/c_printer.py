@@ -42,7 +42,7 @@ from usmp.lowering.c_printer_expr import (
     attribute_literal,
     c_type,
     declaration,
-    initializer,
+    initializer_body,
     parenthesize,
 )
 from usmp.lowering.convert_to_emitc import ALIGNMENT_ATTR, NAME_ATTR
@@ -473,6 +473,6 @@ def print_global(
         from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 
         assert isinstance(value, DenseIntOrFPElementsAttr)
-        body = "".join(f"  {line}\n" for line in initializer(value))
+        body = initializer_body(value)
         return f"{head} = {{\n{body}}};\n"
     return f"{head} = {attribute_literal(value, g.type)};\n"

@@ -151,6 +151,25 @@ def initializer(value: DenseIntOrFPElementsAttr, per_line: int = 12) -> list[str
     ]
 
 
+def initializer_body(value: DenseIntOrFPElementsAttr, indent: str = "  ") -> str:
+    """``initializer``'s lines, each after ``indent`` and ending in a
+    newline, as one text. Bytes (weights are often ~1 MB) go through one
+    table of ``"x, "`` and one of ``"x,\n" + indent`` (every 16th element),
+    without a list and a join per line."""
+    element = value.get_element_type()
+    data = value.data.data
+    if not (isinstance(element, IntegerType) and element.width.data == 8 and data):
+        return "".join(f"{indent}{line}\n" for line in initializer(value))
+    signed = element.signedness.data != Signedness.UNSIGNED
+    table = _SIGNED_BYTES if signed else _UNSIGNED_BYTES
+    inside = tuple(f"{t}, " for t in table)
+    ending = tuple(f"{t},\n{indent}" for t in table)
+    pieces = list(map(inside.__getitem__, data))
+    pieces[15::16] = map(ending.__getitem__, data[15::16])
+    pieces[-1] = f"{table[data[-1]]},\n"
+    return indent + "".join(pieces)
+
+
 def parenthesize(operand: Expr, parent: int, right: bool = False) -> str:
     """``operand``'s text as an operand of an operator of precedence
     ``parent``: in parentheses if C needs them, or if the two operators mix

@@ -23,7 +23,8 @@ def create(
     the op itself (xDSL 0.74), and the element builders of ``lower-ops`` and
     the patterns of ``convert-to-emitc`` create one op per scalar operation
     of every kernel. Nothing is checked here; the module is verified after
-    the last step (and after every step with ``--verify-each``)."""
+    the last step with ``--verify-final`` (always in the test suite) and
+    after every step with ``--verify-each``."""
     return cls.create(
         operands=operands,
         result_types=() if result_type is None else (result_type,),

@@ -293,12 +293,24 @@ def analyze(
     analysis = analyzer.run(use_workspace_io)
     traces = traces or KernelTraces()
     analysis = replace(analysis, functions=analyzer.functions, traces=traces)
-    if overlap:
-        # (pyright sees this module as passes.usmp_analysis here, and as
-        # usmp.passes.usmp_analysis where usmp_overlap imports it)
-        found = find_overlaps(analysis, analyzer.functions, traces)  # pyright: ignore[reportArgumentType]
-        analysis = replace(analysis, overlaps=found)
-    return analysis
+    return with_overlaps(analysis) if overlap else analysis
+
+
+def with_overlaps(analysis: BufferInfoAnalysis) -> BufferInfoAnalysis:
+    """``analysis`` (made by ``analyze``) with its allowed overlaps, tracing
+    kernels into its ``traces``.
+
+    ``usmp``'s planning analyses the module once, lets
+    ``usmp_kernel_direction`` reverse loop nests, then adds the overlaps of
+    the nests as they now run: the rest of the analysis does not depend on
+    the order inside a loop nest (the nest is one statement of its function,
+    ``usmp_statement_liveness``; reversing adds only index arithmetic inside
+    its loops)."""
+    assert analysis.functions is not None and analysis.traces is not None
+    # (pyright sees this module as passes.usmp_analysis here, and as
+    # usmp.passes.usmp_analysis where usmp_overlap imports it)
+    found = find_overlaps(analysis, analysis.functions, analysis.traces)  # pyright: ignore[reportArgumentType]
+    return replace(analysis, overlaps=found)
 
 
 class _Analyzer:

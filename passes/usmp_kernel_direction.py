@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
@@ -46,6 +47,9 @@ from usmp.dialects.tir import AllocateOp, CallOp, PoolInfoAttr
 from usmp.passes.progress import report
 from usmp.passes.usmp_kernel_trace import KernelTraces
 from usmp.passes.usmp_pools import resolve_pools
+
+if TYPE_CHECKING:
+    from usmp.passes.usmp_analysis import BufferInfoAnalysis
 
 REVERSED = "usmp.reversed"
 
@@ -68,14 +72,18 @@ def choose_directions(
     pools: Sequence[PoolInfoAttr],
     use_workspace_io: bool,
     traces: KernelTraces | None = None,
+    analysis: BufferInfoAnalysis | None = None,
 ) -> list[str]:
     """Reverse the kernels worth it (module doc); their names, in call order.
     ``traces``: a cache the planning run shares (a reversed kernel's entry
-    is its new trace)."""
+    is its new trace); ``analysis``: ``analyze(module, pools,
+    use_workspace_io)`` if the caller has it (reversing leaves it valid:
+    ``usmp_analysis.with_overlaps``)."""
     from usmp.passes.usmp_analysis import analyze
 
     traces = traces or KernelTraces()
-    analysis = analyze(module, pools, use_workspace_io)
+    if analysis is None:
+        analysis = analyze(module, pools, use_workspace_io)
     functions = analysis.functions or {}
     calls: dict[str, int] = {}
     for op in analysis.step_ops:

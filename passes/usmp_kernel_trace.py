@@ -556,11 +556,12 @@ class _Tracer:
         elements = {i: n // self.elements[i] for i, n in self.sizes.items()}
         counted = {} if self.full else elements  # trace_all needs no counts
         self.write_counts = {i: np.zeros(n, np.int64) for i, n in counted.items()}
-        last = {i: np.full(n, -1, np.int64) for i, n in elements.items()}
-        first = {i: np.full(n, NEVER, np.int64) for i, n in elements.items()}
+        # filled on first use: most arguments are only read or only written
+        last = _Filled(elements, -1)
+        first = _Filled(elements, NEVER)
         full = elements if self.full else {}
-        first_read = {i: np.full(n, NEVER, np.int64) for i, n in full.items()}
-        last_write = {i: np.full(n, -1, np.int64) for i, n in full.items()}
+        first_read = _Filled(full, NEVER)
+        last_write = _Filled(full, -1)
         for e in self.events:
             if e.arg in self.failed:
                 continue
@@ -614,8 +615,38 @@ class _Tracer:
             arrays = (
                 (last, first, first_read, last_write) if self.full else (last, first)
             )
-            out[i] = ByteTimes(*(_per_byte(a[i], size) for a in arrays))
+            out[i] = ByteTimes(*(a.per_byte(i, size) for a in arrays))
         return out
+
+
+class _Filled:
+    """Per argument, an array of ``sizes[arg]`` elements, all ``fill`` until
+    it is first taken (``[arg]``) to be updated."""
+
+    def __init__(self, sizes: dict[int, int], fill: int) -> None:
+        self.sizes = sizes
+        self.fill = fill
+        self.arrays: dict[int, Array] = {}
+
+    def __getitem__(self, arg: int) -> Array:
+        a = self.arrays.get(arg)
+        if a is None:
+            a = self.arrays[arg] = np.full(self.sizes[arg], self.fill, np.int64)
+        return a
+
+    def __setitem__(self, arg: int, a: Array) -> None:
+        self.arrays[arg] = a
+
+    def per_byte(self, arg: int, size: int) -> Array:
+        """``_per_byte`` of the argument's array (one never taken: ``fill``
+        everywhere, a read-only view)."""
+        a = self.arrays.get(arg)
+        if a is None:
+            n = self.sizes[arg]
+            if n:
+                return np.broadcast_to(np.array([self.fill], np.int64), (n * size,))
+            a = np.full(0, self.fill, np.int64)
+        return _per_byte(a, size)
 
 
 def _per_byte(a: Array, size: int) -> Array:

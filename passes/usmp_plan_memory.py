@@ -75,7 +75,12 @@ from usmp.dialects.tir import (
 )
 from usmp.passes.options import TypedOptions
 from usmp.passes.progress import report
-from usmp.passes.usmp_analysis import BufferInfo, BufferInfoAnalysis, analyze
+from usmp.passes.usmp_analysis import (
+    BufferInfo,
+    BufferInfoAnalysis,
+    analyze,
+    with_overlaps,
+)
 from usmp.passes.usmp_ir import find_main, is_rewritten, merge_arg_attrs
 from usmp.passes.usmp_kernel_direction import choose_directions
 from usmp.passes.usmp_kernel_trace import KernelTraces
@@ -205,12 +210,16 @@ def plan_memory(
         check_workspace_io_interface(module)
     pools = resolve_pools(module, pools_option)
     traces = KernelTraces()  # one trace per kernel for the whole run
+    # analysed once: reversing loop nests leaves the buffers and their
+    # liveness as they were (usmp_analysis.with_overlaps)
+    analysis = analyze(module, pools, use_workspace_io, traces=traces)
     if overlap and not any(
         isinstance(o, AllocateOp) and o.pool_allocation is not None
         for o in module.walk()
     ):
-        choose_directions(module, pools, use_workspace_io, traces)
-    analysis = analyze(module, pools, use_workspace_io, overlap, traces)
+        choose_directions(module, pools, use_workspace_io, traces, analysis)
+    if overlap:
+        analysis = with_overlaps(analysis)
     planned = recorded_plan(analysis)
     if planned is None:
         run = get_algorithm(algorithm, time_limit=time_limit or None)

@@ -49,6 +49,7 @@ Changes nothing; a violation is a located error at the entry function listing
 
 from __future__ import annotations
 
+import itertools
 import math
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -310,6 +311,7 @@ class _Replay:
                 name = op.callee.string_value()
                 self.calls[name] = self.calls.get(name, 0) + 1
         self.written: dict[str, frozenset[int]] = {}
+        self.at_top: dict[str, bool | None] = {}
         self.stamps: list[str] = ["the initial value"]
         """What wrote each stamp (stamp 0: ``init``)."""
         self.logical_size = 0
@@ -565,7 +567,7 @@ class _Replay:
         if callee is None:
             self.violations.append(f"{where}: the callee is not in the module")
             return
-        if callee.body.blocks and _calls_at_top(callee):
+        if callee.body.blocks and self.calls_at_top(callee):
             local: Refs = {}
             for param, v in zip(callee.args, op.operands, strict=True):
                 if v in refs:
@@ -600,6 +602,14 @@ class _Replay:
                     "calls"
                 )
 
+    def calls_at_top(self, f: func.FuncOp) -> bool | None:
+        """``_calls_at_top(f)``, once per function (the replay does not
+        change the module)."""
+        name = f.sym_name.data
+        if name not in self.at_top:
+            self.at_top[name] = _calls_at_top(f)
+        return self.at_top[name]
+
     def trace(self, f: func.FuncOp, args: frozenset[int]) -> KernelAccesses | None:
         """The accesses of ``f`` to the arguments ``args`` (constants are
         not traced: nothing may write them, which ``written`` checks)."""
@@ -613,7 +623,7 @@ class _Replay:
         key = (name, args)
         if key in self.traces:
             return self.traces[key]
-        traced = None if _calls_at_top(f) is None else trace_all(f, args)
+        traced = None if self.calls_at_top(f) is None else trace_all(f, args)
         if self.calls.get(name, 0) * self.invocations > 1:  # for its other calls
             self.traces[key] = traced
         return traced
@@ -837,9 +847,16 @@ class _Replay:
         fw = cat([e.first_write for e in entries])
         lw = cat([e.last_write for e in entries])
         # one logical byte passed twice (two arguments, or a buffer and its
-        # alias): one record with the union of its accesses
-        unique, inverse = np.unique(logical, return_inverse=True)
-        if unique.size != logical.size:
+        # alias): one record with the union of its accesses (each entry's
+        # logical bytes ascend: none is passed twice where the entries'
+        # ranges are disjoint, the common case, and no sort is needed)
+        ranges = [(int(e.logical[0]), int(e.logical[-1])) for e in entries]
+        unique, inverse = (
+            (logical, None)
+            if _disjoint(ranges)
+            else np.unique(logical, return_inverse=True)
+        )
+        if inverse is not None and unique.size != logical.size:
             merged = np.zeros(unique.size, np.int64)
             merged[inverse] = phys
             union = [np.full(unique.size, x, np.int64) for x in (NEVER, -1, NEVER, -1)]
@@ -861,7 +878,7 @@ class _Replay:
         group = np.cumsum(head) - 1
         rank = np.arange(phys.size) - np.nonzero(head)[0][group]
         written = np.zeros(int(group[-1]) + 1, np.bool_)
-        np.logical_or.at(written, group, writes)
+        written[group[writes]] = True
         latest = np.full(written.size, -1, np.int64)
         for r in range(int(rank.max()) + 1):
             sel = np.nonzero(rank == r)[0]
@@ -937,6 +954,12 @@ class _Replay:
                 logical, phys = self._range(b)
                 self.check(logical, phys, f"run {n + 1} reads")
         self.invocation -= 1
+
+
+def _disjoint(ranges: list[tuple[int, int]]) -> bool:
+    """Whether no two closed ranges ``(lo, hi)`` share a value."""
+    ordered = sorted(ranges)
+    return all(a[1] < b[0] for a, b in itertools.pairwise(ordered))
 
 
 def _ranges(offsets: list[int]) -> str:

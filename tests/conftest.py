@@ -14,6 +14,11 @@ os.environ["PATH"] = (
     f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 )
 
+# usmp-compile verifies the IR its last pass produced only when asked
+# (compile_driver.verifies_final): the suite asks, in process and in the
+# subprocesses it starts, so a lowering that builds an invalid op fails here
+os.environ.setdefault("USMP_VERIFY_FINAL", "1")
+
 
 @pytest.fixture(scope="session")
 def compiled_model(

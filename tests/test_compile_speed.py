@@ -144,6 +144,33 @@ def test_usmp_compile_time_passes_and_quiet(
     assert capsys.readouterr().err == ""
 
 
+def test_final_verification_only_when_asked(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The IR the last pass produced is verified with ``--verify-final`` or
+    ``USMP_VERIFY_FINAL=1`` (the suite sets it: conftest.py), not by
+    default; ``--verify-each`` verifies every step instead."""
+    monkeypatch.delenv("USMP_VERIFY_FINAL", raising=False)
+
+    runs: list[str] = []
+
+    def steps(*flags: str) -> list[str]:
+        runs.append(str(tmp_path / f"out{len(runs)}"))
+        argv = [str(CHAIN), "-o", runs[-1], "-q", "--time-passes", *flags]
+        assert usmp_compile(argv) == 0
+        return _tree(capsys.readouterr().err)
+
+    assert "verify" not in steps()
+    assert "verify" in steps("--verify-final")
+    assert "verify" not in steps("--verify-each")
+    monkeypatch.setenv("USMP_VERIFY_FINAL", "1")
+    assert "verify" in steps()
+    monkeypatch.setenv("USMP_VERIFY_FINAL", "0")
+    assert "verify" not in steps()
+
+
 def test_progress_is_plain_lines_off_a_terminal(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -198,3 +198,67 @@ def test_fuzz_shapes(name: str) -> None:
     case = Case(name="shape", text=text, inputs=inputs, **defaults)  # type: ignore[arg-type]
     (result,) = run_batch([case])
     assert result.failure is None, result.failure
+
+
+class _Memories:
+    """What ``run_window`` uses of a replay: the two memories, the
+    violations, the buffer of a logical byte (one buffer here)."""
+
+    def __init__(self, size: int) -> None:
+        self.logical = np.full(size, usmp_replay.UNDEFINED, np.int64)
+        self.physical = np.full(size, usmp_replay.POISON, np.int64)
+        self.violations: list[str] = []
+        self.stamps = ["the initial value", "the test"]
+
+    write = Replay.write
+    check = Replay.check
+    origin_text = Replay.origin_text
+
+    def buffer_at(self, index: int) -> object:
+        class _Buffer:
+            base = 0
+
+            def describe(self) -> str:
+                return "buffer 'b'"
+
+        return _Buffer()
+
+
+def _entry(phys: list[int], logical: list[int], *times: list[int]) -> object:
+    a = [np.array(x, np.int64) for x in (phys, logical, *times)]
+    return usmp_replay._Entry(*a)  # pyright: ignore[reportPrivateUsage]
+
+
+@pytest.mark.parametrize("shift", [0, 2])
+def test_a_byte_passed_twice_is_replayed_once(shift: int) -> None:
+    """Where a call's entries share logical bytes (a buffer passed as two
+    arguments: logical ranges that meet), each such byte is one record with
+    the union of its accesses; entries whose logical ranges are disjoint
+    (the test skips the merge for them) replay as before."""
+    never = usmp_replay.NEVER
+    # bytes 0-3 read at 1-8 by one argument; the same bytes, as another
+    # argument, read at 5-6 and written at 7 (bytes 0+shift-3): as two
+    # records, the write would interleave with the first one's reads
+    first = _entry([0, 1, 2, 3], [0, 1, 2, 3], [1] * 4, [8] * 4, [never] * 4, [-1] * 4)
+    n = 4 - shift
+    same = list(range(shift, 4))
+    second = _entry(same, same, [5] * n, [6] * n, [7] * n, [7] * n)
+    # the bytes of another buffer on the same addresses, written at 9
+    other = _entry(
+        [0, 1, 2, 3], [8, 9, 10, 11], [never] * 4, [-1] * 4, [9] * 4, [9] * 4
+    )
+    union_fw = [never] * shift + [7] * n
+    union_lw = [-1] * shift + [7] * n
+    union = _entry([0, 1, 2, 3], [0, 1, 2, 3], [1] * 4, [8] * 4, union_fw, union_lw)
+    results = []
+    for entries in ([first, second, other], [union, other]):
+        memories = _Memories(16)
+        memories.write(np.arange(4), np.arange(4), 1)  # the input's bytes
+        Replay.run_window(memories, entries, "call", 1)  # type: ignore[arg-type]
+        results.append((memories.logical, memories.physical, memories.violations))
+    (a_log, a_phys, a_bad), (b_log, b_phys, b_bad) = results
+    np.testing.assert_array_equal(a_log, b_log)
+    np.testing.assert_array_equal(a_phys, b_phys)
+    assert a_bad == b_bad == []
+    assert usmp_replay._disjoint([(0, 3), (4, 7)])  # pyright: ignore[reportPrivateUsage]
+    assert not usmp_replay._disjoint([(0, 3), (3, 7)])  # pyright: ignore[reportPrivateUsage]

@@ -6,8 +6,9 @@
 every pass of ``compile_passes(options)`` (``usmp.tools.compile_pipeline``)
 applied in process to the one module, and ``emit-c`` (write the library
 ``usmp-opt -t c-library`` prints). Each step is timed (``--time-passes``)
-and reported (``usmp.tools.progress``); the input and the IR the last step
-produces are verified (every step with ``--verify-each``). The driver
+and reported (``usmp.tools.progress``); the input is verified, the IR the
+last step produces with ``--verify-final`` (``verifies_final``), every step's
+with ``--verify-each``. The driver
 changes the IR only through the passes; between them it reads it (the
 patch decision) and writes files around them:
 
@@ -243,7 +244,7 @@ def _run(c: Compilation) -> None:
         if c.driver.dump_ir and step != EMIT_C:
             c.write(f"ir/{number:02d}-{step}.mlir", c.mlir())
         final = p is c.passes[-1] or (step == last and step != EMIT_C)
-        if final and step != IMPORT and not c.driver.verify_each:
+        if final and step != IMPORT and verifies_final(c.driver):
             with c.timer.step("verify"), listening(progress.listener("verify")):
                 _verify(c)
         if step == last:
@@ -261,6 +262,27 @@ def _run(c: Compilation) -> None:
         files=c.files,
     )
     c.write("metadata.json", json.dumps(record, indent=2) + "\n")
+
+
+VERIFY_FINAL = "USMP_VERIFY_FINAL"
+"""The environment variable that turns ``--verify-final`` on (set to ``1``
+by the test suite's ``conftest.py``)."""
+
+
+def verifies_final(driver: DriverOptions) -> bool:
+    """Whether the IR the last pass produced is verified as the ``verify``
+    step: with ``--verify-final`` or ``USMP_VERIFY_FINAL=1``, and not with
+    ``--verify-each`` (which verified it already).
+
+    Off by default: every pass builds that IR from IR already verified (the
+    input is, always), and the element builders' ops are built unchecked
+    (``lowering/create.py``), so the final verification re-checks only the
+    compiler's own work; on MobileNetV2 it costs 0.7 of 6 CPU s. The test
+    suite turns it on, so a lowering that builds an invalid op still fails
+    there."""
+    if driver.verify_each:
+        return False
+    return driver.verify_final or os.environ.get(VERIFY_FINAL, "") not in ("", "0")
 
 
 def _verify(c: Compilation) -> None:

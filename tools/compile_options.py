@@ -308,8 +308,10 @@ class DriverOptions:
     dump_ir: bool = flag(False, "--dump-ir", kind="switch")
     """Write every step's MLIR to OUT/ir/."""
     verify_each: bool = flag(False, "--verify-each", kind="switch")
-    """Verify the module after every step (default: the input and the IR the
-    last step produces)."""
+    """Verify the module after every step (default: the input only)."""
+    verify_final: bool = flag(False, "--verify-final", kind="switch")
+    """Also verify the IR the last step produces (default: the input only;
+    on with USMP_VERIFY_FINAL=1 in the environment, as the test suite sets)."""
     quiet: bool = flag(False, "-q", "--quiet", kind="switch")
     """No progress on stderr."""
     time_passes: bool = flag(False, "--time-passes", kind="switch")

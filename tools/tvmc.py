@@ -437,8 +437,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cli() -> NoReturn:
-    """The ``usmp-tvmc`` command: ``main`` as the whole process
-    (``exit_process``: no interpreter teardown)."""
+    """The ``usmp-tvmc`` command: ``main`` as the whole process, freed memory
+    kept for reuse (``keep_freed_memory``) and no interpreter teardown
+    (``exit_process``)."""
+    from usmp.tools.allocator import keep_freed_memory
+
+    keep_freed_memory()
     exit_process(main())
 
 

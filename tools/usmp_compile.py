@@ -10,7 +10,8 @@
         [--usmp-parameter-pool-flash="target=c;size=0"]
         [--workspace-byte-alignment N] [--constant-byte-alignment N]
         [--patch auto] [--interface-api packed] [--emit-tflm-plan OUT.tflite]
-        [--stop-after STEP] [--dump-ir] [--verify-each] [--time-passes] [--quiet]
+        [--stop-after STEP] [--dump-ir] [--verify-each | --verify-final]
+        [--time-passes] [--quiet]
     usmp-compile model.tflite [-o out/] [flags] --dump-pipeline
 
 The input is a ``.tflite`` file (imported by ``usmp.frontend``) or a relay
@@ -177,8 +178,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 def cli() -> NoReturn:
     """The ``usmp-compile`` command: ``main`` as the whole process, with the
     cyclic collector off to the end (``run`` would otherwise collect the IR
-    when it ends) and no interpreter teardown (``exit_process``)."""
+    when it ends), freed memory kept for reuse (``keep_freed_memory``) and
+    no interpreter teardown (``exit_process``)."""
+    from usmp.tools.allocator import keep_freed_memory
+
     gc.disable()
+    keep_freed_memory()
     exit_process(main())
 
 

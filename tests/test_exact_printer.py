@@ -1,0 +1,93 @@
+"""``usmp.printing.ExactPrinter`` prints large dense constants in the hex
+form without unpacking their elements: the text is xDSL's own, byte for
+byte, for every case its splat and size tests tell apart."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    Signedness,
+    TensorType,
+)
+from xdsl.ir import Attribute
+from xdsl.printer import Printer
+
+from usmp.printing import ExactPrinter, _hex_form  # pyright: ignore[reportPrivateUsage]
+
+
+def _text(printer: type[Printer], attr: Attribute) -> str:
+    stream = StringIO()
+    printer(stream=stream).print_attribute(attr)
+    return stream.getvalue()
+
+
+def _dense(
+    element: Attribute, values: list[int] | list[float]
+) -> DenseIntOrFPElementsAttr:
+    type_ = TensorType(element, [len(values)])
+    return DenseIntOrFPElementsAttr.from_list(type_, values)  # pyright: ignore[reportCallIssue, reportArgumentType]
+
+
+_I8 = IntegerType(8)
+_CASES = [
+    (_dense(_I8, list(range(-64, 64))), True),  # 128 elements: hex
+    (_dense(_I8, [3] * 128), False),  # splat
+    (_dense(_I8, [1, 2] * 50), False),  # 100 elements: a list
+    (_dense(IntegerType(32), [7] * 200 + [8]), True),
+    (_dense(IntegerType(16, Signedness.UNSIGNED), list(range(300))), True),
+    (_dense(IntegerType(64), [1 << 40] * 101), False),
+    (_dense(Float32Type(), [0.5 * k for k in range(150)]), True),
+    (_dense(Float32Type(), [0.0, -0.0] * 60), False),  # equal values: a splat
+    (_dense(Float64Type(), [1.0] * 120), False),
+    (_dense(Float64Type(), [float("nan")] * 120), True),  # NaN != NaN
+]
+
+
+@pytest.mark.parametrize(("attr", "hexed"), _CASES)
+def test_large_constants_print_as_xdsl_prints_them(
+    attr: DenseIntOrFPElementsAttr, hexed: bool
+) -> None:
+    assert _hex_form(attr) is hexed
+    text = _text(ExactPrinter, attr)
+    assert text == _text(Printer, attr)
+    assert text.startswith('dense<"0x') is hexed
+
+
+def test_other_element_types_are_left_to_xdsl() -> None:
+    attr = _dense(IntegerType(1), [0, 1] * 60)  # xDSL's hex form, its own test
+    assert not _hex_form(attr)
+    assert _text(ExactPrinter, attr) == _text(Printer, attr)
+
+
+def test_hex_form_is_the_data() -> None:
+    values = np.arange(-100, 100, dtype=np.int8)
+    attr = _dense(_I8, values.tolist())
+    expected = f'dense<"0x{values.tobytes().hex().upper()}"> : tensor<200xi8>'
+    assert _text(ExactPrinter, attr) == expected
+
+
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 32, 33, 1000])
+@pytest.mark.parametrize("signed", [True, False])
+def test_c_initializer_of_bytes_is_its_lines(n: int, signed: bool) -> None:
+    """The C brace initializer of a byte array (``initializer_body``: two
+    tables over the bytes) is ``initializer``'s lines, each indented and
+    ended by a newline; other element types go through the lines."""
+    from usmp.lowering.c_printer_expr import initializer, initializer_body
+
+    rng = np.random.default_rng(n)
+    sign = Signedness.SIGNLESS if signed else Signedness.UNSIGNED
+    data = rng.integers(-128 if signed else 0, 128 if signed else 256, n)
+    for element, values in (
+        (IntegerType(8, sign), data.tolist()),
+        (IntegerType(32), (data * 1000).tolist()),
+    ):
+        attr = _dense(element, values)
+        lines = "".join(f"  {line}\n" for line in initializer(attr))
+        assert initializer_body(attr) == lines
