@@ -26,7 +26,7 @@ workspace, and the concatenation of the stripes at the end.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from usmp.planning.patching import PatchChoice, split_rows
@@ -49,6 +49,21 @@ class Node:
     in_rows: int = 0
     """Rows of the window's input (0: the identity, not a window)."""
     macs_per_row: int = 0
+    out_cols: int = 1
+    """Columns of its output (1: the node is only split into rows)."""
+    col_extent: int = 1
+    col_stride: int = 1
+    pad_left: int = 0
+    in_cols: int = 0
+    """Columns of the window's input (0: columns map to themselves)."""
+    col_local: bool = True
+    """Whether output column ``c`` reads only column ``c`` (or, a window,
+    its window) of its inputs (false: a concatenation along W, an operand
+    varying along W; such a stage is split into rows only)."""
+    channels: int = 0
+    """Channels of its output (the elements of a pixel)."""
+    kind: str = "elementwise"
+    """Its kernel's kind in ``patch_speed``'s cost model."""
 
     @property
     def window(self) -> bool:
@@ -60,14 +75,28 @@ class Node:
         rows above and below)."""
         if not self.window:
             return lo, hi, 0, 0
-        first = lo * self.stride - self.pad_top
-        end = (hi - 1) * self.stride - self.pad_top + self.extent
-        return (
-            max(first, 0),
-            min(end, self.in_rows),
-            max(-first, 0),
-            max(end - self.in_rows, 0),
+        return _window_reads(
+            lo, hi, self.stride, self.pad_top, self.extent, self.in_rows
         )
+
+    def reads_cols(self, lo: int, hi: int) -> tuple[int, int, int, int]:
+        """``reads`` for columns: ``(first, end, pad_left, pad_right)``."""
+        if not self.in_cols:
+            return lo, hi, 0, 0
+        return _window_reads(
+            lo, hi, self.col_stride, self.pad_left, self.col_extent, self.in_cols
+        )
+
+
+def _window_reads(
+    lo: int, hi: int, stride: int, pad: int, extent: int, size: int
+) -> tuple[int, int, int, int]:
+    """The input range ``[first, end)`` of a window over one dimension that
+    output ``[lo, hi)`` reads, clipped to the input's ``size``, and the
+    padding before and after it."""
+    first = lo * stride - pad
+    end = (hi - 1) * stride - pad + extent
+    return max(first, 0), min(end, size), max(-first, 0), max(end - size, 0)
 
 
 Rows = tuple[int, int]
@@ -77,13 +106,30 @@ def stripe_rows(nodes: Sequence[Node], out: int, lo: int, hi: int) -> list[Rows 
     """The rows each node up to ``out`` computes when ``out``'s rows
     ``[lo, hi)`` are wanted (the hull of its consumers' reads; None for a
     node that does not feed ``out``); node 0's: the input rows read."""
+    return _hulls(nodes, out, lo, hi, Node.reads)
+
+
+def stripe_cols(nodes: Sequence[Node], out: int, lo: int, hi: int) -> list[Rows | None]:
+    """``stripe_rows`` for columns: the columns each node computes when
+    ``out``'s columns ``[lo, hi)`` are wanted (a tile of a 2-D grid is the
+    rows of ``stripe_rows`` times these columns: the windows are separable)."""
+    return _hulls(nodes, out, lo, hi, Node.reads_cols)
+
+
+def _hulls(
+    nodes: Sequence[Node],
+    out: int,
+    lo: int,
+    hi: int,
+    reads: Callable[[Node, int, int], tuple[int, int, int, int]],
+) -> list[Rows | None]:
     rows: list[Rows | None] = [None] * (out + 1)
     rows[out] = (lo, hi)
     for i in range(out, 0, -1):
         mine = rows[i]
         if mine is None:
             continue
-        first, end, _, _ = nodes[i].reads(*mine)
+        first, end, _, _ = reads(nodes[i], *mine)
         for j in nodes[i].inputs:
             had = rows[j]
             rows[j] = (
@@ -92,22 +138,59 @@ def stripe_rows(nodes: Sequence[Node], out: int, lo: int, hi: int) -> list[Rows 
     return rows
 
 
-def plan_error(nodes: Sequence[Node], out: int, stripes: int) -> str | None:
-    """Why ``stripes`` stripes of the stage ending at node ``out`` cannot be
-    built (a window whose stripe reads only padding, or whose padded rows do
-    not give its rows), or None."""
+def plan_error(
+    nodes: Sequence[Node], out: int, stripes: int, cols: int = 1
+) -> str | None:
+    """Why a grid of ``stripes`` x ``cols`` tiles of the stage ending at
+    node ``out`` cannot be built (a window whose tile reads only padding,
+    or whose padded rows or columns do not give its own, a node that is not
+    column-local in a grid of several columns), or None."""
+    return rows_error(nodes, out, stripes) or cols_error(nodes, out, cols)
+
+
+def rows_error(nodes: Sequence[Node], out: int, stripes: int) -> str | None:
+    """``plan_error``'s rows part."""
     for lo, hi in split_rows(nodes[out].out_rows, stripes):
-        rows = stripe_rows(nodes, out, lo, hi)
-        for i in range(1, out + 1):
-            node, mine = nodes[i], rows[i]
+        error = _window_error(nodes, stripe_rows(nodes, out, lo, hi), "rows", out)
+        if error:
+            return error
+    return None
+
+
+def cols_error(nodes: Sequence[Node], out: int, cols: int) -> str | None:
+    """``plan_error``'s columns part."""
+    if cols <= 1:
+        return None
+    for i in range(1, out + 1):
+        if not nodes[i].col_local:
+            return f"node {i} is not computable column by column"
+    for lo, hi in split_rows(nodes[out].out_cols, cols):
+        error = _window_error(nodes, stripe_cols(nodes, out, lo, hi), "cols", out)
+        if error:
+            return error
+    return None
+
+
+def _window_error(
+    nodes: Sequence[Node], ranges: Sequence[Rows | None], what: str, out: int
+) -> str | None:
+    for i in range(1, out + 1):
+        node, mine = nodes[i], ranges[i]
+        if what == "rows":
             if mine is None or not node.window:
                 continue
             first, end, top, bottom = node.reads(*mine)
-            padded = end - first + top + bottom
-            if end - first < 1 or padded < node.extent:
-                return f"rows {mine[0]}..{mine[1] - 1} of node {i} read only padding"
-            if (padded - node.extent) // node.stride + 1 != mine[1] - mine[0]:
-                return f"rows {mine[0]}..{mine[1] - 1} of node {i} misalign"
+            extent, stride = node.extent, node.stride
+        else:
+            if mine is None or not node.in_cols:
+                continue
+            first, end, top, bottom = node.reads_cols(*mine)
+            extent, stride = node.col_extent, node.col_stride
+        padded = end - first + top + bottom
+        if end - first < 1 or padded < extent:
+            return f"{what} {mine[0]}..{mine[1] - 1} of node {i} read only padding"
+        if (padded - extent) // stride + 1 != mine[1] - mine[0]:
+            return f"{what} {mine[0]}..{mine[1] - 1} of node {i} misalign"
     return None
 
 
@@ -117,40 +200,129 @@ def stage_macs(nodes: Sequence[Node], out: int) -> int:
 
 
 def stage_cost(
-    nodes: Sequence[Node], out: int, stripes: int, *, input_bytes: int = 0
+    nodes: Sequence[Node],
+    out: int,
+    stripes: int,
+    *,
+    input_bytes: int = 0,
+    cols: int = 1,
 ) -> tuple[int, int]:
     """(estimated peak, MACs) of the stage ending at node ``out`` computed
-    in ``stripes`` stripes; ``input_bytes``: the model input's bytes when it
-    is in the workspace (live until the last stripe has read it)."""
+    in a grid of ``stripes`` x ``cols`` tiles, row by row of tiles;
+    ``input_bytes``: the model input's bytes when it is in the workspace
+    (live until the last tile has read it)."""
+    cost = grid_cost(
+        nodes, out, tile_plans(nodes, out, stripes), tile_plans(nodes, out, cols, True)
+    )
+    return cost.peak(input_bytes), cost.macs
+
+
+Plan = list[tuple[int, int, tuple[int, ...]]]
+"""Per row (or column) of tiles: the output range and each node's rows
+(columns) in it (0: a node that does not feed the output)."""
+
+
+def tile_plans(nodes: Sequence[Node], out: int, count: int, cols: bool = False) -> Plan:
+    """The ranges of every node for ``count`` rows (``cols``: columns) of
+    tiles of node ``out``'s output."""
+    size = nodes[out].out_cols if cols else nodes[out].out_rows
+    hulls = stripe_cols if cols else stripe_rows
+    return [
+        (lo, hi, _counts(hulls(nodes, out, lo, hi)))
+        for lo, hi in split_rows(size, count)
+    ]
+
+
+@dataclass(frozen=True)
+class GridCost:
+    """What a grid of tiles of a stage computes and holds."""
+
+    in_peak: int
+    """The peak while every tile is computed, the outputs done before it
+    included (the input added by ``peak``)."""
+    join_peak: int
+    macs: int
+    pixels: tuple[int, ...]
+    """Per node, the pixels (rows x columns) it computes over all tiles."""
+    tiles: int
+
+    def peak(self, input_bytes: int = 0) -> int:
+        return max(self.join_peak, self.in_peak + input_bytes)
+
+
+def grid_cost(
+    nodes: Sequence[Node], out: int, row_plan: Plan, col_plan: Plan
+) -> GridCost:
+    """The cost of the grid ``row_plan`` x ``col_plan`` (``tile_plans``):
+    per tile, row by row of tiles, the values live at each kernel step and
+    the stage's output done so far; the joins (each row of tiles along W
+    when there are several columns, then the rows: two copies of the
+    output at most); the MACs and pixels (separable: a node's rows over
+    the rows of tiles times its columns over the columns of tiles). Tiles
+    with the same rows and columns per node hold the same bytes: each such
+    class is counted once."""
     last_step = [n.step for n in nodes[: out + 1]]
     for i in range(1, out + 1):
         for j in nodes[i].inputs:
             last_step[j] = max(last_step[j], nodes[i].step)
     first_step = nodes[1].step
     span = nodes[out].step - first_step + 1
+    held = [
+        i
+        for i in range(out + 1)
+        if not (i and last_step[i] == nodes[i].step and i != out)
+    ]  # the others are used only inside their own kernel
     out_bytes = nodes[out].out_rows * nodes[out].row_bytes
-    peak = 2 * out_bytes
-    macs = 0
+    join_peak = 2 * out_bytes
+    in_peak = 0
     done = 0
-    for lo, hi in split_rows(nodes[out].out_rows, stripes):
-        rows = stripe_rows(nodes, out, lo, hi)
-        live = [0] * span
-        for i in range(out + 1):
-            mine = rows[i]
-            if mine is None:
-                continue
-            count = mine[1] - mine[0]
-            if i:
-                macs += count * nodes[i].macs_per_row
-            own = nodes[i].step if i else first_step - 1
-            if i and last_step[i] == own and i != out:
-                continue  # used only inside its own kernel
-            size = count * nodes[i].row_bytes
-            for s in range(max(own, first_step), last_step[i] + 1):
-                live[s - first_step] += size
-        peak = max(peak, input_bytes + done + max(live))
-        done += (hi - lo) * nodes[out].row_bytes
-    return peak, macs
+    counts_r = [counts for _, _, counts in row_plan]
+    counts_c = [counts for _, _, counts in col_plan]
+    seen: dict[tuple[int, int], int] = {}
+    distinct_r: dict[tuple[int, ...], int] = {}
+    distinct_c: dict[tuple[int, ...], int] = {}
+    ids_r = [distinct_r.setdefault(c, len(distinct_r)) for c in counts_r]
+    ids_c = [distinct_c.setdefault(c, len(distinct_c)) for c in counts_c]
+    col_bytes = [
+        nodes[out].row_bytes * (chi - clo) // nodes[out].out_cols
+        for clo, chi, _ in col_plan
+    ]
+    for b, (lo, hi, _) in enumerate(row_plan):
+        kr = ids_r[b]
+        for k, kc in enumerate(ids_c):
+            top = seen.get((kr, kc))
+            if top is None:
+                live = [0] * span
+                for i in held:
+                    size = (
+                        counts_r[b][i]
+                        * counts_c[k][i]
+                        * nodes[i].row_bytes
+                        // nodes[i].out_cols
+                    )
+                    if not size:
+                        continue
+                    own = nodes[i].step if i else first_step - 1
+                    for st in range(max(own, first_step), last_step[i] + 1):
+                        live[st - first_step] += size
+                top = seen[(kr, kc)] = max(live)
+            in_peak = max(in_peak, done + top)
+            done += (hi - lo) * col_bytes[k]
+        if len(col_plan) > 1:  # the row of tiles joined along W: a copy of it
+            join_peak = max(join_peak, done + (hi - lo) * nodes[out].row_bytes)
+    pixels = tuple(
+        sum(c[i] for c in counts_r) * sum(c[i] for c in counts_c)
+        for i in range(out + 1)
+    )
+    macs = sum(
+        pixels[i] * nodes[i].macs_per_row // nodes[i].out_cols
+        for i in range(1, out + 1)
+    )
+    return GridCost(in_peak, join_peak, macs, pixels, len(row_plan) * len(col_plan))
+
+
+def _counts(ranges: Sequence[Rows | None]) -> tuple[int, ...]:
+    return tuple(0 if r is None else r[1] - r[0] for r in ranges)
 
 
 def choose(
@@ -163,37 +335,84 @@ def choose(
     input_bytes: int = 0,
     depth: int = 0,
     stripes: int = 0,
+    cols: int = 0,
 ) -> tuple[PatchChoice, list[PatchChoice]]:
-    """The unpatched figures (depth 0, one stripe) and every candidate
+    """The unpatched figures (depth 0, one tile) and every candidate
     within ``budget_macs`` extra MACs, best first: lowest peak, then fewest
-    extra MACs, fewer stripes, shallower. Depth ``d`` ends the stage at
-    node ``cuts[d - 1]`` (a node whose output is the only stage value the
-    rest of the model reads); ``rest_peak[d]`` is the model's estimated peak
-    after it, ``unpatched_peak`` the model's. ``depth`` / ``stripes`` > 0
-    fix that dimension of the search."""
+    estimated Cortex-M instructions (``patch_speed``: the recomputed MACs
+    and the per-tile overhead), then fewest extra MACs, fewer tiles,
+    shallower. Depth ``d`` ends the stage at node ``cuts[d - 1]`` (a node
+    whose output is the only stage value the rest of the model reads);
+    ``rest_peak[d]`` is the model's estimated peak after it,
+    ``unpatched_peak`` the model's. ``depth`` / ``stripes`` (rows of
+    tiles) / ``cols`` (columns of tiles) > 0 fix that dimension of the
+    search."""
+    from usmp.planning.patch_speed import grid_instructions
+
     base = PatchChoice(0, 1, unpatched_peak, unpatched_peak, 0, 0)
     found: list[PatchChoice] = []
     depths = [depth] if depth else range(1, len(cuts) + 1)
     for d in depths:
         out = cuts[d - 1]
         plain = stage_macs(nodes, out)
+        whole = tile_plans(nodes, out, 1)
+        whole_cols = tile_plans(nodes, out, 1, True)
+        plain_instructions = grid_instructions(
+            nodes, out, grid_cost(nodes, out, whole, whole_cols), whole, whole_cols
+        )
         rows = nodes[out].out_rows
-        counts = [stripes] if stripes else range(2, rows + 1)
-        over = 0
-        for n in counts:
-            if n > rows:
+        width = nodes[out].out_cols
+        row_plans: dict[int, Plan] = {}
+        empty = 0
+        for c in [cols] if cols else range(1, width + 1):
+            if c > width or cols_error(nodes, out, c) is not None:
                 continue
-            if plan_error(nodes, out, n) is not None:
-                continue
-            peak, macs = stage_cost(nodes, out, n, input_bytes=input_bytes)
-            if macs - plain > budget_macs:
-                over += 1
-                if over >= 4:  # recomputation grows with the stripes
-                    break
-                continue
+            col_plan = tile_plans(nodes, out, c, True)
+            counts = [stripes] if stripes else range(1 if c > 1 else 2, rows + 1)
             over = 0
-            found.append(
-                PatchChoice(d, n, max(peak, rest_peak[d]), peak, macs, macs - plain)
-            )
-    found.sort(key=lambda c: (c.peak, c.extra_macs, c.stripes, c.depth))
+            within = False
+            for n in counts:
+                if n > rows or n * c < 2:
+                    continue
+                if n not in row_plans:
+                    error = rows_error(nodes, out, n)
+                    row_plans[n] = [] if error else tile_plans(nodes, out, n)
+                if not row_plans[n]:
+                    continue
+                cost = grid_cost(nodes, out, row_plans[n], col_plan)
+                if cost.macs - plain > budget_macs:
+                    over += 1
+                    if over >= 4:  # recomputation grows with the tiles
+                        break
+                    continue
+                over = 0
+                within = True
+                instructions = grid_instructions(
+                    nodes, out, cost, row_plans[n], col_plan
+                )
+                found.append(
+                    PatchChoice(
+                        d,
+                        n,
+                        max(cost.peak(input_bytes), rest_peak[d]),
+                        cost.peak(input_bytes),
+                        cost.macs,
+                        cost.macs - plain,
+                        cols=c,
+                        instructions=instructions,
+                        extra_instructions=instructions - plain_instructions,
+                    )
+                )
+            empty = 0 if within else empty + 1
+            if empty >= 2:  # and with the columns
+                break
+    found.sort(
+        key=lambda c: (
+            c.peak,
+            c.extra_instructions,
+            c.extra_macs,
+            c.stripes * c.cols,
+            c.depth,
+        )
+    )
     return base, found
