@@ -12,10 +12,15 @@ What it does
     the rest of the model reads and is not fused into its consumer's kernel
     (a layer ends after a kernel, never inside a residual block).
 
-    Then it chooses the depth (how many layers) and the number of row stripes
-    (a grid of ``n x 1`` tiles) with the lowest estimated peak memory whose
-    recomputed halos cost at most ``budget`` x the model's MACs
-    (``usmp.planning.patch_graph``), and rewrites the stage: per stripe, the
+    Then it chooses the depth (how many layers) and the grid (``n x m``
+    tiles: ``n x 1`` are row stripes) with the lowest estimated peak memory
+    whose recomputed halos cost at most ``budget`` x the model's MACs, ties
+    going to the fewest estimated Cortex-M instructions
+    (``usmp.planning.patch_graph``, ``usmp.planning.patch_speed``), and
+    rewrites the stage. A tile is a stripe's rows times a range of columns
+    (its input a ``relay.strided_slice`` of rows and columns, each window
+    padded only at the true borders in both dimensions, the tiles of a row
+    joined along W); for row stripes: per stripe, the
     input rows it needs (``relay.strided_slice``; the receptive field of the
     stripe's output rows), each operator cloned on the rows its consumers
     read (their hull; a branch reading fewer rows reads a row slice of it)
@@ -35,16 +40,20 @@ What it does
 
     The decision is recorded on the function as ``relay.patch``: ``depth``
     (layers patched), ``grid`` ([rows, columns] of tiles), ``stripe_rows``
-    (output rows per stripe), ``layers`` (the stage's layers available),
+    (output rows per row of tiles), ``tile_cols`` (output columns per column
+    of tiles), ``layers`` (the stage's layers available),
     the estimated peak before and after, the stage's MACs and the extra
-    MACs; or ``applied = false`` and a ``reason`` (no stage, or patching
-    does not lower the peak within the budget). The model is then left as
+    MACs, ``instructions_before``/``_after`` (the stage's estimated Cortex-M
+    instructions unpatched and patched); or ``applied = false`` and a
+    ``reason`` (no stage, or patching does not lower the peak within the
+    budget). The model is then left as
     it was.
 
 Options
     ``budget`` (default 0.10): extra MACs allowed, as a fraction of the
-    model's MACs; ``depth`` / ``stripes`` (0 = choose) fix the stage depth
-    or the number of stripes; ``io`` (default false): count the model input
+    model's MACs; ``depth`` / ``stripes`` / ``cols`` (0 = choose) fix the
+    stage depth, the rows or the columns of tiles (``stripes`` alone: row
+    stripes, ``cols`` 1); ``io`` (default false): count the model input
     in the peak (``--use-workspace-io``); ``evaluate``: a pipeline that
     plans the module, to keep the patch only where the planner's workspace
     (not just the estimate) is smaller (``patch_decision``: then

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Operation, SSAValue
@@ -223,7 +224,7 @@ def _with_cols(
     from dataclasses import replace
 
     _, _, w, c = shape(value)
-    fields: dict[str, object] = {"out_cols": w, "channels": c}
+    fields: dict[str, Any] = {"out_cols": w, "channels": c}
     if op is None:
         return replace(node, **fields)
     if isinstance(op, Conv2DOp):
