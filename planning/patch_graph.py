@@ -217,9 +217,18 @@ def stage_cost(
     return cost.peak(input_bytes), cost.macs
 
 
-Plan = list[tuple[int, int, tuple[int, ...]]]
-"""Per row (or column) of tiles: the output range and each node's rows
-(columns) in it (0: a node that does not feed the output)."""
+@dataclass(frozen=True)
+class Plan:
+    """Rows (or columns) of tiles of a stage's output: each one's output
+    range and each node's rows (columns) in it (0: a node that does not
+    feed the output), and each node's total over them."""
+
+    spans: list[tuple[int, int]]
+    counts: list[tuple[int, ...]]
+    sums: tuple[int, ...]
+
+    def __len__(self) -> int:
+        return len(self.spans)
 
 
 def tile_plans(nodes: Sequence[Node], out: int, count: int, cols: bool = False) -> Plan:
@@ -227,10 +236,9 @@ def tile_plans(nodes: Sequence[Node], out: int, count: int, cols: bool = False) 
     tiles of node ``out``'s output."""
     size = nodes[out].out_cols if cols else nodes[out].out_rows
     hulls = stripe_cols if cols else stripe_rows
-    return [
-        (lo, hi, _counts(hulls(nodes, out, lo, hi)))
-        for lo, hi in split_rows(size, count)
-    ]
+    spans = split_rows(size, count)
+    counts = [_counts(hulls(nodes, out, lo, hi)) for lo, hi in spans]
+    return Plan(spans, counts, tuple(map(sum, zip(*counts, strict=True))))
 
 
 @dataclass(frozen=True)
@@ -251,7 +259,11 @@ class GridCost:
 
 
 def grid_cost(
-    nodes: Sequence[Node], out: int, row_plan: Plan, col_plan: Plan
+    nodes: Sequence[Node],
+    out: int,
+    row_plan: Plan,
+    col_plan: Plan,
+    bands: dict[tuple[tuple[int, ...], int], int] | None = None,
 ) -> GridCost:
     """The cost of the grid ``row_plan`` x ``col_plan`` (``tile_plans``):
     per tile, row by row of tiles, the values live at each kernel step and
@@ -260,7 +272,8 @@ def grid_cost(
     output at most); the MACs and pixels (separable: a node's rows over
     the rows of tiles times its columns over the columns of tiles). Tiles
     with the same rows and columns per node hold the same bytes: each such
-    class is counted once."""
+    class is counted once (``bands``: those of earlier calls with the same
+    ``col_plan``)."""
     last_step = [n.step for n in nodes[: out + 1]]
     for i in range(1, out + 1):
         for j in nodes[i].inputs:
@@ -276,44 +289,41 @@ def grid_cost(
     join_peak = 2 * out_bytes
     in_peak = 0
     done = 0
-    counts_r = [counts for _, _, counts in row_plan]
-    counts_c = [counts for _, _, counts in col_plan]
-    seen: dict[tuple[int, int], int] = {}
-    distinct_r: dict[tuple[int, ...], int] = {}
-    distinct_c: dict[tuple[int, ...], int] = {}
-    ids_r = [distinct_r.setdefault(c, len(distinct_r)) for c in counts_r]
-    ids_c = [distinct_c.setdefault(c, len(distinct_c)) for c in counts_c]
-    col_bytes = [
-        nodes[out].row_bytes * (chi - clo) // nodes[out].out_cols
-        for clo, chi, _ in col_plan
-    ]
-    for b, (lo, hi, _) in enumerate(row_plan):
-        kr = ids_r[b]
-        for k, kc in enumerate(ids_c):
-            top = seen.get((kr, kc))
-            if top is None:
-                live = [0] * span
-                for i in held:
-                    size = (
-                        counts_r[b][i]
-                        * counts_c[k][i]
-                        * nodes[i].row_bytes
-                        // nodes[i].out_cols
-                    )
-                    if not size:
-                        continue
-                    own = nodes[i].step if i else first_step - 1
-                    for st in range(max(own, first_step), last_step[i] + 1):
-                        live[st - first_step] += size
-                top = seen[(kr, kc)] = max(live)
-            in_peak = max(in_peak, done + top)
-            done += (hi - lo) * col_bytes[k]
+    counts_r = row_plan.counts
+    counts_c = col_plan.counts
+    unit = nodes[out].row_bytes // max(nodes[out].out_cols, 1)
+    widths = [chi - clo for clo, chi in col_plan.spans]
+
+    def top(b: int, k: int) -> int:
+        """The most bytes live at a step of tile (b, k), without the output
+        done before it."""
+        live = [0] * span
+        for i in held:
+            size = counts_r[b][i] * counts_c[k][i] * nodes[i].row_bytes
+            size //= nodes[i].out_cols
+            if not size:
+                continue
+            own = nodes[i].step if i else first_step - 1
+            for st in range(max(own, first_step), last_step[i] + 1):
+                live[st - first_step] += size
+        return max(live)
+
+    # a row of tiles with the same rows per node and height holds the same
+    # bytes (with the same columns: ``bands``, kept across calls by choose)
+    bands = {} if bands is None else bands
+    for b, (lo, hi) in enumerate(row_plan.spans):
+        key = (counts_r[b], hi - lo)
+        if key not in bands:
+            most = before = 0
+            for k, width in enumerate(widths):
+                most = max(most, before + top(b, k))
+                before += (hi - lo) * width * unit
+            bands[key] = most
+        in_peak = max(in_peak, done + bands[key])
+        done += (hi - lo) * nodes[out].row_bytes
         if len(col_plan) > 1:  # the row of tiles joined along W: a copy of it
             join_peak = max(join_peak, done + (hi - lo) * nodes[out].row_bytes)
-    pixels = tuple(
-        sum(c[i] for c in counts_r) * sum(c[i] for c in counts_c)
-        for i in range(out + 1)
-    )
+    pixels = tuple(r * c for r, c in zip(row_plan.sums, col_plan.sums, strict=True))
     macs = sum(
         pixels[i] * nodes[i].macs_per_row // nodes[i].out_cols
         for i in range(1, out + 1)
@@ -362,34 +372,37 @@ def choose(
         )
         rows = nodes[out].out_rows
         width = nodes[out].out_cols
-        row_plans: dict[int, Plan] = {}
+        row_plans: dict[int, Plan | None] = {}
         empty = 0
+        lowest = 2**63
         for c in [cols] if cols else range(1, width + 1):
             if c > width or cols_error(nodes, out, c) is not None:
                 continue
             col_plan = tile_plans(nodes, out, c, True)
+            bands: dict[tuple[tuple[int, ...], int], int] = {}
             counts = [stripes] if stripes else range(1 if c > 1 else 2, rows + 1)
             over = 0
-            within = False
+            within = False  # a grid of c columns lowers this depth's best peak
             for n in counts:
                 if n > rows or n * c < 2:
                     continue
                 if n not in row_plans:
                     error = rows_error(nodes, out, n)
-                    row_plans[n] = [] if error else tile_plans(nodes, out, n)
-                if not row_plans[n]:
+                    row_plans[n] = None if error else tile_plans(nodes, out, n)
+                row_plan = row_plans[n]
+                if row_plan is None:
                     continue
-                cost = grid_cost(nodes, out, row_plans[n], col_plan)
+                cost = grid_cost(nodes, out, row_plan, col_plan, bands)
                 if cost.macs - plain > budget_macs:
                     over += 1
                     if over >= 4:  # recomputation grows with the tiles
                         break
                     continue
                 over = 0
-                within = True
-                instructions = grid_instructions(
-                    nodes, out, cost, row_plans[n], col_plan
-                )
+                peak = cost.peak(input_bytes)
+                within = within or peak < lowest
+                lowest = min(lowest, peak)
+                instructions = grid_instructions(nodes, out, cost, row_plan, col_plan)
                 found.append(
                     PatchChoice(
                         d,
@@ -404,7 +417,7 @@ def choose(
                     )
                 )
             empty = 0 if within else empty + 1
-            if empty >= 2:  # and with the columns
+            if empty >= 2:  # more columns recompute more for no lower peak
                 break
     found.sort(
         key=lambda c: (
