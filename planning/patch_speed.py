@@ -47,8 +47,6 @@ COEFFICIENTS: dict[str, tuple[float, float, float]] = {
     "copy": (0.0, 4.43, 189.4),
 }
 
-KINDS = tuple(COEFFICIENTS)
-
 
 def kernel_instructions(kind: str, macs: int, elements: int, calls: int = 1) -> int:
     """Estimated instructions of ``calls`` calls of a ``kind`` kernel
