@@ -1,7 +1,7 @@
 """Patch-based execution (``--patch auto``) per model: workspace and MACs.
 
     python benchmarks/patching.py [--models NAME ...] [--mobilenet-v2 SIZE ...]
-                                  [--budget F]
+                                  [--budget F] [--cortex-m]
 
 For each shared CNN model (default: every supported model with a 4-D
 input) and the generated MobileNetV2 (``usmp.testing.mobilenet_v2``, int8,
@@ -12,6 +12,14 @@ extra MACs of the recomputed halos (the decision of the I/O-outside compile)
 and the decision (layers patched of those available, grid, or why not).
 ``auto`` never plans more than ``off`` (the planned-workspace check of
 ``patch-stage{evaluate}``). Nothing here is a test: a table is printed.
+
+``--cortex-m`` prints a second table, I/O outside the workspace, patched
+(``auto``) and not (``off``): the workspace, the MACs and extra MACs, the
+decision's estimated instructions of the stage (``patch_speed``) and the
+instructions per inference on an emulated Cortex-M4 (``usmp-compile
+--target "c -mcpu=cortex-m4"``, ``arm-none-eabi-gcc -O2``, QEMU
+``mps2-an386 -icount shift=0``: ``benchmarks/cortex_m.py``'s machinery),
+with whether the outputs equal TFLite Micro's (seeded input 0).
 """
 
 from __future__ import annotations
@@ -47,6 +55,24 @@ def _decision(d: dict[str, Any]) -> str:
     return "not applied: " + str(d.get("reason", ""))[:70]
 
 
+def _agrees(outputs: list[bytes], reference: list[Any]) -> str:
+    """``yes`` when the outputs are TFLite Micro's: int8 bit for bit, float
+    within ``FLOAT_OUTPUT_RTOL`` (``tflm_reference.difference``)."""
+    import numpy as np
+
+    from usmp.testing.tflm_reference import FLOAT_OUTPUT_RTOL, difference
+
+    for got, want in zip(outputs, reference, strict=True):
+        want = np.asarray(want)
+        if difference(np.frombuffer(got, want.dtype).copy(), want) is not None:
+            return "NO"
+    return (
+        "yes"
+        if reference[0].dtype.kind in "iub"
+        else f"yes (float, {FLOAT_OUTPUT_RTOL:g})"
+    )
+
+
 def _four_d_input(path: Path) -> bool:
     from usmp.frontend.tflite_reader import read_model_file
 
@@ -59,6 +85,11 @@ def main() -> int:
     parser.add_argument("--models", nargs="*", help="shared models (relative paths)")
     parser.add_argument("--mobilenet-v2", nargs="*", type=int, default=[224])
     parser.add_argument("--budget", type=float, default=0.10)
+    parser.add_argument(
+        "--cortex-m",
+        action="store_true",
+        help="instructions per inference on an emulated Cortex-M4, patched and not",
+    )
     args = parser.parse_args()
     paths = [
         MODELS_DIR / m
@@ -89,6 +120,72 @@ def main() -> int:
             f"| {seconds:.1f} |",
             flush=True,
         )
+    if args.cortex_m:
+        return _cortex_m(paths, tmp, args.budget)
+    return 0
+
+
+def _cortex_m(paths: list[Path], tmp: Path, budget: float) -> int:
+    from usmp.frontend.tflite_reader import read_model_file
+    from usmp.testing.cortex_m import BOARDS, Builder, CortexMError, library_program
+    from usmp.testing.cortex_m import missing_tools as cortex_m_missing
+    from usmp.testing.tflm_reference import random_inputs, run_tflm
+
+    if (missing := cortex_m_missing()) is not None:
+        print(f"cannot measure: {missing} (scripts/setup.sh)", file=sys.stderr)
+        return 1
+    board = BOARDS["m4"]
+    print(
+        "\n| model | patch | ws | MACs | extra MACs | decision | est. stage "
+        "instructions | Cortex-M4 instructions | vs off | bit-exact |"
+    )
+    print("|---|---|--:|--:|--:|---|--:|--:|--:|---|")
+    for path in paths:
+        model = read_model_file(path)
+        inputs = random_inputs(model, 0)
+        reference = run_tflm(path.read_bytes(), inputs, model.outputs)
+        builder = Builder(board, "-O2", tmp / f"{path.stem}_m4")
+        (tmp / f"{path.stem}_m4").mkdir(exist_ok=True)
+        base = 0
+        for patch in ("off", "auto"):
+            out = tmp / f"{path.stem}_{patch}_m4"
+            lib = usmp.compile(
+                path,
+                output_dir=out,
+                patch=patch,
+                patch_budget=budget,
+                target=f"c -mcpu={board.cpu}",
+            )
+            d = lib.metadata.get("patch", {}) if patch == "auto" else {}
+            macs = d.get("model_macs")
+            extra = d.get("extra_macs", 0) if d.get("applied") else 0
+            estimate = (
+                f"{d['instructions_before']:,} -> {d['instructions_after']:,}"
+                if d.get("applied")
+                else "—"
+            )
+            try:
+                measured = builder.measure(
+                    f"{path.stem}_{patch}", library_program(out, inputs), profile=False
+                )
+            except CortexMError as e:
+                first = str(e).strip().splitlines()[0][:80]
+                print(
+                    f"| {path.stem} | {patch} | {lib.plan.workspace_bytes:,} | — | — "
+                    f"| — | — | does not run: {first} | — | — |",
+                    flush=True,
+                )
+                continue
+            n = measured.instructions
+            base = base or n
+            print(
+                f"| {path.stem} | {patch} | {lib.plan.workspace_bytes:,} "
+                f"| {f'{macs:,}' if macs else '—'} | {extra:,} "
+                f"| {_decision(d) if patch == 'auto' else 'unpatched'} | {estimate} "
+                f"| {n:,} | {n / base:.3f} "
+                f"| {_agrees(measured.outputs, reference)} |",
+                flush=True,
+            )
     return 0
 
 

@@ -12,10 +12,15 @@ What it does
     the rest of the model reads and is not fused into its consumer's kernel
     (a layer ends after a kernel, never inside a residual block).
 
-    Then it chooses the depth (how many layers) and the number of row stripes
-    (a grid of ``n x 1`` tiles) with the lowest estimated peak memory whose
-    recomputed halos cost at most ``budget`` x the model's MACs
-    (``usmp.planning.patch_graph``), and rewrites the stage: per stripe, the
+    Then it chooses the depth (how many layers) and the grid (``n x m``
+    tiles: ``n x 1`` are row stripes) with the lowest estimated peak memory
+    whose recomputed halos cost at most ``budget`` x the model's MACs, ties
+    going to the fewest estimated Cortex-M instructions
+    (``usmp.planning.patch_graph``, ``usmp.planning.patch_speed``), and
+    rewrites the stage. A tile is a stripe's rows times a range of columns
+    (its input a ``relay.strided_slice`` of rows and columns, each window
+    padded only at the true borders in both dimensions, the tiles of a row
+    joined along W); for row stripes: per stripe, the
     input rows it needs (``relay.strided_slice``; the receptive field of the
     stripe's output rows), each operator cloned on the rows its consumers
     read (their hull; a branch reading fewer rows reads a row slice of it)
@@ -35,16 +40,20 @@ What it does
 
     The decision is recorded on the function as ``relay.patch``: ``depth``
     (layers patched), ``grid`` ([rows, columns] of tiles), ``stripe_rows``
-    (output rows per stripe), ``layers`` (the stage's layers available),
+    (output rows per row of tiles), ``tile_cols`` (output columns per column
+    of tiles), ``layers`` (the stage's layers available),
     the estimated peak before and after, the stage's MACs and the extra
-    MACs; or ``applied = false`` and a ``reason`` (no stage, or patching
-    does not lower the peak within the budget). The model is then left as
+    MACs, ``instructions_before``/``_after`` (the stage's estimated Cortex-M
+    instructions unpatched and patched); or ``applied = false`` and a
+    ``reason`` (no stage, or patching does not lower the peak within the
+    budget). The model is then left as
     it was.
 
 Options
     ``budget`` (default 0.10): extra MACs allowed, as a fraction of the
-    model's MACs; ``depth`` / ``stripes`` (0 = choose) fix the stage depth
-    or the number of stripes; ``io`` (default false): count the model input
+    model's MACs; ``depth`` / ``stripes`` / ``cols`` (0 = choose) fix the
+    stage depth, the rows or the columns of tiles (``stripes`` alone: row
+    stripes, ``cols`` 1); ``io`` (default false): count the model input
     in the peak (``--use-workspace-io``); ``evaluate``: a pipeline that
     plans the module, to keep the patch only where the planner's workspace
     (not just the estimate) is smaller (``patch_decision``: then
@@ -81,6 +90,7 @@ from usmp.passes.options import TypedOptions
 from usmp.passes.patch_decision import decide, evaluation_passes
 from usmp.passes.patch_stage_graph import element_bytes, find_stage, rewrite, shape
 from usmp.planning.patch_graph import Node, choose, plan_error, stage_macs
+from usmp.planning.patching import split_rows
 
 PATCH_ATTR = "relay.patch"
 """The attribute of each graph-level function with its decision (a function
@@ -99,6 +109,9 @@ class PatchStagePass(TypedOptions):
     """Layers in the stage (0: choose)."""
     stripes: int = 0
     """Row stripes (0: choose)."""
+    cols: int = 0
+    """Columns of tiles (0: choose; 1 when ``stripes`` is given alone: row
+    stripes)."""
     io: bool = False
     """Count the model input in the peak (inputs in the workspace)."""
     evaluate: str = ""
@@ -113,13 +126,17 @@ class PatchStagePass(TypedOptions):
                 f"MACs (a budget above what any grid costs is no limit), got "
                 f"{self.budget}"
             )
-        for what, value in (("depth", self.depth), ("stripes", self.stripes)):
+        for what, value in (
+            ("depth", self.depth),
+            ("stripes", self.stripes),
+            ("cols", self.cols),
+        ):
             if value < 0:
                 raise ValueError(
                     f"patch-stage: {what} must be 0 (choose) or a positive count, "
                     f"got {value}"
                 )
-        if self.stripes == 1:
+        if self.stripes == 1 and self.cols <= 1:
             raise ValueError(
                 "patch-stage: stripes must be 0 (choose) or at least 2 (1 stripe "
                 "is the unpatched model)"
@@ -143,6 +160,7 @@ class PatchStagePass(TypedOptions):
                     budget=self.budget,
                     depth=self.depth,
                     stripes=self.stripes,
+                    cols=self.cols,
                     io=self.io,
                 )
                 function.attributes[PATCH_ATTR] = decision
@@ -151,6 +169,23 @@ class PatchStagePass(TypedOptions):
                         ctx, op, function, original, decision, evaluate
                     )
                     kept.attributes[PATCH_ATTR] = decision
+
+
+def parse_grid(text: str) -> tuple[int, int]:
+    """``RxC`` (``--patch-grid``) as (rows, columns) of tiles, each at least
+    1 and not 1x1 (a ``ValueError`` saying what is wrong)."""
+    parts = text.lower().split("x")
+    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+        raise ValueError(
+            "patch-stage: a grid is ROWSxCOLUMNS of tiles, e.g. 4x1 or 3x2"
+        )
+    rows, cols = (int(p) for p in parts)
+    if rows < 1 or cols < 1 or rows * cols < 2:
+        raise ValueError(
+            f"patch-stage: a grid needs at least 1 row and 1 column of tiles and "
+            f"2 tiles, got {rows}x{cols}"
+        )
+    return rows, cols
 
 
 def _applied(decision: DictionaryAttr) -> bool:
@@ -273,17 +308,25 @@ def _not_applied(reason: str) -> DictionaryAttr:
 
 
 def patch_function(
-    main: func.FuncOp, *, budget: float, depth: int, stripes: int, io: bool
+    main: func.FuncOp,
+    *,
+    budget: float,
+    depth: int,
+    stripes: int,
+    io: bool,
+    cols: int = 0,
 ) -> DictionaryAttr:
     """Choose and apply the patching of ``main``'s first stage; the decision
     as ``relay.patch``'s value."""
+    if stripes and not cols:
+        cols = 1  # --patch-stripes alone: row stripes
     from usmp.diagnostics import located_error
 
     block = main.body.blocks[0]
     live, step_of = liveness_steps(block, io)
     stage = find_stage(block, step_of)
     if stage is None:
-        if depth or stripes:
+        if depth or stripes or cols > 1:
             raise located_error(
                 main,
                 "patch-stage: no stage to patch: no model input (NHWC, batch 1) "
@@ -322,11 +365,25 @@ def patch_function(
             f"patch-stage: {stripes} stripes for an output of "
             f"{nodes[cuts[depth - 1]].out_rows} rows (at most one stripe a row)",
         )
-    if depth and stripes and (error := plan_error(nodes, cuts[depth - 1], stripes)):
+    most_cols = max(nodes[c].out_cols for c in (cuts[depth - 1 : depth] or cuts))
+    if cols > most_cols:
+        at = cuts[depth - 1] if depth else cuts[0]
+        raise located_error(
+            stage.ops[at - 1],
+            f"patch-stage: {cols} columns of tiles for a stage whose "
+            f"{'output has' if depth else 'layers have at most'} {most_cols} "
+            f"columns (at most one tile a column)",
+        )
+    if (
+        depth
+        and stripes
+        and (error := plan_error(nodes, cuts[depth - 1], stripes, cols))
+    ):
+        grid = f"{stripes} stripes" if cols == 1 else f"a {stripes}x{cols} grid"
         raise located_error(
             stage.ops[cuts[depth - 1] - 1],
-            f"patch-stage: {stripes} stripes of the first {depth} layers cannot be "
-            f"built: {error} (choose fewer stripes)",
+            f"patch-stage: {grid} of the first {depth} layers cannot be "
+            f"built: {error} (choose fewer {'stripes' if cols == 1 else 'tiles'})",
         )
     # a budget above what any grid can cost is that cost (no 300-digit
     # budgets in the decision)
@@ -343,8 +400,9 @@ def patch_function(
         input_bytes=input_bytes,
         depth=depth,
         stripes=stripes,
+        cols=cols,
     )
-    forced = bool(depth or stripes)
+    forced = bool(depth or stripes or cols > 1)
     if not found or (found[0].peak >= base.peak and not forced):
         return _not_applied(
             f"patching does not lower the estimated peak ({base.peak} B) within "
@@ -360,14 +418,24 @@ def patch_function(
         applied=BoolAttr.from_bool(True),
         depth=_int(best.depth),
         layers=_int(layers),
-        grid=ArrayAttr([_int(best.stripes), _int(1)]),
+        grid=ArrayAttr([_int(best.stripes), _int(best.cols)]),
         stripe_rows=ArrayAttr([_int(r) for r in rows]),
+        tile_cols=ArrayAttr(
+            [
+                _int(hi - lo)
+                for lo, hi in split_rows(
+                    nodes[cuts[best.depth - 1]].out_cols, best.cols
+                )
+            ]
+        ),
         peak_before=_int(base.peak),
         peak_after=_int(best.peak),
         model_macs=_int(total_macs),
         stage_macs=_int(best.macs - best.extra_macs),
         extra_macs=_int(best.extra_macs),
         budget_macs=_int(budget_macs),
+        instructions_before=_int(best.instructions - best.extra_instructions),
+        instructions_after=_int(best.instructions),
     )
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Operation, SSAValue
@@ -34,7 +35,7 @@ from usmp.dialects.relay_fusion import OpPattern, op_pattern
 from usmp.dialects.relay_nn_ops import Conv2DOp, DataLayout, KernelLayout, Pool2DOp
 from usmp.dialects.relay_ops import BroadcastToOp, ConcatenateOp, StridedSliceOp
 from usmp.dialects.relay_props import property_attrs
-from usmp.planning.patch_graph import Node, stripe_rows
+from usmp.planning.patch_graph import Node, stripe_cols, stripe_rows
 from usmp.planning.patching import PatchChoice, split_rows
 
 
@@ -171,18 +172,18 @@ def _graph(
     ops = ops[: cuts[-1]]
     first_step = step_of[ops[0]]
     nodes = [Node((), shape(start)[1], row_bytes(start), first_step - 1)]
+    nodes[0] = _with_cols(nodes[0], start, None, index)
     for op in ops:
         result = op.results[0]
         internal = all(step_of.get(u.operation) == step_of[op] for u in result.uses)
-        nodes.append(
-            Node(
-                tuple(index[v] for v in op.operands if v in index),
-                shape(result)[1],
-                0 if internal else row_bytes(result),
-                step_of[op],
-                **_window(op),
-            )
+        node = Node(
+            tuple(index[v] for v in op.operands if v in index),
+            shape(result)[1],
+            0 if internal else row_bytes(result),
+            step_of[op],
+            **_window(op),
         )
+        nodes.append(_with_cols(node, result, op, index))
     return Stage(start, ops, nodes, cuts, stop)
 
 
@@ -215,6 +216,51 @@ def _window(op: Operation) -> dict[str, int]:
     return {}
 
 
+def _with_cols(
+    node: Node, value: SSAValue, op: Operation | None, index: dict[SSAValue, int]
+) -> Node:
+    """``node`` with its columns: the window over them (a convolution or
+    pooling), whether it is column-local, its channels and kernel kind."""
+    from dataclasses import replace
+
+    _, _, w, c = shape(value)
+    fields: dict[str, Any] = {"out_cols": w, "channels": c}
+    if op is None:
+        return replace(node, **fields)
+    if isinstance(op, Conv2DOp):
+        wshape = shape(op.weight)
+        kw = wshape[1] if op.kernel_layout == KernelLayout.HWIO else wshape[2]
+        groups = op.groups  # pyright: ignore[reportAttributeAccessIssue]
+        depthwise = groups > 1 and groups == shape(op.data)[3]
+        fields |= {
+            "col_extent": (kw - 1) * op.dilation[1] + 1,
+            "col_stride": op.strides[1],
+            "pad_left": op.padding[1],
+            "in_cols": shape(op.data)[2],
+            "kind": "depthwise" if depthwise else "conv",
+        }
+    elif isinstance(op, Pool2DOp):
+        fields |= {
+            "col_extent": op.pool_size[1],
+            "col_stride": op.strides[1],
+            "pad_left": op.padding[1],
+            "in_cols": shape(op.data)[2],
+            "kind": "pool",
+        }
+    elif isinstance(op, ConcatenateOp):
+        fields |= {"kind": "copy", "col_local": op.axis % 4 != 2}
+    else:
+        varying = any(
+            v not in index and len(shape(v)) >= 2 and shape(v)[-2] != 1
+            for v in op.operands
+        )
+        axis = getattr(op, "axis", None)
+        fields["col_local"] = not varying and not (
+            isinstance(axis, int) and axis % 4 == 2
+        )
+    return replace(node, **fields)
+
+
 def _like(new: Operation, old: Operation) -> None:
     """``new`` placed like ``old``: its location and virtual device."""
     new.location = old.location
@@ -223,19 +269,28 @@ def _like(new: Operation, old: Operation) -> None:
 
 
 def _clone(
-    op: Operation, operands: list[SSAValue], rows: int, pads: tuple[int, int]
+    op: Operation,
+    operands: list[SSAValue],
+    rows: int,
+    pads: tuple[int, int],
+    cols: tuple[int, int, int] | None = None,
 ) -> Operation:
-    """``op`` on the stripe ``operands``, computing ``rows`` rows (a window
-    padded ``pads`` rows above and below)."""
+    """``op`` on the tile ``operands``, computing ``rows`` rows (a window
+    padded ``pads`` rows above and below); ``cols``: the tile's columns and
+    the padding left and right of them (None: every column)."""
     properties = dict(op.properties)
     if is_window(op):
         padding = list(op.padding)  # pyright: ignore[reportAttributeAccessIssue]
         padding[0], padding[2] = pads
+        if cols is not None:
+            padding[1], padding[3] = cols[1:]
         properties.update(property_attrs(type(op), {"padding": tuple(padding)}))
     old = op.results[0].type
     assert isinstance(old, TensorType)
     dims = list(old.get_shape())
     dims[1] = rows
+    if cols is not None:
+        dims[2] = cols[0]
     new = op.create(
         operands=operands,
         result_types=[TensorType(old.element_type, dims)],
@@ -249,30 +304,45 @@ def _clone(
     return new
 
 
+Span = tuple[int, int]
+
+
 def _stripe(
-    stage: Stage, out: int, lo: int, hi: int, new_ops: list[Operation]
+    stage: Stage,
+    out: int,
+    lo: int,
+    hi: int,
+    new_ops: list[Operation],
+    across: Span | None = None,
 ) -> SSAValue:
-    """Append to ``new_ops`` the ops computing rows ``[lo, hi)`` of node
-    ``out``; their value."""
+    """Append to ``new_ops`` the ops computing rows ``[lo, hi)`` (and
+    columns ``across``, None: all) of node ``out``; their value."""
     nodes = stage.nodes
     index = {stage.start: 0} | {op.results[0]: i + 1 for i, op in enumerate(stage.ops)}
     rows = stripe_rows(nodes, out, lo, hi)
-    held: dict[int, tuple[SSAValue, tuple[int, int]]] = {
-        0: (stage.start, (0, nodes[0].out_rows))
+    whole = (0, nodes[0].out_cols)
+    colses = (
+        [(0, n.out_cols) for n in nodes[: out + 1]]
+        if across is None
+        else stripe_cols(nodes, out, *across)
+    )
+    held: dict[int, tuple[SSAValue, Span, Span]] = {
+        0: (stage.start, (0, nodes[0].out_rows), whole)
     }
-    sliced: dict[tuple[int, int, int], SSAValue] = {}
+    sliced: dict[tuple[int, int, int, int, int], SSAValue] = {}
 
-    def read(j: int, want: tuple[int, int], by: Operation) -> SSAValue:
-        value, have = held[j]
-        if have == want:
+    def read(j: int, want: Span, cols: Span | None, by: Operation) -> SSAValue:
+        value, have, have_cols = held[j]
+        cols = have_cols if cols is None else cols  # None: every column
+        if have == want and have_cols == cols:
             return value
-        key = (j, *want)
+        key = (j, *want, *cols)
         if key not in sliced:
-            n, _, w, c = shape(value)
+            n, _, _, c = shape(value)
             s = StridedSliceOp(
                 value,
-                [0, want[0] - have[0], 0, 0],
-                [n, want[1] - have[0], w, c],
+                [0, want[0] - have[0], cols[0] - have_cols[0], 0],
+                [n, want[1] - have[0], cols[1] - have_cols[0], c],
                 [1, 1, 1, 1],
             )
             _like(s, stage.ops[0] if j == 0 else by)
@@ -281,22 +351,32 @@ def _stripe(
         return sliced[key]
 
     for i in range(1, out + 1):
-        mine = rows[i]
+        mine, mine_cols = rows[i], colses[i]
         op = stage.ops[i - 1]
-        assert mine is not None
+        assert mine is not None and mine_cols is not None
         first, end, top, bottom = nodes[i].reads(*mine)
+        reads_cols: Span | None = None
+        left = right = 0
+        if across is not None:
+            c0, c1, left, right = nodes[i].reads_cols(*mine_cols)
+            reads_cols = (c0, c1)
         operands = [
-            read(index[v], (first, end), op) if v in index else v for v in op.operands
+            read(index[v], (first, end), reads_cols, op) if v in index else v
+            for v in op.operands
         ]
-        new = _clone(op, operands, mine[1] - mine[0], (top, bottom))
+        tile_cols = (
+            None if across is None else (mine_cols[1] - mine_cols[0], left, right)
+        )
+        new = _clone(op, operands, mine[1] - mine[0], (top, bottom), tile_cols)
         new_ops.append(new)
-        held[i] = (new.results[0], mine)
+        held[i] = (new.results[0], mine, mine_cols)
     return held[out][0]
 
 
 def rewrite(stage: Stage, choice: PatchChoice) -> list[int]:
-    """Compute ``stage`` up to its cut ``choice.depth`` in ``choice.stripes``
-    stripes (see the module note); the output rows of each stripe."""
+    """Compute ``stage`` up to its cut ``choice.depth`` in a grid of
+    ``choice.stripes`` x ``choice.cols`` tiles (see the module note); the
+    output rows of each row of tiles."""
     out = stage.cuts[choice.depth - 1]
     output_op = stage.ops[out - 1]
     block = output_op.parent_block()
@@ -304,14 +384,30 @@ def rewrite(stage: Stage, choice: PatchChoice) -> list[int]:
     new_ops: list[Operation] = []
     pieces: list[SSAValue] = []
     counts: list[int] = []
+    spans = (
+        [None]
+        if choice.cols == 1
+        else split_rows(stage.nodes[out].out_cols, choice.cols)
+    )
     for lo, hi in split_rows(stage.nodes[out].out_rows, choice.stripes):
         counts.append(hi - lo)
-        pieces.append(_stripe(stage, out, lo, hi, new_ops))
-    concat = ConcatenateOp(pieces, 1)
-    _like(concat, output_op)
-    new_ops.append(concat)
+        tiles = [_stripe(stage, out, lo, hi, new_ops, span) for span in spans]
+        if len(tiles) == 1:
+            pieces.append(tiles[0])
+            continue
+        band = ConcatenateOp(tiles, 2)  # a row of tiles, joined along W
+        _like(band, output_op)
+        new_ops.append(band)
+        pieces.append(band.result)
+    if len(pieces) == 1:
+        joined = pieces[0]
+    else:
+        concat = ConcatenateOp(pieces, 1)
+        _like(concat, output_op)
+        new_ops.append(concat)
+        joined = concat.result
     block.insert_ops_after(new_ops, output_op)
-    output_op.results[0].replace_all_uses_with(concat.result)
+    output_op.results[0].replace_all_uses_with(joined)
     for op in reversed(stage.ops[:out]):
         op.detach()
         op.erase()

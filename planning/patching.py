@@ -117,3 +117,11 @@ class PatchChoice:
     """Multiply-accumulates of the patched stage."""
     extra_macs: int
     """``macs`` minus the stage's unpatched MACs (the recomputed halos)."""
+    cols: int = 1
+    """Columns of tiles (a grid of ``stripes`` x ``cols``; 1: row stripes)."""
+    instructions: int = 0
+    """Estimated Cortex-M instructions of the stage so computed
+    (``patch_speed``)."""
+    extra_instructions: int = 0
+    """``instructions`` minus the stage's unpatched estimate (the halos'
+    MACs and elements, the calls per tile, the copies)."""

@@ -151,11 +151,13 @@ _layer = st.fixed_dictionaries(
     h=st.integers(6, 17),
     seed=st.integers(0, 2**16),
     depth=st.integers(1, 5),
-    stripes=st.integers(2, 9),
+    stripes=st.integers(1, 9),
+    cols=st.integers(1, 4),
 )
 def test_random_cnn_patched_equals_unpatched(
-    layers: list[dict[str, int]], h: int, seed: int, depth: int, stripes: int
+    layers: list[dict[str, int]], h: int, seed: int, depth: int, stripes: int, cols: int
 ) -> None:
+    """Row stripes (``cols`` 1) and 2-D grids, chosen and given."""
     rng = np.random.default_rng(seed)
     text = _cnn_text(rng, layers, h)
     module = load(text)
@@ -166,7 +168,7 @@ def test_random_cnn_patched_equals_unpatched(
     assert np.array_equal(evaluate(patched, [x])[0], expected[0])
     forced = load(text)
     try:
-        PatchStagePass(depth=depth, stripes=stripes).apply(None, forced)  # type: ignore[arg-type]
+        PatchStagePass(depth=depth, stripes=stripes, cols=cols).apply(None, forced)  # type: ignore[arg-type]
     except Exception as e:  # a depth or grid beyond the stage: refused, located
         assert "patch-stage:" in str(e)
         return
@@ -302,13 +304,16 @@ def test_vww_patched_workspace_and_outputs(tmp_path: Path) -> None:
         check=False,
     )
     assert run.returncode == 0, run.stderr
-    assert "patch: first 8 of 28 layers in 4x1 tiles" in run.stderr
+    # a 2-D grid: the tiles of the 48x48 maps are half as wide as a stripe
+    assert "patch: first 8 of 28 layers in 2x2 tiles" in run.stderr
     meta = json.loads((out / "metadata.json").read_text())
     patch = meta["patch"]
-    assert patch["applied"] and patch["grid"] == [4, 1] and patch["depth"] == 8
+    assert patch["applied"] and patch["grid"] == [2, 2] and patch["depth"] == 8
+    assert patch["tile_cols"] == [6, 6]
     assert patch["extra_macs"] <= patch["budget_macs"]
-    assert patch["merged_functions"] > 0  # the interior stripes share kernels
-    assert meta["memory_summary"]["workspace_bytes"] <= 24576
+    # the speed term: the halos and the calls per tile cost instructions
+    assert patch["instructions_after"] > patch["instructions_before"] > 0
+    assert meta["memory_summary"]["workspace_bytes"] <= 16384
     # the decision was checked against the plan of the unpatched module
     assert meta["memory_summary"]["workspace_bytes"] == patch["planned_patched"]
     assert patch["planned_patched"] < patch["planned_unpatched"]

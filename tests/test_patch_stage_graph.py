@@ -41,7 +41,7 @@ from usmp.oracle.relay_interpreter import evaluate
 from usmp.passes.fold_explicit_padding import FoldExplicitPaddingPass
 from usmp.passes.patch_stage import PATCH_ATTR, PatchStagePass, liveness_steps
 from usmp.passes.patch_stage_graph import find_stage
-from usmp.planning.patch_graph import stripe_rows
+from usmp.planning.patch_graph import stripe_cols, stripe_rows
 from usmp.planning.patching import split_rows
 from usmp.testing.run_c import run_module, run_pipeline
 from usmp.testing.shared_models import MODELS_DIR
@@ -203,30 +203,42 @@ def check_every_tensor(data: bytes, x: np.ndarray, **options: Any) -> dict[str, 
     )
     applied = decision.data["applied"]
     assert isinstance(applied, IntegerAttr)
-    stage_rows: dict[int, list[tuple[int, int]]] = {}
+    stage_tiles: dict[int, list[tuple[int, int, int, int]]] = {}
     if applied.value.data:
         assert stage is not None
         depth = decision.data["depth"]
         grid = decision.data["grid"]
         assert isinstance(depth, IntegerAttr) and isinstance(grid, ArrayAttr)
         out = stage.cuts[depth.value.data - 1]
-        n = grid.data[0]
-        assert isinstance(n, IntegerAttr)
+        n, c = grid.data
+        assert isinstance(n, IntegerAttr) and isinstance(c, IntegerAttr)
         bounds = split_rows(stage.nodes[out].out_rows, n.value.data)
-        plans = [stripe_rows(stage.nodes, out, lo, hi) for lo, hi in bounds]
+        spans = split_rows(stage.nodes[out].out_cols, c.value.data)
+        # tiles row by row of tiles, as the rewrite makes them
+        plans = [
+            (stripe_rows(stage.nodes, out, lo, hi), stripe_cols(stage.nodes, out, *cs))
+            for lo, hi in bounds
+            for cs in spans
+        ]
         for i in range(1, out + 1):
             tag = stage.ops[i - 1].attributes[TAG]
             assert isinstance(tag, IntegerAttr)
-            stage_rows[tag.value.data] = [p[i] for p in plans]  # type: ignore[misc]
+            stage_tiles[tag.value.data] = [(*r[i], *k[i]) for r, k in plans]  # type: ignore[misc]
     for tag, (full,) in whole.items():
         pieces = striped[tag]
-        rows = stage_rows.get(tag, [(0, full.shape[1])] if full.ndim > 1 else [])
-        if not rows:
+        if full.ndim > 2:
+            whole_tile = [(0, full.shape[1], 0, full.shape[2])]
+        else:
+            whole_tile = []
+        tiles = stage_tiles.get(tag, whole_tile)
+        if not tiles:
             assert len(pieces) == 1 and np.array_equal(pieces[0], full)
             continue
-        assert len(pieces) == len(rows), f"op {tag}: {len(pieces)} values"
-        for piece, (lo, hi) in zip(pieces, rows, strict=True):
-            assert np.array_equal(piece, full[:, lo:hi]), f"op {tag} rows {lo}..{hi}"
+        assert len(pieces) == len(tiles), f"op {tag}: {len(pieces)} values"
+        for piece, (lo, hi, clo, chi) in zip(pieces, tiles, strict=True):
+            assert np.array_equal(piece, full[:, lo:hi, clo:chi]), (
+                f"op {tag} rows {lo}..{hi} cols {clo}..{chi}"
+            )
     return {k: v for k, v in decision.data.items()}
 
 
@@ -243,7 +255,8 @@ _blocks = st.lists(
     stem_stride=st.integers(1, 2),
     seed=st.integers(0, 2**16),
     depth=st.integers(0, 12),
-    stripes=st.integers(2, 7),
+    stripes=st.integers(1, 7),
+    cols=st.integers(1, 3),
     io=st.booleans(),
 )
 def test_random_residual_cnn_patched_equals_unpatched_and_tflite_micro(
@@ -254,12 +267,16 @@ def test_random_residual_cnn_patched_equals_unpatched_and_tflite_micro(
     seed: int,
     depth: int,
     stripes: int,
+    cols: int,
     io: bool,
 ) -> None:
+    """Row stripes (``cols`` 1) and 2-D grids of ``stripes`` x ``cols``
+    tiles: every tile of every op against its rows and columns of the
+    unpatched op's value."""
     data = build_cnn(blocks, h, w, stem_stride, seed)
     x = np.random.default_rng(seed).integers(-128, 128, (1, h, w, 3)).astype(np.int8)
     try:
-        check_every_tensor(data, x, depth=depth, stripes=stripes, io=io)
+        check_every_tensor(data, x, depth=depth, stripes=stripes, cols=cols, io=io)
     except Exception as e:  # a depth or grid beyond the stage: refused, located
         if "patch-stage:" not in str(e):
             raise
@@ -341,15 +358,22 @@ def test_residual_stage_is_patched_through_the_add() -> None:
     assert decision["layers"] == IntegerAttr(7, i64)
 
 
-@pytest.mark.parametrize(("io", "stripes"), [(False, 3), (True, 5)])
-def test_residual_cnn_c_matches_tflite_micro_under_asan(io: bool, stripes: int) -> None:
-    data = build_cnn(["cat", "res", "down", "res"], 21, 4, 2, 11)
+@pytest.mark.parametrize(
+    ("io", "stripes", "cols"), [(False, 3, 1), (True, 5, 1), (False, 3, 2)]
+)
+def test_residual_cnn_c_matches_tflite_micro_under_asan(
+    io: bool, stripes: int, cols: int
+) -> None:
+    """Row stripes (with the input in the workspace: a stripe's value over
+    its consumed rows), and a 3x2 grid (the input tiles copied, the tiles of
+    the residual blocks' values sliced by columns, joined along W and H)."""
+    data = build_cnn(["cat", "res", "down", "res"], 21, 8, 2, 11)
     model = read_model(data)
     xs = random_inputs(model, 5)
     expected = run_tflm(data, xs, list(model.outputs))
     module = import_model(model)
-    PatchStagePass(depth=7, stripes=stripes, io=io).apply(None, module)  # type: ignore[arg-type]
-    assert "applied = true" in str(module)
+    PatchStagePass(depth=7, stripes=stripes, cols=cols, io=io).apply(None, module)  # type: ignore[arg-type]
+    assert f"grid = [{stripes} : i64, {cols} : i64]" in str(module)
     if io:  # a stripe's value over the input's consumed rows
         ours, over = run_on_consumed_input(module, xs, sanitize=True)
         assert over > 0

@@ -196,6 +196,9 @@ class CompileOptions:
     """Layers in the patched stage (0: choose)."""
     patch_stripes: int = flag(0, "--patch-stripes", metavar="N")
     """Row stripes of the patched stage (0: choose)."""
+    patch_grid: str = flag("", "--patch-grid", metavar="RxC")
+    """The patched stage's grid of tiles: R rows by C columns (e.g. 3x2;
+    default: chosen, row stripes or a 2-D grid)."""
     interface_api: str = flag(
         "c", "--interface-api", choices=lambda: _tir().INTERFACE_APIS
     )
@@ -469,7 +472,7 @@ def _check_patch(o: CompileOptions) -> None:
     """``--patch-budget``, ``--patch-depth``, ``--patch-stripes``: checked by
     ``patch-stage``'s own options (one at a time, to name the flag), before
     the model is read."""
-    from usmp.passes.patch_stage import PatchStagePass
+    from usmp.passes.patch_stage import PatchStagePass, parse_grid
 
     for name, option in (
         ("patch_budget", "budget"),
@@ -481,6 +484,17 @@ def _check_patch(o: CompileOptions) -> None:
             PatchStagePass(**{option: value})
         except ValueError as e:
             raise CompileError(f"{_flag(name)} {value}: {e}") from None
+    if o.patch_grid:
+        try:
+            rows, cols = parse_grid(o.patch_grid)
+            PatchStagePass(stripes=rows, cols=cols)
+        except ValueError as e:
+            raise CompileError(f"--patch-grid {o.patch_grid}: {e}") from None
+        if o.patch_stripes and o.patch_stripes != rows:
+            raise CompileError(
+                f"--patch-grid {o.patch_grid} contradicts --patch-stripes "
+                f"{o.patch_stripes} (the grid's rows are the stripes)"
+            )
 
 
 def check_pools(pools: Sequence[Pool]) -> None:

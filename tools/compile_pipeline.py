@@ -118,7 +118,7 @@ def compile_passes(options: CompileOptions, *, report: str = "") -> list[ModuleP
                 "patch-stage",
                 budget=float(options.patch_budget),
                 depth=options.patch_depth,
-                stripes=options.patch_stripes,
+                **_grid(options),
                 io=options.use_workspace_io,
                 evaluate=pipeline_text(evaluate),
             )
@@ -178,3 +178,14 @@ def parse_pipeline_text(text: str) -> tuple[ModulePass, ...]:
     from usmp.passes import get_all_passes
 
     return PassPipeline.parse_spec(get_all_passes(), text).passes
+
+
+def _grid(options: CompileOptions) -> dict[str, int]:
+    """``patch-stage``'s ``stripes`` and ``cols`` from ``--patch-stripes``
+    and ``--patch-grid``."""
+    from usmp.passes.patch_stage import parse_grid
+
+    if options.patch_grid:
+        rows, cols = parse_grid(options.patch_grid)
+        return {"stripes": rows, "cols": cols}
+    return {"stripes": options.patch_stripes}

@@ -164,6 +164,12 @@ def patch_lines(d: dict[str, Any]) -> list[str]:
         f"tiles; estimated peak {d['peak_before']:,} -> {d['peak_after']:,} B; "
         f"+{d['extra_macs']:,} MACs (+{100 * d['extra_macs'] / d['model_macs']:.1f}% "
         f"of {d['model_macs']:,}, budget {d['budget_macs']:,})"
+        + (
+            f"; estimated Cortex-M4 instructions of the stage "
+            f"{d['instructions_before']:,} -> {d['instructions_after']:,}"
+            if "instructions_after" in d
+            else ""
+        )
     ]
     if "planned_patched" in d:
         lines.append(

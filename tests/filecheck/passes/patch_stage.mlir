@@ -1,14 +1,15 @@
-// RUN: usmp-opt %s -p 'patch-stage{budget=0.5}' --split-input-file | FileCheck %s --check-prefix=AUTO
+// RUN: usmp-opt %s -p 'patch-stage{budget=0.5 cols=1}' --split-input-file | FileCheck %s --check-prefix=AUTO
 // RUN: usmp-opt %s -p patch-stage --split-input-file | FileCheck %s --check-prefix=DEFAULT
 // Idempotence: a function with a decision is not patched again.
-// RUN: usmp-opt %s -p 'patch-stage{budget=0.5},patch-stage{budget=0.5}' --split-input-file | FileCheck %s --check-prefix=AUTO
+// RUN: usmp-opt %s -p 'patch-stage{budget=0.5 cols=1},patch-stage{budget=0.5 cols=1}' --split-input-file | FileCheck %s --check-prefix=AUTO
 
 // A small CNN (conv 3x3/2, depthwise 3x3, pointwise, max pool): 4 layers.
-// With budget=0.5 (half the model's MACs to spend), all 4 layers in 4 stripes of
+// With budget=0.5 (half the model's MACs to spend) and cols=1 (row stripes
+// only; patch_stage_grid2d.mlir has the 2-D grids), all 4 layers in 4 stripes of
 // one output row each; the peak estimate drops from 1,536 B (the 8x8x8 and
 // 8x8x16 maps) to 816 B.
 // AUTO-LABEL: func.func @cnn(
-// AUTO-SAME:  relay.patch = {applied = true, depth = 4 : i64, layers = 4 : i64, grid = [4 : i64, 1 : i64], stripe_rows = [1 : i64, 1 : i64, 1 : i64, 1 : i64], peak_before = 1536 : i64, peak_after = 816 : i64, model_macs = 27648 : i64, stage_macs = 27648 : i64, extra_macs = 10368 : i64, budget_macs = 13824 : i64}
+// AUTO-SAME:  relay.patch = {applied = true, depth = 4 : i64, layers = 4 : i64, grid = [4 : i64, 1 : i64], stripe_rows = [1 : i64, 1 : i64, 1 : i64, 1 : i64], tile_cols = [4 : i64], peak_before = 1536 : i64, peak_after = 816 : i64, model_macs = 27648 : i64, stage_macs = 27648 : i64, extra_macs = 10368 : i64, budget_macs = 13824 : i64, instructions_before = 105248 : i64, instructions_after = 133683 : i64}
 // AUTO-COUNT-4: relay.max_pool2d
 // AUTO:         relay.concatenate {{.*}} {axis = 1 : i64} : (tensor<1x1x4x16xi8>, tensor<1x1x4x16xi8>, tensor<1x1x4x16xi8>, tensor<1x1x4x16xi8>) -> tensor<1x4x4x16xi8>
 

@@ -1,6 +1,6 @@
-// RUN: usmp-opt %s -p 'patch-stage{budget=0.5 evaluate="fuse-ops,dedupe-functions{patched_only=true},lower-ops,aot-lower-main,usmp-plan-memory"}' | FileCheck %s --check-prefix=KEPT
+// RUN: usmp-opt %s -p 'patch-stage{budget=0.5 cols=1 evaluate="fuse-ops,dedupe-functions{patched_only=true},lower-ops,aot-lower-main,usmp-plan-memory"}' | FileCheck %s --check-prefix=KEPT
 // RUN: usmp-opt %s -p 'patch-stage{depth=1 stripes=2 evaluate="fuse-ops,lower-ops,aot-lower-main,usmp-plan-memory"}' | FileCheck %s --check-prefix=TIE
-// RUN: not usmp-opt %s -p 'patch-stage{budget=0.5 evaluate="fuse-ops,lower-ops"}' 2>&1 | FileCheck %s --check-prefix=UNPLANNED
+// RUN: not usmp-opt %s -p 'patch-stage{budget=0.5 cols=1 evaluate="fuse-ops,lower-ops"}' 2>&1 | FileCheck %s --check-prefix=UNPLANNED
 // RUN: not usmp-opt %s -p 'patch-stage{evaluate="fuse-ops,patch-stage"}' 2>&1 | FileCheck %s --check-prefix=NESTED
 
 // The CNN of patch_stage.mlir as @main. With evaluate, the pipeline plans a
