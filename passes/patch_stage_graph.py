@@ -353,7 +353,10 @@ def _stripe(
     for i in range(1, out + 1):
         mine, mine_cols = rows[i], colses[i]
         op = stage.ops[i - 1]
-        assert mine is not None and mine_cols is not None
+        if mine is None or mine_cols is None:
+            # feeds neither ``out`` nor the rest of the model (a cut is the
+            # only stage value read after it): dead, erased with the stage
+            continue
         first, end, top, bottom = nodes[i].reads(*mine)
         reads_cols: Span | None = None
         left = right = 0
