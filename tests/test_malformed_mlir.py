@@ -538,3 +538,18 @@ def test_dead_operators_are_removed(tmp_path: Path) -> None:
     status, output = _run(usmp_opt.main, [str(path), "-p", PIPELINE, "-t", "c"])
     assert status == 0, output
     assert "relay.add" not in output and "internal error" not in output
+
+
+def test_disable_verify_does_not_outlive_its_run(tmp_path: Path) -> None:
+    """xDSL's ``--disable-verify`` switches attribute verification off for
+    the whole process; after such a run (``usmp.testing.reproduce`` makes
+    one), ``usmp_opt.main`` in the same process verifies again."""
+    path = tmp_path / "input.mlir"
+    path.write_text(
+        "func.func @main() {\n  %0 = arith.constant 300 : i8\n  func.return\n}\n"
+    )
+    status, output = _run(usmp_opt.main, [str(path), "--disable-verify"])
+    assert status == 0, output
+    status, output = _run(usmp_opt.main, [str(path)])
+    _check_output(status, output)
+    assert "out of range for type i8" in output, output

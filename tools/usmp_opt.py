@@ -277,6 +277,20 @@ def parse_error_diagnostic(e: ParseError) -> LocatedError:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``usmp-opt argv``: its exit status. Re-entrant in one process:
+    xDSL's ``--disable-verify`` turns attribute verification off for the
+    whole process (it replaces ``Attribute.__post_init__``); it is put back
+    when the run ends, so a later call verifies again."""
+    from xdsl.ir import Attribute
+
+    post_init = Attribute.__post_init__
+    try:
+        return _main(argv)
+    finally:
+        Attribute.__post_init__ = post_init
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         driver = UsmpOptMain(args=argv)
     except SystemExit as e:  # argparse: a bad command line (2) or --help (0)
