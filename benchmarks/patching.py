@@ -95,6 +95,12 @@ def main() -> int:
         MODELS_DIR / m
         for m in (args.models if args.models is not None else SUPPORTED_MODELS)
     ]
+    missing = [str(p) for p in paths if not p.is_file()]
+    if missing:
+        parser.error(
+            f"no such model: {', '.join(missing)} (--models takes paths relative "
+            f"to {MODELS_DIR}, e.g. mlperf_tiny/vww_96_int8.tflite)"
+        )
     paths = [p for p in paths if _four_d_input(p)]
     tmp = Path(tempfile.mkdtemp(prefix="patching-"))
     for size in args.mobilenet_v2:
