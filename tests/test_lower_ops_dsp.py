@@ -264,7 +264,7 @@ func.func @main(%x: {tensor(x_shape, "i8")}) -> {tensor(out_shape, "i8")} {{
     return text, [x]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(conv_groups())
 def test_random_groups_match_oracle(case: tuple[str, list[np.ndarray]]) -> None:
     text, inputs = case
