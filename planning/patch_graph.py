@@ -286,17 +286,13 @@ class GridCost:
         """The estimated peak with the stage input's ``input_bytes`` in the
         workspace (0: outside): live until the last row of tiles has read
         it, the rest may lie on its consumed rows (``dead_overlaps``)."""
-        if not input_bytes:
-            return max([self.join_peak, *(live for live, _ in self.in_bands)])
-        return max(
-            [
-                self.join_peak,
-                *(
-                    input_bytes + max(live - (input_bytes if gone is None else gone), 0)
-                    for live, gone in self.in_bands
-                ),
-            ]
+        levels = (
+            live
+            if not input_bytes
+            else input_bytes + max(live - (input_bytes if gone is None else gone), 0)
+            for live, gone in self.in_bands
         )
+        return max(self.join_peak, *levels)
 
 
 def grid_cost(
@@ -361,12 +357,13 @@ def grid_cost(
                 before += (hi - lo) * width * unit
             bands[key] = most
         first = row_plan.firsts[b]
-        consumed = None if first is None else first * nodes[0].row_bytes
         if len(col_plan) > 1:
             # a tile's input is a copy of its rows and columns, from the
             # whole input (not a view of its rows): none of it is consumed
             # before the last tile (``usmp_overlap.dead_overlaps``)
-            consumed = 0
+            consumed: int | None = 0
+        else:
+            consumed = None if first is None else first * nodes[0].row_bytes
         in_bands.append((done + bands[key], consumed))
         done += (hi - lo) * nodes[out].row_bytes
         if len(col_plan) > 1:  # the row of tiles joined along W: a copy of it
