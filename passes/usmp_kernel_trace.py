@@ -72,6 +72,23 @@ class ByteTimes:
 
 
 @dataclass(frozen=True)
+class ByteSets:
+    """``trace_light``: per byte of one buffer, which bytes the kernel reads
+    and writes, with times only where the replay compares them.
+
+    ``mode`` ``r``: only read; ``last_read`` per byte (-1: not read), the
+    exact last read if the buffer was asked for exactly, else 0 where read.
+    ``w``: only written; ``first_write`` (``NEVER``: not written), exact if
+    asked for, else 0 where written. ``rw``: both; ``first_read`` and
+    ``first_write`` exact (``NEVER``: not read / not written)."""
+
+    mode: str
+    last_read: Array | None
+    first_read: Array | None
+    first_write: Array | None
+
+
+@dataclass(frozen=True)
 class PoolView:
     """A ``memref.view`` of a byte-array argument (a pool) inside a kernel:
     a buffer of its own at ``shift`` bytes into argument ``arg``."""
@@ -545,7 +562,8 @@ class _Tracer:
         block(f.body.block)
         return op_span, block_span
 
-    def result(self, f: func.FuncOp) -> dict[int, ByteTimes]:
+    def offsets(self, f: func.FuncOp) -> tuple[dict[Operation, int], dict[Block, int]]:
+        """Each op's time offset in its block, and each block's span."""
         op_span, block_span = self.spans(f)
         offsets: dict[Operation, int] = {}
         for block in block_span:
@@ -553,6 +571,10 @@ class _Tracer:
             for o in block.ops:
                 offsets[o] = acc
                 acc += op_span[o]
+        return offsets, block_span
+
+    def result(self, f: func.FuncOp) -> dict[int, ByteTimes]:
+        offsets, block_span = self.offsets(f)
         elements = {i: n // self.elements[i] for i, n in self.sizes.items()}
         counted = {} if self.full else elements  # trace_all needs no counts
         self.write_counts = {i: np.zeros(n, np.int64) for i, n in counted.items()}
@@ -616,6 +638,79 @@ class _Tracer:
                 (last, first, first_read, last_write) if self.full else (last, first)
             )
             out[i] = ByteTimes(*(a.per_byte(i, size) for a in arrays))
+        return out
+
+    def light_result(
+        self, f: func.FuncOp, exact: Collection[int]
+    ) -> dict[int, ByteSets]:
+        """``ByteSets`` of each followed buffer: the times ``trace_all``
+        gives only where they decide something (see ``trace_light``)."""
+        offsets, block_span = self.offsets(f)
+        elements = {i: n // self.elements[i] for i, n in self.sizes.items()}
+        events = [e for e in self.events if e.arg not in self.failed]
+        reads = {e.arg for e in events if not e.write}
+        writes = {e.arg for e in events if e.write}
+        last_read = _Filled(elements, -1)
+        first_read = _Filled(elements, NEVER)
+        first_write = _Filled(elements, NEVER)
+        for e in events:
+            a, n = e.arg, elements[e.arg]
+            both = a in reads and a in writes
+            timed = both or a in exact or a < 0
+            chunks = (
+                _event_times(e, offsets, block_span, self.trips)
+                if timed
+                else ((None, None, addr, span) for addr, span in _event_addresses(e))
+            )
+            for early, late, addr, span in chunks:
+                if addr is None:  # an unknown address: every byte
+                    if early is not None and early.size == 0:
+                        continue
+                    if e.write:
+                        t = 0 if early is None else early.min()
+                        first_write[a] = np.minimum(first_write[a], t)
+                    elif both:
+                        assert early is not None
+                        first_read[a] = np.minimum(first_read[a], early.min())
+                    else:
+                        t = 0 if late is None else late.max()
+                        last_read[a] = np.maximum(last_read[a], t)
+                    continue
+                if addr.size == 0:
+                    continue
+                assert span is not None  # the addresses before broadcasting
+                if span.min() < 0 or span.max() >= n:  # outside: not this buffer
+                    inside = (addr >= 0) & (addr < n)
+                    addr = addr[inside]
+                    if early is not None and late is not None:
+                        early, late = early[inside], late[inside]
+                    if addr.size == 0:
+                        continue
+                if e.write:
+                    if early is None:
+                        first_write[a][addr] = 0
+                    else:
+                        np.minimum.at(first_write[a], addr, early)
+                elif both:
+                    np.minimum.at(first_read[a], addr, early)
+                elif late is None:
+                    last_read[a][addr] = 0
+                else:
+                    np.maximum.at(last_read[a], addr, late)
+        out: dict[int, ByteSets] = {}
+        for i in elements:
+            if i in self.failed or (i not in reads and i not in writes):
+                continue
+            size = self.elements[i]
+            if i in reads and i in writes:
+                mode = "rw"
+                arrays = (None, first_read.per_byte(i, size))
+            elif i in reads:
+                mode, arrays = "r", (last_read.per_byte(i, size), None)
+            else:
+                mode, arrays = "w", (None, None)
+            fw = first_write.per_byte(i, size) if i in writes else None
+            out[i] = ByteSets(mode, arrays[0], arrays[1], fw)
         return out
 
 
@@ -698,7 +793,8 @@ def _event_times(
         # constants are summed as integers, the arrays broadcast once
         first0 = 0
         spread = 0  # last - first: the free loops' other iterations
-        terms: list[npt.NDArray[np.int64]] = []
+        terms: list[tuple[int, npt.NDArray[np.int64]]] = []
+        """(axis, time of each of its iterations in the chunk)"""
         for o, kind, axis in e.chain:
             base = offsets[o]
             if kind == "for" and axis is not None and shape[axis] > 1:
@@ -706,9 +802,8 @@ def _event_times(
                 k = np.arange(shape[axis], dtype=np.int64)
                 if axis == outer:
                     k = k[lo:hi]
-                k = k.reshape((1,) * axis + (-1,) + (1,) * (len(shape) - axis - 1))
                 first0 += base + 1
-                terms.append(k * block_span[o.body.block])
+                terms.append((axis, k * block_span[o.body.block]))
             elif kind == "for":  # a free loop: its first and last iteration
                 assert isinstance(o, scf.ForOp)
                 first0 += base + 1
@@ -720,20 +815,71 @@ def _event_times(
                 first0 += base + 1 + block_span[o.true_region.block]
             else:
                 first0 += base
-        early: npt.NDArray[np.int64] | int = first0
-        for term in sorted(terms, key=lambda t: t.size):
-            early = early + term
-        every = bool(runs.all())
-        firsts = np.broadcast_to(np.asarray(early, dtype=np.int64), sub)
-        # contiguous copies: ufunc.at is ~3x slower on broadcast views
-        firsts = firsts.reshape(-1) if every else firsts[runs]
+        part = None if e.addresses is None else _rows(e.addresses, outer, lo, hi)
+        count = int(np.count_nonzero(runs))
+        if count * 4 >= runs.size:
+            early: npt.NDArray[np.int64] | int = first0
+            for axis, term in sorted(terms, key=lambda t: t[1].size):
+                early = early + term.reshape(
+                    (1,) * axis + (-1,) + (1,) * (len(shape) - axis - 1)
+                )
+            firsts = np.broadcast_to(np.asarray(early, dtype=np.int64), sub)
+            addr = None if part is None else np.broadcast_to(part, sub)
+            # contiguous copies: ufunc.at is ~3x slower on broadcast views
+            if count == runs.size:
+                firsts = firsts.reshape(-1)
+                addr = None if addr is None else addr.reshape(-1)
+            else:
+                firsts = firsts[runs]
+                addr = None if addr is None else addr[runs]
+        else:
+            # few iterations run (e.g. a border): only those are computed,
+            # in the same order
+            at = np.nonzero(runs)
+            firsts = np.full(count, first0, np.int64)
+            for axis, term in terms:
+                firsts += term[at[axis]]
+            addr = (
+                None
+                if part is None
+                else part[
+                    tuple(
+                        at[a] if n > 1 else np.intp(0) for a, n in enumerate(part.shape)
+                    )
+                ]
+            )
         lasts = firsts + spread if spread else firsts  # (read, never written)
-        if e.addresses is None:
-            yield firsts, lasts, None, None
-            continue
-        part = _rows(e.addresses, outer, lo, hi)
-        addr = np.broadcast_to(part, sub)
-        yield firsts, lasts, addr.reshape(-1) if every else addr[runs], part  # pyright: ignore
+        yield firsts, lasts, addr, part  # pyright: ignore
+
+
+def _event_addresses(e: _Event) -> Iterator[tuple[Array | None, Array | None]]:
+    """``_event_times`` without the times: the addresses of the iterations
+    of ``e`` that run (None: unknown, if any runs), with the addresses
+    before broadcasting, in chunks."""
+    shape = e.shape
+    runs = cast(npt.NDArray[np.bool_], np.broadcast_to(e.mask, shape))
+    every = bool(runs.all())
+    if e.addresses is None:
+        if every or runs.any():
+            yield None, None
+        return
+    part = e.addresses
+    axes = [a for a, n in enumerate(shape) if n > 1]
+    outer = axes[0] if axes else None
+    inner = int(np.prod(shape, dtype=np.int64)) // (
+        shape[outer] if outer is not None else 1
+    )
+    rows = max(1, _CHUNK // max(inner, 1))
+    length = shape[outer] if outer is not None else 1
+    for lo in range(0, length, rows):
+        hi = min(length, lo + rows)
+        sub = tuple(hi - lo if a == outer else n for a, n in enumerate(shape))
+        chunk = _rows(part, outer, lo, hi)
+        addr = np.broadcast_to(chunk, sub)
+        if every:
+            yield addr.reshape(-1), chunk
+        else:
+            yield addr[np.broadcast_to(_rows(e.mask, outer, lo, hi), sub)], chunk
 
 
 def trace_kernel(
@@ -794,6 +940,51 @@ def trace_all(
         if isinstance(f.args[i].type, MemRefType) and i not in tracer.sizes
     )
     return KernelAccesses(times, dict(tracer.pool_views), frozenset(unfollowed))
+
+
+@dataclass(frozen=True)
+class LightAccesses:
+    """``trace_light``: ``KernelAccesses`` with ``ByteSets``."""
+
+    sets: dict[int, ByteSets]
+    pool_views: dict[int, PoolView]
+    unfollowed: frozenset[int]
+
+
+def trace_light(
+    f: func.FuncOp,
+    args: Collection[int],
+    exact: Collection[int],
+    budget: int = 20_000_000,
+) -> LightAccesses | None:
+    """``trace_all`` reduced to what a replay needs where buffers do not
+    meet: per byte whether it is read and whether it is written; the last
+    read of a buffer only read and the first write of a buffer only
+    written are exact for the arguments in ``exact`` and for the views of
+    byte arguments (negative keys); a buffer both read and written gets its
+    exact first read and first write. The same enumeration as ``trace_all``
+    (no times computed where only the bytes matter)."""
+    if not f.body.blocks:
+        return None
+    tracer = _Tracer(f, args, budget, full=True)
+    try:
+        tracer.run_block(f.body.block, np.array(True))
+    except _Unsupported:
+        return None
+    sets = {
+        i: t
+        for i, t in tracer.light_result(f, frozenset(exact)).items()
+        if (t.last_read is not None and (t.last_read >= 0).any())
+        or (t.first_read is not None and (t.first_read != NEVER).any())
+        or (t.first_write is not None and (t.first_write != NEVER).any())
+    }
+    unfollowed = set(tracer.failed)
+    unfollowed.update(
+        i
+        for i in args
+        if isinstance(f.args[i].type, MemRefType) and i not in tracer.sizes
+    )
+    return LightAccesses(sets, dict(tracer.pool_views), frozenset(unfollowed))
 
 
 def trace_kernel_with_counts(
