@@ -99,9 +99,12 @@ from usmp.passes.usmp_ir import (
 )
 from usmp.passes.usmp_kernel_trace import (
     NEVER,
+    ByteSets,
     ByteTimes,
     KernelAccesses,
+    LightAccesses,
     trace_all,
+    trace_light,
     written_arguments,
 )
 from usmp.passes.usmp_pools import module_pools
@@ -190,10 +193,79 @@ class _Entry:
 
 
 @dataclass
+class _Light:
+    """The touched bytes of one buffer in one call, from ``trace_light``:
+    ``mode`` ``r`` (only read: ``last_read``), ``w`` (only written:
+    ``first_write``) or ``rw`` (``first_read`` and ``first_write``)."""
+
+    phys: Array
+    logical: Array
+    mode: str
+    last_read: Array | None
+    first_read: Array | None
+    first_write: Array | None
+
+    @property
+    def span(self) -> tuple[int, int]:
+        return int(self.phys[0]), int(self.phys[-1]) + 1
+
+    def checked(self) -> npt.NDArray[np.bool_] | None:
+        """The bytes read before the call writes them (None: all)."""
+        if self.mode == "r":
+            return None
+        if self.mode == "w":
+            return np.zeros(self.phys.size, np.bool_)
+        assert self.first_read is not None and self.first_write is not None
+        fr, fw = self.first_read, self.first_write
+        return (fr != NEVER) & (fr < fw)
+
+    def written(self) -> npt.NDArray[np.bool_] | None:
+        """The bytes the call writes (None: all)."""
+        if self.mode == "w":
+            return None
+        if self.mode == "r":
+            return np.zeros(self.phys.size, np.bool_)
+        assert self.first_write is not None
+        return self.first_write != NEVER
+
+
+@dataclass
 class _Records:
     """Per touched byte of one call: where it is and when it is accessed."""
 
     entries: list[_Entry] = field(default_factory=list[_Entry])
+    light: list[_Light] = field(default_factory=list[_Light])
+
+    def add_light(self, buffer: _Buffer, offset: int, sets: ByteSets) -> None:
+        """``add`` of a buffer traced by ``trace_light``."""
+        lr, fr, fw = sets.last_read, sets.first_read, sets.first_write
+        size = next(a.size for a in (lr, fr, fw) if a is not None)
+        n = min(size, buffer.size - offset)
+        if sets.mode == "r":
+            assert lr is not None
+            used = lr[:n] >= 0
+        elif sets.mode == "w":
+            assert fw is not None
+            used = fw[:n] != NEVER
+        else:
+            assert fr is not None and fw is not None
+            used = (fr[:n] != NEVER) | (fw[:n] != NEVER)
+        if used.all():
+            touched: Array | slice = slice(0, n)
+            start = offset + np.arange(n, dtype=np.int64)
+        else:
+            touched = np.nonzero(used)[0]
+            if touched.size == 0:
+                return
+            start = offset + touched
+        self.light.append(
+            _Light(
+                buffer.space.base + buffer.addr + start,
+                buffer.base + start,
+                sets.mode,
+                *(None if a is None else a[touched] for a in (lr, fr, fw)),
+            )
+        )
 
     def add(self, buffer: _Buffer, offset: int, times: ByteTimes) -> None:
         assert times.first_read is not None and times.last_write is not None
@@ -305,6 +377,9 @@ class _Replay:
         self.traces: dict[tuple[str, frozenset[int]], KernelAccesses | None] = {}
         """Traces of the kernels called more than once (the others are
         dropped after their call: a trace holds four times per byte)."""
+        self.light_traces: dict[
+            tuple[str, frozenset[int], frozenset[int]], LightAccesses | None
+        ] = {}
         self.calls: dict[str, int] = {}
         for op in module.walk():
             if isinstance(op, _CALLS):
@@ -574,6 +649,9 @@ class _Replay:
                     local[param] = refs[v]
             self.walk(callee, local, f"{where} -> ")
             return
+        light = self.light_records(op, callee, refs)
+        if light is not None and self.run_light(light, where):
+            return
         self.run_step(self.call_records(op, callee, refs, where), where)
 
     def step(self, op: Operation, refs: Refs, where: str) -> None:
@@ -610,9 +688,8 @@ class _Replay:
             self.at_top[name] = _calls_at_top(f)
         return self.at_top[name]
 
-    def trace(self, f: func.FuncOp, args: frozenset[int]) -> KernelAccesses | None:
-        """The accesses of ``f`` to the arguments ``args`` (constants are
-        not traced: nothing may write them, which ``written`` checks)."""
+    def written_of(self, f: func.FuncOp) -> frozenset[int]:
+        """The arguments ``f`` may write (all, for a declaration), once."""
         name = f.sym_name.data
         if name not in self.written:
             self.written[name] = (
@@ -620,6 +697,13 @@ class _Replay:
                 if f.body.blocks
                 else frozenset(range(len(f.function_type.inputs)))
             )
+        return self.written[name]
+
+    def trace(self, f: func.FuncOp, args: frozenset[int]) -> KernelAccesses | None:
+        """The accesses of ``f`` to the arguments ``args`` (constants are
+        not traced: nothing may write them, which ``written`` checks)."""
+        name = f.sym_name.data
+        self.written_of(f)
         key = (name, args)
         if key in self.traces:
             return self.traces[key]
@@ -627,6 +711,162 @@ class _Replay:
         if self.calls.get(name, 0) * self.invocations > 1:  # for its other calls
             self.traces[key] = traced
         return traced
+
+    def light_trace(
+        self, f: func.FuncOp, args: frozenset[int], exact: frozenset[int]
+    ) -> LightAccesses | None:
+        """``trace_light`` of ``f`` (cached like ``trace``)."""
+        name = f.sym_name.data
+        key = (name, args, exact)
+        if key in self.light_traces:
+            return self.light_traces[key]
+        traced = None if self.calls_at_top(f) is None else trace_light(f, args, exact)
+        if self.calls.get(name, 0) * self.invocations > 1:
+            self.light_traces[key] = traced
+        return traced
+
+    def light_records(
+        self, op: Operation, callee: func.FuncOp, refs: Refs
+    ) -> _Records | None:
+        """``call_records`` from ``trace_light``, with exact times for the
+        arguments whose addresses meet another argument's; None where
+        ``call_records`` would report something (it then does)."""
+        if not callee.body.blocks:
+            return None
+        spans: dict[int, tuple[int, int]] = {}
+        traced: set[int] = set()
+        for j, v in enumerate(op.operands):
+            if not isinstance(v.type, MemRefType):
+                continue
+            ref = refs.get(v)
+            if ref is None:
+                return None
+            if _is_constant(ref):
+                continue
+            traced.add(j)
+            if isinstance(ref, _PoolRef):
+                spans[j] = (ref.space.base, ref.space.base + ref.space.size)
+            else:
+                lo = ref.buffer.space.base + ref.buffer.addr + ref.offset
+                spans[j] = (lo, lo + ref.size)
+        exact = frozenset(
+            j
+            for j, (lo, hi) in spans.items()
+            if any(k != j and a < hi and lo < b for k, (a, b) in spans.items())
+        )
+        acc = self.light_trace(callee, frozenset(traced), exact)
+        if acc is None:
+            return None
+        written = self.written_of(callee)
+        records = _Records()
+        for j, v in enumerate(op.operands):
+            if not isinstance(v.type, MemRefType):
+                continue
+            ref = refs.get(v)
+            if isinstance(ref, _PoolRef):
+                if ref.space.kind == PoolKind.CONSTANT:
+                    if j in written:
+                        return None
+                elif j in acc.unfollowed or j in acc.sets:
+                    return None
+                continue
+            assert ref is not None
+            if ref.buffer.role == "constant":
+                if j in written:
+                    return None
+                continue
+            if j in acc.unfollowed:
+                size = _bytes_of(v.type)  # pyright: ignore[reportUnknownArgumentType]
+                records.add(ref.buffer, ref.offset, _conservative(size, j in written))
+            elif j in acc.sets:
+                records.add_light(ref.buffer, ref.offset, acc.sets[j])
+        for key, view in acc.pool_views.items():
+            pool = refs.get(op.operands[view.arg])
+            if not isinstance(pool, _PoolRef):
+                continue
+            ref = self.view(view.op, {view.op.operands[0]: pool}, callee)  # pyright: ignore
+            if ref is None:
+                return None
+            if key in acc.unfollowed:
+                records.add(ref.buffer, 0, _conservative(view.size, True))
+            elif key in acc.sets:
+                records.add_light(ref.buffer, 0, acc.sets[key])
+        return records
+
+    def run_light(self, records: _Records, where: str) -> bool:
+        """``run_step`` of light records, if their bytes prove the order:
+        where entries meet, each is only read or only written, no two
+        written ones meet, no logical byte is passed twice, and every byte
+        read by one and written by another is last read before it is first
+        written; and no check fails. Then every read is checked before any
+        write (the order of the meeting bytes) and True; else nothing is
+        done and False (``run_step`` on the exact times decides)."""
+        light, exact = records.light, records.entries
+        spans = [e.span for e in light] + [e.span for e in exact]
+        if not spans:
+            return True
+        meets = _meeting(spans)
+        if any(meets[len(light) :]):
+            return False  # a conservative record meets another: exact path
+        shared = [e for k, e in enumerate(light) if meets[k]]
+        if shared and not self.ordered(shared):
+            return False
+        before = len(self.violations)
+        for e in light:
+            pre = e.checked()
+            if pre is None:
+                self.check(e.logical, e.phys, f"{where} reads")
+            elif pre.any():
+                self.check(e.logical[pre], e.phys[pre], f"{where} reads")
+        for x in exact:
+            pre = (x.first_read != NEVER) & (x.first_read < x.first_write)
+            self.check(x.logical[pre], x.phys[pre], f"{where} reads")
+        if len(self.violations) > before:
+            del self.violations[before:]
+            return False  # reported by the exact path, as it orders them
+        stamp = self.new_stamp(where)
+        for e in light:
+            w = e.written()
+            if w is None:
+                self.write(e.logical, e.phys, stamp)
+            elif w.any():
+                self.write(e.logical[w], e.phys[w], stamp)
+        for x in exact:
+            w = x.first_write != NEVER
+            self.write(x.logical[w], x.phys[w], stamp)
+        return True
+
+    @staticmethod
+    def ordered(entries: list[_Light]) -> bool:
+        """Whether the meeting ``entries`` of one call may be replayed
+        reads first (see ``run_light``)."""
+        if any(e.mode == "rw" for e in entries):
+            return False
+        if not _disjoint([(int(e.logical[0]), int(e.logical[-1])) for e in entries]):
+            return False
+        writers = [e for e in entries if e.mode == "w"]
+        if not _disjoint([(lo, hi - 1) for lo, hi in (e.span for e in writers)]):
+            return False
+        for w in writers:
+            wlo, whi = w.span
+            assert w.first_write is not None
+            for r in entries:
+                rlo, rhi = r.span
+                if r.mode != "r" or rhi <= wlo or whi <= rlo:
+                    continue
+                assert r.last_read is not None
+                if r.phys.size == rhi - rlo and w.phys.size == whi - wlo:
+                    lo, hi = max(rlo, wlo), min(rhi, whi)
+                    last = r.last_read[lo - rlo : hi - rlo]
+                    first = w.first_write[lo - wlo : hi - wlo]
+                else:
+                    _, i, k = np.intersect1d(
+                        r.phys, w.phys, assume_unique=True, return_indices=True
+                    )
+                    last, first = r.last_read[i], w.first_write[k]
+                if not (last < first).all():
+                    return False
+        return True
 
     def call_records(
         self, op: Operation, callee: func.FuncOp, refs: Refs, where: str
@@ -783,18 +1023,7 @@ class _Replay:
         if not entries:
             return
         stamp = self.new_stamp(where)
-        # clusters of entries whose address ranges meet, in address order
-        meets = [False] * len(entries)
-        cluster: list[int] = []
-        reach = -1
-        for (lo, hi), k in sorted((e.span, k) for k, e in enumerate(entries)):
-            if lo >= reach:
-                cluster = []
-            cluster.append(k)
-            if len(cluster) > 1:
-                for c in cluster:
-                    meets[c] = True
-            reach = max(reach, hi)
+        meets = _meeting([e.span for e in entries])
         for k, e in enumerate(entries):
             if not meets[k]:
                 pre = (e.first_read != NEVER) & (e.first_read < e.first_write)
@@ -954,6 +1183,23 @@ class _Replay:
                 logical, phys = self._range(b)
                 self.check(logical, phys, f"run {n + 1} reads")
         self.invocation -= 1
+
+
+def _meeting(spans: list[tuple[int, int]]) -> list[bool]:
+    """Per address range ``[lo, hi)``: whether it is in a cluster of ranges
+    that meet (overlap one another, transitively)."""
+    meets = [False] * len(spans)
+    cluster: list[int] = []
+    reach = -1
+    for (lo, hi), k in sorted((s, k) for k, s in enumerate(spans)):
+        if lo >= reach:
+            cluster = []
+        cluster.append(k)
+        if len(cluster) > 1:
+            for c in cluster:
+                meets[c] = True
+        reach = max(reach, hi)
+    return meets
 
 
 def _disjoint(ranges: list[tuple[int, int]]) -> bool:
