@@ -692,6 +692,7 @@ class _Tracer:
                     else:
                         np.minimum.at(first_write[a], addr, early)
                 elif both:
+                    assert early is not None
                     np.minimum.at(first_read[a], addr, early)
                 elif late is None:
                     last_read[a][addr] = 0
@@ -785,9 +786,6 @@ def _event_times(
     for lo in range(0, length, rows):
         hi = min(length, lo + rows)
         sub = tuple(hi - lo if a == outer else n for a, n in enumerate(shape))
-        runs = cast(
-            npt.NDArray[np.bool_], np.broadcast_to(_rows(e.mask, outer, lo, hi), sub)
-        )
         # the times are a constant plus one term per enumerated loop; the
         # last time differs from the first by the free loops' spans only:
         # constants are summed as integers, the arrays broadcast once
@@ -815,41 +813,105 @@ def _event_times(
                 first0 += base + 1 + block_span[o.true_region.block]
             else:
                 first0 += base
-        part = None if e.addresses is None else _rows(e.addresses, outer, lo, hi)
-        count = int(np.count_nonzero(runs))
-        if count * 4 >= runs.size:
+        part = (
+            None
+            if e.addresses is None
+            else cast(Array, _rows(e.addresses, outer, lo, hi))
+        )
+        mask = cast(npt.NDArray[np.bool_], _rows(e.mask, outer, lo, hi))
+        box = _box(mask)
+        running = None if box is not None else _running(mask, sub)
+        if running is None:  # the iterations that run are a box (often all)
+            box = box or ()
             early: npt.NDArray[np.int64] | int = first0
             for axis, term in sorted(terms, key=lambda t: t[1].size):
-                early = early + term.reshape(
+                early = early + term[box[axis] if box else slice(None)].reshape(
                     (1,) * axis + (-1,) + (1,) * (len(shape) - axis - 1)
                 )
-            firsts = np.broadcast_to(np.asarray(early, dtype=np.int64), sub)
-            addr = None if part is None else np.broadcast_to(part, sub)
+            inside = _boxed(sub, box)
             # contiguous copies: ufunc.at is ~3x slower on broadcast views
-            if count == runs.size:
-                firsts = firsts.reshape(-1)
-                addr = None if addr is None else addr.reshape(-1)
-            else:
-                firsts = firsts[runs]
-                addr = None if addr is None else addr[runs]
-        else:
-            # few iterations run (e.g. a border): only those are computed,
-            # in the same order
-            at = np.nonzero(runs)
-            firsts = np.full(count, first0, np.int64)
-            for axis, term in terms:
-                firsts += term[at[axis]]
+            firsts = np.broadcast_to(np.asarray(early, np.int64), inside).reshape(-1)
             addr = (
                 None
                 if part is None
-                else part[
-                    tuple(
-                        at[a] if n > 1 else np.intp(0) for a, n in enumerate(part.shape)
-                    )
-                ]
+                else np.broadcast_to(part, sub)[box].reshape(-1)
+                if box
+                else np.broadcast_to(part, sub).reshape(-1)
             )
+        else:  # only those that run (the order does not matter: see _running)
+            index, grid = running
+            early = first0
+            for axis, term in terms:
+                early = early + term[index[axis]]
+            firsts = np.broadcast_to(np.asarray(early, np.int64), grid).reshape(-1)
+            addr = None if part is None else _gather(part, index, grid)
         lasts = firsts + spread if spread else firsts  # (read, never written)
         yield firsts, lasts, addr, part  # pyright: ignore
+
+
+Index = tuple[npt.NDArray[np.intp] | int, ...]
+
+
+def _box(mask: npt.NDArray[np.bool_]) -> tuple[slice, ...] | None:
+    """Where ``mask`` holds exactly on a box (a range per axis, e.g. the
+    interior of a padded convolution), the box as slices (empty: it holds
+    everywhere); else None."""
+    if mask.all():
+        return ()
+    if mask.size < 2 or not mask.any():
+        return None
+    box: list[slice] = []
+    count = 1
+    for a in range(mask.ndim):
+        if mask.shape[a] == 1:
+            box.append(slice(None))
+            continue
+        others = tuple(b for b in range(mask.ndim) if b != a)
+        held = np.nonzero(mask.any(axis=others))[0]
+        first, last = int(held[0]), int(held[-1]) + 1
+        box.append(slice(first, last))
+        count *= last - first
+    return tuple(box) if int(np.count_nonzero(mask)) == count else None
+
+
+def _boxed(sub: tuple[int, ...], box: tuple[slice, ...]) -> tuple[int, ...]:
+    """The shape of ``box`` (empty: all) in ``sub``."""
+    if not box:
+        return sub
+    return tuple(len(range(*b.indices(n))) for b, n in zip(box, sub, strict=True))
+
+
+def _running(
+    mask: npt.NDArray[np.bool_], sub: tuple[int, ...]
+) -> tuple[Index, tuple[int, ...]] | None:
+    """The iterations of a chunk ``sub`` that run, where ``mask`` (which
+    broadcasts to ``sub``) holds: one index (array) per axis, the arrays
+    broadcasting together; None if all run. In no particular order (what
+    they feed, minima, maxima, sums and stores of one value, does not
+    depend on it): the mask's own true positions, times every iteration of
+    the loops it does not vary with. With the shape they broadcast to."""
+    if mask.all():
+        return None
+    vary = [a for a in range(len(sub)) if mask.shape[a] > 1]
+    free = [a for a in range(len(sub)) if mask.shape[a] == 1 and sub[a] > 1]
+    tail = (1,) * len(free)
+    index: list[npt.NDArray[np.intp] | int] = [0] * len(sub)
+    if not vary:  # a mask that holds nowhere
+        return tuple(index), (0,)
+    found = np.nonzero(mask.reshape([mask.shape[a] for a in vary]))
+    for k, a in enumerate(vary):
+        index[a] = found[k].reshape((-1, *tail))
+    for j, a in enumerate(free):
+        shape = [1] * (len(free) + 1)
+        shape[j + 1] = sub[a]
+        index[a] = np.arange(sub[a]).reshape(shape)
+    return tuple(index), (found[0].size, *(sub[a] for a in free))
+
+
+def _gather(part: Array, index: Index, grid: tuple[int, ...]) -> Array:
+    """``part`` (broadcasting to the chunk) at ``index``, flat over ``grid``."""
+    at = tuple(i if n > 1 else 0 for i, n in zip(index, part.shape, strict=True))
+    return np.broadcast_to(part[at], grid).reshape(-1)
 
 
 def _event_addresses(e: _Event) -> Iterator[tuple[Array | None, Array | None]]:
@@ -874,12 +936,15 @@ def _event_addresses(e: _Event) -> Iterator[tuple[Array | None, Array | None]]:
     for lo in range(0, length, rows):
         hi = min(length, lo + rows)
         sub = tuple(hi - lo if a == outer else n for a, n in enumerate(shape))
-        chunk = _rows(part, outer, lo, hi)
-        addr = np.broadcast_to(chunk, sub)
-        if every:
-            yield addr.reshape(-1), chunk
+        chunk = cast(Array, _rows(part, outer, lo, hi))
+        mask = cast(npt.NDArray[np.bool_], _rows(e.mask, outer, lo, hi))
+        box = () if every else _box(mask)
+        running = None if box is not None else _running(mask, sub)
+        if running is None:
+            addr = np.broadcast_to(chunk, sub)
+            yield (addr[box] if box else addr).reshape(-1), chunk
         else:
-            yield addr[np.broadcast_to(_rows(e.mask, outer, lo, hi), sub)], chunk
+            yield _gather(chunk, *running), chunk
 
 
 def trace_kernel(
