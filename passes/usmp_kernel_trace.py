@@ -112,13 +112,51 @@ class _View:
     """Element bytes."""
 
 
+@dataclass(frozen=True)
+class _Address:
+    """Element index ``offset + sum(index * stride)``, each index an array
+    over the enclosing loops (broadcasting to the event's shape); summed
+    only where the iterations that run are known (a chunk, a box, the
+    border a condition selects)."""
+
+    offset: int
+    terms: tuple[tuple[Array, int], ...]
+
+    def varies(self, axis: int) -> bool:
+        return any(t.shape[axis] > 1 for t, _ in self.terms)
+
+    def rows(self, axis: int | None, lo: int, hi: int) -> _Address:
+        """Restricted to ``lo:hi`` along ``axis`` (``_rows``)."""
+        if axis is None:
+            return self
+        terms = tuple((cast(Array, _rows(t, axis, lo, hi)), s) for t, s in self.terms)
+        return _Address(self.offset, terms)
+
+    def within(self, box: tuple[slice, ...]) -> Array:
+        """The indices in ``box`` (empty: everywhere), broadcasting to it."""
+        out: Array = np.array(self.offset, np.int64)
+        for t, s in self.terms:
+            if box:
+                keep = zip(box, t.shape, strict=True)
+                t = t[tuple(b if n > 1 else slice(None) for b, n in keep)]
+            out = out + t * s
+        return out
+
+    def at(self, index: Index, grid: tuple[int, ...]) -> Array:
+        """The indices at ``index`` (``_running``), flat over ``grid``."""
+        out: Array = np.array(self.offset, np.int64)
+        for t, s in self.terms:
+            at = tuple(i if n > 1 else 0 for i, n in zip(index, t.shape, strict=True))
+            out = out + t[at] * s
+        return np.broadcast_to(out, grid).reshape(-1)
+
+
 @dataclass
 class _Event:
     arg: int
     write: bool
-    addresses: Array | None
-    """Element indices (None: unknown address), as an array that broadcasts
-    to ``shape``."""
+    addresses: _Address | None
+    """Element indices (None: unknown address)."""
     mask: npt.NDArray[np.bool_]
     """Which iterations run it, broadcasting to ``shape``."""
     shape: tuple[int, ...]
@@ -428,16 +466,22 @@ class _Tracer:
             and not any(i is None for i in idx)
             and len(idx) == len(view.strides)
         )
-        addr: npt.NDArray[np.generic] = np.array(view.offset, dtype=np.int64)
-        if known:
-            for i, s in zip(idx, view.strides, strict=True):
-                addr = addr + i.astype(np.int64, copy=False) * s  # pyright: ignore
-        addr = self.lift(addr)
+        addr = (
+            _Address(
+                view.offset,
+                tuple(
+                    (cast(Array, self.lift(i.astype(np.int64, copy=False))), s)  # pyright: ignore
+                    for i, s in zip(idx, view.strides, strict=True)
+                ),
+            )
+            if known
+            else None
+        )
         lifted = self.lift(mask).astype(np.bool_, copy=False)
         # only the loops the address or the condition varies with are
         # enumerated (each loop is one axis; a free loop stays size 1)
         shape = tuple(
-            n if (known and addr.shape[a] > 1) or lifted.shape[a] > 1 else 1
+            n if (addr is not None and addr.varies(a)) or lifted.shape[a] > 1 else 1
             for a, n in enumerate(self.shape)
         )
         size = int(np.prod(shape, dtype=np.int64))
@@ -455,7 +499,7 @@ class _Tracer:
             _Event(
                 view.arg,
                 write,
-                addr.astype(np.int64, copy=False) if known else None,  # pyright: ignore
+                addr,
                 lifted,
                 shape,
                 chain,
@@ -813,11 +857,7 @@ def _event_times(
                 first0 += base + 1 + block_span[o.true_region.block]
             else:
                 first0 += base
-        part = (
-            None
-            if e.addresses is None
-            else cast(Array, _rows(e.addresses, outer, lo, hi))
-        )
+        chunk = None if e.addresses is None else e.addresses.rows(outer, lo, hi)
         mask = cast(npt.NDArray[np.bool_], _rows(e.mask, outer, lo, hi))
         box = _box(mask)
         running = None if box is not None else _running(mask, sub)
@@ -831,20 +871,16 @@ def _event_times(
             inside = _boxed(sub, box)
             # contiguous copies: ufunc.at is ~3x slower on broadcast views
             firsts = np.broadcast_to(np.asarray(early, np.int64), inside).reshape(-1)
-            addr = (
-                None
-                if part is None
-                else np.broadcast_to(part, sub)[box].reshape(-1)
-                if box
-                else np.broadcast_to(part, sub).reshape(-1)
-            )
+            part = None if chunk is None else chunk.within(box)
+            addr = None if part is None else np.broadcast_to(part, inside).reshape(-1)
         else:  # only those that run (the order does not matter: see _running)
             index, grid = running
             early = first0
             for axis, term in terms:
                 early = early + term[index[axis]]
             firsts = np.broadcast_to(np.asarray(early, np.int64), grid).reshape(-1)
-            addr = None if part is None else _gather(part, index, grid)
+            addr = None if chunk is None else chunk.at(index, grid)
+            part = addr
         lasts = firsts + spread if spread else firsts  # (read, never written)
         yield firsts, lasts, addr, part  # pyright: ignore
 
@@ -908,21 +944,14 @@ def _running(
     return tuple(index), (found[0].size, *(sub[a] for a in free))
 
 
-def _gather(part: Array, index: Index, grid: tuple[int, ...]) -> Array:
-    """``part`` (broadcasting to the chunk) at ``index``, flat over ``grid``."""
-    at = tuple(i if n > 1 else 0 for i, n in zip(index, part.shape, strict=True))
-    return np.broadcast_to(part[at], grid).reshape(-1)
-
-
 def _event_addresses(e: _Event) -> Iterator[tuple[Array | None, Array | None]]:
     """``_event_times`` without the times: the addresses of the iterations
     of ``e`` that run (None: unknown, if any runs), with the addresses
     before broadcasting, in chunks."""
     shape = e.shape
-    runs = cast(npt.NDArray[np.bool_], np.broadcast_to(e.mask, shape))
-    every = bool(runs.all())
+    every = bool(e.mask.all())
     if e.addresses is None:
-        if every or runs.any():
+        if every or e.mask.any():
             yield None, None
         return
     part = e.addresses
@@ -936,15 +965,17 @@ def _event_addresses(e: _Event) -> Iterator[tuple[Array | None, Array | None]]:
     for lo in range(0, length, rows):
         hi = min(length, lo + rows)
         sub = tuple(hi - lo if a == outer else n for a, n in enumerate(shape))
-        chunk = cast(Array, _rows(part, outer, lo, hi))
+        chunk = part.rows(outer, lo, hi)
         mask = cast(npt.NDArray[np.bool_], _rows(e.mask, outer, lo, hi))
         box = () if every else _box(mask)
         running = None if box is not None else _running(mask, sub)
         if running is None:
-            addr = np.broadcast_to(chunk, sub)
-            yield (addr[box] if box else addr).reshape(-1), chunk
+            box = box or ()
+            within = chunk.within(box)
+            yield np.broadcast_to(within, _boxed(sub, box)).reshape(-1), within
         else:
-            yield _gather(chunk, *running), chunk
+            addr = chunk.at(*running)
+            yield addr, addr
 
 
 def trace_kernel(
