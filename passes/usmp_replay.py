@@ -111,6 +111,8 @@ from usmp.passes.usmp_pools import module_pools
 from usmp.passes.usmp_statement_liveness import in_parallel_loop
 
 Array = npt.NDArray[np.int64]
+Bytes = Array | slice
+"""Indices of bytes: an ascending array, or a range (``slice(lo, hi)``)."""
 
 UNDEFINED = -1
 """Logical: no value yet (reading it is not a plan error)."""
@@ -198,8 +200,8 @@ class _Light:
     ``mode`` ``r`` (only read: ``last_read``), ``w`` (only written:
     ``first_write``) or ``rw`` (``first_read`` and ``first_write``)."""
 
-    phys: Array
-    logical: Array
+    phys: Bytes
+    logical: Bytes
     mode: str
     last_read: Array | None
     first_read: Array | None
@@ -207,14 +209,18 @@ class _Light:
 
     @property
     def span(self) -> tuple[int, int]:
-        return int(self.phys[0]), int(self.phys[-1]) + 1
+        return _first(self.phys), _last(self.phys) + 1
+
+    @property
+    def size(self) -> int:
+        return _size(self.phys)
 
     def checked(self) -> npt.NDArray[np.bool_] | None:
         """The bytes read before the call writes them (None: all)."""
         if self.mode == "r":
             return None
         if self.mode == "w":
-            return np.zeros(self.phys.size, np.bool_)
+            return np.zeros(self.size, np.bool_)
         assert self.first_read is not None and self.first_write is not None
         fr, fw = self.first_read, self.first_write
         return (fr != NEVER) & (fr < fw)
@@ -224,7 +230,7 @@ class _Light:
         if self.mode == "w":
             return None
         if self.mode == "r":
-            return np.zeros(self.phys.size, np.bool_)
+            return np.zeros(self.size, np.bool_)
         assert self.first_write is not None
         return self.first_write != NEVER
 
@@ -250,18 +256,20 @@ class _Records:
         else:
             assert fr is not None and fw is not None
             used = (fr[:n] != NEVER) | (fw[:n] != NEVER)
-        if used.all():
+        phys0, logical0 = buffer.space.base + buffer.addr + offset, buffer.base + offset
+        if used.all():  # the common case: ranges, no index arrays
             touched: Array | slice = slice(0, n)
-            start = offset + np.arange(n, dtype=np.int64)
+            phys: Bytes = slice(phys0, phys0 + n)
+            logical: Bytes = slice(logical0, logical0 + n)
         else:
             touched = np.nonzero(used)[0]
             if touched.size == 0:
                 return
-            start = offset + touched
+            phys, logical = phys0 + touched, logical0 + touched
         self.light.append(
             _Light(
-                buffer.space.base + buffer.addr + start,
-                buffer.base + start,
+                phys,
+                logical,
                 sets.mode,
                 *(None if a is None else a[touched] for a in (lr, fr, fw)),
             )
@@ -817,7 +825,8 @@ class _Replay:
             if pre is None:
                 self.check(e.logical, e.phys, f"{where} reads")
             elif pre.any():
-                self.check(e.logical[pre], e.phys[pre], f"{where} reads")
+                logical, phys = _values(e.logical)[pre], _values(e.phys)[pre]
+                self.check(logical, phys, f"{where} reads")
         for x in exact:
             pre = (x.first_read != NEVER) & (x.first_read < x.first_write)
             self.check(x.logical[pre], x.phys[pre], f"{where} reads")
@@ -830,7 +839,7 @@ class _Replay:
             if w is None:
                 self.write(e.logical, e.phys, stamp)
             elif w.any():
-                self.write(e.logical[w], e.phys[w], stamp)
+                self.write(_values(e.logical)[w], _values(e.phys)[w], stamp)
         for x in exact:
             w = x.first_write != NEVER
             self.write(x.logical[w], x.phys[w], stamp)
@@ -842,7 +851,7 @@ class _Replay:
         reads first (see ``run_light``)."""
         if any(e.mode == "rw" for e in entries):
             return False
-        if not _disjoint([(int(e.logical[0]), int(e.logical[-1])) for e in entries]):
+        if not _disjoint([(_first(e.logical), _last(e.logical)) for e in entries]):
             return False
         writers = [e for e in entries if e.mode == "w"]
         if not _disjoint([(lo, hi - 1) for lo, hi in (e.span for e in writers)]):
@@ -855,13 +864,16 @@ class _Replay:
                 if r.mode != "r" or rhi <= wlo or whi <= rlo:
                     continue
                 assert r.last_read is not None
-                if r.phys.size == rhi - rlo and w.phys.size == whi - wlo:
+                if r.size == rhi - rlo and w.size == whi - wlo:
                     lo, hi = max(rlo, wlo), min(rhi, whi)
                     last = r.last_read[lo - rlo : hi - rlo]
                     first = w.first_write[lo - wlo : hi - wlo]
                 else:
                     _, i, k = np.intersect1d(
-                        r.phys, w.phys, assume_unique=True, return_indices=True
+                        _values(r.phys),
+                        _values(w.phys),
+                        assume_unique=True,
+                        return_indices=True,
                     )
                     last, first = r.last_read[i], w.first_write[k]
                 if not (last < first).all():
@@ -989,27 +1001,30 @@ class _Replay:
             return f"the initial value of {writer}"
         return f"{writer} written by {self.stamps[stamp]}"
 
-    def write(self, logical: Array, phys: Array, stamp: int) -> None:
-        origin = stamp * _STAMP + logical
+    def write(self, logical: Bytes, phys: Bytes, stamp: int) -> None:
+        origin = stamp * _STAMP + _values(logical)
         self.logical[logical] = origin
         self.physical[phys] = origin
 
-    def check(self, logical: Array, phys: Array, when: str) -> None:
+    def check(self, logical: Bytes, phys: Bytes, when: str) -> None:
         """Report the bytes whose physical origin is not their logical one
         (``when`` says who reads them)."""
         expected = self.logical[logical]
         actual = self.physical[phys]
         bad = np.nonzero((expected != UNDEFINED) & (expected != actual))[0]
+        if not bad.size:
+            return
+        indices = _values(logical)
         found: dict[tuple[int, int, int], list[int]] = {}
         for i in bad[:4096].tolist():
             origin = int(actual[i])
             stamp, index = divmod(origin, _STAMP) if origin >= 0 else (origin, 0)
             writer = self.buffer_at(index).base if origin >= 0 else -1
-            key = (self.buffer_at(int(logical[i])).base, stamp, writer)
+            key = (self.buffer_at(int(indices[i])).base, stamp, writer)
             found.setdefault(key, []).append(i)
         for key, items in found.items():
             b = self.buffer_at(key[0])
-            offsets = [int(logical[i]) - b.base for i in items]
+            offsets = [int(indices[i]) - b.base for i in items]
             self.violations.append(
                 f"{when} {b.describe()} byte(s) {_ranges(offsets)}, which hold "
                 f"{self.origin_text(int(actual[items[0]]))} instead"
@@ -1144,9 +1159,9 @@ class _Replay:
                 break
         return self.violations
 
-    def _range(self, b: _Buffer) -> tuple[Array, Array]:
-        offsets = np.arange(b.size, dtype=np.int64)
-        return b.base + offsets, b.space.base + b.addr + offsets
+    def _range(self, b: _Buffer) -> tuple[Bytes, Bytes]:
+        phys = b.space.base + b.addr
+        return slice(b.base, b.base + b.size), slice(phys, phys + b.size)
 
     def begin(self) -> None:
         """The caller, before a run: workspace and output buffers hold
@@ -1183,6 +1198,25 @@ class _Replay:
                 logical, phys = self._range(b)
                 self.check(logical, phys, f"run {n + 1} reads")
         self.invocation -= 1
+
+
+def _values(x: Bytes) -> Array:
+    """The indices a range or an index array stands for."""
+    if isinstance(x, slice):
+        return np.arange(x.start, x.stop, dtype=np.int64)
+    return x
+
+
+def _first(x: Bytes) -> int:
+    return x.start if isinstance(x, slice) else int(x[0])
+
+
+def _last(x: Bytes) -> int:
+    return x.stop - 1 if isinstance(x, slice) else int(x[-1])
+
+
+def _size(x: Bytes) -> int:
+    return x.stop - x.start if isinstance(x, slice) else x.size
 
 
 def _meeting(spans: list[tuple[int, int]]) -> list[bool]:

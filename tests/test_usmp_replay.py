@@ -126,30 +126,115 @@ def test_replay_in_windows_writes_and_checks_the_same_bytes(
         np.testing.assert_array_equal(a, b)
 
 
+def test_the_light_path_replays_as_the_exact_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On KWS's plan (overlaps on, I/O in the workspace: its kernels'
+    buffers meet), replaying each call from ``trace_light`` (reads checked
+    before writes where the bytes prove that order) writes and checks the
+    same bytes and leaves the same memories as the exact, per-byte ordered
+    replay; and it decides the calls whose buffers meet (none is left to the
+    exact path)."""
+    from usmp.frontend.tflite_import import import_tflite
+    from usmp.testing.shared_models import MODELS_DIR
+
+    module = import_tflite(MODELS_DIR / "mlperf_tiny" / "kws_ref_model.tflite")
+    module = run_pipeline(
+        module,
+        "plan-devices,fold-explicit-padding,fuse-ops,lower-ops,aot-lower-main,"
+        "usmp{use_workspace_io=true replay=false}",
+    )
+    exact = _replay_events(module, monkeypatch, usmp_replay.SHARED_WINDOW)
+    proved: list[bool] = []
+    ordered = Replay.ordered
+
+    def logged(entries: list[usmp_replay._Light]) -> bool:  # pyright: ignore[reportPrivateUsage]
+        proved.append(ordered(entries))
+        return proved[-1]
+
+    with monkeypatch.context() as m:
+        m.setattr(Replay, "ordered", staticmethod(logged))
+        m.setattr(Replay, "run_step", None)  # the exact path is not taken
+        light = _replay_events(module, monkeypatch, usmp_replay.SHARED_WINDOW, True)
+    assert proved and all(proved), proved
+    for a, b in zip(exact, light, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def _light(phys: list[int], mode: str, times: list[int]) -> object:
+    a = np.array(phys, np.int64)
+    t = np.array(times, np.int64)
+    logical = a + 100 * (mode == "w")  # two buffers
+    return usmp_replay._Light(  # pyright: ignore[reportPrivateUsage]
+        a, logical, mode, t if mode == "r" else None, None, t if mode == "w" else None
+    )
+
+
+@pytest.mark.parametrize(
+    ("reader", "writer", "proved"),
+    [
+        ([3, 4, 5], [6, 6, 6], True),  # every shared byte read, then written
+        ([3, 4, 5], [6, 4, 9], False),  # byte 1 written at 4, read at 4
+        ([3, 9, 5], [6, 6, 6], False),  # byte 1 read again after the write
+    ],
+)
+def test_light_order_needs_every_shared_byte_read_before_written(
+    reader: list[int], writer: list[int], proved: bool
+) -> None:
+    """``ordered`` accepts meeting buffers only where each byte one reads
+    and another writes is last read before it is first written (the bytes
+    of a range, and of index arrays); else the exact path decides."""
+    for phys in ([0, 1, 2], [0, 2, 4]):
+        r = _light(phys, "r", reader)
+        w = _light(phys, "w", writer)
+        if phys == [0, 1, 2]:  # as ranges
+            for e in (r, w):
+                e.phys = slice(0, 3)  # type: ignore[attr-defined]
+                e.logical = slice(e.logical[0], e.logical[0] + 3)  # type: ignore[attr-defined]
+        assert Replay.ordered([r, w]) is proved  # type: ignore[list-item]
+    # two buffers written at one byte, or one both read and written: exact
+    w2 = _light([2, 3], "w", [1, 1])
+    assert not Replay.ordered([_light([0, 1, 2], "w", [1, 1, 1]), w2])  # type: ignore[list-item]
+    rw = usmp_replay._Light(  # pyright: ignore[reportPrivateUsage]
+        np.arange(3),
+        np.arange(3),
+        "rw",
+        None,
+        np.zeros(3, np.int64),
+        np.ones(3, np.int64),
+    )
+    assert not Replay.ordered([rw, _light([0, 1, 2], "r", [0, 0, 0])])  # type: ignore[list-item]
+
+
 Replay = usmp_replay._Replay  # pyright: ignore[reportPrivateUsage]
 
 
 def _replay_events(
-    module: ModuleOp, monkeypatch: pytest.MonkeyPatch, window: int
+    module: ModuleOp, monkeypatch: pytest.MonkeyPatch, window: int, light: bool = False
 ) -> tuple[npt.NDArray[np.int64], ...]:
-    """Replay ``module`` in windows of ``window`` addresses: (every byte
-    written or checked as (stamp or -1, logical, physical), sorted; the two
-    memories at the end)."""
+    """Replay ``module`` in windows of ``window`` addresses (by the exact
+    path only, unless ``light``): (every byte written or checked as (stamp
+    or -1, logical, physical), sorted; the two memories at the end)."""
     write, check = Replay.write, Replay.check
     done: list[npt.NDArray[np.int64]] = []
+    values = usmp_replay._values  # pyright: ignore[reportPrivateUsage]
 
     def logged_write(self: Replay, logical: Array, phys: Array, stamp: int) -> None:
-        done.append(np.stack([np.full_like(logical, stamp), logical, phys]))
+        logical_, phys_ = values(logical), values(phys)
+        done.append(np.stack([np.full_like(logical_, stamp), logical_, phys_]))
         write(self, logical, phys, stamp)
 
     def logged_check(self: Replay, logical: Array, phys: Array, when: str) -> None:
-        done.append(np.stack([np.full_like(logical, -1), logical, phys]))
+        logical_, phys_ = values(logical), values(phys)
+        done.append(np.stack([np.full_like(logical_, -1), logical_, phys_]))
         check(self, logical, phys, when)
 
     with monkeypatch.context() as m:
         m.setattr(usmp_replay, "SHARED_WINDOW", window)
         m.setattr(Replay, "write", logged_write)
         m.setattr(Replay, "check", logged_check)
+        if not light:
+            m.setattr(Replay, "light_records", lambda *_: None)
         replay = Replay(module, 1)
         assert replay.run() == []
     events = np.concatenate(done, axis=1)
