@@ -30,6 +30,7 @@ with unknown bounds around accesses, more than ``budget`` iterations) gives
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import cast
@@ -122,6 +123,16 @@ class _Address:
     offset: int
     terms: tuple[tuple[Array, int], ...]
 
+    def bounds(self, box: tuple[slice, ...] = ()) -> tuple[int, int]:
+        """A lower and an upper bound of the indices in ``box`` (empty:
+        everywhere), from each term's extremes there."""
+        lo = hi = self.offset
+        for t, s in self.terms:
+            t = _in_box(t, box)
+            a, b = int(t.min()) * s, int(t.max()) * s
+            lo, hi = lo + min(a, b), hi + max(a, b)
+        return lo, hi
+
     def varies(self, axis: int) -> bool:
         return any(t.shape[axis] > 1 for t, _ in self.terms)
 
@@ -136,10 +147,7 @@ class _Address:
         """The indices in ``box`` (empty: everywhere), broadcasting to it."""
         out: Array = np.array(self.offset, np.int64)
         for t, s in self.terms:
-            if box:
-                keep = zip(box, t.shape, strict=True)
-                t = t[tuple(b if n > 1 else slice(None) for b, n in keep)]
-            out = out + t * s
+            out = out + _in_box(t, box) * s
         return out
 
     def at(self, index: Index, grid: tuple[int, ...]) -> Array:
@@ -255,7 +263,15 @@ class _Tracer:
             self.run_op(op, mask)
 
     def run_op(self, op: Operation, mask: npt.NDArray[np.bool_]) -> None:
-        if isinstance(op, scf.ForOp):
+        kind = _kind(type(op))
+        if kind == "other":  # most ops: index arithmetic
+            if op.regions:
+                raise _Unsupported(op.name)
+            for o in op.operands:
+                if o in self.views:
+                    self.failed.add(self.views[o].arg)
+            self.evaluate(op)
+        elif isinstance(op, scf.ForOp):
             self.run_for(op, mask)
         elif isinstance(op, scf.IfOp):
             self.run_if(op, mask)
@@ -632,7 +648,7 @@ class _Tracer:
             if e.arg in self.failed:
                 continue
             n = elements[e.arg]
-            for early, late, addr, span in _event_times(
+            for early, late, addr, bounds in _event_times(
                 e, offsets, block_span, self.trips
             ):
                 if addr is None:
@@ -655,8 +671,8 @@ class _Tracer:
                     continue
                 if addr.size == 0:
                     continue
-                assert span is not None  # the addresses before broadcasting
-                if span.min() < 0 or span.max() >= n:  # outside: not this buffer
+                assert bounds is not None
+                if bounds[0] < 0 or bounds[1] >= n:  # outside: not this buffer
                     inside = (addr >= 0) & (addr < n)
                     addr, early, late = addr[inside], early[inside], late[inside]
                     if addr.size == 0:
@@ -704,9 +720,9 @@ class _Tracer:
             chunks = (
                 _event_times(e, offsets, block_span, self.trips)
                 if timed
-                else ((None, None, addr, span) for addr, span in _event_addresses(e))
+                else ((None, None, a, b) for a, b in _event_addresses(e))
             )
-            for early, late, addr, span in chunks:
+            for early, late, addr, bounds in chunks:
                 if addr is None:  # an unknown address: every byte
                     if early is not None and early.size == 0:
                         continue
@@ -722,8 +738,8 @@ class _Tracer:
                     continue
                 if addr.size == 0:
                     continue
-                assert span is not None  # the addresses before broadcasting
-                if span.min() < 0 or span.max() >= n:  # outside: not this buffer
+                assert bounds is not None
+                if bounds[0] < 0 or bounds[1] >= n:  # outside: not this buffer
                     inside = (addr >= 0) & (addr < n)
                     addr = addr[inside]
                     if early is not None and late is not None:
@@ -757,6 +773,30 @@ class _Tracer:
             fw = first_write.per_byte(i, size) if i in writes else None
             out[i] = ByteSets(mode, arrays[0], arrays[1], fw)
         return out
+
+
+_MODELLED = (
+    scf.ForOp,
+    scf.IfOp,
+    scf.YieldOp,
+    func.ReturnOp,
+    memref.LoadOp,
+    memref.StoreOp,
+    tir.CallExternOp,
+    CustomCallOp,
+    memref.ReinterpretCastOp,
+    memref.CollapseShapeOp,
+    memref.ViewOp,
+)
+"""The op classes ``_Tracer.run_op`` treats apart from index arithmetic."""
+
+
+@functools.cache
+def _kind(cls: type[Operation]) -> str:
+    """``modelled`` for the classes of ``_MODELLED`` (and their
+    subclasses), else ``other`` (once per class: ``isinstance`` on xDSL's
+    op classes is slow)."""
+    return "modelled" if issubclass(cls, _MODELLED) else "other"
 
 
 class _Filled:
@@ -813,10 +853,11 @@ def _event_times(
     offsets: dict[Operation, int],
     block_span: dict[Block, int],
     trips: dict[Operation, int],
-) -> Iterator[tuple[Array, Array, Array | None, Array | None]]:
+) -> Iterator[tuple[Array, Array, Array | None, tuple[int, int] | None]]:
     """The first and last time of ``e`` at each iteration of its enumerated
     loops that runs (a free loop's first and last iteration), with its
-    address there, and the addresses before broadcasting (their range); in
+    address there, and bounds of the chunk's addresses (``_Address.bounds``:
+    most need no check that they are inside the buffer); in
     chunks of at most ``_CHUNK`` iterations along its first enumerated
     loop."""
     shape = e.shape
@@ -880,12 +921,28 @@ def _event_times(
                 early = early + term[index[axis]]
             firsts = np.broadcast_to(np.asarray(early, np.int64), grid).reshape(-1)
             addr = None if chunk is None else chunk.at(index, grid)
-            part = addr
         lasts = firsts + spread if spread else firsts  # (read, never written)
-        yield firsts, lasts, addr, part  # pyright: ignore
+        bounds = (
+            None
+            if chunk is None or addr is None
+            else chunk.bounds(box or ())
+            if running is None
+            else (int(addr.min()), int(addr.max()))
+            if addr.size
+            else (0, 0)
+        )
+        yield firsts, lasts, addr, bounds
 
 
 Index = tuple[npt.NDArray[np.intp] | int, ...]
+
+
+def _in_box(t: Array, box: tuple[slice, ...]) -> Array:
+    """``t`` (broadcasting to the box's shape) restricted to ``box``."""
+    if not box:
+        return t
+    keep = zip(box, t.shape, strict=True)
+    return t[tuple(b if n > 1 else slice(None) for b, n in keep)]
 
 
 def _box(mask: npt.NDArray[np.bool_]) -> tuple[slice, ...] | None:
@@ -944,10 +1001,12 @@ def _running(
     return tuple(index), (found[0].size, *(sub[a] for a in free))
 
 
-def _event_addresses(e: _Event) -> Iterator[tuple[Array | None, Array | None]]:
+def _event_addresses(
+    e: _Event,
+) -> Iterator[tuple[Array | None, tuple[int, int] | None]]:
     """``_event_times`` without the times: the addresses of the iterations
-    of ``e`` that run (None: unknown, if any runs), with the addresses
-    before broadcasting, in chunks."""
+    of ``e`` that run (None: unknown, if any runs), with bounds of the
+    addresses, in chunks."""
     shape = e.shape
     every = bool(e.mask.all())
     if e.addresses is None:
@@ -972,10 +1031,11 @@ def _event_addresses(e: _Event) -> Iterator[tuple[Array | None, Array | None]]:
         if running is None:
             box = box or ()
             within = chunk.within(box)
-            yield np.broadcast_to(within, _boxed(sub, box)).reshape(-1), within
+            addr = np.broadcast_to(within, _boxed(sub, box)).reshape(-1)
+            yield addr, chunk.bounds(box)
         else:
             addr = chunk.at(*running)
-            yield addr, addr
+            yield addr, (int(addr.min()), int(addr.max())) if addr.size else (0, 0)
 
 
 def trace_kernel(
