@@ -77,16 +77,37 @@ class ByteSets:
     """``trace_light``: per byte of one buffer, which bytes the kernel reads
     and writes, with times only where the replay compares them.
 
-    ``mode`` ``r``: only read; ``last_read`` per byte (-1: not read), the
-    exact last read if the buffer was asked for exactly, else 0 where read.
-    ``w``: only written; ``first_write`` (``NEVER``: not written), exact if
-    asked for, else 0 where written. ``rw``: both; ``first_read`` and
-    ``first_write`` exact (``NEVER``: not read / not written)."""
+    ``mode`` ``r``: only read; ``last_read`` per byte (-1: not read) if the
+    buffer was asked for exactly, else ``read`` (which bytes). ``w``: only
+    written; ``first_write`` (``NEVER``: not written) if asked for, else
+    ``written``. ``rw``: both; ``first_read`` and ``first_write`` (``NEVER``:
+    not read / not written)."""
 
     mode: str
-    last_read: Array | None
-    first_read: Array | None
-    first_write: Array | None
+    last_read: Array | None = None
+    first_read: Array | None = None
+    first_write: Array | None = None
+    read: npt.NDArray[np.bool_] | None = None
+    written: npt.NDArray[np.bool_] | None = None
+
+    @property
+    def size(self) -> int:
+        arrays = (self.last_read, self.first_read, self.first_write)
+        return next(a.size for a in (*arrays, self.read, self.written) if a is not None)
+
+    def used(self) -> npt.NDArray[np.bool_]:
+        """The bytes read or written."""
+        if self.mode == "rw":
+            assert self.first_read is not None and self.first_write is not None
+            return (self.first_read != NEVER) | (self.first_write != NEVER)
+        if self.read is not None:
+            return self.read
+        if self.written is not None:
+            return self.written
+        if self.last_read is not None:
+            return self.last_read >= 0
+        assert self.first_write is not None
+        return self.first_write != NEVER
 
 
 @dataclass(frozen=True)
@@ -713,6 +734,8 @@ class _Tracer:
         last_read = _Filled(elements, -1)
         first_read = _Filled(elements, NEVER)
         first_write = _Filled(elements, NEVER)
+        read = _Filled(elements, False, np.bool_)  # where no time is asked for
+        written = _Filled(elements, False, np.bool_)
         for e in events:
             a, n = e.arg, elements[e.arg]
             both = a in reads and a in writes
@@ -724,17 +747,16 @@ class _Tracer:
             )
             for early, late, addr, bounds in chunks:
                 if addr is None:  # an unknown address: every byte
-                    if early is not None and early.size == 0:
+                    if early is None or late is None:
+                        (written if e.write else read)[a][:] = True
+                    elif early.size == 0:
                         continue
-                    if e.write:
-                        t = 0 if early is None else early.min()
-                        first_write[a] = np.minimum(first_write[a], t)
+                    elif e.write:
+                        first_write[a] = np.minimum(first_write[a], early.min())
                     elif both:
-                        assert early is not None
                         first_read[a] = np.minimum(first_read[a], early.min())
                     else:
-                        t = 0 if late is None else late.max()
-                        last_read[a] = np.maximum(last_read[a], t)
+                        last_read[a] = np.maximum(last_read[a], late.max())
                     continue
                 if addr.size == 0:
                     continue
@@ -746,16 +768,12 @@ class _Tracer:
                         early, late = early[inside], late[inside]
                     if addr.size == 0:
                         continue
-                if e.write:
-                    if early is None:
-                        first_write[a][addr] = 0
-                    else:
-                        np.minimum.at(first_write[a], addr, early)
+                if early is None or late is None:
+                    (written if e.write else read)[a][addr] = True
+                elif e.write:
+                    np.minimum.at(first_write[a], addr, early)
                 elif both:
-                    assert early is not None
                     np.minimum.at(first_read[a], addr, early)
-                elif late is None:
-                    last_read[a][addr] = 0
                 else:
                     np.maximum.at(last_read[a], addr, late)
         out: dict[int, ByteSets] = {}
@@ -763,15 +781,21 @@ class _Tracer:
             if i in self.failed or (i not in reads and i not in writes):
                 continue
             size = self.elements[i]
+            timed = i in exact or i < 0
             if i in reads and i in writes:
-                mode = "rw"
-                arrays = (None, first_read.per_byte(i, size))
+                out[i] = ByteSets(
+                    "rw",
+                    first_read=first_read.per_byte(i, size),
+                    first_write=first_write.per_byte(i, size),
+                )
+            elif i in reads and timed:
+                out[i] = ByteSets("r", last_read=last_read.per_byte(i, size))
             elif i in reads:
-                mode, arrays = "r", (last_read.per_byte(i, size), None)
+                out[i] = ByteSets("r", read=_bools(read.per_byte(i, size)))
+            elif timed:
+                out[i] = ByteSets("w", first_write=first_write.per_byte(i, size))
             else:
-                mode, arrays = "w", (None, None)
-            fw = first_write.per_byte(i, size) if i in writes else None
-            out[i] = ByteSets(mode, arrays[0], arrays[1], fw)
+                out[i] = ByteSets("w", written=_bools(written.per_byte(i, size)))
         return out
 
 
@@ -803,15 +827,18 @@ class _Filled:
     """Per argument, an array of ``sizes[arg]`` elements, all ``fill`` until
     it is first taken (``[arg]``) to be updated."""
 
-    def __init__(self, sizes: dict[int, int], fill: int) -> None:
+    def __init__(
+        self, sizes: dict[int, int], fill: int | bool, dtype: type = np.int64
+    ) -> None:
         self.sizes = sizes
         self.fill = fill
+        self.dtype = dtype
         self.arrays: dict[int, Array] = {}
 
     def __getitem__(self, arg: int) -> Array:
         a = self.arrays.get(arg)
         if a is None:
-            a = self.arrays[arg] = np.full(self.sizes[arg], self.fill, np.int64)
+            a = self.arrays[arg] = np.full(self.sizes[arg], self.fill, self.dtype)
         return a
 
     def __setitem__(self, arg: int, a: Array) -> None:
@@ -824,9 +851,13 @@ class _Filled:
         if a is None:
             n = self.sizes[arg]
             if n:
-                return np.broadcast_to(np.array([self.fill], np.int64), (n * size,))
-            a = np.full(0, self.fill, np.int64)
+                return np.broadcast_to(np.array([self.fill], self.dtype), (n * size,))
+            a = np.full(0, self.fill, self.dtype)
         return _per_byte(a, size)
+
+
+def _bools(a: npt.NDArray[np.generic]) -> npt.NDArray[np.bool_]:
+    return cast(npt.NDArray[np.bool_], a)
 
 
 def _per_byte(a: Array, size: int) -> Array:
@@ -1130,9 +1161,7 @@ def trace_light(
     sets = {
         i: t
         for i, t in tracer.light_result(f, frozenset(exact)).items()
-        if (t.last_read is not None and (t.last_read >= 0).any())
-        or (t.first_read is not None and (t.first_read != NEVER).any())
-        or (t.first_write is not None and (t.first_write != NEVER).any())
+        if t.used().any()
     }
     unfollowed = set(tracer.failed)
     unfollowed.update(

@@ -19,11 +19,12 @@ Model. Two memories are simulated side by side:
   with every buffer at its planned address.
 
 Each byte holds the *origin* of its value: the write that produced it (step,
-buffer, byte). A write stores a fresh origin in both memories; a read compares
-them. A byte whose physical origin is not its logical one was overwritten by a
-buffer sharing its bytes, or never written (a pool's bytes from before the
-run). Model outputs must still hold their values when the run ends, and states
-(persistent pools) when the next run begins.
+buffer, byte). A write stores a fresh origin in both memories (the logical
+memory, where a byte's origin can only name the byte itself, keeps just the
+step); a read compares them. A byte whose physical origin is not its logical
+one was overwritten by a buffer sharing its bytes, or never written (a pool's
+bytes from before the run). Model outputs must still hold their values when
+the run ends, and states (persistent pools) when the next run begins.
 
 Order inside a call comes from the kernel's traced loop nest
 (``usmp_kernel_trace.trace_all``): per byte, its first and last read and
@@ -111,6 +112,7 @@ from usmp.passes.usmp_pools import module_pools
 from usmp.passes.usmp_statement_liveness import in_parallel_loop
 
 Array = npt.NDArray[np.int64]
+Stamps = npt.NDArray[np.int32]
 Bytes = Array | slice
 """Indices of bytes: an ascending array, or a range (``slice(lo, hi)``)."""
 
@@ -245,17 +247,8 @@ class _Records:
     def add_light(self, buffer: _Buffer, offset: int, sets: ByteSets) -> None:
         """``add`` of a buffer traced by ``trace_light``."""
         lr, fr, fw = sets.last_read, sets.first_read, sets.first_write
-        size = next(a.size for a in (lr, fr, fw) if a is not None)
-        n = min(size, buffer.size - offset)
-        if sets.mode == "r":
-            assert lr is not None
-            used = lr[:n] >= 0
-        elif sets.mode == "w":
-            assert fw is not None
-            used = fw[:n] != NEVER
-        else:
-            assert fr is not None and fw is not None
-            used = (fr[:n] != NEVER) | (fw[:n] != NEVER)
+        n = min(sets.size, buffer.size - offset)
+        used = sets.used()[:n]
         phys0, logical0 = buffer.space.base + buffer.addr + offset, buffer.base + offset
         if used.all():  # the common case: ranges, no index arrays
             touched: Array | slice = slice(0, n)
@@ -406,7 +399,8 @@ class _Replay:
             for o in self.main.body.block.ops
             if isinstance(o, (*_CALLS, memref.CopyOp))
         ]
-        self.logical: Array = np.zeros(0, np.int64)
+        self.logical: Stamps = np.zeros(0, np.int32)
+        """Per logical byte, the stamp of its origin (``UNDEFINED``: none)."""
         self.sized = False
         """``logical`` holds every buffer so far (after ``__init__``)."""
         self.state_views: list[tuple[str, str, int]] = []
@@ -420,7 +414,7 @@ class _Replay:
         self._resolve_main()
         # sized once main's buffers are known (growing it as they come would
         # hold two copies at once); scratch buffers grow it later
-        self.logical = np.full(self.logical_size, UNDEFINED, np.int64)
+        self.logical = np.full(self.logical_size, UNDEFINED, np.int32)
         self.sized = True
 
     # -- the two memories -------------------------------------------------------
@@ -449,7 +443,7 @@ class _Replay:
             if self.sized and self.logical_size > self.logical.size:
                 # grown by a quarter (amortised; not two copies of a large one)
                 grown = max(self.logical_size, self.logical.size * 5 // 4)
-                more = np.full(grown - self.logical.size, UNDEFINED, np.int64)
+                more = np.full(grown - self.logical.size, UNDEFINED, np.int32)
                 self.logical = np.concatenate([self.logical, more])
         self.buffers.append(b)
         return b
@@ -858,12 +852,14 @@ class _Replay:
             return False
         for w in writers:
             wlo, whi = w.span
-            assert w.first_write is not None
+            if w.first_write is None:
+                return False  # (asked for where arguments meet)
             for r in entries:
                 rlo, rhi = r.span
                 if r.mode != "r" or rhi <= wlo or whi <= rlo:
                     continue
-                assert r.last_read is not None
+                if r.last_read is None:
+                    return False
                 if r.size == rhi - rlo and w.size == whi - wlo:
                     lo, hi = max(rlo, wlo), min(rhi, whi)
                     last = r.last_read[lo - rlo : hi - rlo]
@@ -1002,19 +998,19 @@ class _Replay:
         return f"{writer} written by {self.stamps[stamp]}"
 
     def write(self, logical: Bytes, phys: Bytes, stamp: int) -> None:
-        origin = stamp * _STAMP + _values(logical)
-        self.logical[logical] = origin
-        self.physical[phys] = origin
+        self.logical[logical] = stamp
+        self.physical[phys] = stamp * _STAMP + _values(logical)
 
     def check(self, logical: Bytes, phys: Bytes, when: str) -> None:
         """Report the bytes whose physical origin is not their logical one
         (``when`` says who reads them)."""
-        expected = self.logical[logical]
+        stamps = self.logical[logical]
         actual = self.physical[phys]
-        bad = np.nonzero((expected != UNDEFINED) & (expected != actual))[0]
+        indices = _values(logical)
+        expected = stamps.astype(np.int64) * _STAMP + indices
+        bad = np.nonzero((stamps != UNDEFINED) & (expected != actual))[0]
         if not bad.size:
             return
-        indices = _values(logical)
         found: dict[tuple[int, int, int], list[int]] = {}
         for i in bad[:4096].tolist():
             origin = int(actual[i])
