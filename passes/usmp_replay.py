@@ -35,6 +35,14 @@ kernel, argument or view the tracer cannot follow counts as reading and
 writing every byte throughout the call. An operator that writes a constant
 pool is a violation.
 
+Each call is first replayed from ``trace_light`` (the same enumeration, with
+times only for the arguments whose addresses meet another's): where every
+byte one buffer reads and another writes is last read before it is first
+written, and no check fails, the reads are checked and then the writes done.
+Anything else (two written buffers meeting, a buffer both read and written
+meeting another, a failed check) is replayed from ``trace_all`` as above,
+which also words the violations.
+
 Invocations. Before a run the caller writes every input (fresh origins) and
 the workspace pools hold poison (another model may have used them in between,
 RFC U2); states carry over from the previous run; the caller's output
