@@ -1,4 +1,7 @@
+import fcntl
+import hashlib
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,20 +29,30 @@ def compiled_model(
 ) -> Callable[..., Path]:
     """``compiled_model(name, *flags)``: the output folder of ``usmp-compile``
     for the shared model ``name`` with ``flags``, compiled once per session
-    (``test_models_compile``'s memory bar and ``test_compile_pipeline`` read
-    the same outputs)."""
+    (``test_models_compile``'s memory bar, ``test_compile_pipeline`` and
+    ``test_lower_ops_dsp`` read the same outputs). Once for all the
+    pytest-xdist workers: the folders are in the session's common temporary
+    folder, and a worker that needs one another worker is compiling waits
+    for it (a lock file per output) instead of compiling it again."""
     from usmp.testing.reproduce import compile_with_usmp_compile
     from usmp.testing.shared_models import MODELS_DIR
 
-    root = tmp_path_factory.mktemp("compiled")
-    outputs: dict[tuple[str, tuple[str, ...]], Path] = {}
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the session's folder, above each worker's own
+    root = root / "compiled"
+    root.mkdir(exist_ok=True)
 
     def compiled(name: str, *flags: str) -> Path:
-        key = (name, flags)
-        if key not in outputs:
-            out = root / f"{len(outputs)}-{Path(name).stem}"
-            compile_with_usmp_compile(MODELS_DIR / name, flags, out)
-            outputs[key] = out
-        return outputs[key]
+        key = hashlib.sha256(repr((name, flags)).encode()).hexdigest()[:16]
+        out = root / f"{Path(name).stem}-{key}"
+        done = out / ".compiled"
+        with (root / f"{out.name}.lock").open("w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+            if not done.exists():
+                shutil.rmtree(out, ignore_errors=True)  # a failed attempt's
+                compile_with_usmp_compile(MODELS_DIR / name, flags, out)
+                done.write_text(f"{name} {' '.join(flags)}\n")
+        return out
 
     return compiled

@@ -152,9 +152,10 @@ OPTION_CASES = [
     ("name", "flags"), OPTION_CASES, ids=[" ".join(f) for _, f in OPTION_CASES]
 )
 def test_usmp_opt_reproduces_usmp_compile_options(
-    name: str, flags: list[str], tmp_path: Path
+    name: str, flags: list[str], tmp_path: Path, compiled_model
 ) -> None:
-    assert reproduce(MODELS_DIR / name, flags, tmp_path) == []
+    compiled = compiled_model(name, *flags)  # KWS -mcpu: test_lower_ops_dsp's
+    assert reproduce(MODELS_DIR / name, flags, tmp_path, compiled) == []
 
 
 def test_relay_mlir_input_is_reproduced(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ from usmp.lowering.target import TargetFeatures
 from usmp.oracle.relay_interpreter import evaluate
 from usmp.testing.run_c import run_module, run_pipeline
 from usmp.testing.shared_models import MODELS_DIR
-from usmp.tools.c_library import load
+from usmp.tools.c_library import as_emitc, load
 
 M4 = "lower-ops{mcpu=cortex-m4},aot-lower-main,usmp"
 INT8_MODELS = [
@@ -56,9 +56,10 @@ def test_every_group_result_matches_oracle(name: str) -> None:
     path = MODELS_DIR / name
     model = read_model_file(path)
     module = expose_group_results(import_model(model))
+    lowered = as_emitc(run_pipeline(module, M4))  # once for every input
     for kind, inputs in model_inputs(name, model).items():
         wanted = evaluate(module, inputs)
-        got = run_module(module, inputs, passes=M4, sanitize=name not in UNSANITISED)
+        got = run_module(lowered, inputs, sanitize=name not in UNSANITISED)
         labels = [f"result {k}" for k in range(len(wanted))]
         assert_same(f"{name} on {kind} input (cortex-m4)", got, wanted, labels)
 
@@ -303,7 +304,7 @@ def test_mlir_translate_builds_the_dsp_library() -> None:
         ("mlperf_tiny/pretrainedResnet_quant.tflite", 32768),
     ],
 )
-def test_workspace_unchanged(name: str, workspace: int, tmp_path) -> None:  # noqa: ANN001
+def test_workspace_unchanged(name: str, workspace: int, compiled_model) -> None:  # noqa: ANN001
     """The DSP kernels keep the portable ones' access order where it matters:
     the overlap analysis traces them and the planned workspace (I/O inside)
     is the portable figure. Constants grow only by what the DSP lowering
@@ -313,14 +314,15 @@ def test_workspace_unchanged(name: str, workspace: int, tmp_path) -> None:  # no
     convolutions and dense layers take their original bytes."""
     import json
 
-    from usmp.tools.usmp_compile import main as usmp_compile
-
     path = MODELS_DIR / name
     sizes = []
-    for target in ("c", "c -mcpu=cortex-m4"):
-        out = tmp_path / target.replace(" ", "_")
-        argv = [str(path), "-o", str(out), "-q", "--use-workspace-io"]
-        assert usmp_compile([*argv, "--target", target]) == 0
+    # the compiles of the memory bar (test_models_compile: the default target
+    # is "c") and of test_compile_pipeline's DSP case (conftest.py)
+    for flags in (
+        ("--use-workspace-io",),
+        ("--target", "c -mcpu=cortex-m4", "--use-workspace-io"),
+    ):
+        out = compiled_model(name, *flags)
         summary = json.loads((out / "metadata.json").read_text())["memory_summary"]
         sizes.append(summary)
     portable, dsp = sizes
