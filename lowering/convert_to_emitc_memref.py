@@ -198,6 +198,8 @@ _ALIASES = (
 class AliasOpLowering(EmitcPattern):
     """Ops that only reinterpret a memref: the pointer is unchanged."""
 
+    op_classes = _ALIASES
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, _ALIASES):
             return
