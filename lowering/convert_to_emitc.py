@@ -59,6 +59,7 @@ from usmp.lowering.convert_to_emitc_packed import PackedCallLowering, PackedCall
 from usmp.lowering.convert_to_emitc_scf import scf_patterns
 from usmp.lowering.gc_pause import cyclic_gc_paused
 from usmp.lowering.pattern_dispatch import TypeDispatchApplier
+from usmp.lowering.walk import walk_ops
 
 __all__ = [
     "ALIGNMENT_ATTR",
@@ -119,7 +120,7 @@ def erase_dead_values(block: Block) -> None:
     effect traits (as upstream's, and xDSL's own ``emitc.add``/``apply`` could
     not get any), and marking loads or variables ``Pure`` would let ``cse``
     merge them."""
-    for op in reversed(list(block.walk())):
+    for op in reversed(list(walk_ops(block))):
         if _dead(op):
             op.detach()
             op.erase()

@@ -51,6 +51,7 @@ from usmp.lowering.convert_to_emitc_common import (
     static_layout,
 )
 from usmp.lowering.create import create
+from usmp.lowering.walk import walk_ops
 
 
 def address_of(lw: OpLowering, lvalue: SSAValue) -> SSAValue:
@@ -155,7 +156,7 @@ def find_packed_reads(root: Operation) -> dict[Operation, Operation]:
     read consecutive elements (``dsp.packed_loads``) -> the op computing its
     word."""
     found: dict[Operation, Operation] = {}
-    for op in root.walk():
+    for op in walk_ops(root):
         if dsp.PACKED in op.attributes and (loads := dsp.packed_loads(op)):
             found[loads[0]] = op
     return found
