@@ -128,7 +128,7 @@ def element(
     pointer = element_pointer(lw, memref_value, op)
     assert isinstance(pointer.type, emitc.PointerType)
     index = linear_index(lw, type_, indices, op)
-    lvalue = emitc.LValueType(pointer.type.pointee_type)
+    lvalue = lw.state.lvalue_type(pointer.type.pointee_type)
     return lw.result(create(emitc.SubscriptOp, (pointer, index), lvalue))
 
 

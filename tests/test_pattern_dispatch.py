@@ -1,7 +1,7 @@
 """``usmp.lowering.pattern_dispatch``: the applier that tries on an op only
 the patterns of its class picks, on every op, the pattern xDSL's greedy
 applier picks, and ``convert-to-emitc``'s patterns all declare their
-classes."""
+classes; its conversion state builds each lvalue type once."""
 
 from __future__ import annotations
 
@@ -137,3 +137,19 @@ def test_convert_to_emitc_patterns_declare_their_classes() -> None:
     applier = TypeDispatchApplier(patterns)
     load = [type(p).__name__ for p in applier.candidates(memref.LoadOp)]
     assert load == ["LoadOpLowering", *generic]
+
+
+def test_conversion_builds_each_lvalue_type_once() -> None:
+    """``ConversionState.lvalue_type``: the type ``emitc.LValueType`` builds,
+    one object per value type for the whole run."""
+    from xdsl.dialects.builtin import f32
+
+    from usmp.dialects import emitc
+    from usmp.lowering.convert_to_emitc_common import ConversionState
+
+    state = ConversionState()
+    for value_type in (i32, f32, emitc.PointerType(i32)):
+        built = state.lvalue_type(value_type)
+        assert built == emitc.LValueType(value_type)
+        assert state.lvalue_type(value_type) is built
+    assert state.lvalue_type(i32) != state.lvalue_type(f32)
