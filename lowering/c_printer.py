@@ -164,7 +164,7 @@ class FunctionPrinter:
 
     # -- analysis -----------------------------------------------------------
     def _decide_inlining(self, block: Block) -> None:
-        ops = list(block.ops)
+        ops = list(iter(block.ops))  # not list(block.ops): its len walks them
         position = {op: i for i, op in enumerate(ops)}
         last_write_before: list[int] = []
         last = -1
