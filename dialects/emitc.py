@@ -102,6 +102,8 @@ CallOpaqueOp = EmitC_CallOpaqueOp
 ArrayType = EmitC_ArrayType
 LValueType = EmitC_LValueType
 OpaqueAttr = EmitC_OpaqueAttr
+_UNINITIALISED = EmitC_OpaqueAttr(StringAttr(""))
+"""The value of a variable declared without one (built once)."""
 OpaqueType = EmitC_OpaqueType
 PointerType = EmitC_PointerType
 PtrDiffT = EmitC_PtrDiffT
@@ -147,7 +149,7 @@ class VariableOp(IRDLOperation):
 
     def __init__(self, result_type: Attribute, value: Attribute | None = None):
         super().__init__(
-            properties={"value": value or EmitC_OpaqueAttr(StringAttr(""))},
+            properties={"value": value or _UNINITIALISED},
             result_types=[result_type],
         )
 

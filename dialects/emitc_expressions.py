@@ -166,6 +166,9 @@ class LogicalNotOp(IRDLOperation):
 
 CMP_PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge", "three_way")
 """``emitc.cmp`` predicates in the order of their integer values."""
+_PREDICATE_ATTRS = tuple(IntegerAttr(k, i64) for k in range(len(CMP_PREDICATES)))
+"""Their attributes, built once (``convert-to-emitc`` builds a comparison
+per ``arith.cmpi``)."""
 
 
 @irdl_op_definition
@@ -190,7 +193,7 @@ class CmpOp(IRDLOperation):
         super().__init__(
             operands=[lhs, rhs],
             result_types=[result_type],
-            properties={"predicate": IntegerAttr(CMP_PREDICATES.index(predicate), i64)},
+            properties={"predicate": _PREDICATE_ATTRS[CMP_PREDICATES.index(predicate)]},
         )
 
     @property

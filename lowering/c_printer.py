@@ -164,7 +164,7 @@ class FunctionPrinter:
 
     # -- analysis -----------------------------------------------------------
     def _decide_inlining(self, block: Block) -> None:
-        ops = list(block.ops)
+        ops = list(iter(block.ops))  # not list(block.ops): its len walks them
         position = {op: i for i, op in enumerate(ops)}
         last_write_before: list[int] = []
         last = -1
@@ -172,31 +172,41 @@ class FunctionPrinter:
             last_write_before.append(last)
             if _writes_memory(op):
                 last = i
+        inline, read, depths = self.inline, self.reads, self.depth
         for op in ops:
-            for region in op.regions:
-                for inner in region.blocks:
-                    self._decide_inlining(inner)
-            if len(op.results) != 1:
+            if op.regions:
+                for region in op.regions:
+                    for inner in region.blocks:
+                        self._decide_inlining(inner)
+            results = op.results
+            if len(results) != 1:
                 continue
-            value = op.results[0]
-            reads = _reads_memory(op) or any(
-                v in self.reads for v in op.operands if v in self.inline
-            )
+            value = results[0]
+            reads = _reads_memory(op)
+            deepest = 0
+            for v in op.operands:  # one pass: nesting, and reads through inlining
+                if (d := depths.get(v, 0)) > deepest:
+                    deepest = d
+                if not reads and v in inline and v in read:
+                    reads = True
             if reads:
-                self.reads.add(value)
-            depth = 1 + max((self.depth.get(v, 0) for v in op.operands), default=0)
-            if type(op) in _ALWAYS_INLINE:
-                self.inline.add(value)
-                self.depth[value] = depth
+                read.add(value)
+            depth = 1 + deepest
+            kind = type(op)
+            if kind in _ALWAYS_INLINE:
+                inline.add(value)
+                depths[value] = depth
                 continue
             if op.attributes.get(NAME_ATTR) is not None or value.name_hint is not None:
                 continue
-            if type(op) not in EXPRESSIONS or type(op) is emitc.CallOp:
+            if kind not in EXPRESSIONS or kind is emitc.CallOp:
                 continue
-            uses = list(value.uses)
-            if len(uses) != 1 or uses[0].operation.parent_block() is not block:
+            use = value.get_unique_use()
+            if use is None:
                 continue
-            user = uses[0].operation
+            user = use.operation
+            if user.parent is not block:
+                continue
             if reads and (
                 type(user) in _ALWAYS_INLINE  # printed later, at its own use
                 or last_write_before[position[user]] >= position[op]
@@ -204,8 +214,8 @@ class FunctionPrinter:
                 continue  # a write before the use could change what it reads
             if depth > MAX_EXPRESSION_DEPTH:
                 continue
-            self.inline.add(value)
-            self.depth[value] = depth
+            inline.add(value)
+            depths[value] = depth
 
     # -- names --------------------------------------------------------------
     def name(self, value: SSAValue, hint: str | None = None) -> str:

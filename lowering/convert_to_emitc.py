@@ -8,9 +8,11 @@ alike share one pattern over a table), a type converter
 (``EmitcTypeConverter`` in ``convert_to_emitc_common.py``) and one
 ``PatternRewriteWalker`` pass over the module, in pre-order and without
 re-walking (every op is converted once; no pattern matches what patterns
-build). Types change in place: memref values are materialised with
-``builtin.unrealized_conversion_cast`` while their users still need the
-memref type, and the casts are removed when the walk ends.
+build), each op tried only on the patterns of its class
+(``pattern_dispatch.TypeDispatchApplier``). Types change in place: memref
+values are materialised with ``builtin.unrealized_conversion_cast`` while
+their users still need the memref type, and the casts are removed when the
+walk ends.
 
 ``convert_module`` then finishes: materialisations removed, dead values of
 each converted function erased, includes and the pool summary added
@@ -25,7 +27,6 @@ from collections.abc import Callable
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -57,6 +58,8 @@ from usmp.lowering.convert_to_emitc_module import (
 from usmp.lowering.convert_to_emitc_packed import PackedCallLowering, PackedCalls
 from usmp.lowering.convert_to_emitc_scf import scf_patterns
 from usmp.lowering.gc_pause import cyclic_gc_paused
+from usmp.lowering.pattern_dispatch import TypeDispatchApplier
+from usmp.lowering.walk import walk_ops
 
 __all__ = [
     "ALIGNMENT_ATTR",
@@ -117,7 +120,7 @@ def erase_dead_values(block: Block) -> None:
     effect traits (as upstream's, and xDSL's own ``emitc.add``/``apply`` could
     not get any), and marking loads or variables ``Pure`` would let ``cse``
     merge them."""
-    for op in reversed(list(block.walk())):
+    for op in reversed(list(walk_ops(block))):
         if _dead(op):
             op.detach()
             op.erase()
@@ -149,9 +152,7 @@ def convert_module(
     state = ConversionState()
     packed = PackedCalls()
     first = [] if reached is None else [_Reached(module, reached)]
-    applier = GreedyRewritePatternApplier(
-        [*first, *conversion_patterns(state, info, packed)], dce_enabled=False
-    )
+    applier = TypeDispatchApplier([*first, *conversion_patterns(state, info, packed)])
     walker = PatternRewriteWalker(applier, apply_recursively=False)
     state.packed = find_packed_reads(module)
     with cyclic_gc_paused():

@@ -112,6 +112,8 @@ _BINARY: dict[type[Operation], tuple[type[EmitC_BinaryOperation], bool]] = {
 class BinaryOpLowering(EmitcPattern):
     """An arith binary op as the C operator of ``_BINARY``."""
 
+    op_classes = tuple(_BINARY)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if (entry := _BINARY.get(type(op))) is None:
             return
@@ -148,6 +150,8 @@ _ROUNDING_DIV: dict[type[Operation], tuple[bool, bool]] = {
 
 class RoundingDivOpLowering(EmitcPattern):
     """``a / b`` rounded toward -inf (floor) or +inf (ceil) from C's ``/``, ``%``."""
+
+    op_classes = tuple(_ROUNDING_DIV)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if (entry := _ROUNDING_DIV.get(type(op))) is None:
@@ -243,6 +247,8 @@ _MIN_MAX: dict[type[Operation], tuple[str, bool]] = {
 class MinMaxIOpLowering(EmitcPattern):
     """``(a > b) ? a : b`` (``<`` for min; compared unsigned for ``*ui``)."""
 
+    op_classes = tuple(_MIN_MAX)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if (entry := _MIN_MAX.get(type(op))) is None:
             return
@@ -264,6 +270,8 @@ _NAN_PROPAGATING = {arith.MaximumfOp: "gt", arith.MinimumfOp: "lt"}
 
 class MinMaxFOpLowering(EmitcPattern):
     """``maximumf``/``minimumf``: ``(a > b || a != a) ? a : b`` (NaN wins)."""
+
+    op_classes = tuple(_NAN_PROPAGATING)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if (predicate := _NAN_PROPAGATING.get(type(op))) is None:
@@ -295,6 +303,8 @@ result type)."""
 
 class CastOpLowering(EmitcPattern):
     """A conversion as C casts (through the unsigned type where ``_CASTS`` says)."""
+
+    op_classes = tuple(_CASTS)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if (entry := _CASTS.get(type(op))) is None:
@@ -439,6 +449,8 @@ _LIBM: dict[type[Operation], str] = {
 
 class LibmCallLowering(EmitcPattern):
     """A float op computed by a ``<math.h>`` function (``_LIBM``)."""
+
+    op_classes = tuple(_LIBM)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if (name := _LIBM.get(type(op))) is None:

@@ -202,6 +202,16 @@ class ConversionState:
     this spares building an ``IntegerAttr`` to look one up)."""
     _body: Block | None = None
     _last_constant: Operation | None = None
+    _lvalues: dict[Attribute, emitc.LValueType] = field(
+        default_factory=lambda: dict[Attribute, emitc.LValueType]()
+    )
+
+    def lvalue_type(self, value_type: Attribute) -> emitc.LValueType:
+        """``!emitc.lvalue<value_type>``, built (and verified) once per run
+        and type: every load, store and loop variable has one."""
+        if (known := self._lvalues.get(value_type)) is None:
+            known = self._lvalues[value_type] = emitc.LValueType(value_type)
+        return known
 
     def start_function(self, f: emitc.FuncOp) -> None:
         self.functions.append(f)

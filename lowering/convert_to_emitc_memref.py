@@ -51,6 +51,7 @@ from usmp.lowering.convert_to_emitc_common import (
     static_layout,
 )
 from usmp.lowering.create import create
+from usmp.lowering.walk import walk_ops
 
 
 def address_of(lw: OpLowering, lvalue: SSAValue) -> SSAValue:
@@ -127,7 +128,7 @@ def element(
     pointer = element_pointer(lw, memref_value, op)
     assert isinstance(pointer.type, emitc.PointerType)
     index = linear_index(lw, type_, indices, op)
-    lvalue = emitc.LValueType(pointer.type.pointee_type)
+    lvalue = lw.state.lvalue_type(pointer.type.pointee_type)
     return lw.result(create(emitc.SubscriptOp, (pointer, index), lvalue))
 
 
@@ -155,7 +156,7 @@ def find_packed_reads(root: Operation) -> dict[Operation, Operation]:
     read consecutive elements (``dsp.packed_loads``) -> the op computing its
     word."""
     found: dict[Operation, Operation] = {}
-    for op in root.walk():
+    for op in walk_ops(root):
         if dsp.PACKED in op.attributes and (loads := dsp.packed_loads(op)):
             found[loads[0]] = op
     return found
@@ -197,6 +198,8 @@ _ALIASES = (
 
 class AliasOpLowering(EmitcPattern):
     """Ops that only reinterpret a memref: the pointer is unchanged."""
+
+    op_classes = _ALIASES
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, _ALIASES):

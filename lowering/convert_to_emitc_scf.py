@@ -41,7 +41,7 @@ def _variables(
     loop-carried value it holds)."""
     variables: list[SSAValue] = []
     for k, result in enumerate(results):
-        type_ = emitc.LValueType(convert_type(result.type, lw.op))
+        type_ = lw.state.lvalue_type(convert_type(result.type, lw.op))
         var = lw.result(emitc.VariableOp(type_))
         var.name_hint = result.name_hint or (
             carried[k].name_hint if k < len(carried) else None

@@ -19,11 +19,12 @@ from xdsl.ir import Operation, Region
 from xdsl.traits import IsTerminator, Pure
 
 from usmp.lowering.dsp import is_arithmetic_call
+from usmp.lowering.walk import walk_ops
 
 
 def _effect_free(op: Operation) -> bool:
     """``op`` (and every op nested in it) does nothing but compute values."""
-    for o in op.walk():
+    for o in walk_ops(op):
         if o.has_trait(IsTerminator) and o is not op:
             continue
         if isinstance(o, (scf.ForOp, scf.IfOp, memref.LoadOp)):
@@ -43,7 +44,7 @@ def erase_dead_code(region: Region) -> int:
     changed = True
     while changed:
         changed = False
-        for op in reversed(list(region.walk())):
+        for op in reversed(list(walk_ops(region))):
             if (
                 op.parent is not None
                 and op.results
@@ -51,7 +52,7 @@ def erase_dead_code(region: Region) -> int:
                 and not op.has_trait(IsTerminator)
                 and _effect_free(op)
             ):
-                erased += sum(1 for _ in op.walk())
+                erased += sum(1 for _ in walk_ops(op))
                 op.detach()
                 op.erase()
                 changed = True

@@ -105,6 +105,26 @@ def _may_trap(op: Operation) -> bool:
     return False
 
 
+class _Hashed:
+    """A key with its hash computed once, equal to the key itself: looked up
+    in the memo of every enclosing block, a key (an op's name, operands,
+    properties and result types, or a value and an index of SSA values)
+    would be hashed again for each, every attribute and value in it through
+    a Python ``__hash__``."""
+
+    __slots__ = ("key", "hash")
+
+    def __init__(self, key: Hashable):
+        self.key = key
+        self.hash = hash(key)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return self.key == other
+
+
 class _Scope:
     """A block under construction and the values remembered in it."""
 
@@ -218,7 +238,10 @@ class KernelBuilder(ScalarArithmetic):
 
     def lookup(self, key: Hashable) -> SSAValue | None:
         """A value remembered in the current block or an enclosing one."""
-        for scope in reversed(self._scopes):
+        scopes = self._scopes
+        if len(scopes) > 1:  # hashed once, not once per enclosing block
+            key = _Hashed(key)
+        for scope in reversed(scopes):
             hit = scope.memo.get(key)
             if hit is not None:
                 return hit

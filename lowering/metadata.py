@@ -101,6 +101,7 @@ from usmp.lowering.profile import (
     profile_operators,
     profile_source,
 )
+from usmp.lowering.walk import walk_ops
 
 MAIN_SUFFIX = "___tvm_main__"
 
@@ -471,7 +472,7 @@ def module_c_names(
         if isinstance(op, emitc.FuncOp):
             (externs if op.is_declaration else symbols).append(op.sym_name.data)
             called.update(
-                c.callee.data for c in op.walk() if isinstance(c, emitc.CallOpaqueOp)
+                c.callee.data for c in walk_ops(op) if type(c) is emitc.CallOpaqueOp
             )
         elif isinstance(op, emitc.GlobalOp) and POOL_ATTR not in op.attributes:
             symbols.append(op.sym_name.data)

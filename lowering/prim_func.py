@@ -78,6 +78,7 @@ from usmp.lowering.ops_quant import LowerQuantization
 from usmp.lowering.ops_softmax import LowerSoftmax
 from usmp.lowering.ops_svdf import lower_svdf
 from usmp.lowering.target import PORTABLE, TargetFeatures
+from usmp.lowering.walk import walk_ops
 
 ELEMENT_PATTERNS: tuple[type[ElementPattern], ...] = (
     LowerConstantElement,
@@ -335,7 +336,7 @@ def _mark_copy_runs(entry: Block, outputs: Collection[SSAValue]) -> None:
     """Mark ``COPY_RUN`` the loops that only copy a loaded element into one
     of ``outputs`` (a gather's rows: the C emitter makes each a
     ``memmove`` when the run is contiguous on both sides)."""
-    for op in entry.walk():
+    for op in walk_ops(entry):
         if not isinstance(op, scf.ForOp):
             continue
         body = list(op.body.block.ops)

@@ -1,6 +1,7 @@
 """``usmp.printing.ExactPrinter`` prints large dense constants in the hex
-form without unpacking their elements: the text is xDSL's own, byte for
-byte, for every case its splat and size tests tell apart."""
+form without unpacking their elements, and integer ``array<...>``s as one
+string: the text is xDSL's own, byte for byte, for every case its splat
+and size tests tell apart."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from io import StringIO
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import (
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     Float32Type,
     Float64Type,
@@ -91,3 +93,27 @@ def test_c_initializer_of_bytes_is_its_lines(n: int, signed: bool) -> None:
         attr = _dense(element, values)
         lines = "".join(f"  {line}\n" for line in initializer(attr))
         assert initializer_body(attr) == lines
+
+
+_U8 = IntegerType(8, Signedness.UNSIGNED)
+_ARRAYS = [
+    DenseArrayBase.from_list(IntegerType(32), [1, -2, 2**31 - 1, -(2**31)]),
+    DenseArrayBase.from_list(IntegerType(64), [0] * 300),
+    DenseArrayBase.from_list(IntegerType(64), []),
+    DenseArrayBase.from_list(_U8, [0, 255, 7]),
+    DenseArrayBase.from_list(IntegerType(16, Signedness.SIGNED), [-5, 5]),
+    DenseArrayBase.from_list(IntegerType(1), [1, 0, 1]),  # true/false: xDSL's
+    DenseArrayBase.from_list(Float32Type(), [0.5, -1.25]),  # xDSL's
+]
+
+
+@pytest.mark.parametrize("attr", _ARRAYS)
+def test_dense_arrays_print_as_xdsl_prints_them(attr: DenseArrayBase) -> None:
+    """``array<...>`` properties (per-channel multipliers and shifts) print
+    as one string: xDSL's text, byte for byte, in an attribute dictionary
+    too."""
+    from xdsl.dialects.builtin import DictionaryAttr
+
+    assert _text(ExactPrinter, attr) == _text(Printer, attr)
+    nested = DictionaryAttr({"a": attr, "b": attr})
+    assert _text(ExactPrinter, nested) == _text(Printer, nested)

@@ -384,3 +384,22 @@ def test_multiplier_is_tflite_micros(name: str) -> None:
                 f"{name}, step {step}, output {k}: {int(differ.sum())} of "
                 f"{differ.size} elements differ from TFLite Micro"
             )
+
+
+_ODD = [0.0, -0.0, 1.0, -3.5, 1e-300, 5e-324, 1e308, float("inf"), -float("inf")]
+_ODD += [float("nan"), float(np.float32(0.1)), 7]
+
+
+@pytest.mark.parametrize("b", _ODD)
+@pytest.mark.parametrize("a", _ODD)
+def test_div_is_ieee_double_division(a: float, b: float) -> None:
+    """``div`` (Python's division, numpy's for a zero divisor) is numpy's
+    float64 division bit for bit: overflow, underflow, NaN, infinities and
+    signed zeros included, never an exception."""
+    with np.errstate(all="ignore"):
+        expected = np.float64(a) / np.float64(b)
+    got = q.div(a, b)
+    assert type(got) is float
+    assert np.float64(got).tobytes() == expected.tobytes() or (
+        np.isnan(got) and np.isnan(expected)
+    )

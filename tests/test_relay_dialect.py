@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -293,3 +294,21 @@ def test_pool2d_windows_always_overlap_the_input(
     for i in range(shape[1]):
         start = i * s - pad[0]
         assert start < h and start + k > 0, "a window sees only padding"
+
+
+@pytest.mark.parametrize(
+    "values",
+    [(), (1, -2, 3), (2**31 - 1, -(2**31)), (2**31,), (2**32 - 1,), [np.int64(-7)]],
+)
+def test_array_properties_are_xdsls_arrays(values: tuple[int, ...]) -> None:
+    """An ``i32`` array property built from Python values (packed at once
+    when they are in the signed range) is xDSL's ``from_list``'s attribute:
+    the unsigned half of the range is normalized to negative values, one
+    out of range is refused."""
+    from xdsl.dialects.builtin import DenseArrayBase, i32
+
+    from usmp.dialects.relay_props import I32S
+
+    assert I32S.to_attr(values) == DenseArrayBase.from_list(i32, list(values))
+    with pytest.raises(ValueError, match="out of range"):
+        I32S.to_attr((*values, 2**32))

@@ -71,6 +71,7 @@ from usmp.lowering.metadata_packed import (
 )
 from usmp.lowering.metadata_packed import source_lines as packed_entry
 from usmp.lowering.tvm_runtime_header import HEADERS as RUNTIME_HEADERS
+from usmp.lowering.walk import walk_ops
 from usmp.passes.convert_to_emitc import needs_conversion
 from usmp.passes.fuse_ops import HOST_TARGET
 
@@ -179,9 +180,9 @@ def _preludes(module: ModuleOp, functions: Iterable[emitc.FuncOp]) -> list[str]:
     """The module's own ``emitc.verbatim`` definitions (the DSP helpers,
     ``usmp.lowering.dsp.PRELUDE``), when ``functions`` call them."""
     calls = any(
-        isinstance(op, emitc.CallOpaqueOp) and op.callee.data in HELPERS
+        type(op) is emitc.CallOpaqueOp and op.callee.data in HELPERS
         for f in functions
-        for op in f.walk()
+        for op in walk_ops(f)
     )
     if not calls:
         return []
@@ -284,7 +285,7 @@ def _runtime_headers(module: ModuleOp, m: ModelInterface) -> dict[str, str]:
 
 def _callees(f: Operation) -> list[str]:
     return [
-        op.callee.root_reference.data for op in f.walk() if isinstance(op, emitc.CallOp)
+        op.callee.root_reference.data for op in walk_ops(f) if type(op) is emitc.CallOp
     ]
 
 

@@ -1,0 +1,155 @@
+"""``usmp.lowering.pattern_dispatch``: the applier that tries on an op only
+the patterns of its class picks, on every op, the pattern xDSL's greedy
+applier picks, and ``convert-to-emitc``'s patterns all declare their
+classes; its conversion state builds each lvalue type once."""
+
+from __future__ import annotations
+
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import IndexType, ModuleOp, i32
+from xdsl.ir import Operation
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.utils.test_value import create_ssa_value
+
+from usmp.lowering.pattern_dispatch import TypeDispatchApplier, matched_classes
+
+
+class _Erase(RewritePattern):
+    """Base of the test patterns: records the ops it is called on; erases
+    the op (an action) when ``acts`` says so."""
+
+    def __init__(self, log: list[str], name: str):
+        self.log, self.name = log, name
+
+    def act(self, op: Operation, rewriter: PatternRewriter) -> None:
+        self.log.append(self.name)
+        rewriter.erase(op)
+
+
+class _Addi(_Erase):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: arith.AddiOp, rewriter: PatternRewriter) -> None:
+        self.act(op, rewriter)
+
+
+class _AddOrMul(_Erase):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: arith.AddiOp | arith.MuliOp, rewriter: PatternRewriter
+    ) -> None:
+        self.act(op, rewriter)
+
+
+class _Table(_Erase):
+    op_classes = (arith.SubiOp,)
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if type(op) in self.op_classes:
+            self.act(op, rewriter)
+
+
+class _Signless(_Erase):
+    """Matches by a base class: every signless integer binary op."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: arith.SignlessIntegerBinaryOperation, rewriter: PatternRewriter
+    ) -> None:
+        self.act(op, rewriter)
+
+
+class _Any(_Erase):
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, arith.ConstantOp | arith.MuliOp | arith.SubiOp):
+            self.act(op, rewriter)
+
+
+def _ops() -> list[Operation]:
+    a, b = create_ssa_value(i32), create_ssa_value(i32)
+    return [
+        arith.AddiOp(a, b),
+        arith.MuliOp(a, b),
+        arith.SubiOp(a, b),
+        arith.AndIOp(a, b),
+        arith.ConstantOp.from_int_and_width(3, i32),
+        arith.ConstantOp.from_int_and_width(3, IndexType()),
+    ]
+
+
+def _picks(applier_of: type) -> list[str]:
+    log: list[str] = []
+    patterns = [
+        cls(log, cls.__name__) for cls in (_Table, _Addi, _Signless, _AddOrMul, _Any)
+    ]
+    applier = (
+        GreedyRewritePatternApplier(patterns, dce_enabled=False)
+        if applier_of is GreedyRewritePatternApplier
+        else TypeDispatchApplier(patterns)
+    )
+    for op in _ops():
+        module = ModuleOp([op])
+        applier.match_and_rewrite(op, PatternRewriter(op))
+        log.append(f"{op.name}: {len(module.body.block.ops)} left")
+    return log
+
+
+def test_the_same_pattern_rewrites_every_op() -> None:
+    expected = _picks(GreedyRewritePatternApplier)
+    assert _picks(TypeDispatchApplier) == expected
+    assert expected[:4] == [
+        "_Addi",
+        "arith.addi: 0 left",
+        "_Signless",
+        "arith.muli: 0 left",
+    ]
+
+
+def test_classes_of_patterns() -> None:
+    log: list[str] = []
+    assert matched_classes(_Addi(log, "")) == (arith.AddiOp,)
+    assert matched_classes(_AddOrMul(log, "")) == (arith.AddiOp, arith.MuliOp)
+    assert matched_classes(_Table(log, "")) == (arith.SubiOp,)
+    assert matched_classes(_Any(log, "")) is None
+    applier = TypeDispatchApplier(
+        [_Addi(log, "a"), _Any(log, "any"), _Signless(log, "s")]
+    )
+    names = [p.name for p in applier.candidates(arith.AddiOp)]  # pyright: ignore
+    assert names == ["a", "any", "s"]
+    assert [p.name for p in applier.candidates(scf.ForOp)] == ["any"]  # pyright: ignore
+
+
+def test_convert_to_emitc_patterns_declare_their_classes() -> None:
+    """Every pattern of ``convert-to-emitc`` but the two that report
+    unsupported ops is tried only on its own classes, so a load meets two
+    patterns (its own and the reporter's), not forty."""
+    from usmp.lowering.convert_to_emitc import conversion_patterns
+    from usmp.lowering.convert_to_emitc_common import ConversionState
+    from usmp.lowering.convert_to_emitc_module import ModuleInfo
+
+    patterns = conversion_patterns(ConversionState(), ModuleInfo.of(ModuleOp([])))
+    generic = [type(p).__name__ for p in patterns if matched_classes(p) is None]
+    assert generic == ["UnsupportedScfOpLowering", "UnsupportedOpLowering"]
+    applier = TypeDispatchApplier(patterns)
+    load = [type(p).__name__ for p in applier.candidates(memref.LoadOp)]
+    assert load == ["LoadOpLowering", *generic]
+
+
+def test_conversion_builds_each_lvalue_type_once() -> None:
+    """``ConversionState.lvalue_type``: the type ``emitc.LValueType`` builds,
+    one object per value type for the whole run."""
+    from xdsl.dialects.builtin import f32
+
+    from usmp.dialects import emitc
+    from usmp.lowering.convert_to_emitc_common import ConversionState
+
+    state = ConversionState()
+    for value_type in (i32, f32, emitc.PointerType(i32)):
+        built = state.lvalue_type(value_type)
+        assert built == emitc.LValueType(value_type)
+        assert state.lvalue_type(value_type) is built
+    assert state.lvalue_type(i32) != state.lvalue_type(f32)
