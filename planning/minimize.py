@@ -4,9 +4,10 @@
 (place every buffer below a capacity) into an optimiser: rounds of probes at
 capacities between the proven lower bound and the best top so far, each with
 a node budget; a probe that finds a layout lowers the top to that layout's, a
-probe that finishes without one proves a higher bound. The default planner
-(``best_fit``) runs it with a node budget, the exact planner (``optimal``)
-with a time limit. No xDSL.
+probe that finishes without one proves a higher bound. Which capacities,
+with how many nodes: the schedule (see :func:`minimize_pool`). The default
+planner (``best_fit``) runs it with a node budget (the ``spread`` schedule),
+the exact planner (``optimal``) with a time limit (``descent``). No xDSL.
 """
 
 from __future__ import annotations
