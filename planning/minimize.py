@@ -144,6 +144,7 @@ class _Minimizer:
     timed_out: dict[int, int] = field(default_factory=lambda: {})
     remember: bool = True  # skip such probes (the spread schedule does not)
     cursor: int = 0  # where the sweep goes on
+    swept: int = 0  # the sweep's probes so far
 
     def probe(self, capacity: int, nodes: int) -> Status:
         known = self.timed_out.get(capacity, 0) if self.remember else 0
@@ -225,10 +226,11 @@ class _Minimizer:
                     a = max(mid + grain, self.lo + grain)
 
     def sweep(self, budget: int, allowance: int) -> None:
-        """Probes of ``budget`` nodes at the capacities strictly between the
-        bound and the best top, in turn (``_bit_reversed`` order, from where the
-        last sweep stopped), ``SWEEP_PROBES`` at most and until
-        ``allowance`` nodes are spent."""
+        """Probes at the capacities strictly between the bound and the best
+        top, in turn (``_bit_reversed`` order, from where the last sweep
+        stopped), the ``i``-th of all sweeps with ``budget`` times
+        ``_luby(i)`` nodes, ``SWEEP_PROBES`` at most and until ``allowance``
+        nodes are spent."""
         count = (self.top - self.lo) // self.grain - 1
         if count <= 0:
             return
@@ -244,7 +246,9 @@ class _Minimizer:
             capacity = self.lo + self.grain * (1 + x)
             if x < count and capacity < self.top:
                 probes += 1
-                self.probe(capacity, min(budget, allowance - spent))
+                self.swept += 1
+                nodes = budget * _luby(self.swept)
+                self.probe(capacity, min(nodes, allowance - spent))
 
 
 SCHEDULES = ("descent", "spread")
@@ -276,8 +280,10 @@ def minimize_pool(
     * *the sweep* (how hard a capacity is varies erratically with it: some
       are solved in a few hundred nodes, their neighbours not in
       thousands; probes at other capacities act as restarts): every
-      capacity between the bound and the top in turn at short budgets
-      (``2n`` times Luby's sequence), as many nodes as the descent spent.
+      capacity between the bound and the top in turn, the ``i``-th probe
+      of the sweep with ``2n`` times the ``i``-th term of Luby's universal
+      restart sequence (mostly short probes, and every budget in time), as
+      many nodes a round as the descent spent.
 
     A capacity that did not answer with ``b`` nodes is not probed again
     with ``b`` or fewer (the search is deterministic).
@@ -327,7 +333,7 @@ def _descent_rounds(m: _Minimizer) -> None:
         start = m.used
         if m.top > m.lo:
             m.descend(unit << k)
-            m.sweep(unit * _luby(k + 1), max(m.used - start, unit))
+            m.sweep(unit, max(m.used - start, unit))
         above = m.used - start
         k += 1
 
