@@ -275,7 +275,12 @@ class BestFit:
                 if not searching:
                     budget //= PYTHON_SLOWDOWN
                 result = minimize_pool(
-                    pp, [offsets[i] for i in members], lower, deadline, budget
+                    pp,
+                    [offsets[i] for i in members],
+                    lower,
+                    deadline,
+                    budget,
+                    schedule="spread",
                 )
                 nodes += result.nodes
                 top, proven = result.top, result.proven_lower

@@ -9,9 +9,10 @@
    the start; proven infeasible or out of time: :class:`PlanningError`).
 2. *Per pool*, the decision procedure of ``minimalloc_solver`` (MiniMalloc's
    canonical search, in C when a compiler is there) turns into an optimiser
-   (``minimize.minimize_pool``): rounds of probes with doubling node budgets
-   at the lower bound (half the effort), along a binary search and across
-   every capacity under the best top; a probe that finds a layout lowers the
+   (``minimize.minimize_pool``, its ``descent`` schedule): rounds of a
+   probe at the lower bound (half the effort, doubling), a galloping descent
+   from the best top (doubling node budgets) and a sweep of every capacity
+   in between at short budgets; a probe that finds a layout lowers the
    top to that layout's, a probe that finishes without one proves a higher
    bound, until the pool's share of the time is spent (``window_bound``'s
    twentieth and the search's preparation included). A pool with more than

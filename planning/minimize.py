@@ -4,9 +4,10 @@
 (place every buffer below a capacity) into an optimiser: rounds of probes at
 capacities between the proven lower bound and the best top so far, each with
 a node budget; a probe that finds a layout lowers the top to that layout's, a
-probe that finishes without one proves a higher bound. The default planner
-(``best_fit``) runs it with a node budget, the exact planner (``optimal``)
-with a time limit. No xDSL.
+probe that finishes without one proves a higher bound. Which capacities,
+with how many nodes: the schedule (see :func:`minimize_pool`). The default
+planner (``best_fit``) runs it with a node budget (the ``spread`` schedule),
+the exact planner (``optimal``) with a time limit (``descent``). No xDSL.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import time
 from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import gcd
 
 from usmp.planning.minimalloc_solver import (
@@ -88,7 +89,26 @@ class PoolResult:
     nodes: int  # search nodes spent
 
 
-MAX_PROBES_PER_ROUND = 64
+# The sweep's probes a round at most (the capacities it visits in turn);
+# the spread schedule's scan as many.
+SWEEP_PROBES = 64
+
+
+def _bit_reversed(x: int, bits: int) -> int:
+    """``x`` with its ``bits`` low bits in reverse order: ``0, 1, 2, ...``
+    become a van der Corput sequence (every prefix spread evenly over
+    ``0 .. 2**bits - 1``, each value once per ``2**bits`` terms)."""
+    return int(f"{x:0{bits}b}"[::-1], 2)
+
+
+def _luby(i: int) -> int:
+    """The ``i``-th term (from 1) of Luby's universal restart sequence:
+    1 1 2 1 1 2 4 1 1 2 1 1 2 4 8 ..."""
+    while True:
+        k = i.bit_length()
+        if i == (1 << k) - 1:
+            return 1 << (k - 1)
+        i -= (1 << (k - 1)) - 1
 
 
 def _spread(lo: int, top: int, grain: int, most: int) -> list[int]:
@@ -118,14 +138,26 @@ class _Minimizer:
     max_nodes: int | None
     used: int = 0
     probes: int = 0
+    # the most nodes a capacity was searched with, without an answer: the
+    # search is deterministic, so as many nodes or fewer again would not
+    # answer either
+    timed_out: dict[int, int] = field(default_factory=lambda: {})
+    remember: bool = True  # skip such probes (the spread schedule does not)
+    cursor: int = 0  # where the sweep goes on
+    swept: int = 0  # the sweep's probes so far
 
     def probe(self, capacity: int, nodes: int) -> Status:
-        if self.max_nodes is not None:
-            nodes = min(nodes, self.max_nodes - self.used)
+        known = self.timed_out.get(capacity, 0) if self.remember else 0
+        if self.max_nodes is not None and self.max_nodes - self.used < nodes:
+            nodes = self.max_nodes - self.used
+            if known >= nodes:  # the last nodes could not answer here
+                raise _Stop
         if nodes <= 0 or (
             self.deadline is not None and time.process_time() >= self.deadline
         ):
             raise _Stop
+        if known >= nodes:
+            return Status.TIMEOUT
         r = self.search.solve(capacity, self.deadline, max_nodes=nodes)
         self.used += r.nodes
         self.probes += 1
@@ -135,6 +167,8 @@ class _Minimizer:
                 self.best, self.top = r.offsets, top
         elif r.status is Status.INFEASIBLE:
             self.lo = max(self.lo, capacity + self.grain)
+        elif r.nodes >= nodes and self.remember:  # the budget, not the deadline
+            self.timed_out[capacity] = nodes
         return r.status
 
     def round(self, budget: int, lo_budget: int, scan: int) -> int:
@@ -161,6 +195,64 @@ class _Minimizer:
                     break
         return self.used - start
 
+    def descend(self, budget: int) -> None:
+        """Galloping search down from the best top at ``budget`` nodes a
+        probe: the capacities ``top - grain * 2**j`` down to halfway to the
+        bound and the halfway point, lowest first, up to the first that is
+        found; then a binary search between it and the rung below it; again
+        from the new top, until no rung is found."""
+        grain = self.grain
+        while True:
+            top = self.top
+            # halfway to the bound at most: below, capacities as hard as the
+            # bound (the bound's probe and the sweep go there)
+            half = self.lo + (top - self.lo) // grain // 2 * grain
+            rungs: list[int] = [half] if half > self.lo else []
+            step = grain
+            while top - step > half:
+                rungs.append(top - step)
+                step *= 2
+            below = self.lo
+            for capacity in sorted(rungs):
+                if self.probe(capacity, budget) is Status.FOUND:
+                    break
+                below = capacity
+            else:
+                return
+            a = max(below, self.lo) + grain
+            while a < self.top:
+                mid = a + ((self.top - a) // grain // 2) * grain
+                if self.probe(mid, budget) is not Status.FOUND:
+                    a = max(mid + grain, self.lo + grain)
+
+    def sweep(self, budget: int, allowance: int) -> None:
+        """Probes at the capacities strictly between the bound and the best
+        top, in turn (``_bit_reversed`` order, from where the last sweep
+        stopped), the ``i``-th of all sweeps with ``budget`` times
+        ``_luby(i)`` nodes, ``SWEEP_PROBES`` at most and until ``allowance``
+        nodes are spent."""
+        count = (self.top - self.lo) // self.grain - 1
+        if count <= 0:
+            return
+        bits = max((count - 1).bit_length(), 1)
+        start = self.used
+        probes = 0
+        while probes < min(SWEEP_PROBES, count):
+            spent = self.used - start
+            if spent >= allowance:
+                return
+            x = _bit_reversed(self.cursor % (1 << bits), bits)
+            self.cursor += 1
+            capacity = self.lo + self.grain * (1 + x)
+            if x < count and capacity < self.top:
+                probes += 1
+                self.swept += 1
+                nodes = budget * _luby(self.swept)
+                self.probe(capacity, min(nodes, allowance - spent))
+
+
+SCHEDULES = ("descent", "spread")
+
 
 def minimize_pool(
     pp: PoolProblem,
@@ -168,18 +260,47 @@ def minimize_pool(
     lower: int,
     deadline: float | None,
     max_nodes: int | None = None,
+    schedule: str = "descent",
 ) -> PoolResult:
     """Lower the top of the valid layout ``offsets`` of one pool, down to
     ``lower`` at best, until ``deadline`` (a ``time.process_time()`` value)
     or after ``max_nodes`` search nodes in all (``None``: no such limit).
 
-    Rounds of probes (:meth:`_Minimizer.round`) with a node budget a probe
-    that doubles each round, and a scan that doubles up to
-    ``MAX_PROBES_PER_ROUND`` capacities; the bound gets as many nodes as the other
-    capacities of the previous round together (half the effort: where the
-    bound is reachable, reaching it is what takes long). Node budgets make
-    the result deterministic until ``deadline`` cuts in (also while the
-    search is prepared: a dense pool costs O(conflicts) to prepare)."""
+    ``schedule`` ``"descent"`` (``optimal``'s): rounds ``k = 0, 1, ...`` of
+    three kinds of probes, each a different bet on where a better top is:
+
+    * *the bound* (a layout there is optimal): one probe whose budget
+      doubles each round and is at least what the rest of the previous
+      round spent (at least half the effort: where the bound is reachable,
+      the search there is strongly pruned and reaching it is the proof);
+    * *the descent* (a layout just under the best top is likely: any
+      capacity above a feasible one is feasible): a galloping search down
+      from the best top (:meth:`_Minimizer.descend`) at a budget a probe
+      that doubles each round;
+    * *the sweep* (how hard a capacity is varies erratically with it: some
+      are solved in a few hundred nodes, their neighbours not in
+      thousands; probes at other capacities act as restarts): every
+      capacity between the bound and the top in turn, the ``i``-th probe
+      of the sweep with ``2n`` times the ``i``-th term of Luby's universal
+      restart sequence (mostly short probes, and every budget in time), as
+      many nodes a round as the descent spent.
+
+    A capacity that did not answer with ``b`` nodes is not probed again
+    with ``b`` or fewer (the search is deterministic).
+
+    ``"spread"`` (``best_fit``'s, for its small fixed node budget): rounds
+    of a bound probe (as many nodes as the rest of the previous round), a
+    binary search and a scan of up to ``SWEEP_PROBES`` capacities spread
+    evenly, lowest first, at a budget a probe that doubles each round.
+
+    Node budgets make the result deterministic until ``deadline`` cuts in
+    (also while the search is prepared: a dense pool costs O(conflicts) to
+    prepare); the rounds do not depend on ``max_nodes``, so a larger one
+    replays a smaller one's probes first and never ends higher."""
+    if schedule not in SCHEDULES:
+        raise ValueError(
+            f"unknown schedule {schedule!r}; valid: {', '.join(SCHEDULES)}"
+        )
     grain = _grain(pp)
     top = _top(pp, offsets)
     lo = -(-lower // grain) * grain
@@ -190,17 +311,41 @@ def minimize_pool(
     except OutOfTime:
         return PoolResult(list(offsets), top, min(lo, top), 0, 0)
     m = _Minimizer(search, list(offsets), top, lo, grain, deadline, max_nodes)
-    budget = 2 * max(len(pp.sizes), 1)
-    spent_above = budget
-    scan = 2
     try:
-        while m.top > m.lo:
-            spent_above = m.round(budget, max(spent_above, budget), scan)
-            budget *= 2
-            scan = min(2 * scan, MAX_PROBES_PER_ROUND)
+        if schedule == "spread":
+            m.remember = False
+            _spread_rounds(m)
+        else:
+            _descent_rounds(m)
     except _Stop:
         pass
     return PoolResult(m.best, m.top, min(m.lo, m.top), m.probes, m.used)
+
+
+def _descent_rounds(m: _Minimizer) -> None:
+    unit = 2 * max(len(m.search.pp.sizes), 1)
+    bound = unit
+    above = 0
+    k = 0
+    while m.top > m.lo:
+        bound = max(2 * bound if k else unit, above)
+        m.probe(m.lo, bound)
+        start = m.used
+        if m.top > m.lo:
+            m.descend(unit << k)
+            m.sweep(unit, max(m.used - start, unit))
+        above = m.used - start
+        k += 1
+
+
+def _spread_rounds(m: _Minimizer) -> None:
+    budget = 2 * max(len(m.search.pp.sizes), 1)
+    spent_above = budget
+    scan = 2
+    while m.top > m.lo:
+        spent_above = m.round(budget, max(spent_above, budget), scan)
+        budget *= 2
+        scan = min(2 * scan, SWEEP_PROBES)
 
 
 def grain_of(sizes: Sequence[int], alignments: Sequence[int]) -> int:
