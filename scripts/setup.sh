@@ -36,3 +36,10 @@ if [ ! -x .venv/bin/usmp-opt ] || [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$
   .venv/bin/pip install -q -e '.[dev]'
   echo "$HASH" > "$STAMP"
 fi
+# Byte-compile the project's own modules (only those changed since the last
+# time; about a second from nothing). Where PYTHONDONTWRITEBYTECODE is set
+# (this machine, some CI images) Python never caches them itself, and every
+# usmp-opt process (the lit suite starts hundreds) would compile the modules
+# it imports again: 1.1 instead of 0.75 CPU s for a lowering RUN line.
+.venv/bin/python -m compileall -q -j 0 usmp dialects passes lowering planning \
+  oracle frontend tools testing >/dev/null
