@@ -868,6 +868,26 @@ def _per_byte(a: Array, size: int) -> Array:
     return a if size == 1 else np.repeat(a, size)
 
 
+def _outer_axis(shape: tuple[int, ...]) -> int | None:
+    """The first enumerated loop of an event of ``shape`` (None: none)."""
+    return next((a for a, n in enumerate(shape) if n > 1), None)
+
+
+def _chunks(
+    shape: tuple[int, ...], outer: int | None
+) -> Iterator[tuple[int, int, tuple[int, ...]]]:
+    """``(lo, hi, sub-shape)`` of the chunks of at most ``_CHUNK`` iterations
+    along ``outer``, the first enumerated loop of an event of ``shape``."""
+    inner = int(np.prod(shape, dtype=np.int64)) // (
+        shape[outer] if outer is not None else 1
+    )
+    rows = max(1, _CHUNK // max(inner, 1))
+    length = shape[outer] if outer is not None else 1
+    for lo in range(0, length, rows):
+        hi = min(length, lo + rows)
+        yield lo, hi, tuple(hi - lo if a == outer else n for a, n in enumerate(shape))
+
+
 def _rows(
     a: npt.NDArray[np.generic], axis: int | None, lo: int, hi: int
 ) -> npt.NDArray[np.generic]:
@@ -892,16 +912,8 @@ def _event_times(
     chunks of at most ``_CHUNK`` iterations along its first enumerated
     loop."""
     shape = e.shape
-    axes = [a for a, n in enumerate(shape) if n > 1]
-    outer = axes[0] if axes else None
-    inner = int(np.prod(shape, dtype=np.int64)) // (
-        shape[outer] if outer is not None else 1
-    )
-    rows = max(1, _CHUNK // max(inner, 1))
-    length = shape[outer] if outer is not None else 1
-    for lo in range(0, length, rows):
-        hi = min(length, lo + rows)
-        sub = tuple(hi - lo if a == outer else n for a, n in enumerate(shape))
+    outer = _outer_axis(shape)
+    for lo, hi, sub in _chunks(shape, outer):
         # the times are a constant plus one term per enumerated loop; the
         # last time differs from the first by the free loops' spans only:
         # constants are summed as integers, the arrays broadcast once
@@ -1045,16 +1057,8 @@ def _event_addresses(
             yield None, None
         return
     part = e.addresses
-    axes = [a for a, n in enumerate(shape) if n > 1]
-    outer = axes[0] if axes else None
-    inner = int(np.prod(shape, dtype=np.int64)) // (
-        shape[outer] if outer is not None else 1
-    )
-    rows = max(1, _CHUNK // max(inner, 1))
-    length = shape[outer] if outer is not None else 1
-    for lo in range(0, length, rows):
-        hi = min(length, lo + rows)
-        sub = tuple(hi - lo if a == outer else n for a, n in enumerate(shape))
+    outer = _outer_axis(shape)
+    for lo, hi, sub in _chunks(shape, outer):
         chunk = part.rows(outer, lo, hi)
         mask = cast(npt.NDArray[np.bool_], _rows(e.mask, outer, lo, hi))
         box = () if every else _box(mask)
