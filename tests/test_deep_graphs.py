@@ -55,10 +55,11 @@ def test_3000_operators_in_one_primitive_function() -> None:
     """3,000 elementwise operators fused into one function (fuse-ops with a
     depth limit above the chain's): one loop nest whose body is the whole
     chain; the output is bit-exact (every step is a bijection of int8).
-    3,000 is three times Python's recursion limit and ~90 times the C
-    printer's expression depth, so a recursion along the chain or an
-    unbounded expression fails here as at 10,000 (3 CPU s instead of 8;
-    ``benchmarks/deep_chains.py`` runs 10,000 and more)."""
+    3,000 is three times Python's recursion limit, so a recursion along
+    the chain fails here as at 10,000 (3 CPU s instead of 8;
+    ``benchmarks/deep_chains.py`` runs 10,000 and more). The chain's clips
+    read each value twice, so its C statements stay short by themselves:
+    the expression depth limit is tested on a chain of single uses below."""
     n = 3_000
     assert n > 2 * sys.getrecursionlimit()
     module = chain_graph(n)
@@ -69,9 +70,44 @@ def test_3000_operators_in_one_primitive_function() -> None:
     lib = usmp.compile(fused)
     (y,) = lib.run([X], cflags=STRICT_O0)  # gcc -O2 is slow on one long function
     np.testing.assert_array_equal(y, chain_reference(module, X))
+
+
+def _add_chain(n: int) -> str:
+    t = "tensor<1x64xf32>"
+    lines = [f"func.func @main(%x: {t}, %y: {t}) -> {t} {{"]
+    previous = "%x"
+    for i in range(n):
+        lines.append(f"  %{i} = relay.add {previous}, %y : ({t}, {t}) -> {t}")
+        previous = f"%{i}"
+    return "\n".join([*lines, f"  func.return {previous} : {t}", "}", ""])
+
+
+def test_a_chain_of_single_uses_is_cut_into_bounded_expressions(
+    tmp_path: Path,
+) -> None:
+    """150 float adds, each value used once, in one fused function: inlined
+    whole they would be one C expression 150 operators deep (C99 only
+    promises 63 nesting levels of parenthesized expressions, and compilers
+    recurse on the tree); the C printer names a value every
+    ``MAX_EXPRESSION_DEPTH`` operators. The sum is computed in the model's
+    order, so the output is bit-exact with numpy's adds one at a time."""
+    n = 150
+    assert n > 4 * MAX_EXPRESSION_DEPTH
+    source = tmp_path / "adds.mlir"
+    source.write_text(_add_chain(n))
+    lib = usmp.compile(source)
     body = lib.source("codegen/host/src/tvmgen_default_operators.c")
-    deepest = max(line.count("(") for line in body.splitlines())
-    assert deepest <= 2 * MAX_EXPRESSION_DEPTH + 4, deepest
+    statements = [line for line in body.splitlines() if " + " in line]
+    longest = max(line.count(" + ") for line in statements)
+    assert longest <= MAX_EXPRESSION_DEPTH + 1, longest
+    assert sum(line.count(" + ") for line in statements) == n  # nothing lost
+    x = np.linspace(-3, 3, 64, dtype=np.float32).reshape(1, 64)
+    y = np.full((1, 64), 0.1, dtype=np.float32)
+    (got,) = lib.run([x, y], cflags=STRICT_O0)
+    want = x
+    for _ in range(n):
+        want = want + y
+    np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("depth", [4, 256])
