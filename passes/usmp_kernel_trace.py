@@ -1104,6 +1104,31 @@ class KernelAccesses:
     used by an op it does not model, a view it cannot map)."""
 
 
+def _run_full(f: func.FuncOp, args: Collection[int], budget: int) -> _Tracer | None:
+    """``f``'s body enumerated once with every time kept (None: a
+    declaration, or a kernel the tracer cannot follow)."""
+    if not f.body.blocks:
+        return None
+    tracer = _Tracer(f, args, budget, full=True)
+    try:
+        tracer.run_block(f.body.block, np.array(True))
+    except _Unsupported:
+        return None
+    return tracer
+
+
+def _unfollowed(
+    tracer: _Tracer, f: func.FuncOp, args: Collection[int]
+) -> frozenset[int]:
+    """The arguments and views ``tracer`` could not follow in ``f``."""
+    missing = (
+        i
+        for i in args
+        if isinstance(f.args[i].type, MemRefType) and i not in tracer.sizes
+    )
+    return frozenset(tracer.failed).union(missing)
+
+
 def trace_all(
     f: func.FuncOp, args: Collection[int], budget: int = 20_000_000
 ) -> KernelAccesses | None:
@@ -1112,25 +1137,15 @@ def trace_all(
     among them (a pool's scratch); None if ``f`` cannot be traced (or is
     only a declaration). Accesses to other arguments (constants) are not
     evaluated."""
-    if not f.body.blocks:
-        return None
-    tracer = _Tracer(f, args, budget, full=True)
-    try:
-        tracer.run_block(f.body.block, np.array(True))
-    except _Unsupported:
+    tracer = _run_full(f, args, budget)
+    if tracer is None:
         return None
     times = {
         i: t
         for i, t in tracer.result(f).items()
         if (t.last_read >= 0).any() or (t.first_write != NEVER).any()
     }
-    unfollowed = set(tracer.failed)
-    unfollowed.update(
-        i
-        for i in args
-        if isinstance(f.args[i].type, MemRefType) and i not in tracer.sizes
-    )
-    return KernelAccesses(times, dict(tracer.pool_views), frozenset(unfollowed))
+    return KernelAccesses(times, dict(tracer.pool_views), _unfollowed(tracer, f, args))
 
 
 @dataclass(frozen=True)
@@ -1155,25 +1170,15 @@ def trace_light(
     byte arguments (negative keys); a buffer both read and written gets its
     exact first read and first write. The same enumeration as ``trace_all``
     (no times computed where only the bytes matter)."""
-    if not f.body.blocks:
-        return None
-    tracer = _Tracer(f, args, budget, full=True)
-    try:
-        tracer.run_block(f.body.block, np.array(True))
-    except _Unsupported:
+    tracer = _run_full(f, args, budget)
+    if tracer is None:
         return None
     sets = {
         i: t
         for i, t in tracer.light_result(f, frozenset(exact)).items()
         if t.used().any()
     }
-    unfollowed = set(tracer.failed)
-    unfollowed.update(
-        i
-        for i in args
-        if isinstance(f.args[i].type, MemRefType) and i not in tracer.sizes
-    )
-    return LightAccesses(sets, dict(tracer.pool_views), frozenset(unfollowed))
+    return LightAccesses(sets, dict(tracer.pool_views), _unfollowed(tracer, f, args))
 
 
 def trace_kernel_with_counts(

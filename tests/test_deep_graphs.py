@@ -31,14 +31,19 @@ X = np.arange(-128, 128, 4, dtype=np.int8).reshape(1, 4, 4, 4)
 STRICT_O0 = ("-O0", "-Wall", "-Wextra", "-Werror", "-pedantic")
 
 
-def _relu_chain(n: int) -> str:
-    t = "tensor<1x64xi8>"
-    lines = [f"func.func @main(%x: {t}) -> {t} {{"]
+def _chain(n: int, t: str, step: str, extra: str = "") -> str:
+    """``@main(%x: t{extra})``: ``n`` ops ``step`` (``{v}``: the previous
+    value, ``{t}``: the type) in a chain from ``%x``."""
+    lines = [f"func.func @main(%x: {t}{extra}) -> {t} {{"]
     previous = "%x"
     for i in range(n):
-        lines.append(f"  %{i} = relay.relu {previous} : {t} -> {t}")
+        lines.append(f"  %{i} = " + step.format(v=previous, t=t))
         previous = f"%{i}"
     return "\n".join([*lines, f"  func.return {previous} : {t}", "}", ""])
+
+
+def _relu_chain(n: int) -> str:
+    return _chain(n, "tensor<1x64xi8>", "relay.relu {v} : {t} -> {t}")
 
 
 def test_200_chained_int8_relus(tmp_path: Path) -> None:
@@ -74,12 +79,7 @@ def test_3000_operators_in_one_primitive_function() -> None:
 
 def _add_chain(n: int) -> str:
     t = "tensor<1x64xf32>"
-    lines = [f"func.func @main(%x: {t}, %y: {t}) -> {t} {{"]
-    previous = "%x"
-    for i in range(n):
-        lines.append(f"  %{i} = relay.add {previous}, %y : ({t}, {t}) -> {t}")
-        previous = f"%{i}"
-    return "\n".join([*lines, f"  func.return {previous} : {t}", "}", ""])
+    return _chain(n, t, "relay.add {v}, %y : ({t}, {t}) -> {t}", f", %y: {t}")
 
 
 def test_a_chain_of_single_uses_is_cut_into_bounded_expressions(
