@@ -10,8 +10,6 @@ does not pay for them).
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 from collections.abc import Callable
 from functools import cache
 
@@ -23,6 +21,8 @@ import numpy.typing as npt
 def _libm_expf() -> Callable[[float], float] | None:
     """The C library's ``expf`` (what TFLite Micro's ``std::exp(float)``
     calls), or ``None`` where it cannot be loaded."""
+    import ctypes.util  # imports subprocess: only for a model that needs it
+
     name = ctypes.util.find_library("m")
     if name is None:
         return None

@@ -19,7 +19,6 @@ import hashlib
 import os
 import platform
 import shutil
-import subprocess
 import tempfile
 import threading
 from array import array
@@ -56,6 +55,8 @@ def _compiler() -> str | None:
 
 
 def _build(source: Path, target: Path, cc: str) -> bool:
+    import subprocess  # only to build: most runs find the library cached
+
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)
     os.close(fd)

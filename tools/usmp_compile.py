@@ -39,11 +39,11 @@ import gc
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-from usmp.tools.compile_options import CompileError, CompileOptions, DriverOptions
-from usmp.tools.process_exit import exit_process
-from usmp.tools.profile_table import ProfileError, ProfileTable, parse_profile
+if TYPE_CHECKING:  # imported where used: ``cli`` pauses the collector first
+    from usmp.tools.compile_options import CompileOptions, DriverOptions
+    from usmp.tools.profile_table import ProfileTable
 
 PIPELINE = (
     "import",
@@ -63,6 +63,7 @@ PIPELINE = (
 def parser() -> argparse.ArgumentParser:
     """usmp-compile's command line: the model, ``DriverOptions`` and
     ``CompileOptions`` as declared, ``--dump-pipeline``."""
+    from usmp.tools.compile_options import CompileOptions, DriverOptions
     from usmp.tools.option_flags import POOL_EPILOG, OptionHelpFormatter, add_flags
 
     p = argparse.ArgumentParser(
@@ -90,6 +91,7 @@ def parse_arguments(
     """The command line as (model, options, driver settings, whether to dump
     the pipeline); a bad option raises ``CompileError`` (``PoolFlagError``
     for the pool flags), a bad flag exits as argparse does."""
+    from usmp.tools.compile_options import CompileOptions, DriverOptions
     from usmp.tools.option_flags import options_from_args
     from usmp.tools.pool_flags import pools_from_flags, split_pool_flags
 
@@ -121,6 +123,9 @@ def dump_pipeline(options: CompileOptions, output: str) -> str:
 def read_profile_data(driver: DriverOptions) -> ProfileTable | None:
     """``--profile-data``'s table, read before the compile (a malformed one
     is a ``ProfileError`` at its line)."""
+    from usmp.tools.compile_options import CompileError
+    from usmp.tools.profile_table import ProfileError, parse_profile
+
     if not driver.profile_data:
         return None
     if not driver.report_html:
@@ -147,6 +152,7 @@ def write_report_html(
 def main(argv: Sequence[str] | None = None) -> int:
     from usmp.tools.compile_driver import INPUT_ERRORS, compile_model, error_message
     from usmp.tools.compile_report import print_memory
+    from usmp.tools.profile_table import ProfileError
 
     raw = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -177,12 +183,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def cli() -> NoReturn:
     """The ``usmp-compile`` command: ``main`` as the whole process, with the
-    cyclic collector off to the end (``run`` would otherwise collect the IR
-    when it ends), freed memory kept for reuse (``keep_freed_memory``) and
-    no interpreter teardown (``exit_process``)."""
-    from usmp.tools.allocator import keep_freed_memory
-
+    cyclic collector off from the start to the end (the imports build
+    thousands of classes and functions, and ``run`` would otherwise collect
+    the IR when it ends; this module imports the compiler only in its
+    functions, so the imports run with the collector off), freed memory
+    kept for reuse (``keep_freed_memory``) and no interpreter teardown
+    (``exit_process``)."""
     gc.disable()
+    from usmp.tools.allocator import keep_freed_memory
+    from usmp.tools.process_exit import exit_process
+
     keep_freed_memory()
     exit_process(main())
 
