@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
-from xml.sax.saxutils import escape
 
 from usmp.diagnostics import operator_location
 from usmp.dialects.tir import PoolKind
@@ -36,6 +35,14 @@ from usmp.passes.usmp_report_summary import (
     short_labels,
     step_operators,
 )
+
+
+def escape(text: str) -> str:
+    """``text`` with ``&``, ``<`` and ``>`` as entities (what
+    ``xml.sax.saxutils.escape`` does; that module imports ``urllib`` and
+    ``http``, 12 ms of every compile's start-up)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
 
 _PALETTE = (
     "#4e79a7",
