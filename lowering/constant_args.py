@@ -80,6 +80,35 @@ def constant_array(value: object) -> npt.NDArray[np.generic] | None:
     return raw.reshape(shape)
 
 
+_NUMPY_FORMATS = frozenset(f"<{code}" for code in "bBhHiIqQefd")
+"""Element formats (xDSL's ``struct`` format of the element type) numpy
+reads with the same values: integers and IEEE f16/f32/f64."""
+
+
+def stored_elements(value: DenseIntOrFPElementsAttr) -> npt.NDArray[np.generic] | None:
+    """The elements ``value`` stores (one for a splat written as one value),
+    flat, as a numpy view of its bytes: what ``get_values()`` returns,
+    without building a Python number per element. None for element types
+    numpy does not read the same way (bf16, complex)."""
+    fmt = getattr(value.get_element_type(), "format", None)
+    if fmt not in _NUMPY_FORMATS:
+        return None
+    return np.frombuffer(value.data.data, dtype=np.dtype(fmt))
+
+
+def is_uniform(value: object) -> bool:
+    """Whether ``value`` is a ``dense<...>`` attribute of equal elements (a
+    scalar or a splat: an immediate once lowered). Elements compare as
+    Python numbers do (a NaN equals nothing, -0.0 equals 0.0)."""
+    if not isinstance(value, DenseIntOrFPElementsAttr):
+        return False
+    elements = stored_elements(value)
+    if elements is None:
+        values = value.get_values()
+        return all(e == values[0] for e in values)
+    return elements.size == 0 or bool((elements == elements[0]).all())
+
+
 def drop_unused_constant_arguments(
     module: ModuleOp, bound: Mapping[str, Mapping[int, relay.ConstantOp]]
 ) -> None:

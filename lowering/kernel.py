@@ -96,7 +96,7 @@ from xdsl.pattern_rewriter import (
 
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
-from usmp.lowering.constant_args import constant_array
+from usmp.lowering.constant_args import constant_array, is_uniform, stored_elements
 from usmp.lowering.loops import Ix, KernelBuilder
 from usmp.lowering.target import PORTABLE, TargetFeatures
 
@@ -248,12 +248,11 @@ class LowerConstantElement(ElementPattern):
         k = self.kernel
         data = op.value
         el = element_type(op.result)
-        if isinstance(data, DenseIntOrFPElementsAttr):
-            elements = data.get_values()
-            if all(e == elements[0] for e in elements):  # scalar or splat
-                scalar = elements[0]
-                assert isinstance(scalar, int | float)
-                return k.b.const(scalar, el)
+        if isinstance(data, DenseIntOrFPElementsAttr) and is_uniform(data):
+            stored = stored_elements(data)  # scalar or splat
+            scalar = data.get_values()[0] if stored is None else stored[0].item()
+            assert isinstance(scalar, int | float)
+            return k.b.const(scalar, el)
         assert isinstance(data, DenseIntOrFPElementsAttr | DenseResourceAttr)
         name = op.result.name_hint or "constant"
         return k.b.load(k.table(name, data, op), index)

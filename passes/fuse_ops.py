@@ -92,7 +92,6 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr,
     FixedBitwidthType,
     FunctionType,
     ModuleOp,
@@ -117,6 +116,7 @@ from usmp.dialects.device import VirtualDeviceAttr
 from usmp.dialects.relay_fusion import OpPattern, is_operator, op_pattern, tvm_name
 from usmp.dialects.relay_ops import is_view
 from usmp.lowering.c_names import c_identifier
+from usmp.lowering.constant_args import is_uniform
 from usmp.lowering.fusion import GraphNode, partition
 from usmp.passes.options import TypedOptions
 
@@ -213,14 +213,6 @@ def _uniform_constant(value: SSAValue) -> relay.ConstantOp | None:
     if isinstance(owner, relay.ConstantOp) and is_uniform(owner.value):
         return owner
     return None
-
-
-def is_uniform(value: object) -> bool:
-    """Whether ``value`` is a ``dense<...>`` attribute of equal elements."""
-    if not isinstance(value, DenseIntOrFPElementsAttr):
-        return False
-    elements = value.get_values()
-    return all(e == elements[0] for e in elements)
 
 
 def _check_function(function: func.FuncOp) -> Block:
