@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import cache
 
 import numpy as np
 from xdsl.dialects import arith, memref, scf
@@ -92,17 +93,32 @@ def _may_trap(op: Operation) -> bool:
     where control flow guards it: an integer division by anything but a
     constant other than 0 and -1, a shift by anything but a constant below
     the width, a float to integer conversion (undefined out of range)."""
-    if isinstance(op, arith.FPToSIOp | arith.FPToUIOp):
+    kind = _trap_kind(type(op))
+    if kind is None:
+        return False
+    if kind == "convert":
         return True
-    if isinstance(op, _DIVISIONS):
+    if kind == "division":
         return _constant_int(op.operands[1]) in (None, 0, -1)
-    if isinstance(op, _SHIFTS):
-        amount = _constant_int(op.operands[1])
-        width = op.operands[0].type
-        assert isinstance(width, IntegerType | IndexType)
-        bits = width.width.data if isinstance(width, IntegerType) else 32
-        return amount is None or not 0 <= amount < bits
-    return False
+    amount = _constant_int(op.operands[1])
+    width = op.operands[0].type
+    assert isinstance(width, IntegerType | IndexType)
+    bits = width.width.data if isinstance(width, IntegerType) else 32
+    return amount is None or not 0 <= amount < bits
+
+
+@cache
+def _trap_kind(cls: type[Operation]) -> str | None:
+    """``_may_trap``'s case for an op class, decided once per class (the
+    ``isinstance`` checks against the op classes, each through
+    ``ABCMeta.__instancecheck__``, ran for every op the builder emits)."""
+    if issubclass(cls, arith.FPToSIOp | arith.FPToUIOp):
+        return "convert"
+    if issubclass(cls, _DIVISIONS):
+        return "division"
+    if issubclass(cls, _SHIFTS):
+        return "shift"
+    return None
 
 
 class _Hashed:
