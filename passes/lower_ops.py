@@ -41,18 +41,18 @@ Patterns
     ``PatternRewriteWalker``, rewrites each primitive function: memref
     signature, the loop nest over its result (with row statistics before a
     softmax row, unroll-and-jam of a conv2d/dense anchor), and at each
-    element stored an element request (``lower_ops.element``, never left
-    in the IR). The request is rewritten at once, through xDSL's
-    ``GreedyRewritePatternApplier``, by the element pattern of its
-    producer's family: ``LowerConstantElement`` (``lowering/kernel.py``),
+    element stored the code of the element pattern of its producer's
+    family (each an xDSL pattern rewriting an element request
+    ``lower_ops.element``; the kernel calls the matching one directly, so
+    no request is ever built): ``LowerConstantElement`` (``lowering/kernel.py``),
     ``LowerElementwise``, ``LowerQuantization``, ``LowerDataMovement``,
     ``LowerNN`` (conv2d, dense, pooling, mean), ``LowerSoftmax``
     (``lowering/ops_*.py``). A family pattern emits its part of the element
     and requests its operands' elements in turn (an argument's element is
     a plain load, no request), so the whole group is fused into the one
     loop nest, depth first, epilogue in registers, and nothing is
-    materialised between operators. Fusion is why the requests are
-    rewritten at once rather than left to the walker: an element of a
+    materialised between operators. Fusion is why the elements are
+    computed at once rather than left to the walker: an element of a
     reduction's operand is needed inside the reduction's loops, at the
     index the consumer computes, and the emitted ops are placed by the
     kernel builder's scoped CSE / loop-invariant placement as they are

@@ -4,14 +4,20 @@ family, requests never left in the IR, producers' locations on their ops."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
-from xdsl.dialects import arith
+import pytest
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import FileLineColLoc
+from xdsl.ir import Block, SSAValue
 from xdsl.parser import Parser
+from xdsl.pattern_rewriter import GreedyRewritePatternApplier, PatternRewriter
+from xdsl.utils.exceptions import DiagnosticException
 
 from usmp.dialects import new_context
 from usmp.dialects.relay_tflite_ops import QuantizedSoftmaxOp
-from usmp.lowering.kernel import ElementOp
+from usmp.lowering.kernel import ElementOp, ElementPattern, FusedKernel, memref_of
+from usmp.lowering.loops import KernelBuilder
 from usmp.lowering.prim_func import ELEMENT_PATTERNS, OPERATORS, WHOLE_OPERATORS
 from usmp.passes.lower_ops import LowerOpsPass
 
@@ -46,3 +52,49 @@ def test_requests_are_rewritten_at_the_producers_location() -> None:
         and isinstance(op.location, FileLineColLoc)
     }
     assert lines == {arith.AddfOp: 3, arith.MaximumfOp: 4}
+
+
+_RELU = """
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> attributes {relay.primitive} {
+  %r = relay.relu %x : tensor<4xf32> -> tensor<4xf32> loc("m.mlir":2:3)
+  func.return %r : tensor<4xf32>
+}
+"""
+
+
+def _kernel(
+    patterns: Sequence[type[ElementPattern]],
+) -> tuple[FusedKernel, SSAValue]:
+    module = Parser(new_context(), _RELU).parse_module()
+    function = next(iter(module.ops))
+    assert isinstance(function, func.FuncOp)
+    block = function.body.blocks[0]
+    entry = Block(arg_types=[memref_of(block.args[0].type)])
+    kernel = FusedKernel(KernelBuilder(entry), {block.args[0]: entry.args[0]}, patterns)
+    relu = block.first_op
+    assert relu is not None
+    return kernel, relu.results[0]
+
+
+def test_an_element_no_pattern_computes_is_a_located_error() -> None:
+    kernel, relu = _kernel([])
+    with pytest.raises(DiagnosticException, match="'relay.relu' has no lowering"):
+        kernel.at(relu, [1])
+
+
+def test_a_pattern_rewrites_an_explicit_request_as_the_kernel_computes() -> None:
+    """``at`` calls the matching pattern directly; applied to a request
+    ``lower_ops.element`` placed in the IR, the pattern replaces it by the
+    same code."""
+    direct, relu = _kernel(ELEMENT_PATTERNS)
+    direct.at(relu, [1])
+    requested, relu = _kernel(ELEMENT_PATTERNS)
+    request = ElementOp.get(relu, [1])
+    requested.b.block.add_op(request)
+    applier = GreedyRewritePatternApplier(
+        [p(requested) for p in ELEMENT_PATTERNS], dce_enabled=False
+    )
+    applier.match_and_rewrite(request, PatternRewriter(request))
+    names = [[op.name for op in k.b.block.ops] for k in (direct, requested)]
+    assert names[0] == names[1] == ["memref.load", "arith.maximumf"]
+    assert request.parent is None
