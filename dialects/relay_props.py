@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
+from types import MappingProxyType
 from typing import Any, Generic, TypeVar, cast
 
 from xdsl.dialects.builtin import I64 as _I64
@@ -199,14 +201,25 @@ def relay_op_definition(cls: type[_OpT]) -> type[_OpT]:
     return cls
 
 
-def typed_accessors(op_type: type[Operation]) -> dict[str, TypedPropAccessor[Any]]:
-    """The typed properties of an op class, by name."""
+def typed_accessors(
+    op_type: type[Operation],
+) -> Mapping[str, TypedPropAccessor[Any]]:
+    """The typed properties of an op class, by name (read-only), found once
+    per class: every op the importer builds converts its properties
+    through them."""
+    return _typed_accessors(op_type)
+
+
+@cache
+def _typed_accessors(
+    op_type: type[Operation],
+) -> Mapping[str, TypedPropAccessor[Any]]:
     found: dict[str, TypedPropAccessor[Any]] = {}
     for klass in reversed(op_type.__mro__):
         for name, value in vars(klass).items():
             if isinstance(value, TypedPropAccessor):
                 found[name] = cast(TypedPropAccessor[Any], value)
-    return found
+    return MappingProxyType(found)
 
 
 def property_values(op: Operation) -> dict[str, Any]:
