@@ -127,15 +127,31 @@ def conv_multipliers(
 ) -> tuple[list[int], list[int]]:
     """Per-channel ``(multiplier, shift)`` of CONV_2D / DEPTHWISE_CONV_2D and
     per-channel FULLY_CONNECTED (``PopulateConvolutionQuantizationParams``):
-    ``double(input_scale) * double(filter_scale) / double(output_scale)``."""
-    pairs = [
-        quantize_multiplier(
-            div(float(input_scale) * float(s), output_scale),
-            "input scale * filter scale / output scale",
-        )
-        for s in filter_scales
-    ]
-    return [m for m, _ in pairs], [s for _, s in pairs]
+    ``double(input_scale) * double(filter_scale) / double(output_scale)``.
+
+    ``quantize_multiplier`` on every channel at once (thousands of channels
+    per model): the same IEEE double operations (``frexp``, the scaling by
+    ``2**31`` and the rounding are exact), so the same numbers; a scale that
+    is not finite is the scalar code's error, at the first such channel."""
+    formula = "input scale * filter scale / output scale"
+    scales = np.array([float(s) for s in filter_scales], dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        reals = scales * float(input_scale) / np.float64(float(output_scale))
+    if not np.isfinite(reals).all():
+        for real in reals.tolist():
+            quantize_multiplier(real, formula)  # raises ScaleError
+    q, shifts = np.frexp(reals)
+    scaled = q * float(1 << 31)
+    t = np.trunc(scaled)
+    rounded = np.where(np.abs(scaled - t) >= 0.5, t + np.copysign(1.0, scaled), t)
+    fixed = rounded.astype(np.int64)
+    carry = fixed == 1 << 31
+    fixed[carry] //= 2
+    shift = shifts.astype(np.int64) + carry
+    flushed = (shift < -31) | (reals == 0.0)
+    fixed[flushed] = 0
+    shift[flushed] = 0
+    return fixed.tolist(), shift.tolist()
 
 
 def fully_connected_multiplier(

@@ -25,6 +25,7 @@ formulas that were already the interpreter's.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -403,3 +404,43 @@ def test_div_is_ieee_double_division(a: float, b: float) -> None:
     assert np.float64(got).tobytes() == expected.tobytes() or (
         np.isnan(got) and np.isnan(expected)
     )
+
+
+def _conv_multipliers_one_by_one(
+    input_scale: float, filter_scales: list[float], output_scale: float
+) -> tuple[list[int], list[int]]:
+    pairs = [
+        q.quantize_multiplier(
+            q.div(float(input_scale) * float(s), output_scale),
+            "input scale * filter scale / output scale",
+        )
+        for s in filter_scales
+    ]
+    return [m for m, _ in pairs], [s for _, s in pairs]
+
+
+def test_conv_multipliers_of_all_channels_are_the_scalar_ones() -> None:
+    """``conv_multipliers`` computes every channel at once with numpy: the
+    same multipliers and shifts as ``quantize_multiplier`` per channel, on
+    random scales and on the edges (ties, the carry into the exponent,
+    shifts flushed below -31, zero, negative and subnormal scales)."""
+    rng = np.random.default_rng(0)
+    random = (10.0 ** rng.uniform(-12, 3, 20000)).tolist()
+    ties = [(2**30 + k + 0.5) / 2**31 for k in range(50)]
+    carry = [math.nextafter(1.0, 0.0), 1 - 2**-33, 0.5 - 2**-34]
+    edges = [0.0, -0.0, -0.75, -0.5, 2**-40, 2**-32, 2**-31, 5e-324, 1e300, -1e-5]
+    for input_scale, output_scale in ((1.0, 1.0), (0.0235, 0.0117), (3e-3, 0.0)):
+        for scales in (random, ties, carry, edges):
+            if output_scale == 0.0 and scales is not edges:
+                continue
+            if output_scale == 0.0:  # every nonzero channel infinite: an error
+                with pytest.raises(q.ScaleError) as scalar:
+                    _conv_multipliers_one_by_one(input_scale, scales, output_scale)
+                with pytest.raises(q.ScaleError) as vector:
+                    q.conv_multipliers(input_scale, scales, output_scale)
+                assert str(vector.value) == str(scalar.value)
+                continue
+            want = _conv_multipliers_one_by_one(input_scale, scales, output_scale)
+            got = q.conv_multipliers(input_scale, scales, output_scale)
+            assert got == want
+            assert all(type(v) is int for v in got[0] + got[1])
