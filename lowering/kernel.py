@@ -15,8 +15,8 @@ replaces an element request ``lower_ops.element %value[index]``
 (``ElementOp``, the analogue of a ``tensor.extract``) by the same code;
 ``at`` calls it directly instead of placing a request and running xDSL's
 ``GreedyRewritePatternApplier`` on it, which built, matched and erased an
-op per element (15% of lower-ops on MobileNetV2) for the same IR. One ``ElementPattern`` per
-family:
+op per element (15% of lower-ops on MobileNetV2) for the same IR. One
+``ElementPattern`` per family:
 
 * ``LowerConstantElement``: a constant of equal elements (scalar, splat) is
   an ``arith.constant``; any other constant a hoisted ``tir.allocate_const``
