@@ -195,22 +195,25 @@ class KernelBuilder(ScalarArithmetic):
             op.location = self.location
         depth = len(self._scopes) - 1
         key: Hashable | None = None
-        if (
-            op.name.startswith(_PURE_DIALECTS) and not op.regions
-        ) or is_arithmetic_call(op):
+        name = op.name
+        pure = name.startswith(_PURE_DIALECTS) and not op.regions
+        if pure or is_arithmetic_call(op):
+            operands = tuple(op.operands)  # (a new view at each access)
+            properties = op.properties
             key = (
-                op.name,
-                tuple(op.operands),
-                tuple(sorted(op.properties.items())),
+                name,
+                operands,
+                tuple(sorted(properties.items())) if properties else (),
                 tuple(op.attributes.items()),
-                tuple(r.type for r in op.results),
+                tuple([r.type for r in op.results]),
             )
             known = self.lookup(key)
             if known is not None:
                 op.erase()
                 return known
             if not _may_trap(op):
-                depth = max((self._depth_of(v) for v in op.operands), default=0)
+                known_depth = self._depth.get  # (_depth_of, inlined)
+                depth = max((known_depth(v, depth) for v in operands), default=0)
         scope = self._scopes[depth]
         scope.block.add_op(op)
         for r in op.results:
