@@ -6,7 +6,7 @@ block is closed."""
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import i32
+from xdsl.dialects.builtin import f32, i32
 from xdsl.ir import Block
 
 from usmp.lowering.loops import KernelBuilder
@@ -39,3 +39,30 @@ def test_equal_pure_ops_are_emitted_once_in_nested_blocks() -> None:
         assert b.emit(arith.AddiOp(p, q)) is first  # hoisted and shared
         assert b.emit(arith.MuliOp(p, q)) is not first
     assert len(list(entry.ops)) == 2
+
+
+def test_ops_undefined_for_some_operands_stay_where_they_are_emitted() -> None:
+    """Invariant pure ops leave the loop body for the entry block; a
+    division or shift by a value that may be 0 or too wide, and a float to
+    integer conversion, stay in the body (``_may_trap``), which may run
+    zero times or under a guard."""
+    entry = Block(arg_types=[i32, i32, f32])
+    b = KernelBuilder(entry)
+    p, q, x = entry.args
+    three = b.const(3, i32)
+    body = Block()
+    with b.at(body):
+        hoisted = [
+            b.emit(arith.AddiOp(p, q)),
+            b.emit(arith.DivSIOp(p, three)),
+            b.emit(arith.ShLIOp(p, three)),
+        ]
+        kept = [
+            b.emit(arith.DivSIOp(p, q)),
+            b.emit(arith.RemUIOp(p, q)),
+            b.emit(arith.ShRSIOp(p, q)),
+            b.emit(arith.ShLIOp(p, b.const(32, i32))),
+            b.emit(arith.FPToSIOp(x, i32)),
+        ]
+    assert all(v.owner.parent is entry for v in hoisted)
+    assert all(v.owner.parent is body for v in kept)
