@@ -18,7 +18,7 @@ derives, in one walk:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, memref
@@ -70,11 +70,17 @@ def is_view_like(op: Operation) -> bool:
     )
 
 
-def call_graph(functions: dict[str, func.FuncOp]) -> dict[str, list[str]]:
+def call_graph(
+    functions: dict[str, func.FuncOp],
+    calls: Mapping[str, Sequence[Operation]] | None = None,
+) -> dict[str, list[str]]:
+    """Per function, the functions of ``functions`` it calls, in walk order
+    (``calls``: each function's call ops, ``ModuleOps.calls``, if the caller
+    has them; else each function is walked)."""
     graph: dict[str, list[str]] = {}
     for name, f in functions.items():
         callees: list[str] = []
-        for op in f.walk():
+        for op in f.walk() if calls is None else calls[name]:
             if (callee := callee_of(op)) is not None and callee in functions:
                 callees.append(callee)
         graph[name] = callees
