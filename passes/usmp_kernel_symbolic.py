@@ -45,10 +45,12 @@ the enumerating tracer for that kernel.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
@@ -233,7 +235,9 @@ class _Summarizer:
         return out
 
     def compute(self, op: Operation, v: SSAValue) -> Affine | bool:
-        if isinstance(op, arith.ConstantOp):
+        kind = _compute_kind(type(op))
+        if kind == "constant":
+            op = cast(arith.ConstantOp, op)
             value = op.value
             if not isinstance(value, IntegerAttr):
                 raise Unsupported("a non-integer constant")
@@ -241,33 +245,40 @@ class _Summarizer:
             if isinstance(value.type, IntegerType) and value.type.width.data == 1:
                 return n != 0
             return n, {}
-        if isinstance(op, (arith.ExtSIOp, arith.IndexCastOp)):
+        if kind == "extsi":
+            op = cast("arith.ExtSIOp | arith.IndexCastOp", op)
             return self.evaluate(op.operands[0])
-        if isinstance(op, arith.ExtUIOp):
+        if kind == "extui":
+            op = cast(arith.ExtUIOp, op)
             x = self.evaluate(op.operands[0])
             if isinstance(x, bool):
                 return int(x), {}
             if _bounds(x, self.box)[0] < 0:
                 raise Unsupported("extui of a negative value")
             return x
-        if isinstance(op, arith.AddiOp):
+        if kind == "addi":
+            op = cast(arith.AddiOp, op)
             return _add(self.value(op.lhs), self.value(op.rhs))
-        if isinstance(op, arith.SubiOp):
+        if kind == "subi":
+            op = cast(arith.SubiOp, op)
             return _add(self.value(op.lhs), self.value(op.rhs), -1)
-        if isinstance(op, arith.MuliOp):
+        if kind == "muli":
+            op = cast(arith.MuliOp, op)
             a, b = self.value(op.lhs), self.value(op.rhs)
             if not a[1]:
                 return _scale(b, a[0])
             if not b[1]:
                 return _scale(a, b[0])
             raise Unsupported("a product of two loop counters")
-        if isinstance(op, (arith.MaxSIOp, arith.MinSIOp)):
+        if kind == "minmax":
+            op = cast("arith.MaxSIOp | arith.MinSIOp", op)
             a, b = self.value(op.lhs), self.value(op.rhs)
             d = _add(a, b, -1)  # a - b; a tie takes b (the constant, as
             if isinstance(op, arith.MinSIOp):  # lower-ops writes the bounds)
                 d = _scale(d, -1)
             return a if _nonnegative(_add(d, (-1, {})), self.box) else b
-        if isinstance(op, arith.CmpiOp):
+        if kind == "cmpi":
+            op = cast(arith.CmpiOp, op)
             pred = op.predicate.value.data
             a, b = self.value(op.lhs), self.value(op.rhs)
             if pred >= 6:  # unsigned: as signed when both are non-negative
@@ -286,7 +297,8 @@ class _Summarizer:
             if kind == "le":
                 return _nonnegative(_scale(d, -1), self.box)
             return _nonnegative(_add(_scale(d, -1), (-1, {})), self.box)  # lt
-        if isinstance(op, (arith.AndIOp, arith.OrIOp, arith.XOrIOp)):
+        if kind == "bitwise":
+            op = cast("arith.AndIOp | arith.OrIOp | arith.XOrIOp", op)
             x = self.evaluate(op.operands[0])
             if isinstance(x, bool):
                 if isinstance(op, arith.AndIOp) and not x:
@@ -296,9 +308,11 @@ class _Summarizer:
                 y = self.flag(op.operands[1])
                 return x ^ y if isinstance(op, arith.XOrIOp) else y
             raise Unsupported("bitwise arithmetic on an index")
-        if isinstance(op, arith.SelectOp):
+        if kind == "select":
+            op = cast(arith.SelectOp, op)
             return self.evaluate(op.operands[1 if self.flag(op.operands[0]) else 2])
-        if isinstance(op, (arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp)):
+        if kind == "division":
+            op = cast("arith.DivSIOp | arith.RemSIOp | arith.FloorDivSIOp", op)
             a, b = self.value(op.lhs), self.value(op.rhs)
             if b[1] or b[0] <= 0:
                 raise Unsupported("division by a variable or non-positive value")
@@ -311,7 +325,8 @@ class _Summarizer:
             if isinstance(op, arith.RemSIOp):
                 return _add(a, (q * b[0], {}), -1)
             return q, {}
-        if isinstance(op, scf.IfOp):
+        if kind == "if":
+            op = cast(scf.IfOp, op)
             region = op.true_region if self.flag(op.cond) else op.false_region
             if not region.blocks or region.block.last_op is None:
                 raise Unsupported("an scf.if result without an else")
@@ -712,3 +727,27 @@ def summarize(
         dict(s.vars),
         max((_box_size(r.box) for r in records), default=0),
     )
+
+
+@functools.cache
+def _compute_kind(cls: type[Operation]) -> str:
+    """Which case of ``_Summarizer.compute`` an op of class ``cls`` takes
+    (the first whose classes it is one of; once per class: ``isinstance`` on
+    xDSL's op classes is slow)."""
+    for classes, kind in (
+        ((arith.ConstantOp,), "constant"),
+        ((arith.ExtSIOp, arith.IndexCastOp), "extsi"),
+        ((arith.ExtUIOp,), "extui"),
+        ((arith.AddiOp,), "addi"),
+        ((arith.SubiOp,), "subi"),
+        ((arith.MuliOp,), "muli"),
+        ((arith.MaxSIOp, arith.MinSIOp), "minmax"),
+        ((arith.CmpiOp,), "cmpi"),
+        ((arith.AndIOp, arith.OrIOp, arith.XOrIOp), "bitwise"),
+        ((arith.SelectOp,), "select"),
+        ((arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp), "division"),
+        ((scf.IfOp,), "if"),
+    ):
+        if issubclass(cls, classes):
+            return kind
+    return ""

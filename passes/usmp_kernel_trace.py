@@ -1270,24 +1270,45 @@ def written_arguments(f: func.FuncOp) -> frozenset[int]:
     root: dict[SSAValue, int] = {a: i for i, a in enumerate(f.args)}
     out: set[int] = set()
     for op in f.walk():
-        if isinstance(
-            op, (memref.ReinterpretCastOp, memref.CollapseShapeOp, memref.ViewOp)
-        ):
+        kind = _write_kind(type(op))
+        if kind == "alias":
             if op.operands[0] in root:
                 root[op.results[0]] = root[op.operands[0]]
-        elif isinstance(op, memref.StoreOp):
+        elif kind == "store":
+            op = cast(memref.StoreOp, op)
             if op.memref in root:
                 out.add(root[op.memref])
-        elif isinstance(op, tir.CallExternOp):
+        elif kind == "extern":
+            op = cast(tir.CallExternOp, op)
             written = op.written_operands()
             out.update(
                 root[o] for k, o in enumerate(op.args) if k in written and o in root
             )
-        elif isinstance(op, CustomCallOp):  # writes its outputs only
+        elif kind == "custom":  # writes its outputs only
+            op = cast(CustomCallOp, op)
             out.update(root[o] for o in op.args[op.n_inputs :] if o in root)
-        elif not isinstance(op, memref.LoadOp):
+        elif kind != "load":
             out.update(root[o] for o in op.operands if o in root)
     return frozenset(i for i in out if isinstance(f.args[i].type, MemRefType))
+
+
+@functools.cache
+def _write_kind(cls: type[Operation]) -> str:
+    """How ``written_arguments`` treats an op of class ``cls`` (once per
+    class, like ``_kind``)."""
+    if issubclass(
+        cls, (memref.ReinterpretCastOp, memref.CollapseShapeOp, memref.ViewOp)
+    ):
+        return "alias"
+    if issubclass(cls, memref.StoreOp):
+        return "store"
+    if issubclass(cls, tir.CallExternOp):
+        return "extern"
+    if issubclass(cls, CustomCallOp):
+        return "custom"
+    if issubclass(cls, memref.LoadOp):
+        return "load"
+    return "other"
 
 
 Traced = tuple[dict[int, ByteTimes], dict[int, Array]]
