@@ -62,6 +62,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, SSAValue
 
+from usmp.passes.usmp_ir import preorder
+
 Affine = tuple[int, dict[int, int]]
 """``(constant, {counter: coefficient})``."""
 Box = dict[int, tuple[int, int]]
@@ -470,7 +472,7 @@ def _merge(records: list[_Record]) -> list[_Record]:
 
 def _positions(f: func.FuncOp) -> dict[Operation, int]:
     out: dict[Operation, int] = {}
-    for op in f.walk():
+    for op in preorder(f):
         for region in op.regions:
             for block in region.blocks:
                 for k, o in enumerate(block.ops):

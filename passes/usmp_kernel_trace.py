@@ -50,6 +50,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from usmp.dialects import tir
 from usmp.dialects.tir_custom import CustomCallOp
+from usmp.passes.usmp_ir import preorder
 from usmp.passes.usmp_kernel_symbolic import KernelSummary, row_major, summarize
 
 NEVER = np.iinfo(np.int64).max
@@ -1269,7 +1270,7 @@ def written_arguments(f: func.FuncOp) -> frozenset[int]:
         return frozenset()
     root: dict[SSAValue, int] = {a: i for i, a in enumerate(f.args)}
     out: set[int] = set()
-    for op in f.walk():
+    for op in preorder(f):
         kind = _write_kind(type(op))
         if kind == "alias":
             if op.operands[0] in root:
