@@ -165,11 +165,12 @@ class _Address:
         terms = tuple((cast(Array, _rows(t, axis, lo, hi)), s) for t, s in self.terms)
         return _Address(self.offset, terms)
 
-    def within(self, box: tuple[slice, ...]) -> Array:
-        """The indices in ``box`` (empty: everywhere), broadcasting to it."""
+    def within(self, box: tuple[slice, ...], order: tuple[int, ...]) -> Array:
+        """The indices in ``box`` (empty: everywhere), broadcasting to it
+        with its axes in ``order`` (``_inner_last``)."""
         out: Array = np.array(self.offset, np.int64)
         for t, s in self.terms:
-            out = out + _in_box(t, box) * s
+            out = out + _in_box(t, box).transpose(order) * s
         return out
 
     def at(self, index: Index, grid: tuple[int, ...]) -> Array:
@@ -948,16 +949,20 @@ def _event_times(
         running = None if box is not None else _running(mask, sub)
         if running is None:  # the iterations that run are a box (often all)
             box = box or ()
+            inside = _boxed(sub, box)
+            # the iterations in the order of _inner_last (see there)
+            order = _inner_last(inside)
             early: npt.NDArray[np.int64] | int = first0
             for axis, term in sorted(terms, key=lambda t: t[1].size):
+                at = order.index(axis)
                 early = early + term[box[axis] if box else slice(None)].reshape(
-                    (1,) * axis + (-1,) + (1,) * (len(shape) - axis - 1)
+                    (1,) * at + (-1,) + (1,) * (len(shape) - at - 1)
                 )
-            inside = _boxed(sub, box)
+            grid = tuple(inside[a] for a in order)
             # contiguous copies: ufunc.at is ~3x slower on broadcast views
-            firsts = np.broadcast_to(np.asarray(early, np.int64), inside).reshape(-1)
-            part = None if chunk is None else chunk.within(box)
-            addr = None if part is None else np.broadcast_to(part, inside).reshape(-1)
+            firsts = np.broadcast_to(np.asarray(early, np.int64), grid).reshape(-1)
+            part = None if chunk is None else chunk.within(box, order)
+            addr = None if part is None else np.broadcast_to(part, grid).reshape(-1)
         else:  # only those that run (the order does not matter: see _running)
             index, grid = running
             early = first0
@@ -979,6 +984,17 @@ def _event_times(
 
 
 Index = tuple[npt.NDArray[np.intp] | int, ...]
+
+
+def _inner_last(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The axes of an event's iterations ``shape``, largest last: the order
+    its times and addresses are laid out in (``_event_times``). Summing
+    terms that each vary along a few axes broadcasts with the last axis as
+    numpy's inner loop; a loop of 3 (a kernel's window) there costs ~10
+    times a loop of 100. What the iterations feed (minima, maxima, sums,
+    stores of one value, per address) does not depend on their order, only
+    on each time staying paired with its address."""
+    return tuple(sorted(range(len(shape)), key=lambda a: shape[a]))
 
 
 def _in_box(t: Array, box: tuple[slice, ...]) -> Array:
@@ -1066,8 +1082,10 @@ def _event_addresses(
         running = None if box is not None else _running(mask, sub)
         if running is None:
             box = box or ()
-            within = chunk.within(box)
-            addr = np.broadcast_to(within, _boxed(sub, box)).reshape(-1)
+            inside = _boxed(sub, box)
+            order = _inner_last(inside)
+            within = chunk.within(box, order)
+            addr = np.broadcast_to(within, tuple(inside[a] for a in order)).reshape(-1)
             yield addr, chunk.bounds(box)
         else:
             addr = chunk.at(*running)
