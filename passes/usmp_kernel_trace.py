@@ -403,7 +403,8 @@ class _Tracer:
     def evaluate(self, op: Operation) -> None:
         for r in op.results:
             self.env[r] = None
-        if isinstance(op, arith.ConstantOp):
+        if _compute_kind(type(op)) == "constant":
+            op = cast(arith.ConstantOp, op)
             value = op.value
             if isinstance(value, IntegerAttr):
                 v = value.value.data
@@ -429,44 +430,45 @@ class _Tracer:
         x = a[0] if a else None
         y = a[1] if len(a) > 1 else None
         i64 = np.int64
-        if isinstance(op, arith.AddiOp):
+        kind = _compute_kind(type(op))
+        if kind == "addi":
             return np.add(x, y, dtype=i64)  # pyright: ignore
-        if isinstance(op, arith.SubiOp):
+        if kind == "subi":
             return np.subtract(x, y, dtype=i64)  # pyright: ignore
-        if isinstance(op, arith.MuliOp):
+        if kind == "muli":
             return np.multiply(x, y, dtype=i64)  # pyright: ignore
-        if isinstance(op, arith.MaxSIOp):
+        if kind == "maxsi":
             return np.maximum(x, y)  # pyright: ignore
-        if isinstance(op, arith.MinSIOp):
+        if kind == "minsi":
             return np.minimum(x, y)  # pyright: ignore
-        if isinstance(op, (arith.AndIOp, arith.OrIOp, arith.XOrIOp)):
+        if kind == "bitwise":
             fn = {
                 arith.AndIOp: np.bitwise_and,
                 arith.OrIOp: np.bitwise_or,
                 arith.XOrIOp: np.bitwise_xor,
             }[type(op)]
             return fn(x, y)  # pyright: ignore
-        if isinstance(op, arith.CmpiOp):
+        if kind == "cmpi":
             pred = op.predicate.value.data
             if pred >= 6 and (np.any(x < 0) or np.any(y < 0)):  # pyright: ignore
                 return None
             return _CMP[pred](x, y)  # pyright: ignore
-        if isinstance(op, arith.SelectOp):
+        if kind == "select":
             return np.where(x, y, a[2])  # pyright: ignore
-        if isinstance(op, (arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp)):
+        if kind == "division":
             if np.any(y == 0):
                 return None
             if isinstance(op, arith.FloorDivSIOp):
                 return np.floor_divide(x, y)  # pyright: ignore
             q = np.sign(x) * np.sign(y) * (np.abs(x) // np.abs(y))  # pyright: ignore
             return q if isinstance(op, arith.DivSIOp) else x - q * y  # pyright: ignore
-        if isinstance(op, arith.ShLIOp):
+        if kind == "shli":
             return np.left_shift(x, y)  # pyright: ignore
-        if isinstance(op, arith.ShRSIOp):
+        if kind == "shrsi":
             return np.right_shift(x, y)  # pyright: ignore
-        if isinstance(op, (arith.ExtSIOp, arith.IndexCastOp)):
+        if kind == "extsi":
             return x
-        if isinstance(op, (arith.ExtUIOp, arith.TruncIOp)):
+        if kind == "extui":
             t = op.results[0].type
             if not isinstance(t, IntegerType) or x is None:
                 return x
@@ -636,7 +638,9 @@ class _Tracer:
             return block_span[b]
 
         for o in f.body.block.walk(region_first=True):
-            if isinstance(o, scf.ForOp):
+            if not o.regions:  # (most ops: no isinstance, which is slow)
+                op_span[o] = 1
+            elif isinstance(o, scf.ForOp):
                 op_span[o] = 1 + self.trips.get(o, 0) * block(o.body.block)
             elif isinstance(o, scf.IfOp):
                 op_span[o] = 1 + sum(block(r.block) for r in o.regions if r.blocks)
@@ -823,6 +827,31 @@ def _kind(cls: type[Operation]) -> str:
     subclasses), else ``other`` (once per class: ``isinstance`` on xDSL's
     op classes is slow)."""
     return "modelled" if issubclass(cls, _MODELLED) else "other"
+
+
+@functools.cache
+def _compute_kind(cls: type[Operation]) -> str:
+    """Which case of ``_Tracer.compute`` an op of class ``cls`` takes (the
+    first whose classes it is one of; once per class, like ``_kind``)."""
+    for classes, kind in (
+        ((arith.ConstantOp,), "constant"),  # (``evaluate``'s)
+        ((arith.AddiOp,), "addi"),
+        ((arith.SubiOp,), "subi"),
+        ((arith.MuliOp,), "muli"),
+        ((arith.MaxSIOp,), "maxsi"),
+        ((arith.MinSIOp,), "minsi"),
+        ((arith.AndIOp, arith.OrIOp, arith.XOrIOp), "bitwise"),
+        ((arith.CmpiOp,), "cmpi"),
+        ((arith.SelectOp,), "select"),
+        ((arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp), "division"),
+        ((arith.ShLIOp,), "shli"),
+        ((arith.ShRSIOp,), "shrsi"),
+        ((arith.ExtSIOp, arith.IndexCastOp), "extsi"),
+        ((arith.ExtUIOp, arith.TruncIOp), "extui"),
+    ):
+        if issubclass(cls, classes):
+            return kind
+    return ""
 
 
 class _Filled:
