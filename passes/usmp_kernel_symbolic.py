@@ -201,6 +201,9 @@ class _Summarizer:
         self.box: Box = {}
         self.env: dict[SSAValue, Affine] = {}
         self.memo: dict[SSAValue, Affine | bool] = {}
+        self.constants: dict[SSAValue, Affine | bool] = {}
+        """Values of ``arith.constant``: kept when ``memo`` is reset (they
+        do not depend on the box)."""
         self.vars: dict[Operation, int] = {}
         self.full: dict[int, int] = {}
         """Counter -> its loop's trip count."""
@@ -229,11 +232,16 @@ class _Summarizer:
             return self.env[v]
         if v in self.memo:
             return self.memo[v]
+        if v in self.constants:
+            return self.constants[v]
         op = v.owner
         if not isinstance(op, Operation):
             raise Unsupported("a value that depends on data")
         out = self.compute(op, v)
-        self.memo[v] = out
+        if _compute_kind(type(op)) == "constant":
+            self.constants[v] = out
+        else:
+            self.memo[v] = out
         return out
 
     def compute(self, op: Operation, v: SSAValue) -> Affine | bool:
