@@ -626,38 +626,33 @@ class _Tracer:
 
     # -- times --------------------------------------------------------------
 
-    def spans(self, f: func.FuncOp) -> tuple[dict[Operation, int], dict[Block, int]]:
-        """Each op's and block's span (nested ops before the op that holds
-        them: no recursion, and no closure cycle keeping the tracer alive)."""
+    def offsets(self, f: func.FuncOp) -> tuple[dict[Operation, int], dict[Block, int]]:
+        """Each op's time offset in its block, and each block's span (of
+        ``f``'s body and of every loop and branch): the ops in reverse
+        pre-order, so the ops a loop holds are done before the loop (no
+        recursion, and no closure cycle keeping the tracer alive)."""
         op_span: dict[Operation, int] = {}
         block_span: dict[Block, int] = {}
+        offsets: dict[Operation, int] = {}
 
-        def block(b: Block) -> int:
-            if b not in block_span:
-                block_span[b] = sum(op_span[o] for o in b.ops)
-            return block_span[b]
+        def lay_out(b: Block) -> int:
+            acc = 0
+            for o in b.ops:
+                offsets[o] = acc
+                acc += op_span[o]
+            block_span[b] = acc
+            return acc
 
-        for o in f.body.block.walk(region_first=True):
+        for o in reversed(preorder(f)):
             if not o.regions:  # (most ops: no isinstance, which is slow)
                 op_span[o] = 1
             elif isinstance(o, scf.ForOp):
-                op_span[o] = 1 + self.trips.get(o, 0) * block(o.body.block)
+                op_span[o] = 1 + self.trips.get(o, 0) * lay_out(o.body.block)
             elif isinstance(o, scf.IfOp):
-                op_span[o] = 1 + sum(block(r.block) for r in o.regions if r.blocks)
+                op_span[o] = 1 + sum(lay_out(r.block) for r in o.regions if r.blocks)
             else:
                 op_span[o] = 1
-        block(f.body.block)
-        return op_span, block_span
-
-    def offsets(self, f: func.FuncOp) -> tuple[dict[Operation, int], dict[Block, int]]:
-        """Each op's time offset in its block, and each block's span."""
-        op_span, block_span = self.spans(f)
-        offsets: dict[Operation, int] = {}
-        for block in block_span:
-            acc = 0
-            for o in block.ops:
-                offsets[o] = acc
-                acc += op_span[o]
+        lay_out(f.body.block)
         return offsets, block_span
 
     def result(self, f: func.FuncOp) -> dict[int, ByteTimes]:
