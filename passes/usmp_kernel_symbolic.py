@@ -542,6 +542,13 @@ class KernelSummary:
     iterations: int
     """The most iterations around one access (the loops the tracer may have
     to enumerate for it, at most)."""
+    found: dict[tuple[int, int], tuple[int, int] | None] = field(
+        default_factory=dict[tuple[int, int], tuple[int, int] | None],
+        compare=False,
+        repr=False,
+    )
+    """``extremes`` of each pair asked for (``max_shift`` and ``min_shift``
+    of one pair need the same)."""
 
     @property
     def followed(self) -> frozenset[int]:
@@ -570,6 +577,11 @@ class KernelSummary:
         """Smallest and largest ``read byte - written byte`` over the
         conflicts (a write of ``target`` no later than a read of
         ``source``); None if there are none."""
+        if (source, target) not in self.found:
+            self.found[(source, target)] = self._extremes(source, target)
+        return self.found[(source, target)]
+
+    def _extremes(self, source: int, target: int) -> tuple[int, int] | None:
         lo: int | None = None
         hi: int | None = None
         for w in self.groups:
