@@ -96,6 +96,7 @@ from usmp.dialects.tir import (
     PoolKind,
 )
 from usmp.passes.usmp_ir import (
+    ModuleOps,
     attr_list,
     byte_size,
     find_main,
@@ -285,11 +286,13 @@ def analyze(
     use_workspace_io: bool = False,
     overlap: bool = False,
     traces: KernelTraces | None = None,
+    ops: ModuleOps | None = None,
 ) -> BufferInfoAnalysis:
     """Buffer info of every static allocation of ``module`` (never mutates it);
     with ``overlap``, also the allowed overlaps (``usmp_overlap``), tracing
-    kernels into ``traces`` (a fresh cache if None)."""
-    analyzer = _Analyzer(module, pools)
+    kernels into ``traces`` (a fresh cache if None). ``ops``:
+    ``ModuleOps.of(module)`` if the caller has it."""
+    analyzer = _Analyzer(module, pools, ops or ModuleOps.of(module))
     analysis = analyzer.run(use_workspace_io)
     traces = traces or KernelTraces()
     analysis = replace(analysis, functions=analyzer.functions, traces=traces)
@@ -314,8 +317,9 @@ def with_overlaps(analysis: BufferInfoAnalysis) -> BufferInfoAnalysis:
 
 
 class _Analyzer:
-    def __init__(self, module: ModuleOp, pools: Sequence[PoolInfoAttr]):
+    def __init__(self, module: ModuleOp, pools: Sequence[PoolInfoAttr], ops: ModuleOps):
         self.main = find_main(module)
+        self.ops = ops
         self.functions = {
             op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)
         }
@@ -365,14 +369,14 @@ class _Analyzer:
                     tuple(sorted(used)),
                     (ticks,) if ticks is not None else (),
                 )
-        running = function_steps(timeline, call_graph(self.functions))
+        running = function_steps(timeline, call_graph(self.functions, self.ops.calls))
         for name, f in self.functions.items():
             if f is main:
                 continue
             live = intervals(running.get(name, ()))
             targets = timeline.call_targets.get(name, {function_target(f)})
             steps = tuple(sorted(running.get(name, ())))
-            for op in f.walk():
+            for op in self.ops.definers[name]:
                 # an allocation inside a parallel loop is per-iteration,
                 # thread-local: TVM leaves it to the code generator
                 if defines_buffer(op, self.pool_args[name]) and not in_parallel_loop(

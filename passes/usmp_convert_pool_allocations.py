@@ -74,7 +74,6 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -94,7 +93,7 @@ from usmp.dialects.tir import (
     CallOp,
     PoolAllocationAttr,
 )
-from usmp.passes.usmp_ir import string_list
+from usmp.passes.usmp_ir import ModuleOps, string_list
 from usmp.passes.usmp_liveness import callee_of
 from usmp.passes.usmp_pool_uses import PoolUses, analyze_pool_uses
 from usmp.passes.usmp_statement_liveness import in_parallel_loop
@@ -109,18 +108,25 @@ class UsmpConvertPoolAllocationsPass(ModulePass):
     name = "usmp-convert-pool-allocations"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        state = _PoolArguments(analyze_pool_uses(ctx, op))
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [
-                    _AddPoolArguments(state),
-                    _ConvertAllocation(state),
-                    _PassPoolsAtCall(state),
-                ],
-                dce_enabled=False,
-            ),
-            apply_recursively=False,
-        ).rewrite_module(op)
+        ops = ModuleOps.of(op)
+        state = _PoolArguments(analyze_pool_uses(ctx, op, ops))
+        applier = GreedyRewritePatternApplier(
+            [
+                _AddPoolArguments(state),
+                _ConvertAllocation(state),
+                _PassPoolsAtCall(state),
+            ],
+            dce_enabled=False,
+        )
+        # the patterns, applied to the ops they can match only (a walker
+        # would visit every op of every loop nest); each function before
+        # its body, as a walker would (its pool arguments come first)
+        for f in list(op.ops):
+            if not isinstance(f, func.FuncOp):
+                continue
+            name = f.sym_name.data
+            for target in (f, *ops.definers[name], *ops.calls[name]):
+                applier.match_and_rewrite(target, PatternRewriter(target))
         _add_constant_globals(op, state.uses)
 
 

@@ -7,7 +7,11 @@ function and pool arguments are found.
 
 from __future__ import annotations
 
-from xdsl.dialects import func
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
@@ -23,6 +27,11 @@ from usmp.diagnostics import located_error
 from usmp.dialects.tir import (
     MAIN_FUNC,
     POOL_ARGS,
+    VIRTUAL_DEVICE,
+    AllocateConstOp,
+    AllocateOp,
+    AllocateStateOp,
+    CallOp,
 )
 
 
@@ -109,3 +118,88 @@ def pool_arguments(f: func.FuncOp) -> dict[SSAValue, str]:
 
 def attr_list(attr: Attribute | None) -> list[Attribute]:
     return list(attr.data) if isinstance(attr, ArrayAttr) else []  # pyright: ignore
+
+
+def preorder(op: Operation) -> list[Operation]:
+    """``op`` and every op nested in it, in ``op.walk()``'s order
+    (pre-order), as a list: one loop instead of a generator per op, region
+    and block (the analyses below walk every op of every loop nest). The
+    list is taken before the caller changes anything."""
+    out: list[Operation] = []
+    stack = [op]
+    while stack:
+        o = stack.pop()
+        out.append(o)
+        if o.regions:
+            children = [x for r in o.regions for b in r.blocks for x in b.ops]
+            children.reverse()
+            stack.extend(children)
+    return out
+
+
+@dataclass(frozen=True)
+class ModuleOps:
+    """The few ops of a module the usmp analyses look for, found in one walk
+    (``of``) instead of one walk of every kernel per analysis.
+
+    Each list is in walk order (``Operation.walk``: pre-order, the order the
+    analyses walked in before), so a consumer filtering it sees exactly what
+    its own walk saw. Only adding or removing ops of these kinds invalidates
+    it (adding index arithmetic, as reversing a loop nest does, or setting
+    attributes does not)."""
+
+    definers: Mapping[str, Sequence[Operation]]
+    """Per function, its ``tir.allocate``/``allocate_const``/
+    ``allocate_state`` and ``memref.view`` ops (``defines_buffer``'s
+    candidates)."""
+    calls: Mapping[str, Sequence[Operation]]
+    """Per function, its ``tir.call``/``func.call`` ops."""
+    allocations: Sequence[Operation]
+    """Every ``tir.allocate``/``allocate_const``/``allocate_state`` of the
+    module, in or outside functions."""
+    placed: Sequence[Operation]
+    """Every ``func.func`` and every op carrying ``tir.virtual_device``
+    (``usmp_pools.module_targets``), the module itself included."""
+
+    @staticmethod
+    def of(module: ModuleOp) -> ModuleOps:
+        definers: dict[str, list[Operation]] = {}
+        calls: dict[str, list[Operation]] = {}
+        allocations: list[Operation] = []
+        placed: list[Operation] = []
+        if VIRTUAL_DEVICE in module.attributes:
+            placed.append(module)
+        for top in module.ops:
+            is_function = isinstance(top, func.FuncOp)
+            mine: list[Operation] = []
+            called: list[Operation] = []
+            if is_function:
+                definers[top.sym_name.data] = mine
+                calls[top.sym_name.data] = called
+            for op in preorder(top):
+                kind = _op_kind(type(op))
+                if kind == "function" or VIRTUAL_DEVICE in op.attributes:
+                    placed.append(op)
+                if kind == "allocation":
+                    allocations.append(op)
+                    mine.append(op)
+                elif kind == "view":
+                    mine.append(op)
+                elif kind == "call":
+                    called.append(op)
+        return ModuleOps(definers, calls, allocations, placed)
+
+
+@functools.cache
+def _op_kind(cls: type[Operation]) -> str:
+    """What ``ModuleOps`` keeps of an op of class ``cls`` (once per class:
+    ``isinstance`` on xDSL's op classes is slow)."""
+    if issubclass(cls, (AllocateOp, AllocateConstOp, AllocateStateOp)):
+        return "allocation"
+    if issubclass(cls, memref.ViewOp):
+        return "view"
+    if issubclass(cls, (CallOp, func.CallOp)):
+        return "call"
+    if issubclass(cls, func.FuncOp):
+        return "function"
+    return ""

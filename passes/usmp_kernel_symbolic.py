@@ -45,10 +45,12 @@ the enumerating tracer for that kernel.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
@@ -59,6 +61,8 @@ from xdsl.dialects.builtin import (
     NoneAttr,
 )
 from xdsl.ir import Block, Operation, SSAValue
+
+from usmp.passes.usmp_ir import preorder
 
 Affine = tuple[int, dict[int, int]]
 """``(constant, {counter: coefficient})``."""
@@ -197,6 +201,9 @@ class _Summarizer:
         self.box: Box = {}
         self.env: dict[SSAValue, Affine] = {}
         self.memo: dict[SSAValue, Affine | bool] = {}
+        self.constants: dict[SSAValue, Affine | bool] = {}
+        """Values of ``arith.constant``: kept when ``memo`` is reset (they
+        do not depend on the box)."""
         self.vars: dict[Operation, int] = {}
         self.full: dict[int, int] = {}
         """Counter -> its loop's trip count."""
@@ -225,15 +232,22 @@ class _Summarizer:
             return self.env[v]
         if v in self.memo:
             return self.memo[v]
+        if v in self.constants:
+            return self.constants[v]
         op = v.owner
         if not isinstance(op, Operation):
             raise Unsupported("a value that depends on data")
         out = self.compute(op, v)
-        self.memo[v] = out
+        if _compute_kind(type(op)) == "constant":
+            self.constants[v] = out
+        else:
+            self.memo[v] = out
         return out
 
     def compute(self, op: Operation, v: SSAValue) -> Affine | bool:
-        if isinstance(op, arith.ConstantOp):
+        kind = _compute_kind(type(op))
+        if kind == "constant":
+            op = cast(arith.ConstantOp, op)
             value = op.value
             if not isinstance(value, IntegerAttr):
                 raise Unsupported("a non-integer constant")
@@ -241,33 +255,40 @@ class _Summarizer:
             if isinstance(value.type, IntegerType) and value.type.width.data == 1:
                 return n != 0
             return n, {}
-        if isinstance(op, (arith.ExtSIOp, arith.IndexCastOp)):
+        if kind == "extsi":
+            op = cast("arith.ExtSIOp | arith.IndexCastOp", op)
             return self.evaluate(op.operands[0])
-        if isinstance(op, arith.ExtUIOp):
+        if kind == "extui":
+            op = cast(arith.ExtUIOp, op)
             x = self.evaluate(op.operands[0])
             if isinstance(x, bool):
                 return int(x), {}
             if _bounds(x, self.box)[0] < 0:
                 raise Unsupported("extui of a negative value")
             return x
-        if isinstance(op, arith.AddiOp):
+        if kind == "addi":
+            op = cast(arith.AddiOp, op)
             return _add(self.value(op.lhs), self.value(op.rhs))
-        if isinstance(op, arith.SubiOp):
+        if kind == "subi":
+            op = cast(arith.SubiOp, op)
             return _add(self.value(op.lhs), self.value(op.rhs), -1)
-        if isinstance(op, arith.MuliOp):
+        if kind == "muli":
+            op = cast(arith.MuliOp, op)
             a, b = self.value(op.lhs), self.value(op.rhs)
             if not a[1]:
                 return _scale(b, a[0])
             if not b[1]:
                 return _scale(a, b[0])
             raise Unsupported("a product of two loop counters")
-        if isinstance(op, (arith.MaxSIOp, arith.MinSIOp)):
+        if kind == "minmax":
+            op = cast("arith.MaxSIOp | arith.MinSIOp", op)
             a, b = self.value(op.lhs), self.value(op.rhs)
             d = _add(a, b, -1)  # a - b; a tie takes b (the constant, as
             if isinstance(op, arith.MinSIOp):  # lower-ops writes the bounds)
                 d = _scale(d, -1)
             return a if _nonnegative(_add(d, (-1, {})), self.box) else b
-        if isinstance(op, arith.CmpiOp):
+        if kind == "cmpi":
+            op = cast(arith.CmpiOp, op)
             pred = op.predicate.value.data
             a, b = self.value(op.lhs), self.value(op.rhs)
             if pred >= 6:  # unsigned: as signed when both are non-negative
@@ -286,7 +307,8 @@ class _Summarizer:
             if kind == "le":
                 return _nonnegative(_scale(d, -1), self.box)
             return _nonnegative(_add(_scale(d, -1), (-1, {})), self.box)  # lt
-        if isinstance(op, (arith.AndIOp, arith.OrIOp, arith.XOrIOp)):
+        if kind == "bitwise":
+            op = cast("arith.AndIOp | arith.OrIOp | arith.XOrIOp", op)
             x = self.evaluate(op.operands[0])
             if isinstance(x, bool):
                 if isinstance(op, arith.AndIOp) and not x:
@@ -296,9 +318,11 @@ class _Summarizer:
                 y = self.flag(op.operands[1])
                 return x ^ y if isinstance(op, arith.XOrIOp) else y
             raise Unsupported("bitwise arithmetic on an index")
-        if isinstance(op, arith.SelectOp):
+        if kind == "select":
+            op = cast(arith.SelectOp, op)
             return self.evaluate(op.operands[1 if self.flag(op.operands[0]) else 2])
-        if isinstance(op, (arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp)):
+        if kind == "division":
+            op = cast("arith.DivSIOp | arith.RemSIOp | arith.FloorDivSIOp", op)
             a, b = self.value(op.lhs), self.value(op.rhs)
             if b[1] or b[0] <= 0:
                 raise Unsupported("division by a variable or non-positive value")
@@ -311,7 +335,8 @@ class _Summarizer:
             if isinstance(op, arith.RemSIOp):
                 return _add(a, (q * b[0], {}), -1)
             return q, {}
-        if isinstance(op, scf.IfOp):
+        if kind == "if":
+            op = cast(scf.IfOp, op)
             region = op.true_region if self.flag(op.cond) else op.false_region
             if not region.blocks or region.block.last_op is None:
                 raise Unsupported("an scf.if result without an else")
@@ -455,7 +480,7 @@ def _merge(records: list[_Record]) -> list[_Record]:
 
 def _positions(f: func.FuncOp) -> dict[Operation, int]:
     out: dict[Operation, int] = {}
-    for op in f.walk():
+    for op in preorder(f):
         for region in op.regions:
             for block in region.blocks:
                 for k, o in enumerate(block.ops):
@@ -517,6 +542,13 @@ class KernelSummary:
     iterations: int
     """The most iterations around one access (the loops the tracer may have
     to enumerate for it, at most)."""
+    found: dict[tuple[int, int], tuple[int, int] | None] = field(
+        default_factory=dict[tuple[int, int], tuple[int, int] | None],
+        compare=False,
+        repr=False,
+    )
+    """``extremes`` of each pair asked for (``max_shift`` and ``min_shift``
+    of one pair need the same)."""
 
     @property
     def followed(self) -> frozenset[int]:
@@ -545,6 +577,11 @@ class KernelSummary:
         """Smallest and largest ``read byte - written byte`` over the
         conflicts (a write of ``target`` no later than a read of
         ``source``); None if there are none."""
+        if (source, target) not in self.found:
+            self.found[(source, target)] = self._extremes(source, target)
+        return self.found[(source, target)]
+
+    def _extremes(self, source: int, target: int) -> tuple[int, int] | None:
         lo: int | None = None
         hi: int | None = None
         for w in self.groups:
@@ -712,3 +749,27 @@ def summarize(
         dict(s.vars),
         max((_box_size(r.box) for r in records), default=0),
     )
+
+
+@functools.cache
+def _compute_kind(cls: type[Operation]) -> str:
+    """Which case of ``_Summarizer.compute`` an op of class ``cls`` takes
+    (the first whose classes it is one of; once per class: ``isinstance`` on
+    xDSL's op classes is slow)."""
+    for classes, kind in (
+        ((arith.ConstantOp,), "constant"),
+        ((arith.ExtSIOp, arith.IndexCastOp), "extsi"),
+        ((arith.ExtUIOp,), "extui"),
+        ((arith.AddiOp,), "addi"),
+        ((arith.SubiOp,), "subi"),
+        ((arith.MuliOp,), "muli"),
+        ((arith.MaxSIOp, arith.MinSIOp), "minmax"),
+        ((arith.CmpiOp,), "cmpi"),
+        ((arith.AndIOp, arith.OrIOp, arith.XOrIOp), "bitwise"),
+        ((arith.SelectOp,), "select"),
+        ((arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp), "division"),
+        ((scf.IfOp,), "if"),
+    ):
+        if issubclass(cls, classes):
+            return kind
+    return ""

@@ -50,6 +50,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from usmp.dialects import tir
 from usmp.dialects.tir_custom import CustomCallOp
+from usmp.passes.usmp_ir import preorder
 from usmp.passes.usmp_kernel_symbolic import KernelSummary, row_major, summarize
 
 NEVER = np.iinfo(np.int64).max
@@ -164,11 +165,12 @@ class _Address:
         terms = tuple((cast(Array, _rows(t, axis, lo, hi)), s) for t, s in self.terms)
         return _Address(self.offset, terms)
 
-    def within(self, box: tuple[slice, ...]) -> Array:
-        """The indices in ``box`` (empty: everywhere), broadcasting to it."""
+    def within(self, box: tuple[slice, ...], order: tuple[int, ...]) -> Array:
+        """The indices in ``box`` (empty: everywhere), broadcasting to it
+        with its axes in ``order`` (``_inner_last``)."""
         out: Array = np.array(self.offset, np.int64)
         for t, s in self.terms:
-            out = out + _in_box(t, box) * s
+            out = out + _in_box(t, box).transpose(order) * s
         return out
 
     def at(self, index: Index, grid: tuple[int, ...]) -> Array:
@@ -401,7 +403,8 @@ class _Tracer:
     def evaluate(self, op: Operation) -> None:
         for r in op.results:
             self.env[r] = None
-        if isinstance(op, arith.ConstantOp):
+        if _compute_kind(type(op)) == "constant":
+            op = cast(arith.ConstantOp, op)
             value = op.value
             if isinstance(value, IntegerAttr):
                 v = value.value.data
@@ -427,44 +430,45 @@ class _Tracer:
         x = a[0] if a else None
         y = a[1] if len(a) > 1 else None
         i64 = np.int64
-        if isinstance(op, arith.AddiOp):
+        kind = _compute_kind(type(op))
+        if kind == "addi":
             return np.add(x, y, dtype=i64)  # pyright: ignore
-        if isinstance(op, arith.SubiOp):
+        if kind == "subi":
             return np.subtract(x, y, dtype=i64)  # pyright: ignore
-        if isinstance(op, arith.MuliOp):
+        if kind == "muli":
             return np.multiply(x, y, dtype=i64)  # pyright: ignore
-        if isinstance(op, arith.MaxSIOp):
+        if kind == "maxsi":
             return np.maximum(x, y)  # pyright: ignore
-        if isinstance(op, arith.MinSIOp):
+        if kind == "minsi":
             return np.minimum(x, y)  # pyright: ignore
-        if isinstance(op, (arith.AndIOp, arith.OrIOp, arith.XOrIOp)):
+        if kind == "bitwise":
             fn = {
                 arith.AndIOp: np.bitwise_and,
                 arith.OrIOp: np.bitwise_or,
                 arith.XOrIOp: np.bitwise_xor,
             }[type(op)]
             return fn(x, y)  # pyright: ignore
-        if isinstance(op, arith.CmpiOp):
+        if kind == "cmpi":
             pred = op.predicate.value.data
             if pred >= 6 and (np.any(x < 0) or np.any(y < 0)):  # pyright: ignore
                 return None
             return _CMP[pred](x, y)  # pyright: ignore
-        if isinstance(op, arith.SelectOp):
+        if kind == "select":
             return np.where(x, y, a[2])  # pyright: ignore
-        if isinstance(op, (arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp)):
+        if kind == "division":
             if np.any(y == 0):
                 return None
             if isinstance(op, arith.FloorDivSIOp):
                 return np.floor_divide(x, y)  # pyright: ignore
             q = np.sign(x) * np.sign(y) * (np.abs(x) // np.abs(y))  # pyright: ignore
             return q if isinstance(op, arith.DivSIOp) else x - q * y  # pyright: ignore
-        if isinstance(op, arith.ShLIOp):
+        if kind == "shli":
             return np.left_shift(x, y)  # pyright: ignore
-        if isinstance(op, arith.ShRSIOp):
+        if kind == "shrsi":
             return np.right_shift(x, y)  # pyright: ignore
-        if isinstance(op, (arith.ExtSIOp, arith.IndexCastOp)):
+        if kind == "extsi":
             return x
-        if isinstance(op, (arith.ExtUIOp, arith.TruncIOp)):
+        if kind == "extui":
             t = op.results[0].type
             if not isinstance(t, IntegerType) or x is None:
                 return x
@@ -622,36 +626,33 @@ class _Tracer:
 
     # -- times --------------------------------------------------------------
 
-    def spans(self, f: func.FuncOp) -> tuple[dict[Operation, int], dict[Block, int]]:
-        """Each op's and block's span (nested ops before the op that holds
-        them: no recursion, and no closure cycle keeping the tracer alive)."""
+    def offsets(self, f: func.FuncOp) -> tuple[dict[Operation, int], dict[Block, int]]:
+        """Each op's time offset in its block, and each block's span (of
+        ``f``'s body and of every loop and branch): the ops in reverse
+        pre-order, so the ops a loop holds are done before the loop (no
+        recursion, and no closure cycle keeping the tracer alive)."""
         op_span: dict[Operation, int] = {}
         block_span: dict[Block, int] = {}
-
-        def block(b: Block) -> int:
-            if b not in block_span:
-                block_span[b] = sum(op_span[o] for o in b.ops)
-            return block_span[b]
-
-        for o in f.body.block.walk(region_first=True):
-            if isinstance(o, scf.ForOp):
-                op_span[o] = 1 + self.trips.get(o, 0) * block(o.body.block)
-            elif isinstance(o, scf.IfOp):
-                op_span[o] = 1 + sum(block(r.block) for r in o.regions if r.blocks)
-            else:
-                op_span[o] = 1
-        block(f.body.block)
-        return op_span, block_span
-
-    def offsets(self, f: func.FuncOp) -> tuple[dict[Operation, int], dict[Block, int]]:
-        """Each op's time offset in its block, and each block's span."""
-        op_span, block_span = self.spans(f)
         offsets: dict[Operation, int] = {}
-        for block in block_span:
+
+        def lay_out(b: Block) -> int:
             acc = 0
-            for o in block.ops:
+            for o in b.ops:
                 offsets[o] = acc
                 acc += op_span[o]
+            block_span[b] = acc
+            return acc
+
+        for o in reversed(preorder(f)):
+            if not o.regions:  # (most ops: no isinstance, which is slow)
+                op_span[o] = 1
+            elif isinstance(o, scf.ForOp):
+                op_span[o] = 1 + self.trips.get(o, 0) * lay_out(o.body.block)
+            elif isinstance(o, scf.IfOp):
+                op_span[o] = 1 + sum(lay_out(r.block) for r in o.regions if r.blocks)
+            else:
+                op_span[o] = 1
+        lay_out(f.body.block)
         return offsets, block_span
 
     def result(self, f: func.FuncOp) -> dict[int, ByteTimes]:
@@ -823,6 +824,31 @@ def _kind(cls: type[Operation]) -> str:
     return "modelled" if issubclass(cls, _MODELLED) else "other"
 
 
+@functools.cache
+def _compute_kind(cls: type[Operation]) -> str:
+    """Which case of ``_Tracer.compute`` an op of class ``cls`` takes (the
+    first whose classes it is one of; once per class, like ``_kind``)."""
+    for classes, kind in (
+        ((arith.ConstantOp,), "constant"),  # (``evaluate``'s)
+        ((arith.AddiOp,), "addi"),
+        ((arith.SubiOp,), "subi"),
+        ((arith.MuliOp,), "muli"),
+        ((arith.MaxSIOp,), "maxsi"),
+        ((arith.MinSIOp,), "minsi"),
+        ((arith.AndIOp, arith.OrIOp, arith.XOrIOp), "bitwise"),
+        ((arith.CmpiOp,), "cmpi"),
+        ((arith.SelectOp,), "select"),
+        ((arith.DivSIOp, arith.RemSIOp, arith.FloorDivSIOp), "division"),
+        ((arith.ShLIOp,), "shli"),
+        ((arith.ShRSIOp,), "shrsi"),
+        ((arith.ExtSIOp, arith.IndexCastOp), "extsi"),
+        ((arith.ExtUIOp, arith.TruncIOp), "extui"),
+    ):
+        if issubclass(cls, classes):
+            return kind
+    return ""
+
+
 class _Filled:
     """Per argument, an array of ``sizes[arg]`` elements, all ``fill`` until
     it is first taken (``[arg]``) to be updated."""
@@ -947,16 +973,20 @@ def _event_times(
         running = None if box is not None else _running(mask, sub)
         if running is None:  # the iterations that run are a box (often all)
             box = box or ()
+            inside = _boxed(sub, box)
+            # the iterations in the order of _inner_last (see there)
+            order = _inner_last(inside)
             early: npt.NDArray[np.int64] | int = first0
             for axis, term in sorted(terms, key=lambda t: t[1].size):
+                at = order.index(axis)
                 early = early + term[box[axis] if box else slice(None)].reshape(
-                    (1,) * axis + (-1,) + (1,) * (len(shape) - axis - 1)
+                    (1,) * at + (-1,) + (1,) * (len(shape) - at - 1)
                 )
-            inside = _boxed(sub, box)
+            grid = tuple(inside[a] for a in order)
             # contiguous copies: ufunc.at is ~3x slower on broadcast views
-            firsts = np.broadcast_to(np.asarray(early, np.int64), inside).reshape(-1)
-            part = None if chunk is None else chunk.within(box)
-            addr = None if part is None else np.broadcast_to(part, inside).reshape(-1)
+            firsts = np.broadcast_to(np.asarray(early, np.int64), grid).reshape(-1)
+            part = None if chunk is None else chunk.within(box, order)
+            addr = None if part is None else np.broadcast_to(part, grid).reshape(-1)
         else:  # only those that run (the order does not matter: see _running)
             index, grid = running
             early = first0
@@ -978,6 +1008,17 @@ def _event_times(
 
 
 Index = tuple[npt.NDArray[np.intp] | int, ...]
+
+
+def _inner_last(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The axes of an event's iterations ``shape``, largest last: the order
+    its times and addresses are laid out in (``_event_times``). Summing
+    terms that each vary along a few axes broadcasts with the last axis as
+    numpy's inner loop; a loop of 3 (a kernel's window) there costs ~10
+    times a loop of 100. What the iterations feed (minima, maxima, sums,
+    stores of one value, per address) does not depend on their order, only
+    on each time staying paired with its address."""
+    return tuple(sorted(range(len(shape)), key=lambda a: shape[a]))
 
 
 def _in_box(t: Array, box: tuple[slice, ...]) -> Array:
@@ -1065,8 +1106,10 @@ def _event_addresses(
         running = None if box is not None else _running(mask, sub)
         if running is None:
             box = box or ()
-            within = chunk.within(box)
-            addr = np.broadcast_to(within, _boxed(sub, box)).reshape(-1)
+            inside = _boxed(sub, box)
+            order = _inner_last(inside)
+            within = chunk.within(box, order)
+            addr = np.broadcast_to(within, tuple(inside[a] for a in order)).reshape(-1)
             yield addr, chunk.bounds(box)
         else:
             addr = chunk.at(*running)
@@ -1269,25 +1312,46 @@ def written_arguments(f: func.FuncOp) -> frozenset[int]:
         return frozenset()
     root: dict[SSAValue, int] = {a: i for i, a in enumerate(f.args)}
     out: set[int] = set()
-    for op in f.walk():
-        if isinstance(
-            op, (memref.ReinterpretCastOp, memref.CollapseShapeOp, memref.ViewOp)
-        ):
+    for op in preorder(f):
+        kind = _write_kind(type(op))
+        if kind == "alias":
             if op.operands[0] in root:
                 root[op.results[0]] = root[op.operands[0]]
-        elif isinstance(op, memref.StoreOp):
+        elif kind == "store":
+            op = cast(memref.StoreOp, op)
             if op.memref in root:
                 out.add(root[op.memref])
-        elif isinstance(op, tir.CallExternOp):
+        elif kind == "extern":
+            op = cast(tir.CallExternOp, op)
             written = op.written_operands()
             out.update(
                 root[o] for k, o in enumerate(op.args) if k in written and o in root
             )
-        elif isinstance(op, CustomCallOp):  # writes its outputs only
+        elif kind == "custom":  # writes its outputs only
+            op = cast(CustomCallOp, op)
             out.update(root[o] for o in op.args[op.n_inputs :] if o in root)
-        elif not isinstance(op, memref.LoadOp):
+        elif kind != "load":
             out.update(root[o] for o in op.operands if o in root)
     return frozenset(i for i in out if isinstance(f.args[i].type, MemRefType))
+
+
+@functools.cache
+def _write_kind(cls: type[Operation]) -> str:
+    """How ``written_arguments`` treats an op of class ``cls`` (once per
+    class, like ``_kind``)."""
+    if issubclass(
+        cls, (memref.ReinterpretCastOp, memref.CollapseShapeOp, memref.ViewOp)
+    ):
+        return "alias"
+    if issubclass(cls, memref.StoreOp):
+        return "store"
+    if issubclass(cls, tir.CallExternOp):
+        return "extern"
+    if issubclass(cls, CustomCallOp):
+        return "custom"
+    if issubclass(cls, memref.LoadOp):
+        return "load"
+    return "other"
 
 
 Traced = tuple[dict[int, ByteTimes], dict[int, Array]]

@@ -18,7 +18,8 @@ derives, in one walk:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+import functools
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import func, memref
@@ -50,11 +51,26 @@ def intervals(steps: Iterable[int]) -> tuple[Interval, ...]:
     return tuple((a, b) for a, b in runs)
 
 
+@functools.cache
+def _class_kind(cls: type[Operation]) -> str:
+    """``call``, ``allocation`` (a static one), ``alloc`` (``memref.alloc``),
+    ``view`` (``memref.view``) or empty, for ops of class ``cls`` (once per
+    class: ``isinstance`` on xDSL's op classes is slow, and these run on
+    every op of every loop nest)."""
+    if issubclass(cls, (CallOp, func.CallOp)):
+        return "call"
+    if issubclass(cls, (AllocateOp, AllocateConstOp, AllocateStateOp)):
+        return "allocation"
+    if issubclass(cls, memref.AllocOp):
+        return "alloc"
+    if issubclass(cls, memref.ViewOp):
+        return "view"
+    return ""
+
+
 def callee_of(op: Operation) -> str | None:
-    if isinstance(op, CallOp):
-        return op.callee.string_value()
-    if isinstance(op, func.CallOp):
-        return op.callee.string_value()
+    if _class_kind(type(op)) == "call":
+        return op.callee.string_value()  # pyright: ignore[reportAttributeAccessIssue]
     return None
 
 
@@ -64,17 +80,21 @@ def is_view_like(op: Operation) -> bool:
         not op.regions
         and bool(op.results)
         and all(isinstance(r.type, MemRefType) for r in op.results)
-        and not isinstance(
-            op, (AllocateOp, AllocateConstOp, AllocateStateOp, memref.AllocOp)
-        )
+        and _class_kind(type(op)) not in ("allocation", "alloc")
     )
 
 
-def call_graph(functions: dict[str, func.FuncOp]) -> dict[str, list[str]]:
+def call_graph(
+    functions: dict[str, func.FuncOp],
+    calls: Mapping[str, Sequence[Operation]] | None = None,
+) -> dict[str, list[str]]:
+    """Per function, the functions of ``functions`` it calls, in walk order
+    (``calls``: each function's call ops, ``ModuleOps.calls``, if the caller
+    has them; else each function is walked)."""
     graph: dict[str, list[str]] = {}
     for name, f in functions.items():
         callees: list[str] = []
-        for op in f.walk():
+        for op in f.walk() if calls is None else calls[name]:
             if (callee := callee_of(op)) is not None and callee in functions:
                 callees.append(callee)
         graph[name] = callees
@@ -109,9 +129,10 @@ class MainTimeline:
 def defines_buffer(op: Operation, pool_args: Collection[SSAValue]) -> bool:
     """Does ``op`` create a buffer: a static allocation, or (after the
     rewrite) a view into a pool argument?"""
-    if isinstance(op, (AllocateOp, AllocateConstOp, AllocateStateOp)):
+    kind = _class_kind(type(op))
+    if kind == "allocation":
         return True
-    return isinstance(op, memref.ViewOp) and op.source in pool_args
+    return kind == "view" and op.source in pool_args  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def main_timeline(

@@ -81,7 +81,7 @@ from usmp.passes.usmp_analysis import (
     analyze,
     with_overlaps,
 )
-from usmp.passes.usmp_ir import find_main, is_rewritten, merge_arg_attrs
+from usmp.passes.usmp_ir import ModuleOps, find_main, is_rewritten, merge_arg_attrs
 from usmp.passes.usmp_kernel_direction import choose_directions
 from usmp.passes.usmp_kernel_trace import KernelTraces
 from usmp.passes.usmp_overlap import find_overlaps, overlap_violations
@@ -208,14 +208,16 @@ def plan_memory(
         return None
     if use_workspace_io:
         check_workspace_io_interface(module)
-    pools = resolve_pools(module, pools_option)
+    # one walk for the analyses before any IR changes (ModuleOps)
+    ops = ModuleOps.of(module)
+    pools = resolve_pools(module, pools_option, ops)
     traces = KernelTraces()  # one trace per kernel for the whole run
     # analysed once: reversing loop nests leaves the buffers and their
     # liveness as they were (usmp_analysis.with_overlaps)
-    analysis = analyze(module, pools, use_workspace_io, traces=traces)
+    analysis = analyze(module, pools, use_workspace_io, traces=traces, ops=ops)
     if overlap and not any(
         isinstance(o, AllocateOp) and o.pool_allocation is not None
-        for o in module.walk()
+        for o in ops.allocations
     ):
         choose_directions(module, pools, use_workspace_io, traces, analysis)
     if overlap:

@@ -42,7 +42,7 @@ from usmp.dialects.tir import (
     PoolAllocationAttr,
     PoolInfoAttr,
 )
-from usmp.passes.usmp_ir import byte_size
+from usmp.passes.usmp_ir import ModuleOps, byte_size
 from usmp.passes.usmp_liveness import callee_of
 from usmp.passes.usmp_pools import module_pools, ordered_for_arguments
 from usmp.passes.usmp_statement_liveness import in_parallel_loop
@@ -77,15 +77,19 @@ class PoolUses:
         return next(p for p in self.pools if p.pool_name.data == name)
 
 
-def analyze_pool_uses(ctx: Context, module: ModuleOp) -> PoolUses:
-    """The pools of every function of ``module`` (see the module doc)."""
-    return _Analysis(ctx, module).run()
+def analyze_pool_uses(
+    ctx: Context, module: ModuleOp, ops: ModuleOps | None = None
+) -> PoolUses:
+    """The pools of every function of ``module`` (see the module doc;
+    ``ops``: ``ModuleOps.of(module)`` if the caller has it)."""
+    return _Analysis(ctx, module, ops or ModuleOps.of(module)).run()
 
 
 class _Analysis:
-    def __init__(self, ctx: Context, module: ModuleOp):
+    def __init__(self, ctx: Context, module: ModuleOp, ops: ModuleOps):
         self.ctx = ctx
         self.module = module
+        self.ops = ops
         self.pools = module_pools(module)
         self.pool_by_name = {p.pool_name.data: p for p in self.pools}
         self.functions = {
@@ -100,14 +104,15 @@ class _Analysis:
         result: dict[str, FunctionPools] = {}
         for name, f in self.functions.items():
             used: set[str] = set()
-            for op in f.walk():
+            for op in self.ops.definers[name]:
                 if isinstance(op, AllocateOp) and in_parallel_loop(op):
                     continue  # per-thread, left to the code generator
                 if isinstance(op, AllocateOp | AllocateConstOp | AllocateStateOp):
                     used.add(self.check_allocation(op))
                     if isinstance(op, AllocateConstOp):
                         constants.append(op)
-                elif (callee := callee_of(op)) is not None and callee in callers:
+            for op in self.ops.calls[name]:
+                if (callee := callee_of(op)) is not None and callee in callers:
                     callers[callee].add(name)
             io = _io_allocations(f)
             for i, where in io.items():

@@ -57,6 +57,7 @@ from usmp.dialects.tir import (
     PoolKind,
 )
 from usmp.dialects.tir import TARGET as TARGET_ATTR
+from usmp.passes.usmp_ir import ModuleOps
 
 DEFAULT_TARGET = "c"
 DEFAULT_WORKSPACE_POOL = "global_workspace"
@@ -199,15 +200,16 @@ def default_pool(
     )
 
 
-def module_targets(module: ModuleOp) -> list[str]:
+def module_targets(module: ModuleOp, ops: ModuleOps | None = None) -> list[str]:
     """The host target ``c``, then every other target that runs a function of
     ``module`` (a function's ``tir.target``, a call's virtual device), in
-    order of appearance."""
+    order of appearance (``ops``: ``ModuleOps.of(module)`` if the caller
+    has it)."""
     from usmp.dialects.device import VirtualDeviceAttr
     from usmp.dialects.tir import VIRTUAL_DEVICE
 
     targets = [DEFAULT_TARGET]
-    for op in module.walk():
+    for op in (ops or ModuleOps.of(module)).placed:
         target = None
         if isinstance(op, FuncOp):
             target = op.attributes.get(TARGET_ATTR)
@@ -219,8 +221,11 @@ def module_targets(module: ModuleOp) -> list[str]:
     return targets
 
 
-def resolve_pools(module: ModuleOp, option: str | None) -> list[PoolInfoAttr]:
-    """The ordered pools to plan ``module`` against (option > attr > defaults).
+def resolve_pools(
+    module: ModuleOp, option: str | None, ops: ModuleOps | None = None
+) -> list[PoolInfoAttr]:
+    """The ordered pools to plan ``module`` against (option > attr > defaults;
+    ``ops``: ``ModuleOps.of(module)`` if the caller has it).
 
     Raises ``PoolSpecError`` for a malformed option."""
     if option:
@@ -231,12 +236,13 @@ def resolve_pools(module: ModuleOp, option: str | None) -> list[PoolInfoAttr]:
         pools = [p for p in pools if isinstance(p, PoolInfoAttr)]
     names = {p.pool_name.data for p in pools}
     kinds = [PoolKind.WORKSPACE, PoolKind.CONSTANT]
-    if any(isinstance(op, AllocateStateOp) for op in module.walk()):
+    ops = ops or ModuleOps.of(module)
+    if any(isinstance(op, AllocateStateOp) for op in ops.allocations):
         kinds.append(PoolKind.PERSISTENT)
     targets: list[str] | None = None
     for kind in kinds:
         if not any(p.kind.data is kind for p in pools):
-            targets = targets or module_targets(module)
+            targets = targets or module_targets(module, ops)
             default = default_pool(kind, targets)
             if default.pool_name.data not in names:
                 pools.append(default)

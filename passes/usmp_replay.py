@@ -61,6 +61,7 @@ from __future__ import annotations
 import itertools
 import math
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -91,9 +92,7 @@ from usmp.dialects.tir import (
     OUTPUT_NAMES,
     OUTPUT_TYPES,
     STATES,
-    AllocateConstOp,
     AllocateOp,
-    AllocateStateOp,
     CallOp,
     PoolAllocationAttr,
     PoolKind,
@@ -101,6 +100,7 @@ from usmp.dialects.tir import (
 from usmp.passes.options import TypedOptions
 from usmp.passes.progress import report
 from usmp.passes.usmp_ir import (
+    ModuleOps,
     attr_list,
     find_main,
     pool_arguments,
@@ -353,11 +353,11 @@ def _callee_name(op: Operation) -> str:
     return op.callee.string_value()
 
 
-def _calls_at_top(f: func.FuncOp) -> bool | None:
+def _calls_at_top(f: func.FuncOp, calls: Sequence[Operation]) -> bool | None:
     """True if ``f`` calls functions only from its body's top level (a
     straight-line composite the replay walks like main), None if it calls one
-    inside a loop or branch, False if it calls none (a kernel to trace)."""
-    calls = [o for o in f.walk() if isinstance(o, _CALLS)]
+    inside a loop or branch, False if it calls none (a kernel to trace).
+    ``calls``: its call ops (``ModuleOps.calls``)."""
     if not calls:
         return False
     block = f.body.block
@@ -371,8 +371,11 @@ def _is_constant(ref: _Ref | _PoolRef | None) -> bool:
 
 
 class _Replay:
-    def __init__(self, module: ModuleOp, invocations: int):
+    def __init__(
+        self, module: ModuleOp, invocations: int, ops: ModuleOps | None = None
+    ):
         self.main = find_main(module)
+        self.ops = ops or ModuleOps.of(module)
         self.invocations = invocations
         self.functions = {
             op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp)
@@ -390,9 +393,9 @@ class _Replay:
             tuple[str, frozenset[int], frozenset[int]], LightAccesses | None
         ] = {}
         self.calls: dict[str, int] = {}
-        for op in module.walk():
-            if isinstance(op, _CALLS):
-                name = op.callee.string_value()
+        for called in self.ops.calls.values():
+            for op in called:
+                name = _callee_name(op)
                 self.calls[name] = self.calls.get(name, 0) + 1
         self.written: dict[str, frozenset[int]] = {}
         self.at_top: dict[str, bool | None] = {}
@@ -695,7 +698,7 @@ class _Replay:
         change the module)."""
         name = f.sym_name.data
         if name not in self.at_top:
-            self.at_top[name] = _calls_at_top(f)
+            self.at_top[name] = _calls_at_top(f, self.ops.calls.get(name, ()))
         return self.at_top[name]
 
     def written_of(self, f: func.FuncOp) -> frozenset[int]:
@@ -1258,11 +1261,14 @@ def _ranges(offsets: list[int]) -> str:
     return ", ".join(text) + (", ..." if len(runs) > 4 else "")
 
 
-def replay_violations(module: ModuleOp, invocations: int = 1) -> list[str]:
+def replay_violations(
+    module: ModuleOp, invocations: int = 1, ops: ModuleOps | None = None
+) -> list[str]:
     """Every byte a planned (rewritten) module reads that does not hold the
     value it would hold with every buffer in memory of its own (see module
-    doc); empty if the plan is safe."""
-    return _Replay(module, invocations).run()
+    doc); empty if the plan is safe. ``ops``: ``ModuleOps.of(module)`` if
+    the caller has it."""
+    return _Replay(module, invocations, ops).run()
 
 
 @dataclass(frozen=True)
@@ -1282,13 +1288,13 @@ class UsmpReplayPass(TypedOptions):
             )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        ops = ModuleOps.of(op)  # of the rewritten module: the replay's own
         leftover = next(
             (
                 o
-                for o in op.walk()
-                if isinstance(o, (AllocateOp, AllocateConstOp, AllocateStateOp))
+                for o in ops.allocations
                 # (one in a parallel loop is per thread: not in any pool)
-                and not (isinstance(o, AllocateOp) and in_parallel_loop(o))
+                if not (isinstance(o, AllocateOp) and in_parallel_loop(o))
             ),
             None,
         )
@@ -1298,7 +1304,7 @@ class UsmpReplayPass(TypedOptions):
                 "usmp-replay needs a planned and rewritten module, where every "
                 "buffer is a view of a pool (run usmp first)",
             )
-        violations = replay_violations(op, self.invocations)
+        violations = replay_violations(op, self.invocations, ops)
         if violations:
             more = len(violations) - _MAX_REPORTED
             text = "; ".join(violations[:_MAX_REPORTED])
