@@ -153,21 +153,42 @@ def initializer(value: DenseIntOrFPElementsAttr, per_line: int = 12) -> list[str
 
 def initializer_body(value: DenseIntOrFPElementsAttr, indent: str = "  ") -> str:
     """``initializer``'s lines, each after ``indent`` and ending in a
-    newline, as one text. Bytes (weights are often ~1 MB) go through one
-    table of ``"x, "`` and one of ``"x,\n" + indent`` (every 16th element),
-    without a list and a join per line."""
+    newline, as one text. Bytes (weights are often ~1 MB) are spelled by
+    numpy (``_byte_text``), not one Python call per byte."""
     element = value.get_element_type()
     data = value.data.data
     if not (isinstance(element, IntegerType) and element.width.data == 8 and data):
         return "".join(f"{indent}{line}\n" for line in initializer(value))
     signed = element.signedness.data != Signedness.UNSIGNED
     table = _SIGNED_BYTES if signed else _UNSIGNED_BYTES
-    inside = tuple(f"{t}, " for t in table)
-    ending = tuple(f"{t},\n{indent}" for t in table)
-    pieces = list(map(inside.__getitem__, data))
-    pieces[15::16] = map(ending.__getitem__, data[15::16])
-    pieces[-1] = f"{table[data[-1]]},\n"
-    return indent + "".join(pieces)
+    head = _byte_text(data[:-1], table, indent)
+    return f"{indent}{head}{table[data[-1]]},\n"
+
+
+_BYTES_PER_LINE = 16
+_CHUNK = 1 << 16
+"""Bytes spelled per numpy step (a multiple of ``_BYTES_PER_LINE``): the
+step's temporaries are ``_CHUNK`` times the longest spelling."""
+
+
+def _byte_text(data: bytes, table: tuple[str, ...], indent: str) -> str:
+    """``"b, "`` for every byte ``b`` of ``data`` (spelled by ``table``),
+    ``"b,\n" + indent`` for every 16th: the 512 spellings as records of
+    8-byte words padded with NULs; each chunk of bytes gathers its records
+    with numpy and drops the padding with ``bytes.translate``."""
+    spellings = [f"{t}, " for t in table] + [f"{t},\n{indent}" for t in table]
+    width = -(-max(len(t) for t in spellings) // 8) * 8
+    padded = b"".join(t.encode("ascii").ljust(width, b"\0") for t in spellings)
+    records = np.frombuffer(padded, np.uint64).reshape(len(spellings), width // 8)
+    codes = np.frombuffer(data, np.uint8)
+    line_end = np.zeros(_CHUNK, np.uint16)
+    line_end[_BYTES_PER_LINE - 1 :: _BYTES_PER_LINE] = len(table)
+    chunks: list[bytes] = []
+    for start in range(0, len(codes), _CHUNK):
+        part = codes[start : start + _CHUNK]
+        index = part.astype(np.uint16) + line_end[: len(part)]
+        chunks.append(records.take(index, 0).tobytes().translate(None, b"\0"))
+    return b"".join(chunks).decode("ascii")
 
 
 def parenthesize(operand: Expr, parent: int, right: bool = False) -> str:
