@@ -6,10 +6,10 @@ Structured like MLIR's ``*ToEmitC`` conversions: one rewrite pattern per
 source op (``convert_to_emitc_{arith,memref,scf,func}.py``; ops that lower
 alike share one pattern over a table), a type converter
 (``EmitcTypeConverter`` in ``convert_to_emitc_common.py``) and one
-``PatternRewriteWalker`` pass over the module, in pre-order and without
-re-walking (every op is converted once; no pattern matches what patterns
-build), each op tried only on the patterns of its class
-(``pattern_dispatch.TypeDispatchApplier``). Types change in place: memref
+ordered walk over the module, in pre-order and without re-walking (every
+op is converted once; no pattern matches what patterns build:
+``pattern_dispatch.rewrite_in_order``), each op tried only on the patterns
+of its class (``pattern_dispatch.TypeDispatchApplier``). Types change in place: memref
 values are materialised with ``builtin.unrealized_conversion_cast`` while
 their users still need the memref type, and the casts are removed when the
 walk ends.
@@ -26,13 +26,8 @@ from collections.abc import Callable
 
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-)
+from xdsl.pattern_rewriter import RewritePattern
 
-from usmp.diagnostics import LocatedError
 from usmp.dialects import emitc
 from usmp.lowering.convert_to_emitc_arith import arith_patterns
 from usmp.lowering.convert_to_emitc_common import (
@@ -58,7 +53,7 @@ from usmp.lowering.convert_to_emitc_module import (
 from usmp.lowering.convert_to_emitc_packed import PackedCallLowering, PackedCalls
 from usmp.lowering.convert_to_emitc_scf import scf_patterns
 from usmp.lowering.gc_pause import cyclic_gc_paused
-from usmp.lowering.pattern_dispatch import TypeDispatchApplier
+from usmp.lowering.pattern_dispatch import TypeDispatchApplier, rewrite_in_order
 from usmp.lowering.walk import walk_ops
 
 __all__ = [
@@ -126,20 +121,20 @@ def erase_dead_values(block: Block) -> None:
             op.erase()
 
 
-class _Reached(RewritePattern):
-    """Tells ``reached`` which top-level op of the module the walk is at
-    (progress); rewrites nothing."""
+def _progress(
+    module: ModuleOp, reached: Callable[[int, int, str], None]
+) -> Callable[[Operation], None]:
+    """Tells ``reached`` which top-level op of the module the walk is at."""
+    tops = {op: k for k, op in enumerate(module.ops)}
+    block = module.body.block
 
-    def __init__(self, module: ModuleOp, reached: Callable[[int, int, str], None]):
-        self.tops = {op: k for k, op in enumerate(module.ops)}
-        self.reached = reached
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        k = self.tops.get(op)
-        if k is not None:
+    def visit(op: Operation) -> None:
+        if op.parent is block and (k := tops.get(op)) is not None:
             name = op.get_attr_or_prop("sym_name")
             what = name.data if isinstance(name, StringAttr) else op.name
-            self.reached(k + 1, len(self.tops), what)
+            reached(k + 1, len(tops), what)
+
+    return visit
 
 
 def convert_module(
@@ -151,18 +146,11 @@ def convert_module(
     info = ModuleInfo.of(module)
     state = ConversionState()
     packed = PackedCalls()
-    first = [] if reached is None else [_Reached(module, reached)]
-    applier = TypeDispatchApplier([*first, *conversion_patterns(state, info, packed)])
-    walker = PatternRewriteWalker(applier, apply_recursively=False)
+    applier = TypeDispatchApplier(conversion_patterns(state, info, packed))
+    visit = None if reached is None else _progress(module, reached)
     state.packed = find_packed_reads(module)
     with cyclic_gc_paused():
-        try:
-            walker.rewrite_module(module)
-        except LocatedError as e:
-            # the walker adds the whole module as a note; the location says enough
-            if hasattr(e, "__notes__"):
-                del e.__notes__
-            raise
+        rewrite_in_order(module.body, applier, visit)
         for cast in state.casts:
             cast.results[0].replace_all_uses_with(cast.inputs[0])
             cast.detach()

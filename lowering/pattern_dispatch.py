@@ -12,16 +12,27 @@ patterns whose class it is a subclass of, in their order, with every
 pattern it cannot read (a plain ``match_and_rewrite``) kept for every op
 class: the first pattern that rewrites an op is the one xDSL's applier
 would have picked.
+
+``rewrite_in_order`` is the driver for a conversion that rewrites every op
+once (``convert-to-emitc``): xDSL's ``PatternRewriteWalker`` with
+``apply_recursively=False`` on a list instead of a worklist, and a rewriter
+with no listener. The walker pushes every op on its worklist, takes the
+ops a rewrite erases off it, and tells its listener of every op a rewrite
+inserts, modifies or erases (each use a ``replace_all_uses_with`` changes
+is one call); a conversion that never revisits an op needs none of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from types import UnionType
 from typing import Union, get_args, get_origin
 
-from xdsl.ir import Operation
+from xdsl.ir import Operation, Region
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.rewriter import InsertPoint
+
+from usmp.lowering.walk import walk_ops
 
 
 def matched_classes(pattern: RewritePattern) -> tuple[type, ...] | None:
@@ -75,3 +86,31 @@ class TypeDispatchApplier(RewritePattern):
             pattern.match_and_rewrite(op, rewriter)
             if rewriter.has_done_action:
                 return
+
+
+def rewrite_in_order(
+    region: Region,
+    pattern: RewritePattern,
+    visit: Callable[[Operation], None] | None = None,
+) -> None:
+    """Apply ``pattern`` once to every op of ``region``, in pre-order (an
+    op before the ops nested in it), as ``PatternRewriteWalker(pattern,
+    apply_recursively=False).rewrite_region(region)`` does: the ops are the
+    ones ``region`` holds when the walk starts, an op a rewrite erased (or
+    that was nested in one) is skipped, and an op a rewrite builds is not
+    visited. ``visit`` hears each op before its rewrite. Errors propagate
+    as raised (the walker adds a print of the whole module as a note)."""
+    ops = list(walk_ops(region))
+    if not ops:
+        return
+    rewriter = PatternRewriter(ops[0])
+    for op in ops:
+        block = op.parent
+        if block is None:  # erased (erasing an op drops the parents inside it)
+            continue
+        if visit is not None:
+            visit(op)
+        rewriter.has_done_action = False
+        rewriter.current_operation = op
+        rewriter.insertion_point = InsertPoint(block, op)
+        pattern.match_and_rewrite(op, rewriter)
