@@ -40,6 +40,8 @@ from xdsl.dialects.builtin import (
     Signedness,
     StringAttr,
     UnrealizedConversionCastOp,
+    i1,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue, TypeAttribute
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
@@ -47,6 +49,7 @@ from xdsl.rewriter import InsertPoint
 
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc
+from usmp.dialects.emitc_expressions import CMP_PREDICATES
 from usmp.lowering.create import create
 
 WORKSPACE_POOL_TYPE = emitc.PointerType(IntegerType(8, Signedness.UNSIGNED))
@@ -112,7 +115,7 @@ class EmitcTypeConverter:
     @staticmethod
     def materialize(pointer: SSAValue, type_: Attribute) -> UnrealizedConversionCastOp:
         """``pointer`` seen as the memref ``type_`` until the conversion ends."""
-        return UnrealizedConversionCastOp(operands=[pointer], result_types=[type_])
+        return create(UnrealizedConversionCastOp, (pointer,), type_)
 
     @staticmethod
     def remap(value: SSAValue) -> SSAValue:
@@ -159,6 +162,43 @@ def constant_value(value: SSAValue) -> int | None:
     if isinstance(owner, emitc.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return owner.value.value.data
     return None
+
+
+# The ops the patterns build most, built without the IRDL constructor
+# (``lowering/create.py``: it costs three times the op).
+
+_PREDICATES = {p: IntegerAttr(k, i64) for k, p in enumerate(CMP_PREDICATES)}
+_UNINITIALISED = emitc.OpaqueAttr(StringAttr(""))
+
+
+def cmp_op(predicate: str, lhs: SSAValue, rhs: SSAValue) -> emitc.CmpOp:
+    """``emitc.cmp predicate, lhs, rhs`` (``emitc.CmpOp(predicate, lhs, rhs)``)."""
+    return create(emitc.CmpOp, (lhs, rhs), i1, predicate=_PREDICATES[predicate])
+
+
+def conditional_op(
+    cond: SSAValue, true_value: SSAValue, false_value: SSAValue
+) -> emitc.ConditionalOp:
+    """``cond ? true_value : false_value``."""
+    operands = (cond, true_value, false_value)
+    return create(emitc.ConditionalOp, operands, true_value.type)
+
+
+def load_op(lvalue: SSAValue) -> emitc.LoadOp:
+    """``emitc.load`` of an lvalue."""
+    type_ = lvalue.type
+    assert isinstance(type_, emitc.LValueType)
+    return create(emitc.LoadOp, (lvalue,), type_.value_type)
+
+
+def assign_op(lvalue: SSAValue, value: SSAValue) -> emitc.AssignOp:
+    """``lvalue = value;``."""
+    return create(emitc.AssignOp, (lvalue, value))
+
+
+def variable_op(type_: Attribute) -> emitc.VariableOp:
+    """An uninitialised C variable of ``type_`` (an lvalue or array type)."""
+    return create(emitc.VariableOp, (), type_, value=_UNINITIALISED)
 
 
 @dataclass
@@ -303,7 +343,8 @@ class OpLowering:
             self._insert(cast)
             self.state.casts.append(cast)
             new = cast.results[0]
-        self.rewriter.replace_all_uses_with(old, new)
+        # the value's, not the rewriter's: no listener to tell of each user
+        old.replace_all_uses_with(new)
 
     def replace(self, *values: SSAValue) -> None:
         """Replace the source op's results by ``values`` and erase it. A
@@ -316,9 +357,13 @@ class OpLowering:
             owner = values[0].owner
             if isinstance(owner, Operation):
                 owner.attributes[NAME_ATTR] = hint
-        if self._before:
-            self.rewriter.insert(self._before, InsertPoint.before(op))
-        self.rewriter.erase(op)
+        block = op.parent
+        assert block is not None
+        # the block's, not the rewriter's: no listener to tell of each op
+        block.insert_ops_before(self._before, op)
+        block.detach_op(op)
+        op.erase()
+        self.rewriter.has_done_action = True
 
     def replace_block_args(
         self, args: Sequence[SSAValue], values: Sequence[SSAValue]

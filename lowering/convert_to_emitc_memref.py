@@ -45,9 +45,11 @@ from usmp.lowering.convert_to_emitc_common import (
     ConversionState,
     EmitcPattern,
     OpLowering,
+    assign_op,
     constant_value,
     convert_scalar_type,
     convert_type,
+    load_op,
     static_layout,
 )
 from usmp.lowering.create import create
@@ -183,7 +185,7 @@ class ViewOpLowering(EmitcPattern):
         pointer = address_of(lw, byte)
         result_type = convert_type(op.result.type, op)
         if pointer.type != result_type:
-            pointer = lw.result(emitc.CastOp(pointer, result_type))
+            pointer = lw.result(create(emitc.CastOp, (pointer,), result_type))
         lw.replace(pointer)
 
 
@@ -306,8 +308,8 @@ def _copy_loops(lw: OpLowering, op: memref.CopyOp, shape: Sequence[int]) -> None
         lw.emit(emitc.ForOp(lw.index(0), lw.index(extent), lw.index(1), Region(body)))
         indices.append(body.args[0])
         lw.at = InsertPoint.at_end(body)
-    value = lw.result(emitc.LoadOp(element(lw, op.source, indices, op)))
-    lw.emit(emitc.AssignOp(element(lw, op.destination, indices, op), value))
+    value = lw.result(load_op(element(lw, op.source, indices, op)))
+    lw.emit(assign_op(element(lw, op.destination, indices, op), value))
     for index in indices:
         lw.rewriter.insert(emitc.YieldOp(), InsertPoint.at_end(index.block))
     lw.at = outer

@@ -29,9 +29,13 @@ from usmp.lowering.convert_to_emitc_common import (
     ConversionState,
     EmitcPattern,
     OpLowering,
+    assign_op,
     convert_type,
+    load_op,
+    variable_op,
 )
 from usmp.lowering.convert_to_emitc_memref import copy_run
+from usmp.lowering.create import create
 
 
 def _variables(
@@ -42,7 +46,7 @@ def _variables(
     variables: list[SSAValue] = []
     for k, result in enumerate(results):
         type_ = lw.state.lvalue_type(convert_type(result.type, lw.op))
-        var = lw.result(emitc.VariableOp(type_))
+        var = lw.result(variable_op(type_))
         var.name_hint = result.name_hint or (
             carried[k].name_hint if k < len(carried) else None
         )
@@ -60,10 +64,10 @@ def _move_body(
     lw.rewriter.inline_block(block, InsertPoint.at_end(into))
     at = InsertPoint.before(terminator)
     for var, value in zip(variables, terminator.operands, strict=True):
-        assign = emitc.AssignOp(var, lw.value(value))
+        assign = assign_op(var, lw.value(value))
         assign.location = terminator.location
         lw.rewriter.insert(assign, at)
-    lw.rewriter.insert(emitc.YieldOp(), at)
+    lw.rewriter.insert(create(emitc.YieldOp, ()), at)
     lw.rewriter.erase(terminator)
 
 
@@ -71,7 +75,7 @@ def _loads(lw: OpLowering, variables: Sequence[SSAValue]) -> list[SSAValue]:
     """Read each variable. The reads stay unnamed (the variable carries the
     name), so the C printer can use the variable itself where that reads the
     same value."""
-    return [lw.result(emitc.LoadOp(var)) for var in variables]
+    return [lw.result(load_op(var)) for var in variables]
 
 
 def _unnamed(values: Sequence[SSAValue]) -> None:
@@ -90,7 +94,7 @@ class ForOpLowering(EmitcPattern):
         induction, *iter_args = old_body.args
         variables = _variables(lw, op.res, iter_args)
         for var, init in zip(variables, op.iter_args, strict=True):
-            lw.emit(emitc.AssignOp(var, lw.value(init)))
+            lw.emit(assign_op(var, lw.value(init)))
         body = Block(arg_types=[op.lb.type])
         lw.emit(emitc.ForOp(op.lb, op.ub, op.step, Region(body)))
         outer, lw.at = lw.at, InsertPoint.at_end(body)
