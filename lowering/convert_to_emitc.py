@@ -43,6 +43,7 @@ from usmp.lowering.convert_to_emitc_common import (
 from usmp.lowering.convert_to_emitc_custom import CustomCallLowering
 from usmp.lowering.convert_to_emitc_devices import finish_status_functions
 from usmp.lowering.convert_to_emitc_func import func_patterns, unsupported_op_pattern
+from usmp.lowering.convert_to_emitc_ir import replace_uses
 from usmp.lowering.convert_to_emitc_library import add_library
 from usmp.lowering.convert_to_emitc_memref import find_packed_reads, memref_patterns
 from usmp.lowering.convert_to_emitc_module import (
@@ -86,14 +87,16 @@ def conversion_patterns(
     ]
 
 
-_VALUE_OPS = (
-    emitc.ConstantOp,
-    emitc.LiteralOp,
-    emitc.VariableOp,
-    emitc.LoadOp,
-    emitc.SubscriptOp,
-    emitc.GetGlobalOp,
-    emitc.AddOp,
+_VALUE_OPS = frozenset(
+    (
+        emitc.ConstantOp,
+        emitc.LiteralOp,
+        emitc.VariableOp,
+        emitc.LoadOp,
+        emitc.SubscriptOp,
+        emitc.GetGlobalOp,
+        emitc.AddOp,
+    )
 )
 _EXPRESSIONS = emitc.CastOp.__module__  # arithmetic, comparisons, casts: pure
 
@@ -101,11 +104,13 @@ _EXPRESSIONS = emitc.CastOp.__module__  # arithmetic, comparisons, casts: pure
 def _dead(op: Operation) -> bool:
     """Is ``op`` a value nobody uses, whose computation does nothing else
     (constants whose uses were folded into an index, unread loads...)?"""
-    if len(op.results) != 1 or op.results[0].uses:
+    results = op.results
+    if len(results) != 1 or next(iter(results)).first_use is not None:
         return False
-    if isinstance(op, emitc.ApplyOp):
-        return op.applicableOperator.data == "&"
-    return isinstance(op, _VALUE_OPS) or type(op).__module__ == _EXPRESSIONS
+    kind = type(op)
+    if kind is emitc.ApplyOp:
+        return op.applicableOperator.data == "&"  # pyright: ignore[reportAttributeAccessIssue]
+    return kind in _VALUE_OPS or kind.__module__ == _EXPRESSIONS
 
 
 def erase_dead_values(block: Block) -> None:
@@ -152,7 +157,8 @@ def convert_module(
     with cyclic_gc_paused():
         rewrite_in_order(module.body, applier, visit)
         for cast in state.casts:
-            cast.results[0].replace_all_uses_with(cast.inputs[0])
+            (pointer,), (memref_value,) = cast.inputs, cast.results
+            replace_uses(memref_value, pointer)
             cast.detach()
             cast.erase()
         packed.finish(module)

@@ -50,7 +50,7 @@ from xdsl.rewriter import InsertPoint
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc
 from usmp.dialects.emitc_expressions import CMP_PREDICATES
-from usmp.lowering.create import create
+from usmp.lowering.convert_to_emitc_ir import build, replace_uses
 
 WORKSPACE_POOL_TYPE = emitc.PointerType(IntegerType(8, Signedness.UNSIGNED))
 CONSTANT_POOL_TYPE = emitc.PointerType(emitc.OpaqueType(StringAttr("const uint8_t")))
@@ -115,7 +115,7 @@ class EmitcTypeConverter:
     @staticmethod
     def materialize(pointer: SSAValue, type_: Attribute) -> UnrealizedConversionCastOp:
         """``pointer`` seen as the memref ``type_`` until the conversion ends."""
-        return create(UnrealizedConversionCastOp, (pointer,), type_)
+        return build(UnrealizedConversionCastOp, (pointer,), type_)
 
     @staticmethod
     def remap(value: SSAValue) -> SSAValue:
@@ -165,7 +165,7 @@ def constant_value(value: SSAValue) -> int | None:
 
 
 # The ops the patterns build most, built without the IRDL constructor
-# (``lowering/create.py``: it costs three times the op).
+# (``convert_to_emitc_ir.build``: it costs five times the op).
 
 _PREDICATES = {p: IntegerAttr(k, i64) for k, p in enumerate(CMP_PREDICATES)}
 _UNINITIALISED = emitc.OpaqueAttr(StringAttr(""))
@@ -173,7 +173,7 @@ _UNINITIALISED = emitc.OpaqueAttr(StringAttr(""))
 
 def cmp_op(predicate: str, lhs: SSAValue, rhs: SSAValue) -> emitc.CmpOp:
     """``emitc.cmp predicate, lhs, rhs`` (``emitc.CmpOp(predicate, lhs, rhs)``)."""
-    return create(emitc.CmpOp, (lhs, rhs), i1, predicate=_PREDICATES[predicate])
+    return build(emitc.CmpOp, (lhs, rhs), i1, predicate=_PREDICATES[predicate])
 
 
 def conditional_op(
@@ -181,24 +181,24 @@ def conditional_op(
 ) -> emitc.ConditionalOp:
     """``cond ? true_value : false_value``."""
     operands = (cond, true_value, false_value)
-    return create(emitc.ConditionalOp, operands, true_value.type)
+    return build(emitc.ConditionalOp, operands, true_value.type)
 
 
 def load_op(lvalue: SSAValue) -> emitc.LoadOp:
     """``emitc.load`` of an lvalue."""
     type_ = lvalue.type
     assert isinstance(type_, emitc.LValueType)
-    return create(emitc.LoadOp, (lvalue,), type_.value_type)
+    return build(emitc.LoadOp, (lvalue,), type_.value_type)
 
 
 def assign_op(lvalue: SSAValue, value: SSAValue) -> emitc.AssignOp:
     """``lvalue = value;``."""
-    return create(emitc.AssignOp, (lvalue, value))
+    return build(emitc.AssignOp, (lvalue, value))
 
 
 def variable_op(type_: Attribute) -> emitc.VariableOp:
     """An uninitialised C variable of ``type_`` (an lvalue or array type)."""
-    return create(emitc.VariableOp, (), type_, value=_UNINITIALISED)
+    return build(emitc.VariableOp, (), type_, value=_UNINITIALISED)
 
 
 @dataclass
@@ -281,7 +281,7 @@ class ConversionState:
         if (known := self._constants.get(key)) is not None:
             return known
         assert self._body is not None, "a constant outside a converted function"
-        op = create(emitc.ConstantOp, (), type_, value=value)
+        op = build(emitc.ConstantOp, (), type_, value=value)
         op.location = at.location
         if self._last_constant is None:
             rewriter.insert(op, InsertPoint.at_start(self._body))
@@ -318,7 +318,8 @@ class OpLowering:
         return op
 
     def result(self, op: Operation) -> SSAValue:
-        return self.emit(op).results[0]
+        (value,) = self.emit(op).results
+        return value
 
     def value(self, operand: SSAValue) -> SSAValue:
         """The converted value of ``operand`` (MLIR's adaptor)."""
@@ -343,8 +344,7 @@ class OpLowering:
             self._insert(cast)
             self.state.casts.append(cast)
             new = cast.results[0]
-        # the value's, not the rewriter's: no listener to tell of each user
-        old.replace_all_uses_with(new)
+        replace_uses(old, new)  # not the rewriter's: no listener to tell
 
     def replace(self, *values: SSAValue) -> None:
         """Replace the source op's results by ``values`` and erase it. A
@@ -362,7 +362,9 @@ class OpLowering:
         # the block's, not the rewriter's: no listener to tell of each op
         block.insert_ops_before(self._before, op)
         block.detach_op(op)
-        op.erase()
+        if any(r.first_use is not None for r in op.results):
+            raise ValueError(f"{op.name} replaced while its results have uses")
+        op.drop_all_references()  # op.erase() but for its results' placeholders
         self.rewriter.has_done_action = True
 
     def replace_block_args(

@@ -52,7 +52,7 @@ from usmp.lowering.convert_to_emitc_common import (
     load_op,
     static_layout,
 )
-from usmp.lowering.create import create
+from usmp.lowering.convert_to_emitc_ir import build
 from usmp.lowering.walk import walk_ops
 
 
@@ -74,7 +74,7 @@ def element_pointer(lw: OpLowering, memref_value: SSAValue, op: Operation) -> SS
     pointer = lw.value(memref_value)
     wanted = emitc.PointerType(convert_scalar_type(type_.get_element_type(), op))
     if pointer.type != wanted:
-        pointer = lw.result(create(emitc.CastOp, (pointer,), wanted))
+        pointer = lw.result(build(emitc.CastOp, (pointer,), wanted))
     return pointer
 
 
@@ -105,19 +105,19 @@ def linear_index(
         elif stride == 1:
             terms.append(index)
         else:
-            product = create(emitc.MulOp, (index, lw.index(stride)), INDEX_TYPE)
+            product = build(emitc.MulOp, (index, lw.index(stride)), INDEX_TYPE)
             terms.append(lw.result(product))
     if not terms:
         return lw.index(constant)
     total = terms[0]
     for term in terms[1:]:
-        total = lw.result(create(emitc.AddOp, (total, term), INDEX_TYPE))
+        total = lw.result(build(emitc.AddOp, (total, term), INDEX_TYPE))
     if constant > 0:
         operands = (total, lw.index(constant))
-        total = lw.result(create(emitc.AddOp, operands, INDEX_TYPE))
+        total = lw.result(build(emitc.AddOp, operands, INDEX_TYPE))
     elif constant < 0:
         operands = (total, lw.index(-constant))
-        total = lw.result(create(emitc.SubOp, operands, INDEX_TYPE))
+        total = lw.result(build(emitc.SubOp, operands, INDEX_TYPE))
     return total
 
 
@@ -131,7 +131,7 @@ def element(
     assert isinstance(pointer.type, emitc.PointerType)
     index = linear_index(lw, type_, indices, op)
     lvalue = lw.state.lvalue_type(pointer.type.pointee_type)
-    return lw.result(create(emitc.SubscriptOp, (pointer, index), lvalue))
+    return lw.result(build(emitc.SubscriptOp, (pointer, index), lvalue))
 
 
 class LoadOpLowering(EmitcPattern):
@@ -150,7 +150,7 @@ class LoadOpLowering(EmitcPattern):
             read = emitc.CallOpaqueOp(dsp.READ_S8X4, [address_of(lw, lvalue)], [i32])
             rewriter.replace_all_uses_with(root.results[0], lw.result(read))
             self.state.dsp_helpers = True
-        lw.replace(lw.result(create(emitc.LoadOp, (lvalue,), lvalue.type.value_type)))
+        lw.replace(lw.result(build(emitc.LoadOp, (lvalue,), lvalue.type.value_type)))
 
 
 def find_packed_reads(root: Operation) -> dict[Operation, Operation]:
@@ -169,7 +169,7 @@ class StoreOpLowering(EmitcPattern):
     def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter) -> None:
         lw = self.lowering(op, rewriter)
         lvalue = element(lw, op.memref, op.indices, op)
-        lw.emit(create(emitc.AssignOp, (lvalue, lw.value(op.value))))
+        lw.emit(build(emitc.AssignOp, (lvalue, lw.value(op.value))))
         lw.replace()
 
 
@@ -185,7 +185,7 @@ class ViewOpLowering(EmitcPattern):
         pointer = address_of(lw, byte)
         result_type = convert_type(op.result.type, op)
         if pointer.type != result_type:
-            pointer = lw.result(create(emitc.CastOp, (pointer,), result_type))
+            pointer = lw.result(build(emitc.CastOp, (pointer,), result_type))
         lw.replace(pointer)
 
 
@@ -370,7 +370,7 @@ class GetGlobalOpLowering(EmitcPattern):
             # ``&table[0]`` points to const: a declared ``T*`` takes it by
             # an explicit cast, as a constant pool's views do (C99 refuses
             # the implicit one)
-            pointer = lw.result(create(emitc.CastOp, (pointer,), pointer.type))
+            pointer = lw.result(build(emitc.CastOp, (pointer,), pointer.type))
         lw.replace(pointer)
 
 

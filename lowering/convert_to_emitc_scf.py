@@ -34,8 +34,8 @@ from usmp.lowering.convert_to_emitc_common import (
     load_op,
     variable_op,
 )
+from usmp.lowering.convert_to_emitc_ir import build
 from usmp.lowering.convert_to_emitc_memref import copy_run
-from usmp.lowering.create import create
 
 
 def _variables(
@@ -67,7 +67,7 @@ def _move_body(
         assign = assign_op(var, lw.value(value))
         assign.location = terminator.location
         lw.rewriter.insert(assign, at)
-    lw.rewriter.insert(create(emitc.YieldOp, ()), at)
+    lw.rewriter.insert(build(emitc.YieldOp, ()), at)
     lw.rewriter.erase(terminator)
 
 

@@ -1,0 +1,116 @@
+"""``usmp.lowering.convert_to_emitc_ir``: ``build`` makes the op xDSL's
+``Operation.create`` makes (every field, the IRDL defaults, the operands'
+use lists) and ``replace_uses`` leaves the IR and the use lists that
+``SSAValue.replace_all_uses_with`` leaves; written against xDSL's own
+constructors, so an xDSL whose op layout differs fails here."""
+
+from __future__ import annotations
+
+from io import StringIO
+from typing import Any
+
+import pytest
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import StringAttr, UnrealizedConversionCastOp, i1, i32
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.printer import Printer
+
+from usmp.dialects import emitc
+from usmp.lowering.convert_to_emitc_ir import build, replace_uses
+from usmp.lowering.create import create
+
+
+def _fields(op: Operation) -> dict[str, Any]:
+    return {
+        "class": type(op),
+        "operands": list(op.operands),
+        "uses": [(u.operation, u.index) for u in op._operand_uses],  # pyright: ignore[reportPrivateUsage]
+        "result types": [r.type for r in op.results],
+        "results": [(r.op, r.index, r.name_hint, r.first_use) for r in op.results],
+        "properties": op.properties,
+        "attributes": op.attributes,
+        "location": op.location,
+        "successors": list(op.successors),
+        "regions": op.regions,
+        "parent": op.parent,
+    }
+
+
+def _same(a: Operation, b: Operation) -> None:
+    fa, fb = _fields(a), _fields(b)
+    fa["uses"] = [(b if o is a else o, k) for o, k in fa["uses"]]
+    fa["results"] = [(b if o is a else o, *rest) for o, *rest in fa["results"]]
+    assert fa == fb
+
+
+_CASES: list[tuple[type[Operation], int, Attribute | None, dict[str, Attribute]]] = [
+    (emitc.AddOp, 2, i32, {}),
+    (
+        emitc.CmpOp,
+        2,
+        i1,
+        {"predicate": emitc.CmpOp("lt", *Block(arg_types=[i32] * 2).args).predicate},
+    ),
+    (emitc.AssignOp, 2, None, {}),
+    (
+        emitc.VariableOp,
+        0,
+        emitc.LValueType(i32),
+        {"value": emitc.OpaqueAttr(StringAttr(""))},
+    ),
+    (UnrealizedConversionCastOp, 1, i32, {}),
+    (arith.AddiOp, 2, i32, {}),  # a default property: overflowFlags
+]
+
+
+@pytest.mark.parametrize("case", range(len(_CASES)))
+def test_build_is_xdsl_create(case: int) -> None:
+    cls, n, result, properties = _CASES[case]
+    block = Block(arg_types=[i32, i32])
+    operands: list[SSAValue] = list(block.args[:n])
+    if cls is emitc.AssignOp:
+        variable = create(emitc.VariableOp, (), emitc.LValueType(i32), **_CASES[3][3])
+        operands = [variable.results[0], block.args[0]]
+    ours = build(cls, operands, result, **properties)  # pyright: ignore[reportArgumentType]
+    xdsl = create(cls, operands, result, **properties)  # pyright: ignore[reportArgumentType]
+    _same(ours, xdsl)
+    if cls is arith.AddiOp:
+        assert "overflowFlags" in ours.properties
+    for value in operands:  # both ops are users, each once per operand
+        users = [u.operation for u in value.uses]
+        assert users.count(ours) == users.count(xdsl) == operands.count(value)
+
+
+def _chain() -> tuple[Block, list[Operation]]:
+    """%c = const; %s = %c + %c; %t = %s * %c (``%c`` used three times)."""
+    c = arith.ConstantOp.from_int_and_width(1, i32)
+    s = arith.AddiOp(c, c)
+    t = arith.MuliOp(s, c)
+    return Block([c, s, t]), [c, s, t]
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_replace_uses_is_replace_all_uses_with(named: bool) -> None:
+    texts: list[str] = []
+    for replace in (replace_uses, SSAValue.replace_all_uses_with):
+        block, (c, s, t) = _chain()
+        c.results[0].name_hint = "c"
+        new = arith.ConstantOp.from_int_and_width(2, i32)
+        if named:
+            new.results[0].name_hint = "two"
+        block.insert_op_before(new, c)
+        replace(c.results[0], new.results[0])
+        assert c.results[0].first_use is None
+        uses = [(u.operation, u.index) for u in new.results[0].uses]
+        assert sorted(uses, key=lambda u: (id(u[0]), u[1])) == sorted(
+            [(s, 0), (s, 1), (t, 1)], key=lambda u: (id(u[0]), u[1])
+        )
+        assert list(s.operands) == [new.results[0]] * 2
+        assert list(t.operands) == [s.results[0], new.results[0]]
+        assert new.results[0].name_hint == ("two" if named else "c")
+        c.detach()
+        c.erase()
+        text = StringIO()
+        Printer(stream=text).print_block(block)
+        texts.append(text.getvalue())
+    assert texts[0] == texts[1]
