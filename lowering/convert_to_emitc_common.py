@@ -50,7 +50,7 @@ from xdsl.rewriter import InsertPoint
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc
 from usmp.dialects.emitc_expressions import CMP_PREDICATES
-from usmp.lowering.convert_to_emitc_ir import build, replace_uses
+from usmp.lowering.convert_to_emitc_ir import build, insert_before, replace_uses
 
 WORKSPACE_POOL_TYPE = emitc.PointerType(IntegerType(8, Signedness.UNSIGNED))
 CONSTANT_POOL_TYPE = emitc.PointerType(emitc.OpaqueType(StringAttr("const uint8_t")))
@@ -82,6 +82,11 @@ class EmitcTypeConverter:
 
     def convert_scalar_type(self, type_: Attribute, op: Operation) -> TypeAttribute:
         """The emitc type of a scalar; a located error if C99 has none."""
+        kind = type(type_)  # the usual ones by exact class: no ABC checks
+        if kind is IntegerType and type_.width.data in (1, 8, 16, 32, 64):  # pyright: ignore[reportAttributeAccessIssue]
+            return type_  # pyright: ignore[reportReturnType]
+        if kind is IndexType:
+            return INDEX_TYPE
         if isinstance(type_, IndexType):
             return INDEX_TYPE
         if isinstance(type_, IntegerType) and type_.width.data in (1, 8, 16, 32, 64):
@@ -159,7 +164,7 @@ def float_suffix(type_: Attribute) -> str:
 def constant_value(value: SSAValue) -> int | None:
     """The integer an ``emitc.constant`` holds, else None."""
     owner = value.owner
-    if isinstance(owner, emitc.ConstantOp) and isinstance(owner.value, IntegerAttr):
+    if type(owner) is emitc.ConstantOp and isinstance(owner.value, IntegerAttr):
         return owner.value.value.data
     return None
 
@@ -245,12 +250,25 @@ class ConversionState:
     _lvalues: dict[Attribute, emitc.LValueType] = field(
         default_factory=lambda: dict[Attribute, emitc.LValueType]()
     )
+    _pointers: dict[Attribute, emitc.PointerType] = field(
+        default_factory=lambda: dict[Attribute, emitc.PointerType]()
+    )
+    _index_attrs: dict[int, IntegerAttr] = field(
+        default_factory=lambda: dict[int, IntegerAttr]()
+    )
 
     def lvalue_type(self, value_type: Attribute) -> emitc.LValueType:
         """``!emitc.lvalue<value_type>``, built (and verified) once per run
         and type: every load, store and loop variable has one."""
         if (known := self._lvalues.get(value_type)) is None:
             known = self._lvalues[value_type] = emitc.LValueType(value_type)
+        return known
+
+    def pointer_type(self, pointee: Attribute) -> emitc.PointerType:
+        """``!emitc.ptr<pointee>``, built once per run and type (every
+        element access asks for its memref's)."""
+        if (known := self._pointers.get(pointee)) is None:
+            known = self._pointers[pointee] = emitc.PointerType(pointee)
         return known
 
     def start_function(self, f: emitc.FuncOp) -> None:
@@ -264,7 +282,8 @@ class ConversionState:
     def index(self, n: int, rewriter: PatternRewriter, at: Operation) -> SSAValue:
         """``constant`` of the index ``n``."""
         if (known := self._indices.get(n)) is None:
-            attr = IntegerAttr(n, IndexType())
+            if (attr := self._index_attrs.get(n)) is None:
+                attr = self._index_attrs[n] = IntegerAttr(n, IndexType())
             known = self._indices[n] = self.constant(attr, INDEX_TYPE, rewriter, at)
         return known
 
@@ -360,7 +379,7 @@ class OpLowering:
         block = op.parent
         assert block is not None
         # the block's, not the rewriter's: no listener to tell of each op
-        block.insert_ops_before(self._before, op)
+        insert_before(block, self._before, op)
         block.detach_op(op)
         if any(r.first_use is not None for r in op.results):
             raise ValueError(f"{op.name} replaced while its results have uses")

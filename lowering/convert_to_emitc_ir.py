@@ -1,18 +1,22 @@
-"""The two IR edits ``convert-to-emitc`` makes per source op, without the
-generic machinery around them: building an op (``build``) and moving the
-uses of a value to another (``replace_uses``).
+"""The IR edits ``convert-to-emitc`` makes per source op, without the
+generic machinery around them: building an op (``build``), inserting the
+ops built (``insert_before``) and moving the uses of a value to another
+(``replace_uses``).
 
 The conversion builds about 20,000 ops and rebinds about 25,000 values on
 MobileNetV2. xDSL's ``Operation.create`` (what ``lowering/create.py`` calls)
 sets the operands and successors through their property setters and fills
-the IRDL defaults by reading the op definition, per op;
+the IRDL defaults by reading the op definition, per op; ``Block``'s
+insertion checks that the op holds no block around the insertion point by
+walking from the block up to the module (loop nests are deep); and
 ``SSAValue.replace_all_uses_with`` rewrites each use through the operand
 view, which slices the operand tuple three times. Together that was a third
 of the conversion's CPU. These functions set the same fields as xDSL 0.74
 does (``pyproject.toml`` pins it); ``tests/test_convert_to_emitc_ir.py``
-checks that an op built here equals one xDSL builds, field by field, and
-that use lists stay those of ``replace_all_uses_with``, so an xDSL upgrade
-that changes its layout fails there, not in the C.
+checks that an op built here equals one xDSL builds, field by field, that
+the block's links are those xDSL's insertion makes, and that use lists stay
+those of ``replace_all_uses_with``, so an xDSL upgrade that changes its
+layout fails there, not in the C.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from functools import cache
 from typing import TypeVar
 
 from xdsl.dialects.builtin import UNKNOWN_LOC
-from xdsl.ir import Attribute, OpResult, SSAValue, Use
+from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue, Use
 from xdsl.ir.core import SSAValues
 from xdsl.irdl import IRDLOperation, OptionalDef
 
@@ -93,3 +97,25 @@ def replace_uses(old: SSAValue, new: SSAValue) -> None:
         use = after
     if new.name_hint is None:
         new.name_hint = old.name_hint
+
+
+def insert_before(block: Block, ops: Sequence[Operation], existing: Operation) -> None:
+    """``block.insert_ops_before(ops, existing)``. An op without regions
+    cannot hold ``block``, so the ancestor check is left out for it."""
+    if existing.parent is not block:
+        raise ValueError("Can't insert operation before operation not in this block")
+    for op in ops:
+        if op.regions:
+            block.insert_op_before(op, existing)
+            continue
+        if op.parent is not None:
+            raise ValueError("Can't add to a block an operation already in a block.")
+        op.parent = block
+        before = existing._prev_op  # pyright: ignore[reportPrivateUsage]
+        op._prev_op = before  # pyright: ignore[reportPrivateUsage]
+        op._next_op = existing  # pyright: ignore[reportPrivateUsage]
+        existing._prev_op = op  # pyright: ignore[reportPrivateUsage]
+        if before is None:
+            block._first_op = op  # pyright: ignore[reportPrivateUsage]
+        else:
+            before._next_op = op  # pyright: ignore[reportPrivateUsage]

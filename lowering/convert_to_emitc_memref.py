@@ -72,7 +72,7 @@ def element_pointer(lw: OpLowering, memref_value: SSAValue, op: Operation) -> SS
     type_ = memref_value.type
     assert isinstance(type_, MemRefType)
     pointer = lw.value(memref_value)
-    wanted = emitc.PointerType(convert_scalar_type(type_.get_element_type(), op))
+    wanted = lw.state.pointer_type(convert_scalar_type(type_.get_element_type(), op))
     if pointer.type != wanted:
         pointer = lw.result(build(emitc.CastOp, (pointer,), wanted))
     return pointer

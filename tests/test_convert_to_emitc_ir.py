@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import StringAttr, UnrealizedConversionCastOp, i1, i32
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.printer import Printer
 
 from usmp.dialects import emitc
-from usmp.lowering.convert_to_emitc_ir import build, replace_uses
+from usmp.lowering.convert_to_emitc_ir import build, insert_before, replace_uses
 from usmp.lowering.create import create
 
 
@@ -114,3 +114,35 @@ def test_replace_uses_is_replace_all_uses_with(named: bool) -> None:
         Printer(stream=text).print_block(block)
         texts.append(text.getvalue())
     assert texts[0] == texts[1]
+
+
+@pytest.mark.parametrize("at", [0, 1, 2])
+def test_insert_before_links_as_xdsl(at: int) -> None:
+    """``insert_before`` leaves the block's order and links as
+    ``Block.insert_ops_before`` does, before the first, a middle and the
+    last op; an op with a region goes through xDSL's checked insertion; an
+    op already in a block is refused."""
+    from xdsl.dialects import scf
+
+    orders: list[list[str]] = []
+    for insert in (insert_before, Block.insert_ops_before):
+        block, ops = _chain()
+        new: list[Operation] = [
+            arith.ConstantOp.from_int_and_width(k, i32) for k in (7, 8)
+        ]
+        new.insert(1, scf.ExecuteRegionOp([], Region(Block())))
+        if insert is insert_before:
+            insert_before(block, new, ops[at])
+        else:
+            block.insert_ops_before(new, ops[at])
+        walked = list(block.ops)
+        assert walked == [*ops[:at], *new, *ops[at:]]
+        assert [o.parent for o in walked] == [block] * len(walked)
+        assert [o.prev_op for o in walked] == [None, *walked[:-1]]
+        assert [o.next_op for o in walked] == [*walked[1:], None]
+        assert (block.first_op, block.last_op) == (walked[0], walked[-1])
+        orders.append([o.name for o in walked])
+    assert orders[0] == orders[1]
+    block, ops = _chain()
+    with pytest.raises(ValueError, match="already in a block"):
+        insert_before(block, [ops[0]], ops[2])
