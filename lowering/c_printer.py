@@ -159,7 +159,8 @@ class FunctionPrinter:
         self.f = f
         self.symbols = names
         self.namer = Namer(names.file_scope if names is not None else ())
-        self.names: dict[SSAValue, str] = {}
+        self.names: dict[int, str] = {}
+        """C names by id() of the value."""
         # values and ops by id(): they live as long as the printer, and an
         # IR value's own hash is a Python call
         self.inline: set[int] = set()
@@ -193,22 +194,23 @@ class FunctionPrinter:
                 continue
             (value,) = results
             key = id(value)
-            reads = _reads_memory(op)
+            kind = type(op)
+            reads = kind in _READS or (kind is emitc.CallOpaqueOp and _impure_call(op))
             deepest = 0
             for v in op.operands:  # one pass: nesting, and reads through inlining
-                if (d := depths.get(id(v), 0)) > deepest:
+                k = id(v)
+                if (d := depths.get(k, 0)) > deepest:
                     deepest = d
-                if not reads and id(v) in inline and id(v) in read:
+                if not reads and k in inline and k in read:
                     reads = True
             if reads:
                 read.add(key)
             depth = 1 + deepest
-            kind = type(op)
             if kind in _ALWAYS_INLINE:
                 inline.add(key)
                 depths[key] = depth
                 continue
-            if op.attributes.get(NAME_ATTR) is not None or value.name_hint is not None:
+            if value.name_hint is not None or NAME_ATTR in op.attributes:
                 continue
             if kind not in EXPRESSIONS or kind is emitc.CallOp:
                 continue
@@ -230,14 +232,15 @@ class FunctionPrinter:
 
     # -- names --------------------------------------------------------------
     def name(self, value: SSAValue, hint: str | None = None) -> str:
-        if value not in self.names:
+        key = id(value)
+        if key not in self.names:
             owner = value.owner
             attr = (
                 owner.attributes.get(NAME_ATTR) if type(value) is OpResult else None  # pyright: ignore[reportAttributeAccessIssue]
             )
             chosen = attr.data if isinstance(attr, StringAttr) else value.name_hint
-            self.names[value] = self.namer.fresh(chosen or hint or "v")
-        return self.names[value]
+            self.names[key] = self.namer.fresh(chosen or hint or "v")
+        return self.names[key]
 
     def symbol(self, name: str) -> str:
         return self.symbols.symbol(name) if self.symbols is not None else name
@@ -307,7 +310,7 @@ class FunctionPrinter:
         hints = argument_names(f)
         if not f.is_declaration:
             for arg, hint in zip(f.body.block.args, hints, strict=True):
-                self.names[arg] = self.namer.fresh(
+                self.names[id(arg)] = self.namer.fresh(
                     hint or arg.name_hint or f"arg{arg.index}"
                 )
             self._decide_inlining(f.body.block)
@@ -316,7 +319,7 @@ class FunctionPrinter:
             self.block(f.body.block, 1)
             self.emit(0, "}")
             body = "\n".join(self.lines[1:])
-            names = [self.names[a] for a in f.body.block.args]
+            names = [self.names[id(a)] for a in f.body.block.args]
             words = "|".join(re.escape(n) for n in names)
             used = set(re.findall(rf"\b(?:{words})\b", body)) if names else set()
             unused = [f"  (void){n};" for n in names if n not in used]
@@ -331,7 +334,9 @@ class FunctionPrinter:
         if f.is_declaration:
             params = [c_type(t) for t in f.function_type.inputs]
         else:
-            params = [f"{c_type(a.type)} {self.names[a]}" for a in f.body.block.args]
+            params = [
+                f"{c_type(a.type)} {self.names[id(a)]}" for a in f.body.block.args
+            ]
         specifiers = [s.data for s in f.specifiers] if f.specifiers is not None else []
         prefix = " ".join([*specifiers, result])
         name = self.symbol(f.sym_name.data)
@@ -442,7 +447,7 @@ def print_prototype(f: emitc.FuncOp, names: CNames | None = None) -> str:
     if not f.is_declaration:
         hints = argument_names(f)
         for arg, hint in zip(f.body.block.args, hints, strict=True):
-            printer.names[arg] = printer.namer.fresh(
+            printer.names[id(arg)] = printer.namer.fresh(
                 hint or arg.name_hint or f"arg{arg.index}"
             )
     return printer.signature() + ";\n"
