@@ -238,7 +238,11 @@ class FunctionPrinter:
             attr = (
                 owner.attributes.get(NAME_ATTR) if type(value) is OpResult else None  # pyright: ignore[reportAttributeAccessIssue]
             )
-            chosen = attr.data if isinstance(attr, StringAttr) else value.name_hint
+            chosen = (
+                attr.data
+                if attr is not None and isinstance(attr, StringAttr)
+                else value.name_hint
+            )
             self.names[key] = self.namer.fresh(chosen or hint or "v")
         return self.names[key]
 

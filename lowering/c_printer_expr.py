@@ -94,7 +94,7 @@ def _integer_c_type(type_: IntegerType) -> str:
 
 def declaration(type_: Attribute, name: str) -> str:
     """``T name`` or, for arrays, ``T name[d0][d1]``."""
-    if isinstance(type_, emitc.ArrayType):
+    if type(type_) is emitc.ArrayType:  # a final class: no ABC check
         dims = "".join(f"[{d}]" for d in type_.get_shape())
         return f"{c_type(type_.element_type)} {name}{dims}"
     return f"{c_type(type_)} {name}"
@@ -110,7 +110,7 @@ def int_literal(value: int, type_: Attribute) -> str:
         return "true" if value else "false"
     unsigned = (
         integer and type_.signedness.data == Signedness.UNSIGNED  # pyright: ignore[reportAttributeAccessIssue]
-    ) or (kind is not emitc.PtrDiffT and isinstance(type_, emitc.SizeT))
+    ) or kind is emitc.SizeT  # a final class: no ABC check
     if unsigned:
         return f"{value}u"
     if value == -(2**63):  # 9223372036854775808 has no signed type
@@ -139,6 +139,8 @@ def float_literal(value: float, type_: Attribute) -> str:
 
 
 def attribute_literal(value: Attribute, type_: Attribute) -> str:
+    if type(value) is IntegerAttr:  # the usual one, by exact class first
+        return int_literal(value.value.data, type_)
     if isinstance(value, emitc.OpaqueAttr):
         return value.value.data
     if isinstance(value, IntegerAttr):

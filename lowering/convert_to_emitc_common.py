@@ -102,8 +102,8 @@ class EmitcTypeConverter:
     def convert_type(self, type_: Attribute, op: Operation) -> TypeAttribute:
         """Scalars map to themselves (``index`` to ``ptrdiff_t``), memrefs to
         a pointer to their element type."""
-        if isinstance(type_, MemRefType):
-            element = self.convert_scalar_type(type_.get_element_type(), op)
+        if type(type_) is MemRefType:  # a final class: no ABC check
+            element = self.convert_scalar_type(type_.get_element_type(), op)  # pyright: ignore[reportAttributeAccessIssue]
             return emitc.PointerType(element)
         return self.convert_scalar_type(type_, op)
 
@@ -126,8 +126,9 @@ class EmitcTypeConverter:
     def remap(value: SSAValue) -> SSAValue:
         """The converted value of an operand (the pointer of a memref)."""
         owner = value.owner
-        if isinstance(owner, UnrealizedConversionCastOp):
-            return owner.inputs[0]
+        if type(owner) is UnrealizedConversionCastOp:
+            (pointer,) = owner.inputs
+            return pointer
         return value
 
 
@@ -302,10 +303,13 @@ class ConversionState:
         assert self._body is not None, "a constant outside a converted function"
         op = build(emitc.ConstantOp, (), type_, value=value)
         op.location = at.location
-        if self._last_constant is None:
-            rewriter.insert(op, InsertPoint.at_start(self._body))
+        body, last = self._body, self._last_constant
+        first = body.first_op if last is None else last.next_op
+        if first is None:
+            body.add_op(op)
         else:
-            rewriter.insert(op, InsertPoint.after(self._last_constant))
+            insert_before(body, (op,), first)
+        rewriter.has_done_action = True
         self._last_constant = op
         self._constants[key] = op.result
         return op.result
@@ -358,7 +362,7 @@ class OpLowering:
         ``new`` takes ``old``'s name unless it has one."""
         if new.name_hint is None and old.name_hint is not None:
             new.name_hint = old.name_hint
-        if isinstance(old.type, MemRefType):
+        if type(old.type) is MemRefType:  # a final class: no ABC check
             cast = TYPES.materialize(new, old.type)
             self._insert(cast)
             self.state.casts.append(cast)
@@ -372,7 +376,7 @@ class OpLowering:
         for old, new in zip(op.results, values, strict=True):
             self.bind(old, new)
         hint = op.attributes.get("name_hint")
-        if values and isinstance(hint, StringAttr):
+        if values and hint is not None and isinstance(hint, StringAttr):
             owner = values[0].owner
             if isinstance(owner, Operation):
                 owner.attributes[NAME_ATTR] = hint

@@ -55,15 +55,14 @@ from usmp.lowering.convert_to_emitc_common import (
 from usmp.lowering.convert_to_emitc_ir import build
 from usmp.lowering.walk import walk_ops
 
+_ADDRESS_OF = StringAttr("&")
+
 
 def address_of(lw: OpLowering, lvalue: SSAValue) -> SSAValue:
     """``&lvalue`` (``emitc.apply "&"``)."""
     assert isinstance(lvalue.type, emitc.LValueType)
-    op = emitc.ApplyOp.create(
-        operands=[lvalue],
-        result_types=[emitc.PointerType(lvalue.type.value_type)],  # pyright: ignore
-        properties={"applicableOperator": StringAttr("&")},
-    )
+    pointer = lw.state.pointer_type(lvalue.type.value_type)
+    op = build(emitc.ApplyOp, (lvalue,), pointer, applicableOperator=_ADDRESS_OF)
     return lw.result(op)
 
 
