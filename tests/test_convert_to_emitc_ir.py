@@ -146,3 +146,30 @@ def test_insert_before_links_as_xdsl(at: int) -> None:
     block, ops = _chain()
     with pytest.raises(ValueError, match="already in a block"):
         insert_before(block, [ops[0]], ops[2])
+
+
+def test_exact_class_tests_are_on_final_classes() -> None:
+    """The conversion and the C printer test these classes with ``type(x)
+    is C`` (an ``isinstance`` against an xDSL class is an ABC check): it is
+    the same test only while nothing derives from them, with every dialect
+    loaded."""
+    from xdsl.dialects.builtin import MemRefType, StringAttr
+
+    from usmp.dialects import new_context
+
+    new_context()  # loads every dialect the compiler uses
+
+    def derived(cls: type) -> list[type]:
+        return [d for s in cls.__subclasses__() for d in (s, *derived(s))]
+
+    for cls in (
+        MemRefType,
+        StringAttr,
+        UnrealizedConversionCastOp,
+        emitc.ArrayType,
+        emitc.OpaqueAttr,
+        emitc.SizeT,
+        emitc.ConstantOp,
+        emitc.ApplyOp,
+    ):
+        assert derived(cls) == [], cls
