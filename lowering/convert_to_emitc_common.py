@@ -251,8 +251,8 @@ class ConversionState:
     _lvalues: dict[Attribute, emitc.LValueType] = field(
         default_factory=lambda: dict[Attribute, emitc.LValueType]()
     )
-    _pointers: dict[Attribute, emitc.PointerType] = field(
-        default_factory=lambda: dict[Attribute, emitc.PointerType]()
+    _pointers: dict[TypeAttribute, emitc.PointerType] = field(
+        default_factory=lambda: dict[TypeAttribute, emitc.PointerType]()
     )
     _index_attrs: dict[int, IntegerAttr] = field(
         default_factory=lambda: dict[int, IntegerAttr]()
@@ -265,7 +265,7 @@ class ConversionState:
             known = self._lvalues[value_type] = emitc.LValueType(value_type)
         return known
 
-    def pointer_type(self, pointee: Attribute) -> emitc.PointerType:
+    def pointer_type(self, pointee: TypeAttribute) -> emitc.PointerType:
         """``!emitc.ptr<pointee>``, built once per run and type (every
         element access asks for its memref's)."""
         if (known := self._pointers.get(pointee)) is None:

@@ -11,11 +11,19 @@ from typing import Any
 
 import pytest
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import StringAttr, UnrealizedConversionCastOp, i1, i32
+from xdsl.dialects.builtin import (
+    IntegerAttr,
+    StringAttr,
+    UnrealizedConversionCastOp,
+    i1,
+    i32,
+    i64,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.printer import Printer
 
 from usmp.dialects import emitc
+from usmp.dialects.emitc_expressions import CMP_PREDICATES
 from usmp.lowering.convert_to_emitc_ir import build, insert_before, replace_uses
 from usmp.lowering.create import create
 
@@ -49,7 +57,7 @@ _CASES: list[tuple[type[Operation], int, Attribute | None, dict[str, Attribute]]
         emitc.CmpOp,
         2,
         i1,
-        {"predicate": emitc.CmpOp("lt", *Block(arg_types=[i32] * 2).args).predicate},
+        {"predicate": IntegerAttr(CMP_PREDICATES.index("lt"), i64)},
     ),
     (emitc.AssignOp, 2, None, {}),
     (
