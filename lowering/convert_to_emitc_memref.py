@@ -61,7 +61,7 @@ _ADDRESS_OF = StringAttr("&")
 def address_of(lw: OpLowering, lvalue: SSAValue) -> SSAValue:
     """``&lvalue`` (``emitc.apply "&"``)."""
     assert isinstance(lvalue.type, emitc.LValueType)
-    pointer = lw.state.pointer_type(lvalue.type.value_type)
+    pointer = lw.state.pointer_type(lvalue.type.value_type)  # pyright: ignore[reportArgumentType]
     op = build(emitc.ApplyOp, (lvalue,), pointer, applicableOperator=_ADDRESS_OF)
     return lw.result(op)
 
