@@ -180,7 +180,12 @@ class ViewOpLowering(EmitcPattern):
                 op, "memref.view with dynamic sizes cannot be emitted (no VLAs)"
             )
         lw = self.lowering(op, rewriter)
-        byte = lw.result(emitc.SubscriptOp(lw.value(op.source), [op.byte_shift]))
+        pool = lw.value(op.source)
+        if type(pool.type) is emitc.PointerType:  # a pool argument: T*
+            lvalue = lw.state.lvalue_type(pool.type.pointee_type)  # pyright: ignore[reportAttributeAccessIssue]
+            byte = lw.result(build(emitc.SubscriptOp, (pool, op.byte_shift), lvalue))
+        else:
+            byte = lw.result(emitc.SubscriptOp(pool, [op.byte_shift]))
         pointer = address_of(lw, byte)
         result_type = convert_type(op.result.type, op)
         if pointer.type != result_type:
