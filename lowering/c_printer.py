@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import cast
 
 from xdsl.dialects.builtin import ArrayAttr, IntegerType, StringAttr
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
 
 from usmp.dialects import emitc
 from usmp.lowering.c_names import CNames, Namer
@@ -95,7 +96,11 @@ casts it (``_narrower_than_int``)."""
 
 def _narrower_than_int(type_: Attribute) -> bool:
     """An integer type C promotes to ``int`` (8 and 16 bits; not ``bool``)."""
-    return isinstance(type_, IntegerType) and 1 < type_.width.data < 32
+    kind = type(type_)
+    integer = kind is IntegerType or (
+        kind is not emitc.PtrDiffT and isinstance(type_, IntegerType)
+    )
+    return integer and 1 < type_.width.data < 32  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def _strings(attr: object) -> list[str]:
@@ -154,18 +159,24 @@ class FunctionPrinter:
         self.f = f
         self.symbols = names
         self.namer = Namer(names.file_scope if names is not None else ())
-        self.names: dict[SSAValue, str] = {}
-        self.inline: set[SSAValue] = set()
-        self.depth: dict[SSAValue, int] = {}
+        self.names: dict[int, str] = {}
+        """C names by id() of the value."""
+        # values and ops by id(): they live as long as the printer, and an
+        # IR value's own hash is a Python call
+        self.inline: set[int] = set()
+        """The values printed as expressions where they are used."""
+        self.depth: dict[int, int] = {}
         """Operators nested in the expression of an inlined value."""
-        self.reads: set[SSAValue] = set()
+        self.reads: set[int] = set()
+        """Values whose expression reads memory."""
         self.lines: list[str] = []
-        self.skip: set[Operation] = set()
+        self.skip: set[int] = set()
+        """Ops already printed (an assignment folded into a declaration)."""
 
     # -- analysis -----------------------------------------------------------
     def _decide_inlining(self, block: Block) -> None:
         ops = list(iter(block.ops))  # not list(block.ops): its len walks them
-        position = {op: i for i, op in enumerate(ops)}
+        position = {id(op): i for i, op in enumerate(ops)}
         last_write_before: list[int] = []
         last = -1
         for i, op in enumerate(ops):
@@ -181,23 +192,25 @@ class FunctionPrinter:
             results = op.results
             if len(results) != 1:
                 continue
-            value = results[0]
-            reads = _reads_memory(op)
+            (value,) = results
+            key = id(value)
+            kind = type(op)
+            reads = kind in _READS or (kind is emitc.CallOpaqueOp and _impure_call(op))
             deepest = 0
             for v in op.operands:  # one pass: nesting, and reads through inlining
-                if (d := depths.get(v, 0)) > deepest:
+                k = id(v)
+                if (d := depths.get(k, 0)) > deepest:
                     deepest = d
-                if not reads and v in inline and v in read:
+                if not reads and k in inline and k in read:
                     reads = True
             if reads:
-                read.add(value)
+                read.add(key)
             depth = 1 + deepest
-            kind = type(op)
             if kind in _ALWAYS_INLINE:
-                inline.add(value)
-                depths[value] = depth
+                inline.add(key)
+                depths[key] = depth
                 continue
-            if op.attributes.get(NAME_ATTR) is not None or value.name_hint is not None:
+            if value.name_hint is not None or NAME_ATTR in op.attributes:
                 continue
             if kind not in EXPRESSIONS or kind is emitc.CallOp:
                 continue
@@ -209,26 +222,29 @@ class FunctionPrinter:
                 continue
             if reads and (
                 type(user) in _ALWAYS_INLINE  # printed later, at its own use
-                or last_write_before[position[user]] >= position[op]
+                or last_write_before[position[id(user)]] >= position[id(op)]
             ):
                 continue  # a write before the use could change what it reads
             if depth > MAX_EXPRESSION_DEPTH:
                 continue
-            inline.add(value)
-            depths[value] = depth
+            inline.add(key)
+            depths[key] = depth
 
     # -- names --------------------------------------------------------------
     def name(self, value: SSAValue, hint: str | None = None) -> str:
-        if value not in self.names:
+        key = id(value)
+        if key not in self.names:
             owner = value.owner
             attr = (
-                owner.attributes.get(NAME_ATTR)
-                if isinstance(owner, Operation)
-                else None
+                owner.attributes.get(NAME_ATTR) if type(value) is OpResult else None  # pyright: ignore[reportAttributeAccessIssue]
             )
-            chosen = attr.data if isinstance(attr, StringAttr) else value.name_hint
-            self.names[value] = self.namer.fresh(chosen or hint or "v")
-        return self.names[value]
+            chosen = (
+                attr.data
+                if attr is not None and isinstance(attr, StringAttr)
+                else value.name_hint
+            )
+            self.names[key] = self.namer.fresh(chosen or hint or "v")
+        return self.names[key]
 
     def symbol(self, name: str) -> str:
         return self.symbols.symbol(name) if self.symbols is not None else name
@@ -248,9 +264,8 @@ class FunctionPrinter:
         """``value``'s expression; ``assigned``: it is assigned to an object
         of its own type, which converts it (no cast needed, see
         ``_WIDENED``)."""
-        if value in self.inline:
-            op = value.owner
-            assert isinstance(op, Operation)
+        if id(value) in self.inline:  # an op's result
+            op = cast(Operation, value.owner)
             rendered = self.render(op)
             if not assigned and type(op) in _WIDENED and _narrower_than_int(value.type):
                 # C computes it in int: wrap it to its type before another
@@ -271,13 +286,14 @@ class FunctionPrinter:
         self.namer.used = used
 
     def block(self, block: Block, depth: int) -> None:
+        inline = self.inline
         for op in block.ops:
             handler = STATEMENTS.get(type(op))
-            if op in self.skip:
+            if id(op) in self.skip:
                 continue
             if handler is not None:
                 handler(self, op, depth)
-            elif op.results and op.results[0] in self.inline:
+            elif (first := next(iter(op.results), None)) and id(first) in inline:
                 continue
             elif type(op) in EXPRESSIONS:
                 self.value_statement(op, depth)
@@ -298,7 +314,7 @@ class FunctionPrinter:
         hints = argument_names(f)
         if not f.is_declaration:
             for arg, hint in zip(f.body.block.args, hints, strict=True):
-                self.names[arg] = self.namer.fresh(
+                self.names[id(arg)] = self.namer.fresh(
                     hint or arg.name_hint or f"arg{arg.index}"
                 )
             self._decide_inlining(f.body.block)
@@ -307,11 +323,11 @@ class FunctionPrinter:
             self.block(f.body.block, 1)
             self.emit(0, "}")
             body = "\n".join(self.lines[1:])
-            unused = [
-                f"  (void){self.names[a]};"
-                for a in f.body.block.args
-                if not re.search(rf"\b{self.names[a]}\b", body)
-            ]  # -Wunused-parameter
+            names = [self.names[id(a)] for a in f.body.block.args]
+            words = "|".join(re.escape(n) for n in names)
+            used = set(re.findall(rf"\b(?:{words})\b", body)) if names else set()
+            unused = [f"  (void){n};" for n in names if n not in used]
+            # -Wunused-parameter
             self.lines[1:1] = unused
         return self.lines
 
@@ -322,7 +338,9 @@ class FunctionPrinter:
         if f.is_declaration:
             params = [c_type(t) for t in f.function_type.inputs]
         else:
-            params = [f"{c_type(a.type)} {self.names[a]}" for a in f.body.block.args]
+            params = [
+                f"{c_type(a.type)} {self.names[id(a)]}" for a in f.body.block.args
+            ]
         specifiers = [s.data for s in f.specifiers] if f.specifiers is not None else []
         prefix = " ".join([*specifiers, result])
         name = self.symbol(f.sym_name.data)
@@ -346,7 +364,7 @@ def _variable(p: FunctionPrinter, op: Operation, depth: int) -> None:
         and init.var is op.result
         and isinstance(type_, emitc.LValueType)
     ):  # "T v; v = x;" is written "T v = x;"
-        p.skip.add(init)
+        p.skip.add(id(init))
         p.emit(depth, f"{decl} = {p.expr(init.value, assigned=True).text};")
     elif isinstance(value, emitc.OpaqueAttr) and not value.value.data:
         p.emit(depth, f"{decl};")
@@ -433,7 +451,7 @@ def print_prototype(f: emitc.FuncOp, names: CNames | None = None) -> str:
     if not f.is_declaration:
         hints = argument_names(f)
         for arg, hint in zip(f.body.block.args, hints, strict=True):
-            printer.names[arg] = printer.namer.fresh(
+            printer.names[id(arg)] = printer.namer.fresh(
                 hint or arg.name_hint or f"arg{arg.index}"
             )
     return printer.signature() + ";\n"

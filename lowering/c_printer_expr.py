@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -46,14 +46,23 @@ PRIMARY, UNARY, MUL, ADD, SHIFT, REL, EQ, BAND, BXOR, BOR, LAND, LOR, COND = (
 _ARITHMETIC = (MUL, ADD)
 
 
-@dataclass(frozen=True)
-class Expr:
+class Expr(NamedTuple):
+    """An expression's C text and its precedence (a tuple: one is built per
+    operator printed)."""
+
     text: str
     prec: int
 
 
 def c_type(type_: Attribute) -> str:
     """The C spelling of a scalar or pointer emitc type."""
+    kind = type(type_)  # the frequent types by their exact class (cheaper
+    if kind is IntegerType:  # than ``isinstance`` against attribute ABCs)
+        return _integer_c_type(type_)  # pyright: ignore[reportArgumentType]
+    if kind is emitc.PtrDiffT:
+        return "ptrdiff_t"
+    if kind is emitc.PointerType:
+        return f"{c_type(type_.pointee_type)}*"  # pyright: ignore[reportAttributeAccessIssue]
     if isinstance(type_, emitc.PointerType):
         return f"{c_type(type_.pointee_type)}*"
     if isinstance(type_, emitc.LValueType):
@@ -67,11 +76,7 @@ def c_type(type_: Attribute) -> str:
     if isinstance(type_, emitc.SignedSizeT):
         return "ssize_t"
     if isinstance(type_, IntegerType):
-        width = type_.width.data
-        if width == 1:
-            return "bool"
-        unsigned = type_.signedness.data == Signedness.UNSIGNED
-        return f"{'u' if unsigned else ''}int{width}_t"
+        return _integer_c_type(type_)
     if isinstance(type_, Float32Type):
         return "float"
     if isinstance(type_, AnyFloat):
@@ -79,9 +84,17 @@ def c_type(type_: Attribute) -> str:
     raise ValueError(f"no C type for {type_}")
 
 
+def _integer_c_type(type_: IntegerType) -> str:
+    width = type_.width.data
+    if width == 1:
+        return "bool"
+    unsigned = type_.signedness.data == Signedness.UNSIGNED
+    return f"{'u' if unsigned else ''}int{width}_t"
+
+
 def declaration(type_: Attribute, name: str) -> str:
     """``T name`` or, for arrays, ``T name[d0][d1]``."""
-    if isinstance(type_, emitc.ArrayType):
+    if type(type_) is emitc.ArrayType:  # a final class: no ABC check
         dims = "".join(f"[{d}]" for d in type_.get_shape())
         return f"{c_type(type_.element_type)} {name}{dims}"
     return f"{c_type(type_)} {name}"
@@ -89,11 +102,15 @@ def declaration(type_: Attribute, name: str) -> str:
 
 def int_literal(value: int, type_: Attribute) -> str:
     """A decimal literal (C picks a type wide enough for its value)."""
-    if isinstance(type_, IntegerType) and type_.width.data == 1:
-        return "true" if value else "false"
-    unsigned = isinstance(type_, emitc.SizeT) or (
-        isinstance(type_, IntegerType) and type_.signedness.data == Signedness.UNSIGNED
+    kind = type(type_)
+    integer = kind is IntegerType or (
+        kind is not emitc.PtrDiffT and isinstance(type_, IntegerType)
     )
+    if integer and type_.width.data == 1:  # pyright: ignore[reportAttributeAccessIssue]
+        return "true" if value else "false"
+    unsigned = (
+        integer and type_.signedness.data == Signedness.UNSIGNED  # pyright: ignore[reportAttributeAccessIssue]
+    ) or kind is emitc.SizeT  # a final class: no ABC check
     if unsigned:
         return f"{value}u"
     if value == -(2**63):  # 9223372036854775808 has no signed type
@@ -122,6 +139,8 @@ def float_literal(value: float, type_: Attribute) -> str:
 
 
 def attribute_literal(value: Attribute, type_: Attribute) -> str:
+    if type(value) is IntegerAttr:  # the usual one, by exact class first
+        return int_literal(value.value.data, type_)
     if isinstance(value, emitc.OpaqueAttr):
         return value.value.data
     if isinstance(value, IntegerAttr):
@@ -153,21 +172,42 @@ def initializer(value: DenseIntOrFPElementsAttr, per_line: int = 12) -> list[str
 
 def initializer_body(value: DenseIntOrFPElementsAttr, indent: str = "  ") -> str:
     """``initializer``'s lines, each after ``indent`` and ending in a
-    newline, as one text. Bytes (weights are often ~1 MB) go through one
-    table of ``"x, "`` and one of ``"x,\n" + indent`` (every 16th element),
-    without a list and a join per line."""
+    newline, as one text. Bytes (weights are often ~1 MB) are spelled by
+    numpy (``_byte_text``), not one Python call per byte."""
     element = value.get_element_type()
     data = value.data.data
     if not (isinstance(element, IntegerType) and element.width.data == 8 and data):
         return "".join(f"{indent}{line}\n" for line in initializer(value))
     signed = element.signedness.data != Signedness.UNSIGNED
     table = _SIGNED_BYTES if signed else _UNSIGNED_BYTES
-    inside = tuple(f"{t}, " for t in table)
-    ending = tuple(f"{t},\n{indent}" for t in table)
-    pieces = list(map(inside.__getitem__, data))
-    pieces[15::16] = map(ending.__getitem__, data[15::16])
-    pieces[-1] = f"{table[data[-1]]},\n"
-    return indent + "".join(pieces)
+    head = _byte_text(data[:-1], table, indent)
+    return f"{indent}{head}{table[data[-1]]},\n"
+
+
+_BYTES_PER_LINE = 16
+_CHUNK = 1 << 16
+"""Bytes spelled per numpy step (a multiple of ``_BYTES_PER_LINE``): the
+step's temporaries are ``_CHUNK`` times the longest spelling."""
+
+
+def _byte_text(data: bytes, table: tuple[str, ...], indent: str) -> str:
+    """``"b, "`` for every byte ``b`` of ``data`` (spelled by ``table``),
+    ``"b,\n" + indent`` for every 16th: the 512 spellings as records of
+    8-byte words padded with NULs; each chunk of bytes gathers its records
+    with numpy and drops the padding with ``bytes.translate``."""
+    spellings = [f"{t}, " for t in table] + [f"{t},\n{indent}" for t in table]
+    width = -(-max(len(t) for t in spellings) // 8) * 8
+    padded = b"".join(t.encode("ascii").ljust(width, b"\0") for t in spellings)
+    records = np.frombuffer(padded, np.uint64).reshape(len(spellings), width // 8)
+    codes = np.frombuffer(data, np.uint8)
+    line_end = np.zeros(_CHUNK, np.uint16)
+    line_end[_BYTES_PER_LINE - 1 :: _BYTES_PER_LINE] = len(table)
+    chunks: list[bytes] = []
+    for start in range(0, len(codes), _CHUNK):
+        part = codes[start : start + _CHUNK]
+        index = part.astype(np.uint16) + line_end[: len(part)]
+        chunks.append(records.take(index, 0).tobytes().translate(None, b"\0"))
+    return b"".join(chunks).decode("ascii")
 
 
 def parenthesize(operand: Expr, parent: int, right: bool = False) -> str:
@@ -199,7 +239,8 @@ def _binary(symbol: str, prec: int) -> Render:
 
 def _unary(symbol: str) -> Render:
     def render(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
-        inner = parenthesize(operand(op.operands[0]), UNARY)
+        (value,) = op.operands
+        inner = parenthesize(operand(value), UNARY)
         if inner.startswith(symbol[-1]):  # "- -x", "&&x"
             inner = f"({inner})"
         return Expr(f"{symbol}{inner}", UNARY)
@@ -224,10 +265,8 @@ def _cmp(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
 
 
 def _cast(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
-    return Expr(
-        f"({c_type(op.results[0].type)}){parenthesize(operand(op.operands[0]), UNARY)}",
-        UNARY,
-    )
+    (value,), (result,) = op.operands, op.results
+    return Expr(f"({c_type(result.type)}){parenthesize(operand(value), UNARY)}", UNARY)
 
 
 def _conditional(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
@@ -264,14 +303,16 @@ def _call(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
 
 def _member(symbol: str) -> Render:
     def render(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
-        base = parenthesize(operand(op.operands[0]), PRIMARY)
+        (value,) = op.operands
+        base = parenthesize(operand(value), PRIMARY)
         return Expr(f"{base}{symbol}{op.properties['member'].data}", PRIMARY)  # pyright: ignore
 
     return render
 
 
 def _constant(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
-    text = attribute_literal(op.properties["value"], op.results[0].type)
+    (result,) = op.results
+    text = attribute_literal(op.properties["value"], result.type)
     return Expr(text, UNARY if text.startswith("-") else PRIMARY)
 
 
@@ -286,23 +327,23 @@ def _get_global(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
 
 
 def _load(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
-    return operand(op.operands[0])
+    (lvalue,) = op.operands
+    return operand(lvalue)
 
 
 def _add(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
     """``a + b``, written ``a - n`` when ``b`` is a negative constant ``-n``."""
-    rhs = op.operands[1].owner
-    if isinstance(rhs, emitc.ConstantOp) and isinstance(
-        rhs.value, IntegerAttr | FloatAttr
-    ):
+    first, second = op.operands
+    rhs = second.owner
+    if type(rhs) is emitc.ConstantOp and isinstance(rhs.value, IntegerAttr | FloatAttr):
         value = rhs.value.value.data
         if value < 0 and value not in (-(2**31), -(2**63)):
-            type_ = rhs.results[0].type
+            type_ = second.type
             if isinstance(value, int):
                 negated = int_literal(-value, type_)
             else:
                 negated = float_literal(-value, type_)
-            lhs = parenthesize(operand(op.operands[0]), ADD)
+            lhs = parenthesize(operand(first), ADD)
             return Expr(f"{lhs} - {negated}", ADD)
     return _binary("+", ADD)(op, operand)
 

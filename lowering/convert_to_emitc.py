@@ -6,10 +6,10 @@ Structured like MLIR's ``*ToEmitC`` conversions: one rewrite pattern per
 source op (``convert_to_emitc_{arith,memref,scf,func}.py``; ops that lower
 alike share one pattern over a table), a type converter
 (``EmitcTypeConverter`` in ``convert_to_emitc_common.py``) and one
-``PatternRewriteWalker`` pass over the module, in pre-order and without
-re-walking (every op is converted once; no pattern matches what patterns
-build), each op tried only on the patterns of its class
-(``pattern_dispatch.TypeDispatchApplier``). Types change in place: memref
+ordered walk over the module, in pre-order and without re-walking (every
+op is converted once; no pattern matches what patterns build:
+``pattern_dispatch.rewrite_in_order``), each op tried only on the patterns
+of its class (``pattern_dispatch.TypeDispatchApplier``). Types change in place: memref
 values are materialised with ``builtin.unrealized_conversion_cast`` while
 their users still need the memref type, and the casts are removed when the
 walk ends.
@@ -26,13 +26,8 @@ from collections.abc import Callable
 
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-)
+from xdsl.pattern_rewriter import RewritePattern
 
-from usmp.diagnostics import LocatedError
 from usmp.dialects import emitc
 from usmp.lowering.convert_to_emitc_arith import arith_patterns
 from usmp.lowering.convert_to_emitc_common import (
@@ -48,6 +43,7 @@ from usmp.lowering.convert_to_emitc_common import (
 from usmp.lowering.convert_to_emitc_custom import CustomCallLowering
 from usmp.lowering.convert_to_emitc_devices import finish_status_functions
 from usmp.lowering.convert_to_emitc_func import func_patterns, unsupported_op_pattern
+from usmp.lowering.convert_to_emitc_ir import replace_uses
 from usmp.lowering.convert_to_emitc_library import add_library
 from usmp.lowering.convert_to_emitc_memref import find_packed_reads, memref_patterns
 from usmp.lowering.convert_to_emitc_module import (
@@ -58,7 +54,7 @@ from usmp.lowering.convert_to_emitc_module import (
 from usmp.lowering.convert_to_emitc_packed import PackedCallLowering, PackedCalls
 from usmp.lowering.convert_to_emitc_scf import scf_patterns
 from usmp.lowering.gc_pause import cyclic_gc_paused
-from usmp.lowering.pattern_dispatch import TypeDispatchApplier
+from usmp.lowering.pattern_dispatch import TypeDispatchApplier, rewrite_in_order
 from usmp.lowering.walk import walk_ops
 
 __all__ = [
@@ -91,14 +87,16 @@ def conversion_patterns(
     ]
 
 
-_VALUE_OPS = (
-    emitc.ConstantOp,
-    emitc.LiteralOp,
-    emitc.VariableOp,
-    emitc.LoadOp,
-    emitc.SubscriptOp,
-    emitc.GetGlobalOp,
-    emitc.AddOp,
+_VALUE_OPS = frozenset(
+    (
+        emitc.ConstantOp,
+        emitc.LiteralOp,
+        emitc.VariableOp,
+        emitc.LoadOp,
+        emitc.SubscriptOp,
+        emitc.GetGlobalOp,
+        emitc.AddOp,
+    )
 )
 _EXPRESSIONS = emitc.CastOp.__module__  # arithmetic, comparisons, casts: pure
 
@@ -106,11 +104,13 @@ _EXPRESSIONS = emitc.CastOp.__module__  # arithmetic, comparisons, casts: pure
 def _dead(op: Operation) -> bool:
     """Is ``op`` a value nobody uses, whose computation does nothing else
     (constants whose uses were folded into an index, unread loads...)?"""
-    if len(op.results) != 1 or op.results[0].uses:
+    results = op.results
+    if len(results) != 1 or next(iter(results)).first_use is not None:
         return False
-    if isinstance(op, emitc.ApplyOp):
-        return op.applicableOperator.data == "&"
-    return isinstance(op, _VALUE_OPS) or type(op).__module__ == _EXPRESSIONS
+    kind = type(op)
+    if kind is emitc.ApplyOp:
+        return op.applicableOperator.data == "&"  # pyright: ignore[reportAttributeAccessIssue]
+    return kind in _VALUE_OPS or kind.__module__ == _EXPRESSIONS
 
 
 def erase_dead_values(block: Block) -> None:
@@ -126,20 +126,20 @@ def erase_dead_values(block: Block) -> None:
             op.erase()
 
 
-class _Reached(RewritePattern):
-    """Tells ``reached`` which top-level op of the module the walk is at
-    (progress); rewrites nothing."""
+def _progress(
+    module: ModuleOp, reached: Callable[[int, int, str], None]
+) -> Callable[[Operation], None]:
+    """Tells ``reached`` which top-level op of the module the walk is at."""
+    tops = {op: k for k, op in enumerate(module.ops)}
+    block = module.body.block
 
-    def __init__(self, module: ModuleOp, reached: Callable[[int, int, str], None]):
-        self.tops = {op: k for k, op in enumerate(module.ops)}
-        self.reached = reached
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        k = self.tops.get(op)
-        if k is not None:
+    def visit(op: Operation) -> None:
+        if op.parent is block and (k := tops.get(op)) is not None:
             name = op.get_attr_or_prop("sym_name")
             what = name.data if isinstance(name, StringAttr) else op.name
-            self.reached(k + 1, len(self.tops), what)
+            reached(k + 1, len(tops), what)
+
+    return visit
 
 
 def convert_module(
@@ -151,20 +151,14 @@ def convert_module(
     info = ModuleInfo.of(module)
     state = ConversionState()
     packed = PackedCalls()
-    first = [] if reached is None else [_Reached(module, reached)]
-    applier = TypeDispatchApplier([*first, *conversion_patterns(state, info, packed)])
-    walker = PatternRewriteWalker(applier, apply_recursively=False)
+    applier = TypeDispatchApplier(conversion_patterns(state, info, packed))
+    visit = None if reached is None else _progress(module, reached)
     state.packed = find_packed_reads(module)
     with cyclic_gc_paused():
-        try:
-            walker.rewrite_module(module)
-        except LocatedError as e:
-            # the walker adds the whole module as a note; the location says enough
-            if hasattr(e, "__notes__"):
-                del e.__notes__
-            raise
+        rewrite_in_order(module.body, applier, visit)
         for cast in state.casts:
-            cast.results[0].replace_all_uses_with(cast.inputs[0])
+            (pointer,), (memref_value,) = cast.inputs, cast.results
+            replace_uses(memref_value, pointer)
             cast.detach()
             cast.erase()
         packed.finish(module)

@@ -51,11 +51,13 @@ from usmp.lowering.convert_to_emitc_common import (
     ConversionState,
     EmitcPattern,
     OpLowering,
+    cmp_op,
+    conditional_op,
     convert_type,
     float_suffix,
     unsigned_type,
 )
-from usmp.lowering.create import create
+from usmp.lowering.convert_to_emitc_ir import build
 
 _CMPI = ("eq", "ne", "lt", "le", "gt", "ge", "lt", "le", "gt", "ge")
 """``arith.cmpi`` predicate value -> emitc.cmp predicate (6.. are unsigned)."""
@@ -65,7 +67,7 @@ def cast(lw: OpLowering, value: SSAValue, type_: Attribute) -> SSAValue:
     """``(type_) value``, or ``value`` itself when it has that type already."""
     if value.type == type_:
         return value
-    return lw.result(create(emitc.CastOp, (value,), type_))
+    return lw.result(build(emitc.CastOp, (value,), type_))
 
 
 def constant_of_type(lw: OpLowering, value: int | float, type_: Attribute) -> SSAValue:
@@ -124,9 +126,9 @@ class BinaryOpLowering(EmitcPattern):
         if unsigned:
             utype = unsigned_type(type_)
             operands = (cast(lw, lhs, utype), cast(lw, rhs, utype))
-            lw.replace(cast(lw, lw.result(create(cls, operands, utype)), type_))
+            lw.replace(cast(lw, lw.result(build(cls, operands, utype)), type_))
         else:
-            lw.replace(lw.result(create(cls, (lhs, rhs), type_)))
+            lw.replace(lw.result(build(cls, (lhs, rhs), type_)))
 
 
 class ShLIOpLowering(EmitcPattern):
@@ -136,7 +138,7 @@ class ShLIOpLowering(EmitcPattern):
         type_ = convert_type(op.result.type, op)
         utype = unsigned_type(type_)
         lhs, rhs = (cast(lw, v, utype) for v in op.operands)
-        shifted = lw.result(emitc.BitwiseLeftShiftOp(lhs, rhs, utype))
+        shifted = lw.result(build(emitc.BitwiseLeftShiftOp, (lhs, rhs), utype))
         lw.replace(cast(lw, shifted, type_))
 
 
@@ -163,17 +165,17 @@ class RoundingDivOpLowering(EmitcPattern):
         a, b = (cast(lw, v, work) for v in op.operands)
         q = lw.result(emitc.DivOp(a, b, work))
         r = lw.result(emitc.RemOp(a, b, work))
-        inexact = lw.result(emitc.CmpOp("ne", r, zero(lw, work)))
+        inexact = lw.result(cmp_op("ne", r, zero(lw, work)))
         if unsigned:
             adjust = inexact
         else:
-            r_neg = lw.result(emitc.CmpOp("lt", r, zero(lw, work)))
-            b_neg = lw.result(emitc.CmpOp("lt", b, zero(lw, work)))
-            signs = lw.result(emitc.CmpOp("ne" if floor else "eq", r_neg, b_neg))
+            r_neg = lw.result(cmp_op("lt", r, zero(lw, work)))
+            b_neg = lw.result(cmp_op("lt", b, zero(lw, work)))
+            signs = lw.result(cmp_op("ne" if floor else "eq", r_neg, b_neg))
             adjust = lw.result(emitc.LogicalAndOp(inexact, signs))
         one = constant_of_type(lw, 1, work)
         step = emitc.SubOp(q, one, work) if floor else emitc.AddOp(q, one, work)
-        adjusted = lw.result(emitc.ConditionalOp(adjust, lw.result(step), q))
+        adjusted = lw.result(conditional_op(adjust, lw.result(step), q))
         lw.replace(cast(lw, adjusted, type_))
 
 
@@ -186,7 +188,7 @@ class CmpiOpLowering(EmitcPattern):
         if pred >= 6:
             utype = unsigned_type(lhs.type)
             lhs, rhs = cast(lw, lhs, utype), cast(lw, rhs, utype)
-        lw.replace(lw.result(emitc.CmpOp(_CMPI[pred], lhs, rhs)))
+        lw.replace(lw.result(cmp_op(_CMPI[pred], lhs, rhs)))
 
 
 _CMPF_SIMPLE = {"oeq": "eq", "ogt": "gt", "oge": "ge", "olt": "lt", "ole": "le"}
@@ -203,7 +205,7 @@ class CmpfOpLowering(EmitcPattern):
         name = arith.CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
 
         def cmp(p: str, x: SSAValue, y: SSAValue) -> SSAValue:
-            return lw.result(emitc.CmpOp(p, x, y))
+            return lw.result(cmp_op(p, x, y))
 
         def negate(v: SSAValue) -> SSAValue:
             return lw.result(emitc.LogicalNotOp(v))
@@ -232,7 +234,7 @@ class SelectOpLowering(EmitcPattern):
     def match_and_rewrite(self, op: arith.SelectOp, rewriter: PatternRewriter) -> None:
         lw = self.lowering(op, rewriter)
         cond, t, f = (lw.value(v) for v in op.operands)
-        lw.replace(lw.result(emitc.ConditionalOp(cond, t, f)))
+        lw.replace(lw.result(conditional_op(cond, t, f)))
 
 
 _MIN_MAX: dict[type[Operation], tuple[str, bool]] = {
@@ -261,8 +263,8 @@ class MinMaxIOpLowering(EmitcPattern):
         x, y = (
             (cast(lw, v, unsigned_type(v.type)) for v in (a, b)) if unsigned else (a, b)
         )
-        take_a = lw.result(emitc.CmpOp(predicate, x, y))
-        lw.replace(lw.result(emitc.ConditionalOp(take_a, a, b)))
+        take_a = lw.result(cmp_op(predicate, x, y))
+        lw.replace(lw.result(conditional_op(take_a, a, b)))
 
 
 _NAN_PROPAGATING = {arith.MaximumfOp: "gt", arith.MinimumfOp: "lt"}
@@ -281,10 +283,10 @@ class MinMaxFOpLowering(EmitcPattern):
         if a is b:  # also for NaN; and no self-comparison in the C
             lw.replace(a)
             return
-        better = lw.result(emitc.CmpOp(predicate, a, b))
-        a_nan = lw.result(emitc.CmpOp("ne", a, a))
+        better = lw.result(cmp_op(predicate, a, b))
+        a_nan = lw.result(cmp_op("ne", a, a))
         take_a = lw.result(emitc.LogicalOrOp(better, a_nan))
-        lw.replace(lw.result(emitc.ConditionalOp(take_a, a, b)))
+        lw.replace(lw.result(conditional_op(take_a, a, b)))
 
 
 _CASTS: dict[type[Operation], tuple[bool, bool]] = {
@@ -348,9 +350,7 @@ class ExtSIOpLowering(EmitcPattern):
         type_ = convert_type(op.result.type, op)
         if value.type == i1:  # sign extension of one bit: -1 or 0
             minus_one = constant_of_type(lw, -1, type_)
-            lw.replace(
-                lw.result(emitc.ConditionalOp(value, minus_one, zero(lw, type_)))
-            )
+            lw.replace(lw.result(conditional_op(value, minus_one, zero(lw, type_))))
         else:
             lw.replace(cast(lw, value, type_))
 
@@ -363,7 +363,7 @@ class TruncIOpLowering(EmitcPattern):
         if op.result.type == i1:  # keep the low bit, as MLIR does
             one = constant_of_type(lw, 1, value.type)
             low = lw.result(emitc.BitwiseAndOp(value, one, value.type))
-            value = lw.result(emitc.CmpOp("ne", low, zero(lw, value.type)))
+            value = lw.result(cmp_op("ne", low, zero(lw, value.type)))
         lw.replace(cast(lw, value, convert_type(op.result.type, op)))
 
 
@@ -479,9 +479,9 @@ class AbsIOpLowering(EmitcPattern):
     def match_and_rewrite(self, op: math.AbsIOp, rewriter: PatternRewriter) -> None:
         lw = self.lowering(op, rewriter)
         x = op.operand
-        negative = lw.result(emitc.CmpOp("lt", x, zero(lw, x.type)))
+        negative = lw.result(cmp_op("lt", x, zero(lw, x.type)))
         minus = lw.result(emitc.UnaryMinusOp(x))
-        lw.replace(lw.result(emitc.ConditionalOp(negative, minus, x)))
+        lw.replace(lw.result(conditional_op(negative, minus, x)))
 
 
 def arith_patterns(state: ConversionState) -> list[RewritePattern]:

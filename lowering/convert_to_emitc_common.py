@@ -40,6 +40,8 @@ from xdsl.dialects.builtin import (
     Signedness,
     StringAttr,
     UnrealizedConversionCastOp,
+    i1,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue, TypeAttribute
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
@@ -47,7 +49,8 @@ from xdsl.rewriter import InsertPoint
 
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc
-from usmp.lowering.create import create
+from usmp.dialects.emitc_expressions import CMP_PREDICATES
+from usmp.lowering.convert_to_emitc_ir import build, insert_before, replace_uses
 
 WORKSPACE_POOL_TYPE = emitc.PointerType(IntegerType(8, Signedness.UNSIGNED))
 CONSTANT_POOL_TYPE = emitc.PointerType(emitc.OpaqueType(StringAttr("const uint8_t")))
@@ -79,6 +82,11 @@ class EmitcTypeConverter:
 
     def convert_scalar_type(self, type_: Attribute, op: Operation) -> TypeAttribute:
         """The emitc type of a scalar; a located error if C99 has none."""
+        kind = type(type_)  # the usual ones by exact class: no ABC checks
+        if kind is IntegerType and type_.width.data in (1, 8, 16, 32, 64):  # pyright: ignore[reportAttributeAccessIssue]
+            return type_  # pyright: ignore[reportReturnType]
+        if kind is IndexType:
+            return INDEX_TYPE
         if isinstance(type_, IndexType):
             return INDEX_TYPE
         if isinstance(type_, IntegerType) and type_.width.data in (1, 8, 16, 32, 64):
@@ -94,8 +102,8 @@ class EmitcTypeConverter:
     def convert_type(self, type_: Attribute, op: Operation) -> TypeAttribute:
         """Scalars map to themselves (``index`` to ``ptrdiff_t``), memrefs to
         a pointer to their element type."""
-        if isinstance(type_, MemRefType):
-            element = self.convert_scalar_type(type_.get_element_type(), op)
+        if type(type_) is MemRefType:  # a final class: no ABC check
+            element = self.convert_scalar_type(type_.get_element_type(), op)  # pyright: ignore[reportAttributeAccessIssue]
             return emitc.PointerType(element)
         return self.convert_scalar_type(type_, op)
 
@@ -112,14 +120,15 @@ class EmitcTypeConverter:
     @staticmethod
     def materialize(pointer: SSAValue, type_: Attribute) -> UnrealizedConversionCastOp:
         """``pointer`` seen as the memref ``type_`` until the conversion ends."""
-        return UnrealizedConversionCastOp(operands=[pointer], result_types=[type_])
+        return build(UnrealizedConversionCastOp, (pointer,), type_)
 
     @staticmethod
     def remap(value: SSAValue) -> SSAValue:
         """The converted value of an operand (the pointer of a memref)."""
         owner = value.owner
-        if isinstance(owner, UnrealizedConversionCastOp):
-            return owner.inputs[0]
+        if type(owner) is UnrealizedConversionCastOp:
+            (pointer,) = owner.inputs
+            return pointer
         return value
 
 
@@ -156,9 +165,46 @@ def float_suffix(type_: Attribute) -> str:
 def constant_value(value: SSAValue) -> int | None:
     """The integer an ``emitc.constant`` holds, else None."""
     owner = value.owner
-    if isinstance(owner, emitc.ConstantOp) and isinstance(owner.value, IntegerAttr):
+    if type(owner) is emitc.ConstantOp and isinstance(owner.value, IntegerAttr):
         return owner.value.value.data
     return None
+
+
+# The ops the patterns build most, built without the IRDL constructor
+# (``convert_to_emitc_ir.build``: it costs five times the op).
+
+_PREDICATES = {p: IntegerAttr(k, i64) for k, p in enumerate(CMP_PREDICATES)}
+_UNINITIALISED = emitc.OpaqueAttr(StringAttr(""))
+
+
+def cmp_op(predicate: str, lhs: SSAValue, rhs: SSAValue) -> emitc.CmpOp:
+    """``emitc.cmp predicate, lhs, rhs`` (``emitc.CmpOp(predicate, lhs, rhs)``)."""
+    return build(emitc.CmpOp, (lhs, rhs), i1, predicate=_PREDICATES[predicate])
+
+
+def conditional_op(
+    cond: SSAValue, true_value: SSAValue, false_value: SSAValue
+) -> emitc.ConditionalOp:
+    """``cond ? true_value : false_value``."""
+    operands = (cond, true_value, false_value)
+    return build(emitc.ConditionalOp, operands, true_value.type)
+
+
+def load_op(lvalue: SSAValue) -> emitc.LoadOp:
+    """``emitc.load`` of an lvalue."""
+    type_ = lvalue.type
+    assert isinstance(type_, emitc.LValueType)
+    return build(emitc.LoadOp, (lvalue,), type_.value_type)
+
+
+def assign_op(lvalue: SSAValue, value: SSAValue) -> emitc.AssignOp:
+    """``lvalue = value;``."""
+    return build(emitc.AssignOp, (lvalue, value))
+
+
+def variable_op(type_: Attribute) -> emitc.VariableOp:
+    """An uninitialised C variable of ``type_`` (an lvalue or array type)."""
+    return build(emitc.VariableOp, (), type_, value=_UNINITIALISED)
 
 
 @dataclass
@@ -205,12 +251,25 @@ class ConversionState:
     _lvalues: dict[Attribute, emitc.LValueType] = field(
         default_factory=lambda: dict[Attribute, emitc.LValueType]()
     )
+    _pointers: dict[TypeAttribute, emitc.PointerType] = field(
+        default_factory=lambda: dict[TypeAttribute, emitc.PointerType]()
+    )
+    _index_attrs: dict[int, IntegerAttr] = field(
+        default_factory=lambda: dict[int, IntegerAttr]()
+    )
 
     def lvalue_type(self, value_type: Attribute) -> emitc.LValueType:
         """``!emitc.lvalue<value_type>``, built (and verified) once per run
         and type: every load, store and loop variable has one."""
         if (known := self._lvalues.get(value_type)) is None:
             known = self._lvalues[value_type] = emitc.LValueType(value_type)
+        return known
+
+    def pointer_type(self, pointee: TypeAttribute) -> emitc.PointerType:
+        """``!emitc.ptr<pointee>``, built once per run and type (every
+        element access asks for its memref's)."""
+        if (known := self._pointers.get(pointee)) is None:
+            known = self._pointers[pointee] = emitc.PointerType(pointee)
         return known
 
     def start_function(self, f: emitc.FuncOp) -> None:
@@ -224,7 +283,8 @@ class ConversionState:
     def index(self, n: int, rewriter: PatternRewriter, at: Operation) -> SSAValue:
         """``constant`` of the index ``n``."""
         if (known := self._indices.get(n)) is None:
-            attr = IntegerAttr(n, IndexType())
+            if (attr := self._index_attrs.get(n)) is None:
+                attr = self._index_attrs[n] = IntegerAttr(n, IndexType())
             known = self._indices[n] = self.constant(attr, INDEX_TYPE, rewriter, at)
         return known
 
@@ -241,12 +301,15 @@ class ConversionState:
         if (known := self._constants.get(key)) is not None:
             return known
         assert self._body is not None, "a constant outside a converted function"
-        op = create(emitc.ConstantOp, (), type_, value=value)
+        op = build(emitc.ConstantOp, (), type_, value=value)
         op.location = at.location
-        if self._last_constant is None:
-            rewriter.insert(op, InsertPoint.at_start(self._body))
+        body, last = self._body, self._last_constant
+        first = body.first_op if last is None else last.next_op
+        if first is None:
+            body.add_op(op)
         else:
-            rewriter.insert(op, InsertPoint.after(self._last_constant))
+            insert_before(body, (op,), first)
+        rewriter.has_done_action = True
         self._last_constant = op
         self._constants[key] = op.result
         return op.result
@@ -278,7 +341,8 @@ class OpLowering:
         return op
 
     def result(self, op: Operation) -> SSAValue:
-        return self.emit(op).results[0]
+        (value,) = self.emit(op).results
+        return value
 
     def value(self, operand: SSAValue) -> SSAValue:
         """The converted value of ``operand`` (MLIR's adaptor)."""
@@ -298,12 +362,12 @@ class OpLowering:
         ``new`` takes ``old``'s name unless it has one."""
         if new.name_hint is None and old.name_hint is not None:
             new.name_hint = old.name_hint
-        if isinstance(old.type, MemRefType):
+        if type(old.type) is MemRefType:  # a final class: no ABC check
             cast = TYPES.materialize(new, old.type)
             self._insert(cast)
             self.state.casts.append(cast)
             new = cast.results[0]
-        self.rewriter.replace_all_uses_with(old, new)
+        replace_uses(old, new)  # not the rewriter's: no listener to tell
 
     def replace(self, *values: SSAValue) -> None:
         """Replace the source op's results by ``values`` and erase it. A
@@ -312,13 +376,19 @@ class OpLowering:
         for old, new in zip(op.results, values, strict=True):
             self.bind(old, new)
         hint = op.attributes.get("name_hint")
-        if values and isinstance(hint, StringAttr):
+        if values and hint is not None and isinstance(hint, StringAttr):
             owner = values[0].owner
             if isinstance(owner, Operation):
                 owner.attributes[NAME_ATTR] = hint
-        if self._before:
-            self.rewriter.insert(self._before, InsertPoint.before(op))
-        self.rewriter.erase(op)
+        block = op.parent
+        assert block is not None
+        # the block's, not the rewriter's: no listener to tell of each op
+        insert_before(block, self._before, op)
+        block.detach_op(op)
+        if any(r.first_use is not None for r in op.results):
+            raise ValueError(f"{op.name} replaced while its results have uses")
+        op.drop_all_references()  # op.erase() but for its results' placeholders
+        self.rewriter.has_done_action = True
 
     def replace_block_args(
         self, args: Sequence[SSAValue], values: Sequence[SSAValue]

@@ -49,6 +49,7 @@ from usmp.lowering.convert_to_emitc_devices import (
     context_argument,
     mark_status,
 )
+from usmp.lowering.convert_to_emitc_ir import replace_uses
 from usmp.lowering.convert_to_emitc_memref import first_element_pointer
 from usmp.lowering.convert_to_emitc_module import (
     ModuleInfo,
@@ -121,18 +122,18 @@ class FuncOpLowering(EmitcPattern):
         for arg, type_ in zip(block.args, arg_types, strict=True):
             if arg.type == type_:
                 continue
-            old_type = arg.type
-            new_arg = rewriter.replace_value_with_new_type(arg, type_)
-            if isinstance(old_type, MemRefType):
-                cast = TYPES.materialize(new_arg, old_type)
+            # rewriter.replace_value_with_new_type, with the uses moved once
+            new_arg = block.insert_arg(type_, arg.index)
+            new_arg.name_hint = arg.name_hint
+            target = new_arg
+            if isinstance(arg.type, MemRefType):
+                cast = TYPES.materialize(new_arg, arg.type)
                 rewriter.insert(cast, at)
                 at = InsertPoint.after(cast)
                 self.state.casts.append(cast)
-                rewriter.replace_uses_with_if(
-                    new_arg,
-                    cast.results[0],
-                    lambda use, cast=cast: use.operation is not cast,
-                )
+                (target,) = cast.results
+            replace_uses(arg, target)
+            block.erase_arg(arg)
         return rewriter.move_region_contents_to_new_regions(op.body)
 
 

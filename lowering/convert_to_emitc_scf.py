@@ -6,7 +6,8 @@ one ``emitc.variable`` per value before the op, an ``emitc.assign`` where the
 region yields, an ``emitc.load`` where the value is read (at the top of the
 loop body for iteration arguments, after the op for results).
 
-The patterns move the regions' ops into the new op unchanged: the walker
+The patterns move the regions' blocks into the new op, their ops unchanged
+(the loop body's arguments replaced by the induction variable): the walker
 converts them next (it visits an op before the ops nested in it).
 """
 
@@ -29,8 +30,12 @@ from usmp.lowering.convert_to_emitc_common import (
     ConversionState,
     EmitcPattern,
     OpLowering,
+    assign_op,
     convert_type,
+    load_op,
+    variable_op,
 )
+from usmp.lowering.convert_to_emitc_ir import build
 from usmp.lowering.convert_to_emitc_memref import copy_run
 
 
@@ -42,7 +47,7 @@ def _variables(
     variables: list[SSAValue] = []
     for k, result in enumerate(results):
         type_ = lw.state.lvalue_type(convert_type(result.type, lw.op))
-        var = lw.result(emitc.VariableOp(type_))
+        var = lw.result(variable_op(type_))
         var.name_hint = result.name_hint or (
             carried[k].name_hint if k < len(carried) else None
         )
@@ -50,28 +55,33 @@ def _variables(
     return variables
 
 
-def _move_body(
-    lw: OpLowering, block: Block, into: Block, variables: Sequence[SSAValue]
-) -> None:
-    """Move the ops of ``block`` (ending in ``scf.yield``) to the end of
-    ``into``; the yielded values are assigned to ``variables``."""
+def _finish_body(lw: OpLowering, block: Block, variables: Sequence[SSAValue]) -> None:
+    """End ``block`` (ending in ``scf.yield``) as the body of an emitc op:
+    the yielded values assigned to ``variables``, then ``emitc.yield``."""
     terminator = block.last_op
     assert isinstance(terminator, scf.YieldOp)
-    lw.rewriter.inline_block(block, InsertPoint.at_end(into))
     at = InsertPoint.before(terminator)
     for var, value in zip(variables, terminator.operands, strict=True):
-        assign = emitc.AssignOp(var, lw.value(value))
+        assign = assign_op(var, lw.value(value))
         assign.location = terminator.location
         lw.rewriter.insert(assign, at)
-    lw.rewriter.insert(emitc.YieldOp(), at)
+    lw.rewriter.insert(build(emitc.YieldOp, ()), at)
     lw.rewriter.erase(terminator)
+
+
+def _take_body(lw: OpLowering, region: Region, variables: Sequence[SSAValue]) -> Block:
+    """The block of ``region``, taken out of it (its ops stay in it, not
+    moved one by one) and ended by ``_finish_body``."""
+    block = region.detach_block(region.block)
+    _finish_body(lw, block, variables)
+    return block
 
 
 def _loads(lw: OpLowering, variables: Sequence[SSAValue]) -> list[SSAValue]:
     """Read each variable. The reads stay unnamed (the variable carries the
     name), so the C printer can use the variable itself where that reads the
     same value."""
-    return [lw.result(emitc.LoadOp(var)) for var in variables]
+    return [lw.result(load_op(var)) for var in variables]
 
 
 def _unnamed(values: Sequence[SSAValue]) -> None:
@@ -86,20 +96,21 @@ class ForOpLowering(EmitcPattern):
         if copy_run(lw, op):
             lw.replace()
             return
-        old_body = op.body.block
-        induction, *iter_args = old_body.args
+        body = op.body.detach_block(op.body.block)  # the ops stay where they are
+        induction, *iter_args = body.args
         variables = _variables(lw, op.res, iter_args)
         for var, init in zip(variables, op.iter_args, strict=True):
-            lw.emit(emitc.AssignOp(var, lw.value(init)))
-        body = Block(arg_types=[op.lb.type])
+            lw.emit(assign_op(var, lw.value(init)))
         lw.emit(emitc.ForOp(op.lb, op.ub, op.step, Region(body)))
-        outer, lw.at = lw.at, InsertPoint.at_end(body)
-        lw.bind(induction, body.args[0])
+        outer, lw.at = lw.at, InsertPoint.at_start(body)
+        lw.bind(induction, body.insert_arg(op.lb.type, 0))
         carried = _loads(lw, variables)
         lw.replace_block_args(iter_args, carried)
         _unnamed(carried)
         lw.at = outer
-        _move_body(lw, old_body, body, variables)
+        for arg in (induction, *iter_args):
+            body.erase_arg(arg)
+        _finish_body(lw, body, variables)
         results = _loads(lw, variables)
         lw.replace(*results)
         _unnamed(results)
@@ -110,13 +121,10 @@ class IfOpLowering(EmitcPattern):
     def match_and_rewrite(self, op: scf.IfOp, rewriter: PatternRewriter) -> None:
         lw = self.lowering(op, rewriter)
         variables = _variables(lw, op.output)
-        then_block = Block()
-        _move_body(lw, op.true_region.block, then_block, variables)
+        then_block = _take_body(lw, op.true_region, variables)
         else_region = Region()
         if op.false_region.blocks:
-            else_block = Block()
-            else_region = Region(else_block)
-            _move_body(lw, op.false_region.block, else_block, variables)
+            else_region = Region(_take_body(lw, op.false_region, variables))
         lw.emit(emitc.IfOp(lw.value(op.cond), Region(then_block), else_region))
         results = _loads(lw, variables)
         lw.replace(*results)

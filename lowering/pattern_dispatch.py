@@ -12,16 +12,43 @@ patterns whose class it is a subclass of, in their order, with every
 pattern it cannot read (a plain ``match_and_rewrite``) kept for every op
 class: the first pattern that rewrites an op is the one xDSL's applier
 would have picked.
+
+``rewrite_in_order`` is the driver for a conversion that rewrites every op
+once (``convert-to-emitc``): xDSL's ``PatternRewriteWalker`` with
+``apply_recursively=False`` on a list instead of a worklist, and a rewriter
+with no listener. The walker pushes every op on its worklist, takes the
+ops a rewrite erases off it, and tells its listener of every op a rewrite
+inserts, modifies or erases (each use a ``replace_all_uses_with`` changes
+is one call); a conversion that never revisits an op needs none of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from types import UnionType
 from typing import Union, get_args, get_origin
 
-from xdsl.ir import Operation
+from xdsl.ir import Operation, Region
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.rewriter import InsertPoint
+
+from usmp.lowering.walk import walk_ops
+
+
+def _wrapped(method: Callable[..., None]) -> Callable[..., None] | None:
+    """The function ``op_type_rewrite_pattern`` wrapped into ``method``
+    (None when ``method`` is no such wrapper)."""
+    code = getattr(method, "__code__", None)
+    closure = getattr(method, "__closure__", None)
+    if (
+        code is None
+        or closure is None
+        or not method.__qualname__.startswith("op_type_rewrite_pattern.")
+        or "func" not in code.co_freevars
+    ):
+        return None
+    return closure[code.co_freevars.index("func")].cell_contents
 
 
 def matched_classes(pattern: RewritePattern) -> tuple[type, ...] | None:
@@ -49,6 +76,15 @@ def matched_classes(pattern: RewritePattern) -> tuple[type, ...] | None:
     return (expected,)
 
 
+_Apply = Callable[[Operation, PatternRewriter], None]
+
+
+def declared_classes(pattern: RewritePattern) -> tuple[type, ...] | None:
+    """The ``op_classes`` a pattern over a table declares, else None."""
+    declared = getattr(pattern, "op_classes", None)
+    return None if declared is None else tuple(declared)
+
+
 class TypeDispatchApplier(RewritePattern):
     """Applies the first of ``patterns`` that rewrites an op, trying only
     those that can match its class (see the module note)."""
@@ -57,6 +93,7 @@ class TypeDispatchApplier(RewritePattern):
         self.patterns = tuple(patterns)
         self._classes = tuple(matched_classes(p) for p in self.patterns)
         self._by_class: dict[type[Operation], tuple[RewritePattern, ...]] = {}
+        self._calls: dict[type[Operation], tuple[_Apply, ...]] = {}
 
     def candidates(self, kind: type[Operation]) -> tuple[RewritePattern, ...]:
         """The patterns tried on an op of class ``kind``, in order."""
@@ -70,8 +107,52 @@ class TypeDispatchApplier(RewritePattern):
             self._by_class[kind] = found
         return found
 
+    def _calls_for(self, kind: type[Operation]) -> tuple[_Apply, ...]:
+        """``candidates(kind)``' rewrites, each the function under its
+        ``op_type_rewrite_pattern`` wrapper where it has one: the wrapper's
+        ``isinstance`` holds for every op of ``kind`` (an ABC check per op)."""
+        calls: list[_Apply] = []
+        for pattern in self.candidates(kind):
+            method = type(pattern).match_and_rewrite
+            func = _wrapped(method) if declared_classes(pattern) is None else None
+            calls.append(
+                pattern.match_and_rewrite if func is None else partial(func, pattern)
+            )
+        found = self._calls[kind] = tuple(calls)
+        return found
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        for pattern in self.candidates(type(op)):
-            pattern.match_and_rewrite(op, rewriter)
+        kind = type(op)
+        calls = self._calls.get(kind) or self._calls_for(kind)
+        for call in calls:
+            call(op, rewriter)
             if rewriter.has_done_action:
                 return
+
+
+def rewrite_in_order(
+    region: Region,
+    pattern: RewritePattern,
+    visit: Callable[[Operation], None] | None = None,
+) -> None:
+    """Apply ``pattern`` once to every op of ``region``, in pre-order (an
+    op before the ops nested in it), as ``PatternRewriteWalker(pattern,
+    apply_recursively=False).rewrite_region(region)`` does: the ops are the
+    ones ``region`` holds when the walk starts, an op a rewrite erased (or
+    that was nested in one) is skipped, and an op a rewrite builds is not
+    visited. ``visit`` hears each op before its rewrite. Errors propagate
+    as raised (the walker adds a print of the whole module as a note)."""
+    ops = list(walk_ops(region))
+    if not ops:
+        return
+    rewriter = PatternRewriter(ops[0])
+    for op in ops:
+        block = op.parent
+        if block is None:  # erased (erasing an op drops the parents inside it)
+            continue
+        if visit is not None:
+            visit(op)
+        rewriter.has_done_action = False
+        rewriter.current_operation = op
+        rewriter.insertion_point = InsertPoint(block, op)
+        pattern.match_and_rewrite(op, rewriter)

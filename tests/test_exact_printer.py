@@ -75,24 +75,28 @@ def test_hex_form_is_the_data() -> None:
     assert _text(ExactPrinter, attr) == expected
 
 
-@pytest.mark.parametrize("n", [1, 15, 16, 17, 32, 33, 1000])
+@pytest.mark.parametrize("n", [1, 15, 16, 17, 32, 33, 1000, 65536, 65538, 131089])
 @pytest.mark.parametrize("signed", [True, False])
 def test_c_initializer_of_bytes_is_its_lines(n: int, signed: bool) -> None:
-    """The C brace initializer of a byte array (``initializer_body``: two
-    tables over the bytes) is ``initializer``'s lines, each indented and
-    ended by a newline; other element types go through the lines."""
+    """The C brace initializer of a byte array (``initializer_body``: numpy
+    over a table of the spellings, a chunk at a time; sizes around the
+    chunk of 65,536 bytes) is ``initializer``'s lines, each indented and
+    ended by a newline, with any indent; other element types go through
+    the lines."""
     from usmp.lowering.c_printer_expr import initializer, initializer_body
 
     rng = np.random.default_rng(n)
     sign = Signedness.SIGNLESS if signed else Signedness.UNSIGNED
     data = rng.integers(-128 if signed else 0, 128 if signed else 256, n)
-    for element, values in (
-        (IntegerType(8, sign), data.tolist()),
-        (IntegerType(32), (data * 1000).tolist()),
-    ):
+    cases = [(IntegerType(8, sign), data.tolist())]
+    if n <= 1000:
+        cases.append((IntegerType(32), (data * 1000).tolist()))
+    for element, values in cases:
         attr = _dense(element, values)
         lines = "".join(f"  {line}\n" for line in initializer(attr))
         assert initializer_body(attr) == lines
+        wide = "".join(f"\t    {line}\n" for line in initializer(attr))
+        assert initializer_body(attr, "\t    ") == wide
 
 
 _U8 = IntegerType(8, Signedness.UNSIGNED)

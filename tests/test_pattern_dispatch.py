@@ -14,6 +14,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.rewriter import InsertPoint
 from xdsl.utils.test_value import create_ssa_value
 
 from usmp.lowering.pattern_dispatch import TypeDispatchApplier, matched_classes
@@ -153,3 +154,79 @@ def test_conversion_builds_each_lvalue_type_once() -> None:
         assert built == emitc.LValueType(value_type)
         assert state.lvalue_type(value_type) is built
     assert state.lvalue_type(i32) != state.lvalue_type(f32)
+
+
+_ORDER_IR = """
+func.func @f(%n: index, %c: i1) {
+  %a = arith.constant 1 : i32
+  scf.for %i = %n to %n step %n {
+    %b = arith.addi %a, %a : i32
+    scf.if %c {
+      %d = arith.subi %a, %a : i32
+    } {drop}
+    %e = arith.muli %a, %a : i32
+  }
+  %f = arith.subi %a, %a : i32
+  func.return
+}
+"""
+
+
+class _Visits(RewritePattern):
+    """Logs every op it is called on; erases an ``scf.if`` marked ``drop``
+    (and the ops in it), puts a new ``arith.andi`` before every ``addi``,
+    and moves an ``arith.muli`` to the end of the function's block."""
+
+    def __init__(self, log: list[str]):
+        self.log = log
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        self.log.append(op.name)
+        if isinstance(op, scf.IfOp) and "drop" in op.attributes:
+            rewriter.erase(op)
+        elif isinstance(op, arith.AddiOp):
+            rewriter.insert(arith.AndIOp(op.lhs, op.rhs), InsertPoint.before(op))
+        elif isinstance(op, arith.MuliOp):
+            block = op.parent_op().parent_block()  # pyright: ignore
+            op.detach()
+            rewriter.insert(op, InsertPoint.before(block.last_op))  # pyright: ignore
+
+
+def _visits(drive: str) -> tuple[list[str], str]:
+    from xdsl.context import Context
+    from xdsl.dialects import func
+    from xdsl.parser import Parser
+    from xdsl.pattern_rewriter import PatternRewriteWalker
+
+    from usmp.lowering.pattern_dispatch import rewrite_in_order
+
+    ctx = Context()
+    for dialect in (arith.Arith, scf.Scf, func.Func):
+        ctx.load_dialect(dialect)
+    module = Parser(ctx, _ORDER_IR).parse_module()
+    log: list[str] = []
+    if drive == "walker":
+        walker = PatternRewriteWalker(_Visits(log), apply_recursively=False)
+        walker.rewrite_module(module)
+    else:
+        rewrite_in_order(module.body, _Visits(log))
+    return log, str(module)
+
+
+def test_rewrite_in_order_visits_as_the_walker() -> None:
+    """``rewrite_in_order`` calls the pattern on the ops the walker calls it
+    on, in its order: pre-order, not the ops a rewrite builds, not the ops
+    of an erased op, a moved op once; the IR afterwards is the same."""
+    log, ir = _visits("in-order")
+    assert (log, ir) == _visits("walker")
+    assert log == [
+        "func.func",
+        "arith.constant",
+        "scf.for",
+        "arith.addi",
+        "scf.if",
+        "arith.muli",
+        "scf.yield",
+        "arith.subi",
+        "func.return",
+    ]

@@ -1,0 +1,183 @@
+"""``usmp.lowering.convert_to_emitc_ir``: ``build`` makes the op xDSL's
+``Operation.create`` makes (every field, the IRDL defaults, the operands'
+use lists) and ``replace_uses`` leaves the IR and the use lists that
+``SSAValue.replace_all_uses_with`` leaves; written against xDSL's own
+constructors, so an xDSL whose op layout differs fails here."""
+
+from __future__ import annotations
+
+from io import StringIO
+from typing import Any
+
+import pytest
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import (
+    IntegerAttr,
+    StringAttr,
+    UnrealizedConversionCastOp,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.printer import Printer
+
+from usmp.dialects import emitc
+from usmp.dialects.emitc_expressions import CMP_PREDICATES
+from usmp.lowering.convert_to_emitc_ir import build, insert_before, replace_uses
+from usmp.lowering.create import create
+
+
+def _fields(op: Operation) -> dict[str, Any]:
+    return {
+        "class": type(op),
+        "operands": list(op.operands),
+        "uses": [(u.operation, u.index) for u in op._operand_uses],  # pyright: ignore[reportPrivateUsage]
+        "result types": [r.type for r in op.results],
+        "results": [(r.op, r.index, r.name_hint, r.first_use) for r in op.results],
+        "properties": op.properties,
+        "attributes": op.attributes,
+        "location": op.location,
+        "successors": list(op.successors),
+        "regions": op.regions,
+        "parent": op.parent,
+    }
+
+
+def _same(a: Operation, b: Operation) -> None:
+    fa, fb = _fields(a), _fields(b)
+    fa["uses"] = [(b if o is a else o, k) for o, k in fa["uses"]]
+    fa["results"] = [(b if o is a else o, *rest) for o, *rest in fa["results"]]
+    assert fa == fb
+
+
+_CASES: list[tuple[type[Operation], int, Attribute | None, dict[str, Attribute]]] = [
+    (emitc.AddOp, 2, i32, {}),
+    (
+        emitc.CmpOp,
+        2,
+        i1,
+        {"predicate": IntegerAttr(CMP_PREDICATES.index("lt"), i64)},
+    ),
+    (emitc.AssignOp, 2, None, {}),
+    (
+        emitc.VariableOp,
+        0,
+        emitc.LValueType(i32),
+        {"value": emitc.OpaqueAttr(StringAttr(""))},
+    ),
+    (UnrealizedConversionCastOp, 1, i32, {}),
+    (arith.AddiOp, 2, i32, {}),  # a default property: overflowFlags
+]
+
+
+@pytest.mark.parametrize("case", range(len(_CASES)))
+def test_build_is_xdsl_create(case: int) -> None:
+    cls, n, result, properties = _CASES[case]
+    block = Block(arg_types=[i32, i32])
+    operands: list[SSAValue] = list(block.args[:n])
+    if cls is emitc.AssignOp:
+        variable = create(emitc.VariableOp, (), emitc.LValueType(i32), **_CASES[3][3])
+        operands = [variable.results[0], block.args[0]]
+    ours = build(cls, operands, result, **properties)  # pyright: ignore[reportArgumentType]
+    xdsl = create(cls, operands, result, **properties)  # pyright: ignore[reportArgumentType]
+    _same(ours, xdsl)
+    if cls is arith.AddiOp:
+        assert "overflowFlags" in ours.properties
+    for value in operands:  # both ops are users, each once per operand
+        users = [u.operation for u in value.uses]
+        assert users.count(ours) == users.count(xdsl) == operands.count(value)
+
+
+def _chain() -> tuple[Block, list[Operation]]:
+    """%c = const; %s = %c + %c; %t = %s * %c (``%c`` used three times)."""
+    c = arith.ConstantOp.from_int_and_width(1, i32)
+    s = arith.AddiOp(c, c)
+    t = arith.MuliOp(s, c)
+    return Block([c, s, t]), [c, s, t]
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_replace_uses_is_replace_all_uses_with(named: bool) -> None:
+    texts: list[str] = []
+    for replace in (replace_uses, SSAValue.replace_all_uses_with):
+        block, (c, s, t) = _chain()
+        c.results[0].name_hint = "c"
+        new = arith.ConstantOp.from_int_and_width(2, i32)
+        if named:
+            new.results[0].name_hint = "two"
+        block.insert_op_before(new, c)
+        replace(c.results[0], new.results[0])
+        assert c.results[0].first_use is None
+        uses = [(u.operation, u.index) for u in new.results[0].uses]
+        assert sorted(uses, key=lambda u: (id(u[0]), u[1])) == sorted(
+            [(s, 0), (s, 1), (t, 1)], key=lambda u: (id(u[0]), u[1])
+        )
+        assert list(s.operands) == [new.results[0]] * 2
+        assert list(t.operands) == [s.results[0], new.results[0]]
+        assert new.results[0].name_hint == ("two" if named else "c")
+        c.detach()
+        c.erase()
+        text = StringIO()
+        Printer(stream=text).print_block(block)
+        texts.append(text.getvalue())
+    assert texts[0] == texts[1]
+
+
+@pytest.mark.parametrize("at", [0, 1, 2])
+def test_insert_before_links_as_xdsl(at: int) -> None:
+    """``insert_before`` leaves the block's order and links as
+    ``Block.insert_ops_before`` does, before the first, a middle and the
+    last op; an op with a region goes through xDSL's checked insertion; an
+    op already in a block is refused."""
+    from xdsl.dialects import scf
+
+    orders: list[list[str]] = []
+    for insert in (insert_before, Block.insert_ops_before):
+        block, ops = _chain()
+        new: list[Operation] = [
+            arith.ConstantOp.from_int_and_width(k, i32) for k in (7, 8)
+        ]
+        new.insert(1, scf.ExecuteRegionOp([], Region(Block())))
+        if insert is insert_before:
+            insert_before(block, new, ops[at])
+        else:
+            block.insert_ops_before(new, ops[at])
+        walked = list(block.ops)
+        assert walked == [*ops[:at], *new, *ops[at:]]
+        assert [o.parent for o in walked] == [block] * len(walked)
+        assert [o.prev_op for o in walked] == [None, *walked[:-1]]
+        assert [o.next_op for o in walked] == [*walked[1:], None]
+        assert (block.first_op, block.last_op) == (walked[0], walked[-1])
+        orders.append([o.name for o in walked])
+    assert orders[0] == orders[1]
+    block, ops = _chain()
+    with pytest.raises(ValueError, match="already in a block"):
+        insert_before(block, [ops[0]], ops[2])
+
+
+def test_exact_class_tests_are_on_final_classes() -> None:
+    """The conversion and the C printer test these classes with ``type(x)
+    is C`` (an ``isinstance`` against an xDSL class is an ABC check): it is
+    the same test only while nothing derives from them, with every dialect
+    loaded."""
+    from xdsl.dialects.builtin import MemRefType, StringAttr
+
+    from usmp.dialects import new_context
+
+    new_context()  # loads every dialect the compiler uses
+
+    def derived(cls: type) -> list[type]:
+        return [d for s in cls.__subclasses__() for d in (s, *derived(s))]
+
+    for cls in (
+        MemRefType,
+        StringAttr,
+        UnrealizedConversionCastOp,
+        emitc.ArrayType,
+        emitc.OpaqueAttr,
+        emitc.SizeT,
+        emitc.ConstantOp,
+        emitc.ApplyOp,
+    ):
+        assert derived(cls) == [], cls
