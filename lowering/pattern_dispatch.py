@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import partial
 from types import UnionType
-from typing import Union, get_args, get_origin
+from typing import Union, cast, get_args, get_origin
 
 from xdsl.ir import Operation, Region
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
@@ -36,19 +36,25 @@ from xdsl.rewriter import InsertPoint
 from usmp.lowering.walk import walk_ops
 
 
-def _wrapped(method: Callable[..., None]) -> Callable[..., None] | None:
-    """The function ``op_type_rewrite_pattern`` wrapped into ``method``
-    (None when ``method`` is no such wrapper)."""
+def _wrapper_cell(method: Callable[..., None], name: str) -> object | None:
+    """The closure variable ``name`` of ``method`` when it is xDSL's
+    ``op_type_rewrite_pattern`` wrapper (None when it is no such wrapper)."""
     code = getattr(method, "__code__", None)
     closure = getattr(method, "__closure__", None)
     if (
         code is None
         or closure is None
         or not method.__qualname__.startswith("op_type_rewrite_pattern.")
-        or "func" not in code.co_freevars
+        or name not in code.co_freevars
     ):
         return None
-    return closure[code.co_freevars.index("func")].cell_contents
+    return closure[code.co_freevars.index(name)].cell_contents
+
+
+def _wrapped(method: Callable[..., None]) -> Callable[..., None] | None:
+    """The function ``op_type_rewrite_pattern`` wrapped into ``method``
+    (None when ``method`` is no such wrapper)."""
+    return cast("Callable[..., None] | None", _wrapper_cell(method, "func"))
 
 
 def matched_classes(pattern: RewritePattern) -> tuple[type, ...] | None:
@@ -60,20 +66,12 @@ def matched_classes(pattern: RewritePattern) -> tuple[type, ...] | None:
     declared = getattr(pattern, "op_classes", None)
     if declared is not None:
         return tuple(declared)
-    method = type(pattern).match_and_rewrite
-    code = getattr(method, "__code__", None)
-    closure = getattr(method, "__closure__", None)
-    if (
-        code is None
-        or closure is None
-        or not method.__qualname__.startswith("op_type_rewrite_pattern.")
-        or "expected_type" not in code.co_freevars
-    ):
+    expected = _wrapper_cell(type(pattern).match_and_rewrite, "expected_type")
+    if expected is None:
         return None
-    expected = closure[code.co_freevars.index("expected_type")].cell_contents
     if get_origin(expected) in (Union, UnionType):
         return tuple(get_args(expected))
-    return (expected,)
+    return (cast(type, expected),)
 
 
 _Apply = Callable[[Operation, PatternRewriter], None]
