@@ -66,6 +66,7 @@ from usmp.lowering.dsp import is_arithmetic_call
 from usmp.lowering.scalar import Ix, ScalarArithmetic, is_float, is_unsigned
 
 INDEX = IndexType()
+I1 = IntegerType(1)
 _PURE_DIALECTS = ("arith.", "math.")
 
 
@@ -119,6 +120,20 @@ def _trap_kind(cls: type[Operation]) -> str | None:
     if issubclass(cls, _SHIFTS):
         return "shift"
     return None
+
+
+_CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+"""``arith.cmpi``'s predicates, by their number."""
+
+
+@cache
+def _cmpi_predicate(predicate: str) -> IntegerAttr:
+    return IntegerAttr(_CMPI_PREDICATES.index(predicate), 64)
+
+
+def cmpi(predicate: str, lhs: SSAValue, rhs: SSAValue) -> arith.CmpiOp:
+    """``arith.CmpiOp(lhs, rhs, predicate)``, built with ``create``."""
+    return create(arith.CmpiOp, (lhs, rhs), I1, predicate=_cmpi_predicate(predicate))
 
 
 class _Hashed:
@@ -198,7 +213,9 @@ class KernelBuilder(ScalarArithmetic):
         name = op.name
         pure = name.startswith(_PURE_DIALECTS) and not op.regions
         if pure or is_arithmetic_call(op):
-            operands = tuple(op.operands)  # (a new view at each access)
+            # (``op.operands`` is a new view at each access, read element by
+            # element through ``__getitem__``)
+            operands = tuple(op._operands)  # pyright: ignore[reportPrivateUsage]
             properties = op.properties
             key = (
                 name,
@@ -295,7 +312,7 @@ class KernelBuilder(ScalarArithmetic):
                 attr = FloatAttr(value, type_)  # type: ignore[arg-type]
             else:
                 attr = IntegerAttr(value, type_)  # type: ignore[arg-type]
-            cached = self.hoist(arith.ConstantOp(attr))
+            cached = self.hoist(create(arith.ConstantOp, (), type_, value=attr))
             self._constants[key] = cached
         return cached
 
@@ -367,12 +384,12 @@ class KernelBuilder(ScalarArithmetic):
         return self.emit(create(arith.MinSIOp, (self.index(a), self.index(b)), INDEX))
 
     def icmp(self, predicate: str, a: Ix, b: Ix) -> SSAValue:
-        return self.emit(arith.CmpiOp(self.index(a), self.index(b), predicate))
+        return self.emit(cmpi(predicate, self.index(a), self.index(b)))
 
     def i1_and(self, conditions: Sequence[SSAValue]) -> SSAValue:
         result = conditions[0]
         for c in conditions[1:]:
-            result = self.emit(arith.AndIOp(result, c))
+            result = self.emit(create(arith.AndIOp, (result, c), result.type))
         return result
 
     # -- memory ------------------------------------------------------------
