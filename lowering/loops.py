@@ -156,6 +156,35 @@ class _Hashed:
         return self.key == other
 
 
+class _OpKey:
+    """What makes two pure ops the same (``emit``): the name and operands,
+    and the properties, attributes and result types. Hashed on the name and
+    operands alone (SSA values hash by identity), compared on everything:
+    hashing the attributes goes through a Python ``__hash__`` per attribute
+    and parameter, for every op the builder emits, while ops with the same
+    name and operands that differ in the rest (a ``cmpi`` predicate) are
+    few."""
+
+    __slots__ = ("head", "rest", "hash")
+
+    def __init__(self, head: tuple[str, tuple[SSAValue, ...]], rest: Hashable):
+        self.head = head
+        self.rest = rest
+        self.hash = hash(head)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _Hashed):
+            other = other.key
+        return (
+            type(other) is _OpKey
+            and self.head == other.head
+            and self.rest == other.rest
+        )
+
+
 class _Scope:
     """A block under construction and the values remembered in it."""
 
@@ -217,12 +246,13 @@ class KernelBuilder(ScalarArithmetic):
             # element through ``__getitem__``)
             operands = tuple(op._operands)  # pyright: ignore[reportPrivateUsage]
             properties = op.properties
-            key = (
-                name,
-                operands,
-                tuple(sorted(properties.items())) if properties else (),
-                tuple(op.attributes.items()),
-                tuple([r.type for r in op.results]),
+            key = _OpKey(
+                (name, operands),
+                (
+                    tuple(sorted(properties.items())) if properties else (),
+                    tuple(op.attributes.items()),
+                    tuple([r.type for r in op.results]),
+                ),
             )
             known = self.lookup(key)
             if known is not None:
