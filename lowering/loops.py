@@ -477,7 +477,7 @@ class KernelBuilder(ScalarArithmetic):
         block = Block(arg_types=[INDEX, *(v.type for v in inits)])
         with self.at(block):
             yielded = body(block.args[0], block.args[1:])
-            self.emit(scf.YieldOp(*yielded))
+            self.emit(create(scf.YieldOp, yielded))
         op = scf.ForOp(
             self.index(lower), self.index(upper), self.index(step), list(inits), block
         )
@@ -591,7 +591,7 @@ class KernelBuilder(ScalarArithmetic):
         for branch in (then, otherwise):
             block = Block()
             with self.at(block, guarded=True):
-                self.emit(scf.YieldOp(*branch()))
+                self.emit(create(scf.YieldOp, branch()))
             blocks.append(block)
         op = scf.IfOp(condition, list(result_types), [blocks[0]], [blocks[1]])
         self.emit(op)
