@@ -120,10 +120,20 @@ def drop_unused_constant_arguments(
         for op in module.ops
         if isinstance(op, func.FuncOp) and op.body.blocks
     }
+    # A lowered function holds no call (its loop nests are most of the
+    # module's ops): the walk skips them.
+    lowered = [
+        f
+        for name, f in functions.items()
+        if name in bound and relay.PRIMITIVE not in f.attributes
+    ]
     calls: dict[str, list[relay.CallOp]] = {}
-    for op in module.walk():
-        if isinstance(op, relay.CallOp):
-            calls.setdefault(op.callee.string_value(), []).append(op)
+    for top in module.ops:
+        if any(top is f for f in lowered):
+            continue
+        for op in top.walk():
+            if isinstance(op, relay.CallOp):
+                calls.setdefault(op.callee.string_value(), []).append(op)
     for name, params in sorted(bound.items()):
         f = functions.get(name)
         if f is None or relay.PRIMITIVE in f.attributes:

@@ -4,9 +4,10 @@ ops built (``insert_before``) and moving the uses of a value to another
 (``replace_uses``).
 
 The conversion builds about 20,000 ops and rebinds about 25,000 values on
-MobileNetV2. xDSL's ``Operation.create`` (what ``lowering/create.py`` calls)
-sets the operands and successors through their property setters and fills
-the IRDL defaults by reading the op definition, per op; ``Block``'s
+MobileNetV2. xDSL's ``Operation.create`` sets the operands and successors
+through their property setters and fills the IRDL defaults by reading the
+op definition, per op (``build`` is ``lowering/create.py``'s ``create``,
+shared with ``lower-ops``); ``Block``'s
 insertion checks that the op holds no block around the insertion point by
 walking from the block up to the module (loop nests are deep); and
 ``SSAValue.replace_all_uses_with`` rewrites each use through the operand
@@ -22,61 +23,13 @@ layout fails there, not in the C.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
-from typing import TypeVar
 
-from xdsl.dialects.builtin import UNKNOWN_LOC
-from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue, Use
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.core import SSAValues
-from xdsl.irdl import IRDLOperation, OptionalDef
 
-_Op = TypeVar("_Op", bound=IRDLOperation)
+from usmp.lowering.create import create as build
 
-
-@cache
-def _defaults(cls: type[IRDLOperation]) -> tuple[dict[str, Attribute], ...]:
-    """The default properties and attributes of ``cls``'s definition (what
-    ``IRDLOperation.__post_init__`` fills in)."""
-    op_def = cls.get_irdl_definition()
-    return tuple(
-        {
-            name: d.default_value
-            for name, d in defs.items()
-            if not isinstance(d, OptionalDef) and d.default_value is not None
-        }
-        for defs in (op_def.properties, op_def.attributes)
-    )
-
-
-def build(
-    cls: type[_Op],
-    operands: Sequence[SSAValue],
-    result_type: Attribute | None = None,
-    **properties: Attribute,
-) -> _Op:
-    """``create(cls, operands, result_type, **properties)``: the op xDSL's
-    ``Operation.create`` builds (no regions, no successors, unknown
-    location), unchecked as there."""
-    op = cls.__new__(cls)
-    values = SSAValues(operands)
-    uses = tuple([Use(op, k) for k in range(len(values))])
-    for value, use in zip(values, uses, strict=True):
-        value.add_use(use)
-    op._operands = values  # pyright: ignore[reportPrivateUsage]
-    op._operand_uses = uses  # pyright: ignore[reportPrivateUsage]
-    op.results = SSAValues(
-        () if result_type is None else (OpResult(result_type, op, 0),)
-    )
-    default_properties, default_attributes = _defaults(cls)
-    op.properties = (
-        {**default_properties, **properties} if default_properties else properties
-    )
-    op.attributes = dict(default_attributes)
-    op.location = UNKNOWN_LOC
-    op._successors = ()  # pyright: ignore[reportPrivateUsage]
-    op._successor_uses = ()  # pyright: ignore[reportPrivateUsage]
-    op.regions = ()
-    return op
+__all__ = ["build", "insert_before", "replace_uses"]
 
 
 def replace_uses(old: SSAValue, new: SSAValue) -> None:

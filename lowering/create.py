@@ -1,16 +1,46 @@
 """One way to build an op without xDSL's IRDL constructor, for the hot
-paths of the lowering."""
+paths of the lowering: ``lower-ops``' element builders and the patterns of
+``convert-to-emitc`` (as ``convert_to_emitc_ir.build``) create one op per
+scalar operation of every kernel.
+
+xDSL's ``Operation.create`` sets the operands and successors through their
+property setters and fills the IRDL defaults by reading the op definition,
+per op, and the IRDL constructor's argument handling costs twice that
+(xDSL 0.74). ``create`` sets the same fields as xDSL 0.74's ``create`` does
+(``pyproject.toml`` pins it); ``tests/test_convert_to_emitc_ir.py`` checks
+that an op built here equals one xDSL builds, field by field, so an xDSL
+upgrade that changes its layout fails there, not in the C. Nothing is
+checked here; the module is verified after the last step with
+``--verify-final`` (always in the test suite) and after every step with
+``--verify-each``."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import TypeVar
 
 from xdsl.dialects.builtin import UNKNOWN_LOC
-from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation
+from xdsl.ir import Attribute, OpResult, SSAValue, Use
+from xdsl.ir.core import SSAValues
+from xdsl.irdl import IRDLOperation, OptionalDef
 
 _Op = TypeVar("_Op", bound=IRDLOperation)
+
+
+@cache
+def _defaults(cls: type[IRDLOperation]) -> tuple[dict[str, Attribute], ...]:
+    """The default properties and attributes of ``cls``'s definition (what
+    ``IRDLOperation.__post_init__`` fills in)."""
+    op_def = cls.get_irdl_definition()
+    return tuple(
+        {
+            name: d.default_value
+            for name, d in defs.items()
+            if not isinstance(d, OptionalDef) and d.default_value is not None
+        }
+        for defs in (op_def.properties, op_def.attributes)
+    )
 
 
 def create(
@@ -19,18 +49,28 @@ def create(
     result_type: Attribute | None = None,
     **properties: Attribute,
 ) -> _Op:
-    """``cls`` with these operands, result type and properties, built with
-    xDSL's ``create``: the IRDL constructor's argument handling costs twice
-    the op itself (xDSL 0.74), and the element builders of ``lower-ops`` and
-    the patterns of ``convert-to-emitc`` create one op per scalar operation
-    of every kernel. Nothing is checked here; the module is verified after
-    the last step with ``--verify-final`` (always in the test suite) and
-    after every step with ``--verify-each``. The location is given (xDSL's
-    default, unknown; the caller sets the op's own), so that xDSL does not
-    import it once per op (``_unknown_loc``)."""
-    return cls.create(
-        operands=operands,
-        result_types=() if result_type is None else (result_type,),
-        properties=properties,
-        location=UNKNOWN_LOC,
+    """``cls`` with these operands, result type and properties: the op
+    xDSL's ``Operation.create`` builds (no regions, no successors, unknown
+    location: the caller sets the op's own), unchecked as there."""
+    op = cls.__new__(cls)
+    values = SSAValues(operands)
+    uses = tuple([Use(op, k) for k in range(len(values))])
+    for value, use in zip(values, uses, strict=True):
+        value.add_use(use)
+    op._operands = values  # pyright: ignore[reportPrivateUsage]
+    op._operand_uses = uses  # pyright: ignore[reportPrivateUsage]
+    op.results = SSAValues(
+        () if result_type is None else (OpResult(result_type, op, 0),)
     )
+    default_properties, default_attributes = _defaults(cls)
+    if default_properties:  # in xDSL's order: the given ones, then the defaults
+        properties = {**properties}
+        for name, value in default_properties.items():
+            properties.setdefault(name, value)
+    op.properties = properties
+    op.attributes = dict(default_attributes)
+    op.location = UNKNOWN_LOC
+    op._successors = ()  # pyright: ignore[reportPrivateUsage]
+    op._successor_uses = ()  # pyright: ignore[reportPrivateUsage]
+    op.regions = ()
+    return op

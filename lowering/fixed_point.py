@@ -21,7 +21,8 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType, i32, i64
 from xdsl.ir import SSAValue
 
-from usmp.lowering.loops import KernelBuilder
+from usmp.lowering.create import create
+from usmp.lowering.loops import KernelBuilder, cmpi
 
 INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
@@ -34,13 +35,14 @@ def _value(b: KernelBuilder, x: int | SSAValue) -> SSAValue:
 def select(
     b: KernelBuilder, condition: SSAValue, a: int | SSAValue, c: int | SSAValue
 ) -> SSAValue:
-    return b.emit(arith.SelectOp(condition, _value(b, a), _value(b, c)))
+    a, c = _value(b, a), _value(b, c)
+    return b.emit(create(arith.SelectOp, (condition, a, c), a.type))
 
 
 def cmp(
     b: KernelBuilder, predicate: str, x: int | SSAValue, y: int | SSAValue
 ) -> SSAValue:
-    return b.emit(arith.CmpiOp(_value(b, x), _value(b, y), predicate))
+    return b.emit(cmpi(predicate, _value(b, x), _value(b, y)))
 
 
 def add(b: KernelBuilder, x: int | SSAValue, y: int | SSAValue) -> SSAValue:

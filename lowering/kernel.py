@@ -132,7 +132,11 @@ def element_type(value: SSAValue | Attribute) -> Attribute:
     return t.get_element_type()
 
 
+@lru_cache(maxsize=4096)
 def memref_of(t: Attribute) -> MemRefType:
+    """The memref of a tensor type (types are immutable values: one per
+    tensor type; xDSL's ``MemRefType`` constructor checks its shape against
+    ``ArrayAttr[IntAttr]`` through ``isa``, a generic-alias walk per call)."""
     assert isinstance(t, TensorType)
     return MemRefType(t.get_element_type(), t.get_shape())
 

@@ -66,6 +66,7 @@ from usmp.lowering.dsp import is_arithmetic_call
 from usmp.lowering.scalar import Ix, ScalarArithmetic, is_float, is_unsigned
 
 INDEX = IndexType()
+I1 = IntegerType(1)
 _PURE_DIALECTS = ("arith.", "math.")
 
 
@@ -121,6 +122,20 @@ def _trap_kind(cls: type[Operation]) -> str | None:
     return None
 
 
+_CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+"""``arith.cmpi``'s predicates, by their number."""
+
+
+@cache
+def _cmpi_predicate(predicate: str) -> IntegerAttr:
+    return IntegerAttr(_CMPI_PREDICATES.index(predicate), 64)
+
+
+def cmpi(predicate: str, lhs: SSAValue, rhs: SSAValue) -> arith.CmpiOp:
+    """``arith.CmpiOp(lhs, rhs, predicate)``, built with ``create``."""
+    return create(arith.CmpiOp, (lhs, rhs), I1, predicate=_cmpi_predicate(predicate))
+
+
 class _Hashed:
     """A key with its hash computed once, equal to the key itself: looked up
     in the memo of every enclosing block, a key (an op's name, operands,
@@ -139,6 +154,35 @@ class _Hashed:
 
     def __eq__(self, other: object) -> bool:
         return self.key == other
+
+
+class _OpKey:
+    """What makes two pure ops the same (``emit``): the name and operands,
+    and the properties, attributes and result types. Hashed on the name and
+    operands alone (SSA values hash by identity), compared on everything:
+    hashing the attributes goes through a Python ``__hash__`` per attribute
+    and parameter, for every op the builder emits, while ops with the same
+    name and operands that differ in the rest (a ``cmpi`` predicate) are
+    few."""
+
+    __slots__ = ("head", "rest", "hash")
+
+    def __init__(self, head: tuple[str, tuple[SSAValue, ...]], rest: Hashable):
+        self.head = head
+        self.rest = rest
+        self.hash = hash(head)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _Hashed):
+            other = other.key
+        return (
+            type(other) is _OpKey
+            and self.head == other.head
+            and self.rest == other.rest
+        )
 
 
 class _Scope:
@@ -198,14 +242,17 @@ class KernelBuilder(ScalarArithmetic):
         name = op.name
         pure = name.startswith(_PURE_DIALECTS) and not op.regions
         if pure or is_arithmetic_call(op):
-            operands = tuple(op.operands)  # (a new view at each access)
+            # (``op.operands`` is a new view at each access, read element by
+            # element through ``__getitem__``)
+            operands = tuple(op._operands)  # pyright: ignore[reportPrivateUsage]
             properties = op.properties
-            key = (
-                name,
-                operands,
-                tuple(sorted(properties.items())) if properties else (),
-                tuple(op.attributes.items()),
-                tuple([r.type for r in op.results]),
+            key = _OpKey(
+                (name, operands),
+                (
+                    tuple(sorted(properties.items())) if properties else (),
+                    tuple(op.attributes.items()),
+                    tuple([r.type for r in op.results]),
+                ),
             )
             known = self.lookup(key)
             if known is not None:
@@ -295,7 +342,7 @@ class KernelBuilder(ScalarArithmetic):
                 attr = FloatAttr(value, type_)  # type: ignore[arg-type]
             else:
                 attr = IntegerAttr(value, type_)  # type: ignore[arg-type]
-            cached = self.hoist(arith.ConstantOp(attr))
+            cached = self.hoist(create(arith.ConstantOp, (), type_, value=attr))
             self._constants[key] = cached
         return cached
 
@@ -367,12 +414,12 @@ class KernelBuilder(ScalarArithmetic):
         return self.emit(create(arith.MinSIOp, (self.index(a), self.index(b)), INDEX))
 
     def icmp(self, predicate: str, a: Ix, b: Ix) -> SSAValue:
-        return self.emit(arith.CmpiOp(self.index(a), self.index(b), predicate))
+        return self.emit(cmpi(predicate, self.index(a), self.index(b)))
 
     def i1_and(self, conditions: Sequence[SSAValue]) -> SSAValue:
         result = conditions[0]
         for c in conditions[1:]:
-            result = self.emit(arith.AndIOp(result, c))
+            result = self.emit(create(arith.AndIOp, (result, c), result.type))
         return result
 
     # -- memory ------------------------------------------------------------
@@ -430,7 +477,7 @@ class KernelBuilder(ScalarArithmetic):
         block = Block(arg_types=[INDEX, *(v.type for v in inits)])
         with self.at(block):
             yielded = body(block.args[0], block.args[1:])
-            self.emit(scf.YieldOp(*yielded))
+            self.emit(create(scf.YieldOp, yielded))
         op = scf.ForOp(
             self.index(lower), self.index(upper), self.index(step), list(inits), block
         )
@@ -544,7 +591,7 @@ class KernelBuilder(ScalarArithmetic):
         for branch in (then, otherwise):
             block = Block()
             with self.at(block, guarded=True):
-                self.emit(scf.YieldOp(*branch()))
+                self.emit(create(scf.YieldOp, branch()))
             blocks.append(block)
         op = scf.IfOp(condition, list(result_types), [blocks[0]], [blocks[1]])
         self.emit(op)

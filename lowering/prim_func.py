@@ -336,6 +336,8 @@ def _mark_copy_runs(entry: Block, outputs: Collection[SSAValue]) -> None:
     """Mark ``COPY_RUN`` the loops that only copy a loaded element into one
     of ``outputs`` (a gather's rows: the C emitter makes each a
     ``memmove`` when the run is contiguous on both sides)."""
+    if not outputs:  # no gather: nothing to look for in the loop nests
+        return
     for op in walk_ops(entry):
         if not isinstance(op, scf.ForOp):
             continue

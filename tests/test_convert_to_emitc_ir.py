@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
+    UNKNOWN_LOC,
     IntegerAttr,
     StringAttr,
     UnrealizedConversionCastOp,
+    f32,
     i1,
     i32,
     i64,
@@ -26,6 +28,21 @@ from usmp.dialects import emitc
 from usmp.dialects.emitc_expressions import CMP_PREDICATES
 from usmp.lowering.convert_to_emitc_ir import build, insert_before, replace_uses
 from usmp.lowering.create import create
+
+
+def _xdsl_create(
+    cls: type[Operation],
+    operands: list[SSAValue],
+    result: Attribute | None,
+    **properties: Attribute,
+) -> Operation:
+    """The op as xDSL's own ``Operation.create`` builds it."""
+    return cls.create(
+        operands=operands,
+        result_types=() if result is None else (result,),
+        properties=properties,
+        location=UNKNOWN_LOC,
+    )
 
 
 def _fields(op: Operation) -> dict[str, Any]:
@@ -68,6 +85,10 @@ _CASES: list[tuple[type[Operation], int, Attribute | None, dict[str, Attribute]]
     ),
     (UnrealizedConversionCastOp, 1, i32, {}),
     (arith.AddiOp, 2, i32, {}),  # a default property: overflowFlags
+    (arith.AddfOp, 2, f32, {"fastmath": arith.FastMathFlagsAttr("fast")}),
+    (arith.MaxSIOp, 2, i32, {}),
+    # a given property before the default one (fastmath), as xDSL orders them
+    (arith.CmpfOp, 2, i1, {"predicate": IntegerAttr(1, i64)}),
 ]
 
 
@@ -80,8 +101,9 @@ def test_build_is_xdsl_create(case: int) -> None:
         variable = create(emitc.VariableOp, (), emitc.LValueType(i32), **_CASES[3][3])
         operands = [variable.results[0], block.args[0]]
     ours = build(cls, operands, result, **properties)  # pyright: ignore[reportArgumentType]
-    xdsl = create(cls, operands, result, **properties)  # pyright: ignore[reportArgumentType]
+    xdsl = _xdsl_create(cls, operands, result, **properties)
     _same(ours, xdsl)
+    assert list(ours.properties) == list(xdsl.properties)  # the same order
     if cls is arith.AddiOp:
         assert "overflowFlags" in ours.properties
     for value in operands:  # both ops are users, each once per operand

@@ -121,3 +121,41 @@ def test_dense_arrays_print_as_xdsl_prints_them(attr: DenseArrayBase) -> None:
     assert _text(ExactPrinter, attr) == _text(Printer, attr)
     nested = DictionaryAttr({"a": attr, "b": attr})
     assert _text(ExactPrinter, nested) == _text(Printer, nested)
+
+
+_TYPES_MODULE = """\
+builtin.module {
+  func.func @f(%a : tensor<1x2x3xi8>, %b : memref<4x4xf32, strided<[4, 1], offset: ?>>, %c : memref<4x4xf32, strided<[4, 1], offset: ?>>) -> (tensor<1x2x3xi8>, i32) {
+    %x = "test.op"(%a, %a) : (tensor<1x2x3xi8>, tensor<1x2x3xi8>) -> tensor<1x2x3xi8>
+    %y = "test.op"() ({
+      %z = "test.op"(%b) {t = tensor<1x2x3xi8>, f = (i32, tensor<1x2x3xi8>) -> i32} : (memref<4x4xf32, strided<[4, 1], offset: ?>>) -> i32
+      "test.op"(%z) : (i32) -> ()
+    }) : () -> i32
+    func.return %x, %y : tensor<1x2x3xi8>, i32
+  }
+}
+"""
+
+
+def test_types_print_as_xdsl_prints_them() -> None:
+    """A type's text is built once per printer: a module repeating types,
+    nested ones, in attributes, function types and an indented region,
+    prints as xDSL's printer prints it (no dense constant in it)."""
+    from xdsl.context import Context
+    from xdsl.dialects.builtin import Builtin
+    from xdsl.dialects.func import Func
+    from xdsl.dialects.memref import MemRef
+    from xdsl.dialects.test import Test
+    from xdsl.parser import Parser
+
+    ctx = Context()
+    for dialect in (Builtin, Func, MemRef, Test):
+        ctx.load_dialect(dialect)
+    module = Parser(ctx, _TYPES_MODULE).parse_module()
+    texts: list[str] = []
+    for printer in (Printer, ExactPrinter):
+        stream = StringIO()
+        printer(stream=stream).print_op(module)
+        texts.append(stream.getvalue())
+    assert texts[1] == texts[0]
+    assert texts[0].count("tensor<1x2x3xi8>") == 8
