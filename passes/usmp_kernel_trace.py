@@ -670,23 +670,30 @@ class _Tracer:
             if e.arg in self.failed:
                 continue
             n = elements[e.arg]
+            # without ``full``, a write's first times and a read's last
+            # times only
+            want = "both" if self.full else "first" if e.write else "last"
             for early, late, addr, bounds in _event_times(
-                e, offsets, block_span, self.trips
+                e, offsets, block_span, self.trips, want
             ):
                 if addr is None:
-                    if early.size == 0:
+                    if (early if late is None else late).size == 0:
                         continue
                     if e.write:
+                        assert early is not None
                         first[e.arg] = np.minimum(first[e.arg], early.min())
                         if not self.full:
                             self.write_counts[e.arg] += 2  # unknown: not "once"
                         if self.full:
+                            assert late is not None
                             last_write[e.arg] = np.maximum(
                                 last_write[e.arg], late.max()
                             )
                     else:
+                        assert late is not None
                         last[e.arg] = np.maximum(last[e.arg], late.max())
                         if self.full:
+                            assert early is not None
                             first_read[e.arg] = np.minimum(
                                 first_read[e.arg], early.min()
                             )
@@ -696,20 +703,26 @@ class _Tracer:
                 assert bounds is not None
                 if bounds[0] < 0 or bounds[1] >= n:  # outside: not this buffer
                     inside = (addr >= 0) & (addr < n)
-                    addr, early, late = addr[inside], early[inside], late[inside]
+                    addr = addr[inside]
+                    early = None if early is None else early[inside]
+                    late = None if late is None else late[inside]
                     if addr.size == 0:
                         continue
                 # ufunc.at: vectorised since numpy 1.25, where a sort by
                 # address costs ~30 times as much
                 if e.write:
+                    assert early is not None
                     np.minimum.at(first[e.arg], addr, early)
                     if not self.full:
                         np.add.at(self.write_counts[e.arg], addr, e.repeats)
                     if self.full:
+                        assert late is not None
                         np.maximum.at(last_write[e.arg], addr, late)
                 else:
+                    assert late is not None
                     np.maximum.at(last[e.arg], addr, late)
                     if self.full:
+                        assert early is not None
                         np.minimum.at(first_read[e.arg], addr, early)
         out: dict[int, ByteTimes] = {}
         for i in elements:
@@ -741,23 +754,39 @@ class _Tracer:
             a, n = e.arg, elements[e.arg]
             both = a in reads and a in writes
             timed = both or a in exact or a < 0
+            # the one time each case below takes: first (writes, and reads
+            # of a buffer also written) or last (other reads)
             chunks = (
-                _event_times(e, offsets, block_span, self.trips)
+                (
+                    (t, a, b)
+                    for _, t, a, b in _event_times(
+                        e, offsets, block_span, self.trips, "last"
+                    )
+                )
+                if timed and not e.write and not both
+                else (
+                    (t, a, b)
+                    for t, _, a, b in _event_times(
+                        e, offsets, block_span, self.trips, "first"
+                    )
+                )
                 if timed
-                else ((None, None, a, b) for a, b in _event_addresses(e))
+                else ((None, a, b) for a, b in _event_addresses(e))
             )
-            for early, late, addr, bounds in chunks:
+            for time, addr, bounds in chunks:
                 if addr is None:  # an unknown address: every byte
-                    if early is None or late is None:
+                    if not timed:
                         (written if e.write else read)[a][:] = True
-                    elif early.size == 0:
+                        continue
+                    assert time is not None
+                    if time.size == 0:
                         continue
                     elif e.write:
-                        first_write[a] = np.minimum(first_write[a], early.min())
+                        first_write[a] = np.minimum(first_write[a], time.min())
                     elif both:
-                        first_read[a] = np.minimum(first_read[a], early.min())
+                        first_read[a] = np.minimum(first_read[a], time.min())
                     else:
-                        last_read[a] = np.maximum(last_read[a], late.max())
+                        last_read[a] = np.maximum(last_read[a], time.max())
                     continue
                 if addr.size == 0:
                     continue
@@ -765,18 +794,20 @@ class _Tracer:
                 if bounds[0] < 0 or bounds[1] >= n:  # outside: not this buffer
                     inside = (addr >= 0) & (addr < n)
                     addr = addr[inside]
-                    if early is not None and late is not None:
-                        early, late = early[inside], late[inside]
+                    if time is not None:
+                        time = time[inside]
                     if addr.size == 0:
                         continue
-                if early is None or late is None:
+                if not timed:
                     (written if e.write else read)[a][addr] = True
-                elif e.write:
-                    np.minimum.at(first_write[a], addr, early)
+                    continue
+                assert time is not None
+                if e.write:
+                    np.minimum.at(first_write[a], addr, time)
                 elif both:
-                    np.minimum.at(first_read[a], addr, early)
+                    np.minimum.at(first_read[a], addr, time)
                 else:
-                    np.maximum.at(last_read[a], addr, late)
+                    np.maximum.at(last_read[a], addr, time)
         out: dict[int, ByteSets] = {}
         for i in elements:
             if i in self.failed or (i not in reads and i not in writes):
@@ -930,13 +961,18 @@ def _event_times(
     offsets: dict[Operation, int],
     block_span: dict[Block, int],
     trips: dict[Operation, int],
-) -> Iterator[tuple[Array, Array, Array | None, tuple[int, int] | None]]:
+    want: str = "both",
+) -> Iterator[
+    tuple[Array | None, Array | None, Array | None, tuple[int, int] | None]
+]:
     """The first and last time of ``e`` at each iteration of its enumerated
     loops that runs (a free loop's first and last iteration), with its
     address there, and bounds of the chunk's addresses (``_Address.bounds``:
     most need no check that they are inside the buffer); in
     chunks of at most ``_CHUNK`` iterations along its first enumerated
-    loop."""
+    loop. ``want``: ``both`` times, or only the ``first`` or the ``last``
+    (the other one None: not computed)."""
+    assert want in ("both", "first", "last")
     shape = e.shape
     outer = _outer_axis(shape)
     for lo, hi, sub in _chunks(shape, outer):
@@ -994,7 +1030,17 @@ def _event_times(
                 early = early + term[index[axis]]
             firsts = np.broadcast_to(np.asarray(early, np.int64), grid).reshape(-1)
             addr = None if chunk is None else chunk.at(index, grid)
-        lasts = firsts + spread if spread else firsts  # (read, never written)
+        # (read, never written); with the last times alone, the first ones'
+        # fresh array takes the spread in place
+        lasts = (
+            None
+            if want == "first"
+            else firsts
+            if not spread
+            else np.add(firsts, spread, out=firsts)
+            if want == "last" and firsts.flags.writeable
+            else firsts + spread
+        )
         bounds = (
             None
             if chunk is None or addr is None
@@ -1004,7 +1050,7 @@ def _event_times(
             if addr.size
             else (0, 0)
         )
-        yield firsts, lasts, addr, bounds
+        yield (None if want == "last" else firsts), lasts, addr, bounds
 
 
 Index = tuple[npt.NDArray[np.intp] | int, ...]
