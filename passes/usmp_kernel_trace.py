@@ -658,6 +658,7 @@ class _Tracer:
     def result(self, f: func.FuncOp) -> dict[int, ByteTimes]:
         offsets, block_span = self.offsets(f)
         elements = {i: n // self.elements[i] for i, n in self.sizes.items()}
+        memo: _RunsMemo = {}  # (this call's: what it holds goes with it)
         counted = {} if self.full else elements  # trace_all needs no counts
         self.write_counts = {i: np.zeros(n, np.int64) for i, n in counted.items()}
         # filled on first use: most arguments are only read or only written
@@ -674,7 +675,7 @@ class _Tracer:
             # times only
             want = "both" if self.full else "first" if e.write else "last"
             for early, late, addr, bounds in _event_times(
-                e, offsets, block_span, self.trips, want
+                e, offsets, block_span, self.trips, want, memo
             ):
                 if addr is None:
                     if (early if late is None else late).size == 0:
@@ -742,6 +743,7 @@ class _Tracer:
         gives only where they decide something (see ``trace_light``)."""
         offsets, block_span = self.offsets(f)
         elements = {i: n // self.elements[i] for i, n in self.sizes.items()}
+        memo: _RunsMemo = {}  # (this call's: what it holds goes with it)
         events = [e for e in self.events if e.arg not in self.failed]
         reads = {e.arg for e in events if not e.write}
         writes = {e.arg for e in events if e.write}
@@ -760,18 +762,18 @@ class _Tracer:
                 (
                     (t, a, b)
                     for _, t, a, b in _event_times(
-                        e, offsets, block_span, self.trips, "last"
+                        e, offsets, block_span, self.trips, "last", memo
                     )
                 )
                 if timed and not e.write and not both
                 else (
                     (t, a, b)
                     for t, _, a, b in _event_times(
-                        e, offsets, block_span, self.trips, "first"
+                        e, offsets, block_span, self.trips, "first", memo
                     )
                 )
                 if timed
-                else ((None, a, b) for a, b in _event_addresses(e))
+                else ((None, a, b) for a, b in _event_addresses(e, memo))
             )
             for time, addr, bounds in chunks:
                 if addr is None:  # an unknown address: every byte
@@ -962,16 +964,15 @@ def _event_times(
     block_span: dict[Block, int],
     trips: dict[Operation, int],
     want: str = "both",
-) -> Iterator[
-    tuple[Array | None, Array | None, Array | None, tuple[int, int] | None]
-]:
+    memo: _RunsMemo | None = None,
+) -> Iterator[tuple[Array | None, Array | None, Array | None, tuple[int, int] | None]]:
     """The first and last time of ``e`` at each iteration of its enumerated
     loops that runs (a free loop's first and last iteration), with its
     address there, and bounds of the chunk's addresses (``_Address.bounds``:
     most need no check that they are inside the buffer); in
     chunks of at most ``_CHUNK`` iterations along its first enumerated
     loop. ``want``: ``both`` times, or only the ``first`` or the ``last``
-    (the other one None: not computed)."""
+    (the other one None: not computed). ``memo``: see ``_runs``."""
     assert want in ("both", "first", "last")
     shape = e.shape
     outer = _outer_axis(shape)
@@ -1003,10 +1004,11 @@ def _event_times(
                 first0 += base + 1 + block_span[o.true_region.block]
             else:
                 first0 += base
+        if want == "last":  # the grid below holds the last times
+            first0, spread = first0 + spread, 0
         chunk = None if e.addresses is None else e.addresses.rows(outer, lo, hi)
         mask = cast(npt.NDArray[np.bool_], _rows(e.mask, outer, lo, hi))
-        box = _box(mask)
-        running = None if box is not None else _running(mask, sub)
+        box, running = _runs(mask, sub, memo)
         if running is None:  # the iterations that run are a box (often all)
             box = box or ()
             inside = _boxed(sub, box)
@@ -1030,17 +1032,8 @@ def _event_times(
                 early = early + term[index[axis]]
             firsts = np.broadcast_to(np.asarray(early, np.int64), grid).reshape(-1)
             addr = None if chunk is None else chunk.at(index, grid)
-        # (read, never written); with the last times alone, the first ones'
-        # fresh array takes the spread in place
-        lasts = (
-            None
-            if want == "first"
-            else firsts
-            if not spread
-            else np.add(firsts, spread, out=firsts)
-            if want == "last" and firsts.flags.writeable
-            else firsts + spread
-        )
+        # (read, never written)
+        lasts = None if want == "first" else firsts + spread if spread else firsts
         bounds = (
             None
             if chunk is None or addr is None
@@ -1104,6 +1097,32 @@ def _boxed(sub: tuple[int, ...], box: tuple[slice, ...]) -> tuple[int, ...]:
     return tuple(len(range(*b.indices(n))) for b, n in zip(box, sub, strict=True))
 
 
+_RunsMemo = dict[
+    tuple[tuple[int, ...], tuple[int, ...], bytes],
+    tuple[tuple[slice, ...] | None, tuple[Index, tuple[int, ...]] | None],
+]
+
+
+def _runs(
+    mask: npt.NDArray[np.bool_],
+    sub: tuple[int, ...],
+    memo: _RunsMemo | None,
+) -> tuple[tuple[slice, ...] | None, tuple[Index, tuple[int, ...]] | None]:
+    """``_box(mask)`` and, where it is None, ``_running(mask, sub)``; once
+    per mask (shape and content) and chunk shape in ``memo``: the events of
+    a kernel's loop nest often share a condition (a padded window's border),
+    each its own array. The results are only read (``_in_box``, indexing)."""
+    if memo is None or mask.size <= 1:
+        box = _box(mask)
+        return box, None if box is not None else _running(mask, sub)
+    key = (mask.shape, sub, np.ascontiguousarray(mask).tobytes())
+    found = memo.get(key)
+    if found is None:
+        box = _box(mask)
+        found = memo[key] = (box, None if box is not None else _running(mask, sub))
+    return found
+
+
 def _running(
     mask: npt.NDArray[np.bool_], sub: tuple[int, ...]
 ) -> tuple[Index, tuple[int, ...]] | None:
@@ -1132,7 +1151,7 @@ def _running(
 
 
 def _event_addresses(
-    e: _Event,
+    e: _Event, memo: _RunsMemo | None = None
 ) -> Iterator[tuple[Array | None, tuple[int, int] | None]]:
     """``_event_times`` without the times: the addresses of the iterations
     of ``e`` that run (None: unknown, if any runs), with bounds of the
@@ -1148,8 +1167,7 @@ def _event_addresses(
     for lo, hi, sub in _chunks(shape, outer):
         chunk = part.rows(outer, lo, hi)
         mask = cast(npt.NDArray[np.bool_], _rows(e.mask, outer, lo, hi))
-        box = () if every else _box(mask)
-        running = None if box is not None else _running(mask, sub)
+        box, running = ((), None) if every else _runs(mask, sub, memo)
         if running is None:
             box = box or ()
             inside = _boxed(sub, box)
