@@ -658,6 +658,7 @@ class _Tracer:
     def result(self, f: func.FuncOp) -> dict[int, ByteTimes]:
         offsets, block_span = self.offsets(f)
         elements = {i: n // self.elements[i] for i, n in self.sizes.items()}
+        memo: _RunsMemo = {}  # (this call's: what it holds goes with it)
         counted = {} if self.full else elements  # trace_all needs no counts
         self.write_counts = {i: np.zeros(n, np.int64) for i, n in counted.items()}
         # filled on first use: most arguments are only read or only written
@@ -670,23 +671,30 @@ class _Tracer:
             if e.arg in self.failed:
                 continue
             n = elements[e.arg]
+            # without ``full``, a write's first times and a read's last
+            # times only
+            want = "both" if self.full else "first" if e.write else "last"
             for early, late, addr, bounds in _event_times(
-                e, offsets, block_span, self.trips
+                e, offsets, block_span, self.trips, want, memo
             ):
                 if addr is None:
-                    if early.size == 0:
+                    if (early if late is None else late).size == 0:
                         continue
                     if e.write:
+                        assert early is not None
                         first[e.arg] = np.minimum(first[e.arg], early.min())
                         if not self.full:
                             self.write_counts[e.arg] += 2  # unknown: not "once"
                         if self.full:
+                            assert late is not None
                             last_write[e.arg] = np.maximum(
                                 last_write[e.arg], late.max()
                             )
                     else:
+                        assert late is not None
                         last[e.arg] = np.maximum(last[e.arg], late.max())
                         if self.full:
+                            assert early is not None
                             first_read[e.arg] = np.minimum(
                                 first_read[e.arg], early.min()
                             )
@@ -696,20 +704,26 @@ class _Tracer:
                 assert bounds is not None
                 if bounds[0] < 0 or bounds[1] >= n:  # outside: not this buffer
                     inside = (addr >= 0) & (addr < n)
-                    addr, early, late = addr[inside], early[inside], late[inside]
+                    addr = addr[inside]
+                    early = None if early is None else early[inside]
+                    late = None if late is None else late[inside]
                     if addr.size == 0:
                         continue
                 # ufunc.at: vectorised since numpy 1.25, where a sort by
                 # address costs ~30 times as much
                 if e.write:
+                    assert early is not None
                     np.minimum.at(first[e.arg], addr, early)
                     if not self.full:
                         np.add.at(self.write_counts[e.arg], addr, e.repeats)
                     if self.full:
+                        assert late is not None
                         np.maximum.at(last_write[e.arg], addr, late)
                 else:
+                    assert late is not None
                     np.maximum.at(last[e.arg], addr, late)
                     if self.full:
+                        assert early is not None
                         np.minimum.at(first_read[e.arg], addr, early)
         out: dict[int, ByteTimes] = {}
         for i in elements:
@@ -729,6 +743,7 @@ class _Tracer:
         gives only where they decide something (see ``trace_light``)."""
         offsets, block_span = self.offsets(f)
         elements = {i: n // self.elements[i] for i, n in self.sizes.items()}
+        memo: _RunsMemo = {}  # (this call's: what it holds goes with it)
         events = [e for e in self.events if e.arg not in self.failed]
         reads = {e.arg for e in events if not e.write}
         writes = {e.arg for e in events if e.write}
@@ -741,23 +756,39 @@ class _Tracer:
             a, n = e.arg, elements[e.arg]
             both = a in reads and a in writes
             timed = both or a in exact or a < 0
+            # the one time each case below takes: first (writes, and reads
+            # of a buffer also written) or last (other reads)
             chunks = (
-                _event_times(e, offsets, block_span, self.trips)
+                (
+                    (t, a, b)
+                    for _, t, a, b in _event_times(
+                        e, offsets, block_span, self.trips, "last", memo
+                    )
+                )
+                if timed and not e.write and not both
+                else (
+                    (t, a, b)
+                    for t, _, a, b in _event_times(
+                        e, offsets, block_span, self.trips, "first", memo
+                    )
+                )
                 if timed
-                else ((None, None, a, b) for a, b in _event_addresses(e))
+                else ((None, a, b) for a, b in _event_addresses(e, memo))
             )
-            for early, late, addr, bounds in chunks:
+            for time, addr, bounds in chunks:
                 if addr is None:  # an unknown address: every byte
-                    if early is None or late is None:
+                    if not timed:
                         (written if e.write else read)[a][:] = True
-                    elif early.size == 0:
+                        continue
+                    assert time is not None
+                    if time.size == 0:
                         continue
                     elif e.write:
-                        first_write[a] = np.minimum(first_write[a], early.min())
+                        first_write[a] = np.minimum(first_write[a], time.min())
                     elif both:
-                        first_read[a] = np.minimum(first_read[a], early.min())
+                        first_read[a] = np.minimum(first_read[a], time.min())
                     else:
-                        last_read[a] = np.maximum(last_read[a], late.max())
+                        last_read[a] = np.maximum(last_read[a], time.max())
                     continue
                 if addr.size == 0:
                     continue
@@ -765,18 +796,20 @@ class _Tracer:
                 if bounds[0] < 0 or bounds[1] >= n:  # outside: not this buffer
                     inside = (addr >= 0) & (addr < n)
                     addr = addr[inside]
-                    if early is not None and late is not None:
-                        early, late = early[inside], late[inside]
+                    if time is not None:
+                        time = time[inside]
                     if addr.size == 0:
                         continue
-                if early is None or late is None:
+                if not timed:
                     (written if e.write else read)[a][addr] = True
-                elif e.write:
-                    np.minimum.at(first_write[a], addr, early)
+                    continue
+                assert time is not None
+                if e.write:
+                    np.minimum.at(first_write[a], addr, time)
                 elif both:
-                    np.minimum.at(first_read[a], addr, early)
+                    np.minimum.at(first_read[a], addr, time)
                 else:
-                    np.maximum.at(last_read[a], addr, late)
+                    np.maximum.at(last_read[a], addr, time)
         out: dict[int, ByteSets] = {}
         for i in elements:
             if i in self.failed or (i not in reads and i not in writes):
@@ -930,13 +963,17 @@ def _event_times(
     offsets: dict[Operation, int],
     block_span: dict[Block, int],
     trips: dict[Operation, int],
-) -> Iterator[tuple[Array, Array, Array | None, tuple[int, int] | None]]:
+    want: str = "both",
+    memo: _RunsMemo | None = None,
+) -> Iterator[tuple[Array | None, Array | None, Array | None, tuple[int, int] | None]]:
     """The first and last time of ``e`` at each iteration of its enumerated
     loops that runs (a free loop's first and last iteration), with its
     address there, and bounds of the chunk's addresses (``_Address.bounds``:
     most need no check that they are inside the buffer); in
     chunks of at most ``_CHUNK`` iterations along its first enumerated
-    loop."""
+    loop. ``want``: ``both`` times, or only the ``first`` or the ``last``
+    (the other one None: not computed). ``memo``: see ``_runs``."""
+    assert want in ("both", "first", "last")
     shape = e.shape
     outer = _outer_axis(shape)
     for lo, hi, sub in _chunks(shape, outer):
@@ -967,10 +1004,11 @@ def _event_times(
                 first0 += base + 1 + block_span[o.true_region.block]
             else:
                 first0 += base
+        if want == "last":  # the grid below holds the last times
+            first0, spread = first0 + spread, 0
         chunk = None if e.addresses is None else e.addresses.rows(outer, lo, hi)
         mask = cast(npt.NDArray[np.bool_], _rows(e.mask, outer, lo, hi))
-        box = _box(mask)
-        running = None if box is not None else _running(mask, sub)
+        box, running = _runs(mask, sub, memo)
         if running is None:  # the iterations that run are a box (often all)
             box = box or ()
             inside = _boxed(sub, box)
@@ -994,7 +1032,8 @@ def _event_times(
                 early = early + term[index[axis]]
             firsts = np.broadcast_to(np.asarray(early, np.int64), grid).reshape(-1)
             addr = None if chunk is None else chunk.at(index, grid)
-        lasts = firsts + spread if spread else firsts  # (read, never written)
+        # (read, never written)
+        lasts = None if want == "first" else firsts + spread if spread else firsts
         bounds = (
             None
             if chunk is None or addr is None
@@ -1004,7 +1043,7 @@ def _event_times(
             if addr.size
             else (0, 0)
         )
-        yield firsts, lasts, addr, bounds
+        yield (None if want == "last" else firsts), lasts, addr, bounds
 
 
 Index = tuple[npt.NDArray[np.intp] | int, ...]
@@ -1058,6 +1097,32 @@ def _boxed(sub: tuple[int, ...], box: tuple[slice, ...]) -> tuple[int, ...]:
     return tuple(len(range(*b.indices(n))) for b, n in zip(box, sub, strict=True))
 
 
+_RunsMemo = dict[
+    tuple[tuple[int, ...], tuple[int, ...], bytes],
+    tuple[tuple[slice, ...] | None, tuple[Index, tuple[int, ...]] | None],
+]
+
+
+def _runs(
+    mask: npt.NDArray[np.bool_],
+    sub: tuple[int, ...],
+    memo: _RunsMemo | None,
+) -> tuple[tuple[slice, ...] | None, tuple[Index, tuple[int, ...]] | None]:
+    """``_box(mask)`` and, where it is None, ``_running(mask, sub)``; once
+    per mask (shape and content) and chunk shape in ``memo``: the events of
+    a kernel's loop nest often share a condition (a padded window's border),
+    each its own array. The results are only read (``_in_box``, indexing)."""
+    if memo is None or mask.size <= 1:
+        box = _box(mask)
+        return box, None if box is not None else _running(mask, sub)
+    key = (mask.shape, sub, np.ascontiguousarray(mask).tobytes())
+    found = memo.get(key)
+    if found is None:
+        box = _box(mask)
+        found = memo[key] = (box, None if box is not None else _running(mask, sub))
+    return found
+
+
 def _running(
     mask: npt.NDArray[np.bool_], sub: tuple[int, ...]
 ) -> tuple[Index, tuple[int, ...]] | None:
@@ -1086,7 +1151,7 @@ def _running(
 
 
 def _event_addresses(
-    e: _Event,
+    e: _Event, memo: _RunsMemo | None = None
 ) -> Iterator[tuple[Array | None, tuple[int, int] | None]]:
     """``_event_times`` without the times: the addresses of the iterations
     of ``e`` that run (None: unknown, if any runs), with bounds of the
@@ -1102,8 +1167,7 @@ def _event_addresses(
     for lo, hi, sub in _chunks(shape, outer):
         chunk = part.rows(outer, lo, hi)
         mask = cast(npt.NDArray[np.bool_], _rows(e.mask, outer, lo, hi))
-        box = () if every else _box(mask)
-        running = None if box is not None else _running(mask, sub)
+        box, running = ((), None) if every else _runs(mask, sub, memo)
         if running is None:
             box = box or ()
             inside = _boxed(sub, box)

@@ -347,3 +347,63 @@ def test_a_byte_passed_twice_is_replayed_once(shift: int) -> None:
     assert a_bad == b_bad == []
     assert usmp_replay._disjoint([(0, 3), (4, 7)])  # pyright: ignore[reportPrivateUsage]
     assert not usmp_replay._disjoint([(0, 3), (3, 7)])  # pyright: ignore[reportPrivateUsage]
+
+
+@pytest.mark.parametrize(
+    "model", ["mlperf_tiny/kws_ref_model.tflite", "mlperf_tiny/vww_96_int8.tflite"]
+)
+def test_the_light_trace_is_the_full_trace_reduced(model: str) -> None:
+    """``trace_light`` computes only some of the times (a written buffer's
+    first writes, a read one's last reads, each mask's box once): for every
+    kernel of a model (padded windows, free loops between a read's first and
+    last time), with every buffer asked for exactly and with none, its byte
+    sets and times are those ``trace_all`` gives."""
+    from xdsl.dialects import func
+    from xdsl.dialects.builtin import MemRefType
+
+    from usmp.frontend.tflite_import import import_tflite
+    from usmp.passes.usmp_kernel_trace import NEVER, trace_all, trace_light
+    from usmp.testing.shared_models import MODELS_DIR
+
+    module = run_pipeline(
+        import_tflite(MODELS_DIR / model),
+        "plan-devices,fold-explicit-padding,fuse-ops,lower-ops",
+    )
+    kernels = [
+        f
+        for f in module.ops
+        if isinstance(f, func.FuncOp) and f.body.blocks and f.sym_name.data != "main"
+    ]
+    assert kernels
+    spread = 0  # reads whose last time is not their first
+    for f in kernels:
+        args = [i for i, a in enumerate(f.args) if isinstance(a.type, MemRefType)]
+        full = trace_all(f, args)
+        assert full is not None, f.sym_name.data
+        for exact in (frozenset[int](), frozenset(args)):
+            light = trace_light(f, args, exact)
+            assert light is not None
+            assert light.sets.keys() == full.times.keys()
+            for i, t in full.times.items():
+                s = light.sets[i]
+                reads, writes = (t.last_read >= 0), (t.first_write != NEVER)
+                if reads.any() and writes.any():
+                    assert s.mode == "rw"
+                    np.testing.assert_array_equal(s.first_read, t.first_read)
+                    np.testing.assert_array_equal(s.first_write, t.first_write)
+                elif reads.any():
+                    assert s.mode == "r"
+                    if i in exact:
+                        np.testing.assert_array_equal(s.last_read, t.last_read)
+                        first = t.first_read
+                        assert first is not None
+                        spread += int((t.last_read[reads] > first[reads]).any())
+                    else:
+                        np.testing.assert_array_equal(s.read, reads)
+                else:
+                    assert s.mode == "w"
+                    if i in exact:
+                        np.testing.assert_array_equal(s.first_write, t.first_write)
+                    else:
+                        np.testing.assert_array_equal(s.written, writes)
+    assert spread
