@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from functools import cache
-from typing import TypeAlias
+from typing import TypeAlias, cast
 
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
@@ -149,7 +149,7 @@ class ScalarArithmetic(ABC):
             return self.emit(arith.FPToSIOp(value, target))
         if is_float(target):
             op = arith.UIToFPOp if unsigned else arith.SIToFPOp
-            return self.emit(op(value, target))
+            return self.emit(op(value, cast(AnyFloat, target)))
         assert isinstance(source, IntegerType) and isinstance(target, IntegerType)
         if source.width.data > target.width.data:
             return self.emit(create(arith.TruncIOp, (value,), target))

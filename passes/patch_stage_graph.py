@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Block, Operation, SSAValue
@@ -187,7 +187,17 @@ def _graph(
     return Stage(start, ops, nodes, cuts, stop)
 
 
-def _window(op: Operation) -> dict[str, int]:
+class _Window(TypedDict, total=False):
+    """``Node``'s window fields."""
+
+    extent: int
+    stride: int
+    pad_top: int
+    in_rows: int
+    macs_per_row: int
+
+
+def _window(op: Operation) -> _Window:
     """The window of a convolution or pooling (``Node``'s fields)."""
     if isinstance(op, Conv2DOp):
         w = shape(op.weight)

@@ -449,7 +449,7 @@ class _Tracer:
             }[type(op)]
             return fn(x, y)  # pyright: ignore
         if kind == "cmpi":
-            pred = op.predicate.value.data
+            pred = cast(arith.CmpiOp, op).predicate.value.data
             if pred >= 6 and (np.any(x < 0) or np.any(y < 0)):  # pyright: ignore
                 return None
             return _CMP[pred](x, y)  # pyright: ignore
@@ -678,7 +678,9 @@ class _Tracer:
                 e, offsets, block_span, self.trips, want, memo
             ):
                 if addr is None:
-                    if (early if late is None else late).size == 0:
+                    times = early if late is None else late
+                    assert times is not None  # _event_times gives what is asked
+                    if times.size == 0:
                         continue
                     if e.write:
                         assert early is not None
