@@ -401,3 +401,41 @@ def test_not_a_tflite_file(tmp_path) -> None:  # noqa: ANN001
         TFLiteImportError, match="x.tflite: error: cannot read the model"
     ):
         import_tflite(path)
+
+
+def test_resource_keys_of_two_inputs_in_one_process_keep_their_own_data(
+    tmp_path,  # noqa: ANN001
+) -> None:
+    """xDSL keeps resource blobs process-wide and renames a key another input
+    took; each input's uses and its blob must still meet (the second input
+    with the same key used to have no data), and neither overwrites the
+    other's bytes."""
+    from usmp.oracle.values import builtin_resource_blob
+
+    def parse(data: str) -> str:
+        text = (
+            "func.func @main() -> tensor<4xi8> {\n"
+            "  %0 = relay.constant dense_resource<w> : tensor<4xi8>\n"
+            "  func.return %0 : tensor<4xi8>\n}\n"
+            f'{{-# dialect_resources: {{ builtin: {{ w: "0x04000000{data}" }} }} #-}}\n'
+        )
+        module = LocatingParser(new_context(), text, "r.mlir").parse_module()
+        (op,) = ops_of(module, ConstantOp)
+        return op.value.resource_handle.data  # pyright: ignore
+
+    first, second = parse("01020304"), parse("0A0B0C0D")
+    assert first != second
+    assert builtin_resource_blob(first) == "0x0400000001020304"
+    assert builtin_resource_blob(second) == "0x040000000A0B0C0D"
+    # the same file twice through the API: both compile, the same C
+    path = tmp_path / "hello.mlir"
+    path.write_text(printed(import_tflite(HELLO), weights="resource"))
+    import usmp
+
+    libraries = [usmp.compile(path, output_dir=tmp_path / f"out{k}") for k in (0, 1)]
+    sources = [
+        {p.name: p.read_bytes() for p in (tmp_path / f"out{k}").rglob("*.c")}
+        for k in (0, 1)
+    ]
+    assert sources[0] and sources[0] == sources[1]
+    assert libraries[0].plan.workspace_bytes == libraries[1].plan.workspace_bytes > 0

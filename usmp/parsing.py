@@ -147,6 +147,9 @@ class LocatingParser(Parser):
         # ``parse_dense_int_or_fp_elements_attr``.
         self._dense_elements = 0
         self._hex_elements: list[tuple[int, int, bool, Span[str]]] | None = None
+        # The resource keys written in this input -> the keys they were
+        # declared as (see ``_parse_dialect_resource_handle``).
+        self._resource_keys: dict[tuple[str, str], str] = {}
 
     def current_token_span(self) -> Span[str] | Span[bytes]:
         """The (empty) span at the next token, for errors raised by callers."""
@@ -207,10 +210,29 @@ class LocatingParser(Parser):
         self._check_resource_blobs()
         return module
 
+    def _parse_dialect_resource_handle(
+        self, dialect_name: str, interface: OpAsmDialectInterface
+    ) -> str:
+        """xDSL's, with each key declared once per input. xDSL keeps the
+        blobs in the dialect object, shared by the whole process, and
+        declares a key this parser has not declared under a new name if
+        another input took it (``w`` -> ``w_0``) -- also the key of the
+        blob in ``{-# dialect_resources #-}``, which then fills a third
+        name, not the one the ops use: the second module of a process
+        with the same key had no data. Here every use of a key in this
+        input, its blob included, is the one name it was declared as."""
+        name = self.parse_identifier(" for resource handle")
+        key = self._resource_keys.get((dialect_name, name))
+        if key is None:
+            key = interface.declare_resource(name)
+            self._resource_keys[dialect_name, name] = key
+            self.dialect_resources.add((dialect_name, key))
+        return key
+
     def _check_resource_blobs(self) -> None:
         """Every ``dialect_resources`` blob is ``0x`` + hex bytes, starting with
         the 4-byte alignment MLIR writes (xDSL accepts any ``0x...`` text)."""
-        for dialect_name, key in sorted(self.dialect_resources):
+        for (dialect_name, name), key in sorted(self._resource_keys.items()):
             dialect = self.ctx.get_optional_dialect(dialect_name)
             interface = (
                 dialect.get_interface(OpAsmDialectInterface) if dialect else None
@@ -220,14 +242,14 @@ class LocatingParser(Parser):
                 continue
             text = self.lexer.input.content
             found = re.search(
-                rf"(?<![\w$.-]){re.escape(key)}\s*:\s*\"", text[text.rfind("{-#") :]
+                rf"(?<![\w$.-]){re.escape(name)}\s*:\s*\"", text[text.rfind("{-#") :]
             )
             at = text.rfind("{-#") + found.start() if found else 0
             self.raise_error(
-                f"resource blob '{key}' is not valid; expected \"0x\" followed by "
+                f"resource blob '{name}' is not valid; expected \"0x\" followed by "
                 "hex digit pairs: a 4-byte alignment, then the data",
                 at,
-                at + len(key),
+                at + len(name),
             )
 
     def parse_optional_operation(self) -> Operation | None:
