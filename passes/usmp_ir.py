@@ -33,6 +33,7 @@ from usmp.dialects.tir import (
     AllocateStateOp,
     CallOp,
 )
+from usmp.lowering.walk import walk_ops
 
 
 def byte_size(type_: MemRefType, anchor: Operation, what: str) -> int:
@@ -120,23 +121,6 @@ def attr_list(attr: Attribute | None) -> list[Attribute]:
     return list(attr.data) if isinstance(attr, ArrayAttr) else []  # pyright: ignore
 
 
-def preorder(op: Operation) -> list[Operation]:
-    """``op`` and every op nested in it, in ``op.walk()``'s order
-    (pre-order), as a list: one loop instead of a generator per op, region
-    and block (the analyses below walk every op of every loop nest). The
-    list is taken before the caller changes anything."""
-    out: list[Operation] = []
-    stack = [op]
-    while stack:
-        o = stack.pop()
-        out.append(o)
-        if o.regions:
-            children = [x for r in o.regions for b in r.blocks for x in b.ops]
-            children.reverse()
-            stack.extend(children)
-    return out
-
-
 @dataclass(frozen=True)
 class ModuleOps:
     """The few ops of a module the usmp analyses look for, found in one walk
@@ -176,7 +160,7 @@ class ModuleOps:
             if is_function:
                 definers[top.sym_name.data] = mine
                 calls[top.sym_name.data] = called
-            for op in preorder(top):
+            for op in walk_ops(top):
                 kind = _op_kind(type(op))
                 if kind == "function" or VIRTUAL_DEVICE in op.attributes:
                     placed.append(op)

@@ -44,8 +44,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from usmp.dialects.tir import AllocateOp, CallOp, PoolInfoAttr
+from usmp.lowering.walk import walk_ops
 from usmp.passes.progress import report
-from usmp.passes.usmp_ir import preorder
 from usmp.passes.usmp_kernel_trace import KernelTraces
 from usmp.passes.usmp_pools import resolve_pools
 
@@ -122,7 +122,7 @@ def choose_directions(
             position.setdefault(b.name, 0)
         if len(pairs) != 1:
             continue
-        if any(isinstance(o, AllocateOp) for o in preorder(f)):
+        if any(isinstance(o, AllocateOp) for o in walk_ops(f)):
             continue
         s, t = pairs[0]
         src, dst = args[s], args[t]

@@ -62,7 +62,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, SSAValue
 
-from usmp.passes.usmp_ir import preorder
+from usmp.lowering.walk import walk_ops
 
 Affine = tuple[int, dict[int, int]]
 """``(constant, {counter: coefficient})``."""
@@ -480,7 +480,7 @@ def _merge(records: list[_Record]) -> list[_Record]:
 
 def _positions(f: func.FuncOp) -> dict[Operation, int]:
     out: dict[Operation, int] = {}
-    for op in preorder(f):
+    for op in walk_ops(f):
         for region in op.regions:
             for block in region.blocks:
                 for k, o in enumerate(block.ops):

@@ -50,7 +50,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from usmp.dialects import tir
 from usmp.dialects.tir_custom import CustomCallOp
-from usmp.passes.usmp_ir import preorder
+from usmp.lowering.walk import walk_ops
 from usmp.passes.usmp_kernel_symbolic import KernelSummary, row_major, summarize
 
 NEVER = np.iinfo(np.int64).max
@@ -643,7 +643,7 @@ class _Tracer:
             block_span[b] = acc
             return acc
 
-        for o in reversed(preorder(f)):
+        for o in reversed(list(walk_ops(f))):
             if not o.regions:  # (most ops: no isinstance, which is slow)
                 op_span[o] = 1
             elif isinstance(o, scf.ForOp):
@@ -704,13 +704,9 @@ class _Tracer:
                 if addr.size == 0:
                     continue
                 assert bounds is not None
-                if bounds[0] < 0 or bounds[1] >= n:  # outside: not this buffer
-                    inside = (addr >= 0) & (addr < n)
-                    addr = addr[inside]
-                    early = None if early is None else early[inside]
-                    late = None if late is None else late[inside]
-                    if addr.size == 0:
-                        continue
+                addr, (early, late) = _in_buffer(addr, bounds, n, early, late)
+                if addr.size == 0:
+                    continue
                 # ufunc.at: vectorised since numpy 1.25, where a sort by
                 # address costs ~30 times as much
                 if e.write:
@@ -795,13 +791,9 @@ class _Tracer:
                 if addr.size == 0:
                     continue
                 assert bounds is not None
-                if bounds[0] < 0 or bounds[1] >= n:  # outside: not this buffer
-                    inside = (addr >= 0) & (addr < n)
-                    addr = addr[inside]
-                    if time is not None:
-                        time = time[inside]
-                    if addr.size == 0:
-                        continue
+                addr, (time,) = _in_buffer(addr, bounds, n, time)
+                if addr.size == 0:
+                    continue
                 if not timed:
                     (written if e.write else read)[a][addr] = True
                     continue
@@ -833,6 +825,21 @@ class _Tracer:
             else:
                 out[i] = ByteSets("w", written=_bools(written.per_byte(i, size)))
         return out
+
+
+def _in_buffer(
+    addr: npt.NDArray[np.int64],
+    bounds: tuple[int, int],
+    n: int,
+    *times: npt.NDArray[np.int64] | None,
+) -> tuple[npt.NDArray[np.int64], tuple[npt.NDArray[np.int64] | None, ...]]:
+    """``addr`` (lowest and highest: ``bounds``) and the ``times`` beside it,
+    without the addresses outside a buffer of ``n`` elements (those are no
+    byte of it)."""
+    if bounds[0] >= 0 and bounds[1] < n:
+        return addr, times
+    inside = (addr >= 0) & (addr < n)
+    return addr[inside], tuple(None if t is None else t[inside] for t in times)
 
 
 _MODELLED = (
@@ -1380,7 +1387,7 @@ def written_arguments(f: func.FuncOp) -> frozenset[int]:
         return frozenset()
     root: dict[SSAValue, int] = {a: i for i, a in enumerate(f.args)}
     out: set[int] = set()
-    for op in preorder(f):
+    for op in walk_ops(f):
         kind = _write_kind(type(op))
         if kind == "alias":
             if op.operands[0] in root:

@@ -31,8 +31,8 @@ from xdsl.ir import Operation
 
 from usmp.diagnostics import operator_location, tensor_location
 from usmp.dialects.tir import CALL_ORDER, PoolKind
+from usmp.lowering.walk import walk_ops
 from usmp.passes.usmp_analysis import BufferInfo, BufferInfoAnalysis
-from usmp.passes.usmp_ir import preorder
 from usmp.passes.usmp_liveness import callee_of
 from usmp.passes.usmp_plan_memory import PlannedModule
 from usmp.planning.lower_bound import interval_peak, lower_bound
@@ -225,11 +225,11 @@ def step_operators(planned: PlannedModule) -> list[str]:
 def _step_ops(top: Operation, functions: dict[str, func.FuncOp]):
     yield top
     seen: set[str] = set()
-    for op in preorder(top):
+    for op in walk_ops(top):
         callee = callee_of(op)
         if callee is not None and callee not in seen and callee in functions:
             seen.add(callee)
-            yield from preorder(functions[callee])
+            yield from walk_ops(functions[callee])
 
 
 @dataclass(frozen=True)

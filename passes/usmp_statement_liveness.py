@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from xdsl.dialects import arith, func, scf
 from xdsl.ir import Operation, SSAValue
 
+from usmp.lowering.walk import walk_ops
 from usmp.passes.progress import report
-from usmp.passes.usmp_ir import preorder
 from usmp.passes.usmp_liveness import Interval, callee_of, defines_buffer, is_view_like
 
 Root = SSAValue | tuple[Operation, int]
@@ -194,7 +194,7 @@ class _Walker:
     ) -> None:
         """Record what ``top`` touches at ``tick``; ``whole``: it is part of
         a call not refined, where even an allocation nothing touches counts."""
-        for op in preorder(top):
+        for op in walk_ops(top):
             if self.track(op, env, function, inv):
                 if whole and op.results and op.results[0] in env:
                     self.use(env[op.results[0]], tick)

@@ -1,5 +1,6 @@
-"""``usmp_ir``'s walk helpers: ``preorder`` is ``Operation.walk``'s order,
-and ``ModuleOps`` lists exactly what a walk of each function finds."""
+"""The walks of the usmp analyses: ``walk_ops`` (what they walk a loop nest
+with) is ``Operation.walk``'s order on real lowered and planned IR, and
+``ModuleOps`` lists exactly what a walk of each function finds."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from usmp.dialects.tir import (
 )
 from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import read_model_file
-from usmp.passes.usmp_ir import ModuleOps, preorder
+from usmp.lowering.walk import walk_ops
+from usmp.passes.usmp_ir import ModuleOps
 from usmp.testing.run_c import run_pipeline
 
 KWS = Path(__file__).resolve().parents[1] / "examples" / "kws_ref_model.tflite"
@@ -38,15 +40,15 @@ def _same(a: list[Operation], b: list[Operation]) -> bool:
 
 
 @pytest.mark.parametrize("stage", ["lowered", "planned"])
-def test_preorder_is_the_walk_order(modules: dict[str, ModuleOp], stage: str) -> None:
+def test_walk_ops_is_the_walk_order(modules: dict[str, ModuleOp], stage: str) -> None:
     module = modules[stage]
-    assert _same(preorder(module), list(module.walk()))
+    assert _same(list(walk_ops(module)), list(module.walk()))
     for top in module.ops:
-        assert _same(preorder(top), list(top.walk()))
+        assert _same(list(walk_ops(top)), list(top.walk()))
     loops = [o for o in module.walk() if o.regions and not isinstance(o, func.FuncOp)]
     assert len(loops) > 10  # nested loop nests, not only flat bodies
     for loop in loops:
-        assert _same(preorder(loop), list(loop.walk()))
+        assert _same(list(walk_ops(loop)), list(loop.walk()))
 
 
 @pytest.mark.parametrize("stage", ["lowered", "planned"])

@@ -66,6 +66,20 @@ def test_pairwise_check_rejects_an_output_as_the_dying_input() -> None:
     assert problems and "'output0' and 'output1' share bytes" in problems[0]
 
 
+def _kws_planned() -> ModuleOp:
+    """KWS planned with overlaps on and I/O in the workspace (its kernels'
+    buffers meet), not replayed."""
+    from usmp.frontend.tflite_import import import_tflite
+    from usmp.testing.shared_models import MODELS_DIR
+
+    module = import_tflite(MODELS_DIR / "mlperf_tiny" / "kws_ref_model.tflite")
+    return run_pipeline(
+        module,
+        "plan-devices,fold-explicit-padding,fuse-ops,lower-ops,aot-lower-main,"
+        "usmp{use_workspace_io=true replay=false}",
+    )
+
+
 @pytest.mark.parametrize("window", [None, 7])
 def test_replay_of_a_real_plan_then_of_it_broken(
     window: int | None, monkeypatch: pytest.MonkeyPatch
@@ -76,15 +90,7 @@ def test_replay_of_a_real_plan_then_of_it_broken(
     buffers are replayed)."""
     if window is not None:
         monkeypatch.setattr(usmp_replay, "SHARED_WINDOW", window)
-    from usmp.frontend.tflite_import import import_tflite
-    from usmp.testing.shared_models import MODELS_DIR
-
-    module = import_tflite(MODELS_DIR / "mlperf_tiny" / "kws_ref_model.tflite")
-    module = run_pipeline(
-        module,
-        "plan-devices,fold-explicit-padding,fuse-ops,lower-ops,aot-lower-main,"
-        "usmp{use_workspace_io=true replay=false}",
-    )
+    module = _kws_planned()
     assert replay_violations(module) == []
     from xdsl.dialects import memref
 
@@ -110,15 +116,7 @@ def test_replay_in_windows_writes_and_checks_the_same_bytes(
     checks the same bytes (with the same origins) and leaves both memories as
     replaying them whole does, on KWS's plan (overlaps on, I/O in the
     workspace: its kernels' buffers meet)."""
-    from usmp.frontend.tflite_import import import_tflite
-    from usmp.testing.shared_models import MODELS_DIR
-
-    module = import_tflite(MODELS_DIR / "mlperf_tiny" / "kws_ref_model.tflite")
-    module = run_pipeline(
-        module,
-        "plan-devices,fold-explicit-padding,fuse-ops,lower-ops,aot-lower-main,"
-        "usmp{use_workspace_io=true replay=false}",
-    )
+    module = _kws_planned()
     whole = _replay_events(module, monkeypatch, usmp_replay.SHARED_WINDOW)
     windowed = _replay_events(module, monkeypatch, 5)
     assert windowed[0].shape[1] > 10_000  # the kernels' buffers meet
@@ -135,15 +133,7 @@ def test_the_light_path_replays_as_the_exact_one(
     same bytes and leaves the same memories as the exact, per-byte ordered
     replay; and it decides the calls whose buffers meet (none is left to the
     exact path)."""
-    from usmp.frontend.tflite_import import import_tflite
-    from usmp.testing.shared_models import MODELS_DIR
-
-    module = import_tflite(MODELS_DIR / "mlperf_tiny" / "kws_ref_model.tflite")
-    module = run_pipeline(
-        module,
-        "plan-devices,fold-explicit-padding,fuse-ops,lower-ops,aot-lower-main,"
-        "usmp{use_workspace_io=true replay=false}",
-    )
+    module = _kws_planned()
     exact = _replay_events(module, monkeypatch, usmp_replay.SHARED_WINDOW)
     proved: list[bool] = []
     ordered = Replay.ordered
