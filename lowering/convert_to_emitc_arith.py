@@ -57,7 +57,7 @@ from usmp.lowering.convert_to_emitc_common import (
     float_suffix,
     unsigned_type,
 )
-from usmp.lowering.convert_to_emitc_ir import build
+from usmp.lowering.create import create
 
 _CMPI = ("eq", "ne", "lt", "le", "gt", "ge", "lt", "le", "gt", "ge")
 """``arith.cmpi`` predicate value -> emitc.cmp predicate (6.. are unsigned)."""
@@ -67,7 +67,7 @@ def cast(lw: OpLowering, value: SSAValue, type_: Attribute) -> SSAValue:
     """``(type_) value``, or ``value`` itself when it has that type already."""
     if value.type == type_:
         return value
-    return lw.result(build(emitc.CastOp, (value,), type_))
+    return lw.result(create(emitc.CastOp, (value,), type_))
 
 
 def constant_of_type(lw: OpLowering, value: int | float, type_: Attribute) -> SSAValue:
@@ -126,9 +126,9 @@ class BinaryOpLowering(EmitcPattern):
         if unsigned:
             utype = unsigned_type(type_)
             operands = (cast(lw, lhs, utype), cast(lw, rhs, utype))
-            lw.replace(cast(lw, lw.result(build(cls, operands, utype)), type_))
+            lw.replace(cast(lw, lw.result(create(cls, operands, utype)), type_))
         else:
-            lw.replace(lw.result(build(cls, (lhs, rhs), type_)))
+            lw.replace(lw.result(create(cls, (lhs, rhs), type_)))
 
 
 class ShLIOpLowering(EmitcPattern):
@@ -138,7 +138,7 @@ class ShLIOpLowering(EmitcPattern):
         type_ = convert_type(op.result.type, op)
         utype = unsigned_type(type_)
         lhs, rhs = (cast(lw, v, utype) for v in op.operands)
-        shifted = lw.result(build(emitc.BitwiseLeftShiftOp, (lhs, rhs), utype))
+        shifted = lw.result(create(emitc.BitwiseLeftShiftOp, (lhs, rhs), utype))
         lw.replace(cast(lw, shifted, type_))
 
 

@@ -50,7 +50,8 @@ from xdsl.rewriter import InsertPoint
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc
 from usmp.dialects.emitc_expressions import CMP_PREDICATES
-from usmp.lowering.convert_to_emitc_ir import build, insert_before, replace_uses
+from usmp.lowering.convert_to_emitc_ir import insert_before, replace_uses
+from usmp.lowering.create import create
 
 WORKSPACE_POOL_TYPE = emitc.PointerType(IntegerType(8, Signedness.UNSIGNED))
 CONSTANT_POOL_TYPE = emitc.PointerType(emitc.OpaqueType(StringAttr("const uint8_t")))
@@ -120,7 +121,7 @@ class EmitcTypeConverter:
     @staticmethod
     def materialize(pointer: SSAValue, type_: Attribute) -> UnrealizedConversionCastOp:
         """``pointer`` seen as the memref ``type_`` until the conversion ends."""
-        return build(UnrealizedConversionCastOp, (pointer,), type_)
+        return create(UnrealizedConversionCastOp, (pointer,), type_)
 
     @staticmethod
     def remap(value: SSAValue) -> SSAValue:
@@ -171,7 +172,7 @@ def constant_value(value: SSAValue) -> int | None:
 
 
 # The ops the patterns build most, built without the IRDL constructor
-# (``convert_to_emitc_ir.build``: it costs five times the op).
+# (``lowering/create.py``'s ``create``: it costs five times the op).
 
 _PREDICATES = {p: IntegerAttr(k, i64) for k, p in enumerate(CMP_PREDICATES)}
 _UNINITIALISED = emitc.OpaqueAttr(StringAttr(""))
@@ -179,7 +180,7 @@ _UNINITIALISED = emitc.OpaqueAttr(StringAttr(""))
 
 def cmp_op(predicate: str, lhs: SSAValue, rhs: SSAValue) -> emitc.CmpOp:
     """``emitc.cmp predicate, lhs, rhs`` (``emitc.CmpOp(predicate, lhs, rhs)``)."""
-    return build(emitc.CmpOp, (lhs, rhs), i1, predicate=_PREDICATES[predicate])
+    return create(emitc.CmpOp, (lhs, rhs), i1, predicate=_PREDICATES[predicate])
 
 
 def conditional_op(
@@ -187,24 +188,24 @@ def conditional_op(
 ) -> emitc.ConditionalOp:
     """``cond ? true_value : false_value``."""
     operands = (cond, true_value, false_value)
-    return build(emitc.ConditionalOp, operands, true_value.type)
+    return create(emitc.ConditionalOp, operands, true_value.type)
 
 
 def load_op(lvalue: SSAValue) -> emitc.LoadOp:
     """``emitc.load`` of an lvalue."""
     type_ = lvalue.type
     assert isinstance(type_, emitc.LValueType)
-    return build(emitc.LoadOp, (lvalue,), type_.value_type)
+    return create(emitc.LoadOp, (lvalue,), type_.value_type)
 
 
 def assign_op(lvalue: SSAValue, value: SSAValue) -> emitc.AssignOp:
     """``lvalue = value;``."""
-    return build(emitc.AssignOp, (lvalue, value))
+    return create(emitc.AssignOp, (lvalue, value))
 
 
 def variable_op(type_: Attribute) -> emitc.VariableOp:
     """An uninitialised C variable of ``type_`` (an lvalue or array type)."""
-    return build(emitc.VariableOp, (), type_, value=_UNINITIALISED)
+    return create(emitc.VariableOp, (), type_, value=_UNINITIALISED)
 
 
 @dataclass
@@ -301,7 +302,7 @@ class ConversionState:
         if (known := self._constants.get(key)) is not None:
             return known
         assert self._body is not None, "a constant outside a converted function"
-        op = build(emitc.ConstantOp, (), type_, value=value)
+        op = create(emitc.ConstantOp, (), type_, value=value)
         op.location = at.location
         body, last = self._body, self._last_constant
         first = body.first_op if last is None else last.next_op

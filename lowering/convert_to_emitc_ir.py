@@ -1,13 +1,13 @@
 """The IR edits ``convert-to-emitc`` makes per source op, without the
-generic machinery around them: building an op (``build``), inserting the
+generic machinery around them: building an op (``lowering/create.py``'s
+``create``, shared with ``lower-ops``), inserting the
 ops built (``insert_before``) and moving the uses of a value to another
 (``replace_uses``).
 
 The conversion builds about 20,000 ops and rebinds about 25,000 values on
 MobileNetV2. xDSL's ``Operation.create`` sets the operands and successors
 through their property setters and fills the IRDL defaults by reading the
-op definition, per op (``build`` is ``lowering/create.py``'s ``create``,
-shared with ``lower-ops``); ``Block``'s
+op definition, per op; ``Block``'s
 insertion checks that the op holds no block around the insertion point by
 walking from the block up to the module (loop nests are deep); and
 ``SSAValue.replace_all_uses_with`` rewrites each use through the operand
@@ -26,10 +26,6 @@ from collections.abc import Sequence
 
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.core import SSAValues
-
-from usmp.lowering.create import create as build
-
-__all__ = ["build", "insert_before", "replace_uses"]
 
 
 def replace_uses(old: SSAValue, new: SSAValue) -> None:

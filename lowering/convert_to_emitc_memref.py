@@ -52,7 +52,7 @@ from usmp.lowering.convert_to_emitc_common import (
     load_op,
     static_layout,
 )
-from usmp.lowering.convert_to_emitc_ir import build
+from usmp.lowering.create import create
 from usmp.lowering.walk import walk_ops
 
 _ADDRESS_OF = StringAttr("&")
@@ -62,7 +62,7 @@ def address_of(lw: OpLowering, lvalue: SSAValue) -> SSAValue:
     """``&lvalue`` (``emitc.apply "&"``)."""
     assert isinstance(lvalue.type, emitc.LValueType)
     pointer = lw.state.pointer_type(lvalue.type.value_type)  # pyright: ignore[reportArgumentType]
-    op = build(emitc.ApplyOp, (lvalue,), pointer, applicableOperator=_ADDRESS_OF)
+    op = create(emitc.ApplyOp, (lvalue,), pointer, applicableOperator=_ADDRESS_OF)
     return lw.result(op)
 
 
@@ -73,7 +73,7 @@ def element_pointer(lw: OpLowering, memref_value: SSAValue, op: Operation) -> SS
     pointer = lw.value(memref_value)
     wanted = lw.state.pointer_type(convert_scalar_type(type_.get_element_type(), op))
     if pointer.type != wanted:
-        pointer = lw.result(build(emitc.CastOp, (pointer,), wanted))
+        pointer = lw.result(create(emitc.CastOp, (pointer,), wanted))
     return pointer
 
 
@@ -104,19 +104,19 @@ def linear_index(
         elif stride == 1:
             terms.append(index)
         else:
-            product = build(emitc.MulOp, (index, lw.index(stride)), INDEX_TYPE)
+            product = create(emitc.MulOp, (index, lw.index(stride)), INDEX_TYPE)
             terms.append(lw.result(product))
     if not terms:
         return lw.index(constant)
     total = terms[0]
     for term in terms[1:]:
-        total = lw.result(build(emitc.AddOp, (total, term), INDEX_TYPE))
+        total = lw.result(create(emitc.AddOp, (total, term), INDEX_TYPE))
     if constant > 0:
         operands = (total, lw.index(constant))
-        total = lw.result(build(emitc.AddOp, operands, INDEX_TYPE))
+        total = lw.result(create(emitc.AddOp, operands, INDEX_TYPE))
     elif constant < 0:
         operands = (total, lw.index(-constant))
-        total = lw.result(build(emitc.SubOp, operands, INDEX_TYPE))
+        total = lw.result(create(emitc.SubOp, operands, INDEX_TYPE))
     return total
 
 
@@ -130,7 +130,7 @@ def element(
     assert isinstance(pointer.type, emitc.PointerType)
     index = linear_index(lw, type_, indices, op)
     lvalue = lw.state.lvalue_type(pointer.type.pointee_type)
-    return lw.result(build(emitc.SubscriptOp, (pointer, index), lvalue))
+    return lw.result(create(emitc.SubscriptOp, (pointer, index), lvalue))
 
 
 class LoadOpLowering(EmitcPattern):
@@ -149,7 +149,7 @@ class LoadOpLowering(EmitcPattern):
             read = emitc.CallOpaqueOp(dsp.READ_S8X4, [address_of(lw, lvalue)], [i32])
             rewriter.replace_all_uses_with(root.results[0], lw.result(read))
             self.state.dsp_helpers = True
-        lw.replace(lw.result(build(emitc.LoadOp, (lvalue,), lvalue.type.value_type)))
+        lw.replace(lw.result(create(emitc.LoadOp, (lvalue,), lvalue.type.value_type)))
 
 
 def find_packed_reads(root: Operation) -> dict[Operation, Operation]:
@@ -168,7 +168,7 @@ class StoreOpLowering(EmitcPattern):
     def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter) -> None:
         lw = self.lowering(op, rewriter)
         lvalue = element(lw, op.memref, op.indices, op)
-        lw.emit(build(emitc.AssignOp, (lvalue, lw.value(op.value))))
+        lw.emit(create(emitc.AssignOp, (lvalue, lw.value(op.value))))
         lw.replace()
 
 
@@ -183,13 +183,13 @@ class ViewOpLowering(EmitcPattern):
         pool = lw.value(op.source)
         if type(pool.type) is emitc.PointerType:  # a pool argument: T*
             lvalue = lw.state.lvalue_type(pool.type.pointee_type)  # pyright: ignore[reportAttributeAccessIssue]
-            byte = lw.result(build(emitc.SubscriptOp, (pool, op.byte_shift), lvalue))
+            byte = lw.result(create(emitc.SubscriptOp, (pool, op.byte_shift), lvalue))
         else:
             byte = lw.result(emitc.SubscriptOp(pool, [op.byte_shift]))
         pointer = address_of(lw, byte)
         result_type = convert_type(op.result.type, op)
         if pointer.type != result_type:
-            pointer = lw.result(build(emitc.CastOp, (pointer,), result_type))
+            pointer = lw.result(create(emitc.CastOp, (pointer,), result_type))
         lw.replace(pointer)
 
 
@@ -374,7 +374,7 @@ class GetGlobalOpLowering(EmitcPattern):
             # ``&table[0]`` points to const: a declared ``T*`` takes it by
             # an explicit cast, as a constant pool's views do (C99 refuses
             # the implicit one)
-            pointer = lw.result(build(emitc.CastOp, (pointer,), pointer.type))
+            pointer = lw.result(create(emitc.CastOp, (pointer,), pointer.type))
         lw.replace(pointer)
 
 

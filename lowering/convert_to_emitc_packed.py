@@ -59,8 +59,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc, tir
 from usmp.lowering.convert_to_emitc_common import INDEX_TYPE, EmitcPattern, OpLowering
-from usmp.lowering.convert_to_emitc_ir import build
 from usmp.lowering.convert_to_emitc_memref import first_element_pointer
+from usmp.lowering.create import create
 
 RUNTIME_HEADER = "tvm/runtime/c_runtime_api.h"
 PACKED_FUNCTIONS_ATTR = "usmp.packed_functions"
@@ -453,7 +453,7 @@ def _make_packed_api(f: emitc.FuncOp) -> None:
     def index(k: int) -> SSAValue:
         if k not in indices:
             indices[k] = add(
-                build(
+                create(
                     emitc.ConstantOp,
                     (),
                     INDEX_TYPE,

@@ -35,8 +35,8 @@ from usmp.lowering.convert_to_emitc_common import (
     load_op,
     variable_op,
 )
-from usmp.lowering.convert_to_emitc_ir import build
 from usmp.lowering.convert_to_emitc_memref import copy_run
+from usmp.lowering.create import create
 
 
 def _variables(
@@ -65,7 +65,7 @@ def _finish_body(lw: OpLowering, block: Block, variables: Sequence[SSAValue]) ->
         assign = assign_op(var, lw.value(value))
         assign.location = terminator.location
         lw.rewriter.insert(assign, at)
-    lw.rewriter.insert(build(emitc.YieldOp, ()), at)
+    lw.rewriter.insert(create(emitc.YieldOp, ()), at)
     lw.rewriter.erase(terminator)
 
 

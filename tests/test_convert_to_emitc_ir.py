@@ -1,4 +1,5 @@
-"""``usmp.lowering.convert_to_emitc_ir``: ``build`` makes the op xDSL's
+"""``usmp.lowering.create.create`` (the op builder of lower-ops and
+convert-to-emitc) makes the op xDSL's
 ``Operation.create`` makes (every field, the IRDL defaults, the operands'
 use lists) and ``replace_uses`` leaves the IR and the use lists that
 ``SSAValue.replace_all_uses_with`` leaves; written against xDSL's own
@@ -26,7 +27,7 @@ from xdsl.printer import Printer
 
 from usmp.dialects import emitc
 from usmp.dialects.emitc_expressions import CMP_PREDICATES
-from usmp.lowering.convert_to_emitc_ir import build, insert_before, replace_uses
+from usmp.lowering.convert_to_emitc_ir import insert_before, replace_uses
 from usmp.lowering.create import create
 
 
@@ -100,7 +101,7 @@ def test_build_is_xdsl_create(case: int) -> None:
     if cls is emitc.AssignOp:
         variable = create(emitc.VariableOp, (), emitc.LValueType(i32), **_CASES[3][3])
         operands = [variable.results[0], block.args[0]]
-    ours = build(cls, operands, result, **properties)  # pyright: ignore[reportArgumentType]
+    ours = create(cls, operands, result, **properties)  # pyright: ignore[reportArgumentType]
     xdsl = _xdsl_create(cls, operands, result, **properties)
     _same(ours, xdsl)
     assert list(ours.properties) == list(xdsl.properties)  # the same order
