@@ -397,3 +397,19 @@ def test_the_light_trace_is_the_full_trace_reduced(model: str) -> None:
                     else:
                         np.testing.assert_array_equal(s.written, writes)
     assert spread
+
+
+def test_addresses_outside_a_buffer_are_no_byte_of_it() -> None:
+    """The tracers' filter (``_in_buffer``): addresses below 0 or at or past
+    the buffer's ``n`` elements are dropped with the times beside them;
+    inside ones are kept in order; a missing time stays missing."""
+    from usmp.passes.usmp_kernel_trace import _in_buffer  # pyright: ignore[reportPrivateUsage]
+
+    addr = np.array([-1, 0, 3, 4, 2, 5], np.int64)
+    early = np.arange(6, dtype=np.int64)
+    kept, (times, none) = _in_buffer(addr, (-1, 5), 4, early, None)
+    assert kept.tolist() == [0, 3, 2] and none is None
+    assert times is not None and times.tolist() == [1, 2, 4]
+    inside = np.array([0, 3, 1], np.int64)
+    kept, (times,) = _in_buffer(inside, (0, 3), 4, early[:3])
+    assert kept is inside and times is not None and times.tolist() == [0, 1, 2]
