@@ -745,9 +745,13 @@ class _Tracer:
         events = [e for e in self.events if e.arg not in self.failed]
         reads = {e.arg for e in events if not e.write}
         writes = {e.arg for e in events if e.write}
-        last_read = _Filled(elements, -1)
-        first_read = _Filled(elements, NEVER)
-        first_write = _Filled(elements, NEVER)
+        # the times in the narrowest type that holds them all and ``never``
+        # (half the bytes to make and to scatter), widened at the end
+        dtype = _time_dtype(block_span[f.body.block])
+        never = int(np.iinfo(dtype).max)
+        last_read = _Filled(elements, -1, dtype)
+        first_read = _Filled(elements, never, dtype)
+        first_write = _Filled(elements, never, dtype)
         read = _Filled(elements, False, np.bool_)  # where no time is asked for
         written = _Filled(elements, False, np.bool_)
         for e in events:
@@ -760,14 +764,14 @@ class _Tracer:
                 (
                     (t, a, b)
                     for _, t, a, b in _event_times(
-                        e, offsets, block_span, self.trips, "last", memo
+                        e, offsets, block_span, self.trips, "last", memo, dtype
                     )
                 )
                 if timed and not e.write and not both
                 else (
                     (t, a, b)
                     for t, _, a, b in _event_times(
-                        e, offsets, block_span, self.trips, "first", memo
+                        e, offsets, block_span, self.trips, "first", memo, dtype
                     )
                 )
                 if timed
@@ -813,18 +817,47 @@ class _Tracer:
             if i in reads and i in writes:
                 out[i] = ByteSets(
                     "rw",
-                    first_read=first_read.per_byte(i, size),
-                    first_write=first_write.per_byte(i, size),
+                    first_read=_widened(first_read.per_byte(i, size), never),
+                    first_write=_widened(first_write.per_byte(i, size), never),
                 )
             elif i in reads and timed:
-                out[i] = ByteSets("r", last_read=last_read.per_byte(i, size))
+                out[i] = ByteSets("r", last_read=_widened(last_read.per_byte(i, size)))
             elif i in reads:
                 out[i] = ByteSets("r", read=_bools(read.per_byte(i, size)))
             elif timed:
-                out[i] = ByteSets("w", first_write=first_write.per_byte(i, size))
+                out[i] = ByteSets(
+                    "w", first_write=_widened(first_write.per_byte(i, size), never)
+                )
             else:
                 out[i] = ByteSets("w", written=_bools(written.per_byte(i, size)))
         return out
+
+
+_TIME32 = np.iinfo(np.int32).max
+"""Times below this fit ``np.int32`` (it is that type's ``never``)."""
+
+
+def _time_dtype(span: int) -> type:
+    """``np.int32`` if every time of a kernel whose body spans ``span`` (its
+    times are below it) fits in it with room for ``never``, else
+    ``np.int64``."""
+    return np.int32 if span < _TIME32 else np.int64
+
+
+def _widened(a: npt.NDArray[np.integer], never: int | None = None) -> Array:
+    """Times ``a`` as ``np.int64`` (``light_result``'s type), ``never``
+    (the narrow type's) as ``NEVER``; a read-only broadcast view stays one."""
+    if a.dtype == np.int64:
+        return cast(Array, a)
+    if not a.flags.writeable:  # one value everywhere (``_per_byte``)
+        one = a[:1].astype(np.int64)
+        if never is not None:
+            one[a[:1] == never] = NEVER
+        return np.broadcast_to(one, a.shape)
+    wide = a.astype(np.int64)
+    if never is not None:
+        wide[a == never] = NEVER
+    return wide
 
 
 def _in_buffer(
@@ -974,6 +1007,7 @@ def _event_times(
     trips: dict[Operation, int],
     want: str = "both",
     memo: _RunsMemo | None = None,
+    dtype: type = np.int64,
 ) -> Iterator[tuple[Array | None, Array | None, Array | None, tuple[int, int] | None]]:
     """The first and last time of ``e`` at each iteration of its enumerated
     loops that runs (a free loop's first and last iteration), with its
@@ -981,7 +1015,9 @@ def _event_times(
     most need no check that they are inside the buffer); in
     chunks of at most ``_CHUNK`` iterations along its first enumerated
     loop. ``want``: ``both`` times, or only the ``first`` or the ``last``
-    (the other one None: not computed). ``memo``: see ``_runs``."""
+    (the other one None: not computed). ``memo``: see ``_runs``. ``dtype``:
+    of the times (``np.int32`` only where every time of the kernel fits,
+    ``_time_dtype``)."""
     assert want in ("both", "first", "last")
     shape = e.shape
     outer = _outer_axis(shape)
@@ -997,7 +1033,7 @@ def _event_times(
             base = offsets[o]
             if kind == "for" and axis is not None and shape[axis] > 1:
                 assert isinstance(o, scf.ForOp)
-                k = np.arange(shape[axis], dtype=np.int64)
+                k = np.arange(shape[axis], dtype=dtype)
                 if axis == outer:
                     k = k[lo:hi]
                 first0 += base + 1
@@ -1033,7 +1069,7 @@ def _event_times(
             # flattened: a contiguous copy where ``early`` is broadcast
             # (ufunc.at is ~3x slower on broadcast views), a view of it
             # where it has the grid's shape already
-            firsts = np.broadcast_to(np.asarray(early, np.int64), grid).reshape(-1)
+            firsts = np.broadcast_to(np.asarray(early, dtype), grid).reshape(-1)
             part = None if chunk is None else chunk.within(box, order)
             addr = None if part is None else np.broadcast_to(part, grid).reshape(-1)
         else:  # only those that run (the order does not matter: see _running)
@@ -1041,7 +1077,7 @@ def _event_times(
             early = first0
             for axis, term in terms:
                 early = early + term[index[axis]]
-            firsts = np.broadcast_to(np.asarray(early, np.int64), grid).reshape(-1)
+            firsts = np.broadcast_to(np.asarray(early, dtype), grid).reshape(-1)
             addr = None if chunk is None else chunk.at(index, grid)
         # (read, never written)
         lasts = None if want == "first" else firsts + spread if spread else firsts

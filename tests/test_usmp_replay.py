@@ -339,21 +339,36 @@ def test_a_byte_passed_twice_is_replayed_once(shift: int) -> None:
     assert not usmp_replay._disjoint([(0, 3), (3, 7)])  # pyright: ignore[reportPrivateUsage]
 
 
+@pytest.mark.parametrize("narrow", [True, False])
 @pytest.mark.parametrize(
     "model", ["mlperf_tiny/kws_ref_model.tflite", "mlperf_tiny/vww_96_int8.tflite"]
 )
-def test_the_light_trace_is_the_full_trace_reduced(model: str) -> None:
+def test_the_light_trace_is_the_full_trace_reduced(
+    model: str, narrow: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``trace_light`` computes only some of the times (a written buffer's
-    first writes, a read one's last reads, each mask's box once): for every
-    kernel of a model (padded windows, free loops between a read's first and
-    last time), with every buffer asked for exactly and with none, its byte
-    sets and times are those ``trace_all`` gives."""
+    first writes, a read one's last reads, each mask's box once), in
+    ``np.int32`` where they fit (``narrow``; else, as for a kernel spanning
+    2**31 or more, ``np.int64``): for every kernel of a model (padded
+    windows, free loops between a read's first and last time), with every
+    buffer asked for exactly and with none, its byte sets and times are
+    those ``trace_all`` gives, as ``np.int64`` with ``NEVER``."""
     from xdsl.dialects import func
     from xdsl.dialects.builtin import MemRefType
 
     from usmp.frontend.tflite_import import import_tflite
+    from usmp.passes import usmp_kernel_trace
     from usmp.passes.usmp_kernel_trace import NEVER, trace_all, trace_light
     from usmp.testing.shared_models import MODELS_DIR
+
+    chosen: list[type] = []
+    choose = usmp_kernel_trace._time_dtype  # pyright: ignore[reportPrivateUsage]
+
+    def time_dtype(span: int) -> type:
+        chosen.append(choose(span) if narrow else np.int64)
+        return chosen[-1]
+
+    monkeypatch.setattr(usmp_kernel_trace, "_time_dtype", time_dtype)
 
     module = run_pipeline(
         import_tflite(MODELS_DIR / model),
@@ -396,7 +411,30 @@ def test_the_light_trace_is_the_full_trace_reduced(model: str) -> None:
                         np.testing.assert_array_equal(s.first_write, t.first_write)
                     else:
                         np.testing.assert_array_equal(s.written, writes)
+                for times in (s.last_read, s.first_read, s.first_write):
+                    assert times is None or times.dtype == np.int64
     assert spread
+    assert set(chosen) == {np.int32 if narrow else np.int64}
+
+
+def test_times_are_narrow_only_where_every_time_fits() -> None:
+    """``light_result`` keeps a kernel's times in ``np.int32`` only if its
+    body spans less than that type's largest value (its ``never``); the
+    widened times are ``np.int64`` with ``NEVER``, views staying views."""
+    from usmp.passes import usmp_kernel_trace as kt
+
+    span = int(np.iinfo(np.int32).max)
+    assert kt._time_dtype(span - 1) is np.int32  # pyright: ignore[reportPrivateUsage]
+    assert kt._time_dtype(span) is np.int64  # pyright: ignore[reportPrivateUsage]
+    assert kt._time_dtype(1 << 40) is np.int64  # pyright: ignore[reportPrivateUsage]
+    a = np.array([span, 5, -1], np.int32)
+    wide = kt._widened(a, span)  # pyright: ignore[reportPrivateUsage]
+    assert wide.dtype == np.int64 and wide.tolist() == [kt.NEVER, 5, -1]
+    assert kt._widened(a).tolist() == [span, 5, -1]  # pyright: ignore[reportPrivateUsage]
+    never = np.broadcast_to(np.array([span], np.int32), (1 << 20,))
+    wide = kt._widened(never, span)  # pyright: ignore[reportPrivateUsage]
+    assert wide.dtype == np.int64 and wide.strides == (0,)
+    assert wide[0] == wide[-1] == kt.NEVER
 
 
 def test_addresses_outside_a_buffer_are_no_byte_of_it() -> None:
