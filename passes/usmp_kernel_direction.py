@@ -46,6 +46,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from usmp.dialects.tir import AllocateOp, CallOp, PoolInfoAttr
 from usmp.lowering.walk import walk_ops
 from usmp.passes.progress import report
+from usmp.passes.usmp_ir import ModuleOps
 from usmp.passes.usmp_kernel_trace import KernelTraces
 from usmp.passes.usmp_pools import resolve_pools
 
@@ -74,12 +75,14 @@ def choose_directions(
     use_workspace_io: bool,
     traces: KernelTraces | None = None,
     analysis: BufferInfoAnalysis | None = None,
+    ops: ModuleOps | None = None,
 ) -> list[str]:
     """Reverse the kernels worth it (module doc); their names, in call order.
     ``traces``: a cache the planning run shares (a reversed kernel's entry
     is its new trace); ``analysis``: ``analyze(module, pools,
     use_workspace_io)`` if the caller has it (reversing leaves it valid:
-    ``usmp_analysis.with_overlaps``)."""
+    ``usmp_analysis.with_overlaps``); ``ops``: ``ModuleOps.of(module)`` if
+    the caller has it (reversing adds no op it lists)."""
     from usmp.passes.usmp_analysis import analyze
 
     traces = traces or KernelTraces()
@@ -122,7 +125,8 @@ def choose_directions(
             position.setdefault(b.name, 0)
         if len(pairs) != 1:
             continue
-        if any(isinstance(o, AllocateOp) for o in walk_ops(f)):
+        candidates = walk_ops(f) if ops is None else ops.definers.get(name, ())
+        if any(isinstance(o, AllocateOp) for o in candidates):  # scratch
             continue
         s, t = pairs[0]
         src, dst = args[s], args[t]

@@ -219,7 +219,7 @@ def plan_memory(
         isinstance(o, AllocateOp) and o.pool_allocation is not None
         for o in ops.allocations
     ):
-        choose_directions(module, pools, use_workspace_io, traces, analysis)
+        choose_directions(module, pools, use_workspace_io, traces, analysis, ops)
     if overlap:
         analysis = with_overlaps(analysis)
     planned = recorded_plan(analysis)
