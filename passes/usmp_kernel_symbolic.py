@@ -206,7 +206,9 @@ class _Summarizer:
         do not depend on the box)."""
         self.vars: dict[Operation, int] = {}
         self.full: dict[int, int] = {}
-        """Counter -> its loop's trip count."""
+        """Counter -> its loop's trip count (the first piece's)."""
+        self.varying: set[int] = set()
+        """Counters whose trip count differs between pieces."""
         self.path: list[tuple[Operation, str]] = []
         self.relevant_ops: dict[Block, list[Operation]] = {}
 
@@ -399,7 +401,8 @@ class _Summarizer:
         if trip == 0:
             return
         var = self.vars.setdefault(op, len(self.vars))
-        self.full[var] = trip
+        if self.full.setdefault(var, trip) != trip:
+            self.varying.add(var)  # (a count that depends on outer counters)
         body = op.body.block
         if self.reverse and not op.iter_args:  # as reverse_loops rewrites it
             iv: Affine = (first + stride * (trip - 1), {var: -stride})
@@ -542,6 +545,8 @@ class KernelSummary:
     iterations: int
     """The most iterations around one access (the loops the tracer may have
     to enumerate for it, at most)."""
+    trips: dict[int, int] = field(default_factory=dict[int, int])
+    """Each counter's trip count (``mirrored``)."""
     found: dict[tuple[int, int], tuple[int, int] | None] = field(
         default_factory=dict[tuple[int, int], tuple[int, int] | None],
         compare=False,
@@ -748,6 +753,56 @@ def summarize(
         positions,
         dict(s.vars),
         max((_box_size(r.box) for r in records), default=0),
+        {v: n for v, n in s.full.items() if v not in s.varying},
+    )
+
+
+def mirrored(summary: KernelSummary) -> KernelSummary | None:
+    """``summarize(f, args, reverse=True)`` from ``summary``, the forward
+    one of ``f`` and ``args``, without walking ``f`` again. Reversing a loop
+    (one without ``iter_args``, as ``reverse_loops`` does) maps its counter
+    ``k`` to ``trip - 1 - k``, a bijection of its range: each record's
+    address ``c + a*k`` becomes ``c + a*(trip - 1) - a*k'`` over the
+    mirrored piece ``[trip - 1 - hi, trip - 1 - lo]``; the conditions a walk
+    decides hold on the mirrored pieces as on the pieces, so the backward
+    walk finds the same pieces mirrored (the order of the groups aside,
+    which no fact depends on). None if a loop to reverse has a trip count
+    that varies with the pieces (a triangular nest: no one mirror)."""
+    reversed_ = [
+        v
+        for op, v in summary.variables.items()
+        if isinstance(op, scf.ForOp) and not op.iter_args
+    ]
+    if any(v not in summary.trips for v in reversed_):
+        return None
+    flip = {v: summary.trips[v] - 1 for v in reversed_}
+    groups: list[_Group] = []
+    for g in summary.groups:
+        shift = sum(c * flip[v] for v, c in g.linear.items() if v in flip)
+        box = {
+            v: (flip[v] - hi, flip[v] - lo) if v in flip else (lo, hi)
+            for v, (lo, hi) in g.box.items()
+        }
+        linear = {v: -c if v in flip else c for v, c in g.linear.items()}
+        members = [(p, c + shift) for p, c in g.members]
+        groups.append(_Group(g.arg, g.write, g.path, linear, box, g.element, members))
+    written: dict[int, list[_Group]] = {}
+    for g in groups:
+        if g.write:
+            written.setdefault(g.arg, []).append(g)
+    once = frozenset(
+        a
+        for a, gs in written.items()
+        if _exactly_once(gs, summary.sizes[a] // gs[0].element)
+    )
+    return KernelSummary(
+        dict(summary.sizes),
+        tuple(groups),
+        once,
+        summary.positions,
+        summary.variables,
+        summary.iterations,
+        summary.trips,
     )
 
 

@@ -51,7 +51,12 @@ from xdsl.ir import Block, Operation, SSAValue
 from usmp.dialects import tir
 from usmp.dialects.tir_custom import CustomCallOp
 from usmp.lowering.walk import walk_ops
-from usmp.passes.usmp_kernel_symbolic import KernelSummary, row_major, summarize
+from usmp.passes.usmp_kernel_symbolic import (
+    KernelSummary,
+    mirrored,
+    row_major,
+    summarize,
+)
 
 NEVER = np.iinfo(np.int64).max
 """First-write time of a byte that is never written."""
@@ -1546,7 +1551,14 @@ class KernelTraces:
         key = (name, wanted, reverse)
         if key in self.summaries:
             return self.summaries[key]
-        found: Facts | None = summarize(f, wanted, reverse) if self.symbolic else None
+        found: Facts | None = None
+        if self.symbolic:
+            forward = self.summaries.get((name, wanted, False)) if reverse else None
+            # the backward summary mirrors the forward one (``mirrored``)
+            if isinstance(forward, KernelSummary):
+                found = mirrored(forward)
+            if found is None:
+                found = summarize(f, wanted, reverse)
         if found is None or not decided(f, wanted, found):
             if self.symbolic:
                 self.fallbacks.append(name + (" (backwards)" if reverse else ""))

@@ -2,10 +2,12 @@
 
 ``compare_module(module)`` summarises every prim func of a lowered module
 from its access functions (``usmp_kernel_symbolic.summarize``, forwards and
-backwards) and traces it (``usmp_kernel_trace.trace_kernel_with_counts``,
-the oracle), then compares, for every argument pair the overlap analysis may
-use (one read and never written, one written), the largest shift below and
-the smallest above, and per argument what the analyses rely on (read,
+backwards; the backward summary also as the compiler gets it, ``mirrored``
+from the forward one, which must say the same) and traces it
+(``usmp_kernel_trace.trace_kernel_with_counts``, the oracle), then
+compares, for every argument pair the overlap analysis may use (one read and
+never written, one written), the largest shift below and the smallest
+above, and per argument what the analyses rely on (read,
 written, every element written exactly once). A kernel the symbolic analysis
 does not decide (or whose written arguments it cannot prove written exactly
 once) is a *fallback*: the compiler traces it instead.
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
-from usmp.passes.usmp_kernel_symbolic import summarize
+from usmp.passes.usmp_kernel_symbolic import KernelSummary, mirrored, summarize
 from usmp.passes.usmp_kernel_trace import (
     TracedFacts,
     decided,
@@ -76,10 +78,17 @@ def compare_kernel(
     wanted = frozenset(args) | written_arguments(f)
     summary = summarize(f, wanted, backwards)
     traced = trace_kernel_with_counts(f, wanted, reverse=backwards)
-    if summary is None:
-        return False, False, 0, []
     name = f.sym_name.data
     out: list[Difference] = []
+    if backwards:  # the compiler mirrors the forward summary where it can
+        forward = summarize(f, wanted)
+        mirror = None if forward is None else mirrored(forward)
+        if mirror is not None and (
+            summary is None or normal_form(mirror) != normal_form(summary)
+        ):
+            out.append(Difference(name, backwards, "mirrored", summary, mirror, False))
+    if summary is None:
+        return False, False, 0, out
     used = decided(f, wanted, summary)  # else the compiler traces it
     if traced is None:  # the oracle gives up (e.g. its iteration budget)
         return True, used, 0, out
@@ -108,6 +117,24 @@ def compare_kernel(
                 safe = y[0] <= o[0] and y[1] >= o[1]
                 out.append(Difference(name, backwards, f"shift {s}->{t}", o, y, safe))
     return True, used, pairs, out
+
+
+def normal_form(s: KernelSummary) -> tuple[object, ...]:
+    """What ``s`` says, its groups in no particular order: two summaries of
+    one kernel with equal normal forms give the same facts."""
+    groups = sorted(
+        (
+            g.arg,
+            g.write,
+            tuple((id(op), kind) for op, kind in g.path),
+            tuple(sorted(g.linear.items())),
+            tuple(sorted(g.box.items())),
+            g.element,
+            tuple(sorted(g.members)),
+        )
+        for g in s.groups
+    )
+    return (s.sizes, groups, s.exactly_once, s.iterations, s.trips)
 
 
 def compare_module(module: ModuleOp) -> Comparison:
