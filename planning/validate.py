@@ -104,20 +104,38 @@ def validate_plan(
         below, above = shifts[(source, target)]
         return shift <= below or (above is not None and shift >= above)
 
-    for x, (a, pool_a, off_a) in enumerate(placed):
-        for b, pool_b, off_b in placed[x + 1 :]:
-            if pool_a != pool_b or not _conflict(a, b):
-                continue
-            if overlap_allows(a.name, b.name, off_b - off_a) or overlap_allows(
-                b.name, a.name, off_a - off_b
-            ):
-                continue
-            if max(off_a, off_b) < min(off_a + a.size, off_b + b.size):
-                violations.append(
-                    f"conflicting buffers '{a.name}' [{off_a}, {off_a + a.size}) and "
-                    f"'{b.name}' [{off_b}, {off_b + b.size}) overlap in pool '{pool_a}'"
-                )
+    for x, y in _sharing_bytes(placed):
+        (a, pool_a, off_a), (b, _, off_b) = placed[x], placed[y]
+        if not _conflict(a, b):
+            continue
+        if overlap_allows(a.name, b.name, off_b - off_a) or overlap_allows(
+            b.name, a.name, off_a - off_b
+        ):
+            continue
+        violations.append(
+            f"conflicting buffers '{a.name}' [{off_a}, {off_a + a.size}) and "
+            f"'{b.name}' [{off_b}, {off_b + b.size}) overlap in pool '{pool_a}'"
+        )
     return violations
+
+
+def _sharing_bytes(placed: list[tuple[Buffer, str, int]]) -> list[tuple[int, int]]:
+    """The pairs ``(x, y)``, ``x < y``, of ``placed`` in one pool sharing a
+    byte (``max(starts) < min(ends)``), in order: each buffer is compared
+    with those starting at or after its start and before its end, in
+    address order (the pairs of buffers apart in memory, most of them, are
+    never visited: they cannot violate the plan whatever their lifetimes)."""
+    order = sorted(range(len(placed)), key=lambda i: (placed[i][1], placed[i][2]))
+    pairs: list[tuple[int, int]] = []
+    for k, x in enumerate(order):
+        a, pool, start = placed[x]
+        end = start + a.size
+        for y in order[k + 1 :]:
+            b, pool_b, off_b = placed[y]
+            if pool_b != pool or off_b >= end:
+                break
+            pairs.append((min(x, y), max(x, y)))
+    return sorted(pairs)
 
 
 def check_plan(

@@ -92,3 +92,75 @@ def test_check_plan_raises_with_every_violation() -> None:
         check_plan(PROBLEM, plan(b=("sram", 16), d=("dram", 6)))
     assert len(info.value.violations) == 2
     assert "2 violation(s)" in str(info.value)
+
+
+def _pairwise_reference(problem: Problem, plan: Plan) -> list[str]:
+    """The byte-sharing violations as every pair of buffers finds them (the
+    validator visits only the pairs sharing an address range)."""
+    from usmp.planning.validate import _conflict  # pyright: ignore[reportPrivateUsage]
+
+    allowed = {
+        (o.source, o.target): (o.max_shift, o.min_shift) for o in problem.overlaps
+    }
+
+    def allows(source: str, target: str, shift: int) -> bool:
+        below, above = allowed.get((source, target), (None, None))
+        if below is None:
+            return False
+        return shift <= below or (above is not None and shift >= above)
+
+    placed = [
+        (b, plan.placements[b.name].pool, plan.placements[b.name].offset)
+        for b in problem.buffers
+    ]
+    out: list[str] = []
+    for x, (a, pool_a, off_a) in enumerate(placed):
+        for b, pool_b, off_b in placed[x + 1 :]:
+            if pool_a != pool_b or not _conflict(a, b):
+                continue
+            if allows(a.name, b.name, off_b - off_a) or allows(
+                b.name, a.name, off_a - off_b
+            ):
+                continue
+            if max(off_a, off_b) < min(off_a + a.size, off_b + b.size):
+                out.append(
+                    f"conflicting buffers '{a.name}' [{off_a}, {off_a + a.size}) and "
+                    f"'{b.name}' [{off_b}, {off_b + b.size}) overlap in pool '{pool_a}'"
+                )
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_sharing_pairs_are_every_pair_that_shares_bytes(seed: int) -> None:
+    """Random plans (two pools, equal offsets, empty buffers, explicit
+    conflicts, overlaps allowed below or above): the validator's byte
+    conflicts are exactly, and in the order, those of comparing every pair."""
+    import random
+
+    from usmp.planning.model import Overlap
+
+    rng = random.Random(seed)
+    n = rng.randint(2, 30)
+    names = [f"b{i}" for i in range(n)]
+    buffers = []
+    for name in names:
+        start = rng.randint(0, 8)
+        conflicts = frozenset(rng.sample(names, rng.randint(0, 2))) - {name}
+        size = rng.choice((0, 1, 4, 8, 16, 40))
+        buffers.append(
+            Buffer(name, size, start, start + rng.randint(0, 4), 1, (), conflicts)
+        )
+    overlaps = tuple(
+        Overlap(a, b, rng.randint(-8, 8), rng.choice((None, rng.randint(0, 16))))
+        for a, b in (rng.sample(names, 2) for _ in range(rng.randint(0, 6)))
+    )
+    problem = Problem(tuple(buffers), (Pool("p"), Pool("q")), overlaps)
+    placements = {
+        name: Placement(rng.choice("pq"), rng.randrange(0, 64, 4)) for name in names
+    }
+    plan_ = Plan(placements)
+    expected = _pairwise_reference(problem, plan_)
+    found = [v for v in validate_plan(problem, plan_) if v.startswith("conflicting")]
+    assert found == expected
+    if seed == 0:
+        assert any(expected), "some random plan must conflict"
