@@ -230,12 +230,14 @@ class _Summarizer:
         raise Unsupported("an integer used as a condition")
 
     def evaluate(self, v: SSAValue) -> Affine | bool:
-        if v in self.env:
-            return self.env[v]
-        if v in self.memo:
-            return self.memo[v]
-        if v in self.constants:
-            return self.constants[v]
+        # (one lookup per map: a value is never None)
+        x = self.env.get(v)
+        if x is None:
+            x = self.memo.get(v)
+            if x is None:
+                x = self.constants.get(v)
+        if x is not None:
+            return x
         op = v.owner
         if not isinstance(op, Operation):
             raise Unsupported("a value that depends on data")
@@ -248,6 +250,8 @@ class _Summarizer:
 
     def compute(self, op: Operation, v: SSAValue) -> Affine | bool:
         kind = _compute_kind(type(op))
+        # lhs and rhs of the binary ops, without building ``operands``
+        operands = op._operands  # pyright: ignore[reportPrivateUsage]
         if kind == "constant":
             op = cast(arith.ConstantOp, op)
             value = op.value
@@ -259,10 +263,10 @@ class _Summarizer:
             return n, {}
         if kind == "extsi":
             op = cast("arith.ExtSIOp | arith.IndexCastOp", op)
-            return self.evaluate(op.operands[0])
+            return self.evaluate(operands[0])
         if kind == "extui":
             op = cast(arith.ExtUIOp, op)
-            x = self.evaluate(op.operands[0])
+            x = self.evaluate(operands[0])
             if isinstance(x, bool):
                 return int(x), {}
             if _bounds(x, self.box)[0] < 0:
@@ -270,13 +274,13 @@ class _Summarizer:
             return x
         if kind == "addi":
             op = cast(arith.AddiOp, op)
-            return _add(self.value(op.lhs), self.value(op.rhs))
+            return _add(self.value(operands[0]), self.value(operands[1]))
         if kind == "subi":
             op = cast(arith.SubiOp, op)
-            return _add(self.value(op.lhs), self.value(op.rhs), -1)
+            return _add(self.value(operands[0]), self.value(operands[1]), -1)
         if kind == "muli":
             op = cast(arith.MuliOp, op)
-            a, b = self.value(op.lhs), self.value(op.rhs)
+            a, b = self.value(operands[0]), self.value(operands[1])
             if not a[1]:
                 return _scale(b, a[0])
             if not b[1]:
@@ -284,7 +288,7 @@ class _Summarizer:
             raise Unsupported("a product of two loop counters")
         if kind == "minmax":
             op = cast("arith.MaxSIOp | arith.MinSIOp", op)
-            a, b = self.value(op.lhs), self.value(op.rhs)
+            a, b = self.value(operands[0]), self.value(operands[1])
             d = _add(a, b, -1)  # a - b; a tie takes b (the constant, as
             if isinstance(op, arith.MinSIOp):  # lower-ops writes the bounds)
                 d = _scale(d, -1)
@@ -292,7 +296,7 @@ class _Summarizer:
         if kind == "cmpi":
             op = cast(arith.CmpiOp, op)
             pred = op.predicate.value.data
-            a, b = self.value(op.lhs), self.value(op.rhs)
+            a, b = self.value(operands[0]), self.value(operands[1])
             if pred >= 6:  # unsigned: as signed when both are non-negative
                 if _bounds(a, self.box)[0] < 0 or _bounds(b, self.box)[0] < 0:
                     raise Unsupported("an unsigned comparison of a negative value")
@@ -311,21 +315,21 @@ class _Summarizer:
             return _nonnegative(_add(_scale(d, -1), (-1, {})), self.box)  # lt
         if kind == "bitwise":
             op = cast("arith.AndIOp | arith.OrIOp | arith.XOrIOp", op)
-            x = self.evaluate(op.operands[0])
+            x = self.evaluate(operands[0])
             if isinstance(x, bool):
                 if isinstance(op, arith.AndIOp) and not x:
                     return False
                 if isinstance(op, arith.OrIOp) and x:
                     return True
-                y = self.flag(op.operands[1])
+                y = self.flag(operands[1])
                 return x ^ y if isinstance(op, arith.XOrIOp) else y
             raise Unsupported("bitwise arithmetic on an index")
         if kind == "select":
             op = cast(arith.SelectOp, op)
-            return self.evaluate(op.operands[1 if self.flag(op.operands[0]) else 2])
+            return self.evaluate(operands[1 if self.flag(operands[0]) else 2])
         if kind == "division":
             op = cast("arith.DivSIOp | arith.RemSIOp | arith.FloorDivSIOp", op)
-            a, b = self.value(op.lhs), self.value(op.rhs)
+            a, b = self.value(operands[0]), self.value(operands[1])
             if b[1] or b[0] <= 0:
                 raise Unsupported("division by a variable or non-positive value")
             lo, hi = _bounds(a, self.box)
@@ -360,7 +364,7 @@ class _Summarizer:
                         ops.append(op)
                 elif op.regions:
                     raise Unsupported(f"'{op.name}' has regions")
-                elif any(o in self.args for o in op.operands):
+                elif any(o in self.args for o in op._operands):  # pyright: ignore[reportPrivateUsage]
                     ops.append(op)
             self.relevant_ops[block] = ops
         return ops

@@ -31,7 +31,7 @@ with unknown bounds around accesses, more than ``budget`` iterations) gives
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -295,10 +295,14 @@ class _Tracer:
         if kind == "other":  # most ops: index arithmetic
             if op.regions:
                 raise _Unsupported(op.name)
-            for o in op.operands:
-                if o in self.views:
-                    self.failed.add(self.views[o].arg)
-            self.evaluate(op)
+            # (``_operands``: the tuple ``operands`` wraps, read without
+            # building the wrapper, as ``lowering/create.py`` sets it)
+            operands = op._operands  # pyright: ignore[reportPrivateUsage]
+            views = self.views
+            for o in operands:
+                if o in views:
+                    self.failed.add(views[o].arg)
+            self.evaluate(op, operands)
         elif isinstance(op, scf.ForOp):
             self.run_for(op, mask)
         elif isinstance(op, scf.IfOp):
@@ -405,23 +409,32 @@ class _Tracer:
         self.elements[index] = element.size
         return True
 
-    def evaluate(self, op: Operation) -> None:
-        for r in op.results:
-            self.env[r] = None
+    def evaluate(
+        self, op: Operation, operands: Sequence[SSAValue] | None = None
+    ) -> None:
+        env = self.env
+        results = op.results
+        for r in results:
+            env[r] = None
         if _compute_kind(type(op)) == "constant":
             op = cast(arith.ConstantOp, op)
             value = op.value
             if isinstance(value, IntegerAttr):
                 v = value.value.data
                 if isinstance(value.type, IntegerType) and value.type.width.data == 1:
-                    self.env[op.result] = np.array(v != 0)
+                    env[op.result] = np.array(v != 0)
                 else:
-                    self.env[op.result] = np.array(v, dtype=np.int64)
+                    env[op.result] = np.array(v, dtype=np.int64)
             return
-        known = [self.env.get(o) for o in op.operands]
-        if not op.results or any(a is None for a in known):
+        if not results:
             return
-        args = [self.lift(a) for a in known]  # pyright: ignore[reportArgumentType]
+        known: list[npt.NDArray[np.generic]] = []
+        for o in op.operands if operands is None else operands:
+            a = env.get(o)
+            if a is None:  # data, or unknown: so is the result
+                return
+            known.append(a)
+        args = [self.lift(a) for a in known]
         res = op.results[0]
         try:
             out = self.compute(op, args)  # pyright: ignore[reportArgumentType]
@@ -1447,7 +1460,9 @@ def written_arguments(f: func.FuncOp) -> frozenset[int]:
             op = cast(CustomCallOp, op)
             out.update(root[o] for o in op.args[op.n_inputs :] if o in root)
         elif kind != "load":
-            out.update(root[o] for o in op.operands if o in root)
+            for o in op._operands:  # pyright: ignore[reportPrivateUsage]
+                if o in root:
+                    out.add(root[o])
     return frozenset(i for i in out if isinstance(f.args[i].type, MemRefType))
 
 

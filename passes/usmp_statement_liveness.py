@@ -199,7 +199,7 @@ class _Walker:
                 if whole and op.results and op.results[0] in env:
                     self.use(env[op.results[0]], tick)
                 continue
-            for o in op.operands:
+            for o in op._operands:  # pyright: ignore[reportPrivateUsage]
                 if o in env:
                     self.use(env[o], tick)
             name = callee_of(op)
