@@ -34,7 +34,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from usmp.passes.options import TypedOptions
-from usmp.passes.usmp_convert_pool_allocations import UsmpConvertPoolAllocationsPass
+from usmp.passes.usmp_convert_pool_allocations import convert_pool_allocations
+from usmp.passes.usmp_ir import ModuleOps
 from usmp.passes.usmp_plan_memory import (
     UsmpPlanMemoryPass,
     check_algorithm,
@@ -89,6 +90,8 @@ class UsmpPass(TypedOptions):
         return UsmpPlanMemoryPass.option_choices()
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        # one index of the ops both steps look for (planning leaves it valid)
+        ops = ModuleOps.of(op)
         planned = plan_memory(
             op,
             self.algorithm,
@@ -96,6 +99,7 @@ class UsmpPass(TypedOptions):
             self.pools,
             self.time_limit,
             self.overlap,
+            ops,
         )
         if self.report:
             # already rewritten: report the plan the pool views record
@@ -106,6 +110,6 @@ class UsmpPass(TypedOptions):
             # freed now, whatever holds the analysis
             planned.analysis.traces.cache.clear()
         del planned
-        UsmpConvertPoolAllocationsPass().apply(ctx, op)
+        convert_pool_allocations(ctx, op, ops)
         if self.replay:
             UsmpReplayPass().apply(ctx, op)

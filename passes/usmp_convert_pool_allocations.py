@@ -98,7 +98,7 @@ from usmp.passes.usmp_liveness import callee_of
 from usmp.passes.usmp_pool_uses import PoolUses, analyze_pool_uses
 from usmp.passes.usmp_statement_liveness import in_parallel_loop
 
-__all__ = ["UsmpConvertPoolAllocationsPass"]
+__all__ = ["UsmpConvertPoolAllocationsPass", "convert_pool_allocations"]
 
 
 @dataclass(frozen=True)
@@ -108,26 +108,34 @@ class UsmpConvertPoolAllocationsPass(ModulePass):
     name = "usmp-convert-pool-allocations"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        ops = ModuleOps.of(op)
-        state = _PoolArguments(analyze_pool_uses(ctx, op, ops))
-        applier = GreedyRewritePatternApplier(
-            [
-                _AddPoolArguments(state),
-                _ConvertAllocation(state),
-                _PassPoolsAtCall(state),
-            ],
-            dce_enabled=False,
-        )
-        # the patterns, applied to the ops they can match only (a walker
-        # would visit every op of every loop nest); each function before
-        # its body, as a walker would (its pool arguments come first)
-        for f in list(op.ops):
-            if not isinstance(f, func.FuncOp):
-                continue
-            name = f.sym_name.data
-            for target in (f, *ops.definers[name], *ops.calls[name]):
-                applier.match_and_rewrite(target, PatternRewriter(target))
-        _add_constant_globals(op, state.uses)
+        convert_pool_allocations(ctx, op)
+
+
+def convert_pool_allocations(
+    ctx: Context, op: ModuleOp, ops: ModuleOps | None = None
+) -> None:
+    """The pass on ``op``; ``ops``: ``ModuleOps.of(op)`` if the caller has
+    it (``usmp``: the one planning used)."""
+    ops = ops or ModuleOps.of(op)
+    state = _PoolArguments(analyze_pool_uses(ctx, op, ops))
+    applier = GreedyRewritePatternApplier(
+        [
+            _AddPoolArguments(state),
+            _ConvertAllocation(state),
+            _PassPoolsAtCall(state),
+        ],
+        dce_enabled=False,
+    )
+    # the patterns, applied to the ops they can match only (a walker
+    # would visit every op of every loop nest); each function before
+    # its body, as a walker would (its pool arguments come first)
+    for f in list(op.ops):
+        if not isinstance(f, func.FuncOp):
+            continue
+        name = f.sym_name.data
+        for target in (f, *ops.definers[name], *ops.calls[name]):
+            applier.match_and_rewrite(target, PatternRewriter(target))
+    _add_constant_globals(op, state.uses)
 
 
 def pool_memref(size: int) -> MemRefType:

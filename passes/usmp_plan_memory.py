@@ -186,9 +186,12 @@ def plan_memory(
     pools_option: str,
     time_limit: int | float = 0,
     overlap: bool = True,
+    ops: ModuleOps | None = None,
 ) -> PlannedModule | None:
     """Annotate ``module`` with a plan and return it (None when the module was
-    already rewritten and there is nothing to do)."""
+    already rewritten and there is nothing to do). ``ops``:
+    ``ModuleOps.of(module)`` if the caller has it (planning leaves it valid:
+    it sets attributes and reverses loop nests, adding index arithmetic)."""
     if is_rewritten(module):
         leftover = next(
             (
@@ -209,7 +212,7 @@ def plan_memory(
     if use_workspace_io:
         check_workspace_io_interface(module)
     # one walk for the analyses before any IR changes (ModuleOps)
-    ops = ModuleOps.of(module)
+    ops = ops or ModuleOps.of(module)
     pools = resolve_pools(module, pools_option, ops)
     traces = KernelTraces()  # one trace per kernel for the whole run
     # analysed once: reversing loop nests leaves the buffers and their
