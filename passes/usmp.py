@@ -111,5 +111,6 @@ class UsmpPass(TypedOptions):
             planned.analysis.traces.cache.clear()
         del planned
         convert_pool_allocations(ctx, op, ops)
+        del ops  # (it holds the rewritten allocations, constants' data included)
         if self.replay:
             UsmpReplayPass().apply(ctx, op)
