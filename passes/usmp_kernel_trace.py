@@ -85,9 +85,11 @@ class ByteSets:
 
     ``mode`` ``r``: only read; ``last_read`` per byte (-1: not read) if the
     buffer was asked for exactly, else ``read`` (which bytes). ``w``: only
-    written; ``first_write`` (``NEVER``: not written) if asked for, else
-    ``written``. ``rw``: both; ``first_read`` and ``first_write`` (``NEVER``:
-    not read / not written)."""
+    written; ``first_write`` (``never``: not written) if asked for, else
+    ``written``. ``rw``: both; ``first_read`` and ``first_write`` (``never``:
+    not read / not written). The times are ``np.int32`` where every time of
+    the kernel fits (``_time_dtype``), ``never`` then that type's largest
+    value, else ``np.int64`` and ``NEVER``."""
 
     mode: str
     last_read: Array | None = None
@@ -95,6 +97,7 @@ class ByteSets:
     first_write: Array | None = None
     read: npt.NDArray[np.bool_] | None = None
     written: npt.NDArray[np.bool_] | None = None
+    never: int = NEVER
 
     @property
     def size(self) -> int:
@@ -105,7 +108,7 @@ class ByteSets:
         """The bytes read or written."""
         if self.mode == "rw":
             assert self.first_read is not None and self.first_write is not None
-            return (self.first_read != NEVER) | (self.first_write != NEVER)
+            return (self.first_read != self.never) | (self.first_write != self.never)
         if self.read is not None:
             return self.read
         if self.written is not None:
@@ -113,7 +116,7 @@ class ByteSets:
         if self.last_read is not None:
             return self.last_read >= 0
         assert self.first_write is not None
-        return self.first_write != NEVER
+        return self.first_write != self.never
 
 
 @dataclass(frozen=True)
@@ -764,7 +767,7 @@ class _Tracer:
         reads = {e.arg for e in events if not e.write}
         writes = {e.arg for e in events if e.write}
         # the times in the narrowest type that holds them all and ``never``
-        # (half the bytes to make and to scatter), widened at the end
+        # (half the bytes to make, to scatter and to keep: ``ByteSets``)
         dtype = _time_dtype(block_span[f.body.block])
         never = int(np.iinfo(dtype).max)
         last_read = _Filled(elements, -1, dtype)
@@ -835,19 +838,24 @@ class _Tracer:
             if i in reads and i in writes:
                 out[i] = ByteSets(
                     "rw",
-                    first_read=_widened(first_read.per_byte(i, size), never),
-                    first_write=_widened(first_write.per_byte(i, size), never),
+                    first_read=first_read.per_byte(i, size),
+                    first_write=first_write.per_byte(i, size),
+                    never=never,
                 )
             elif i in reads and timed:
-                out[i] = ByteSets("r", last_read=_widened(last_read.per_byte(i, size)))
+                out[i] = ByteSets(
+                    "r", last_read=last_read.per_byte(i, size), never=never
+                )
             elif i in reads:
-                out[i] = ByteSets("r", read=_bools(read.per_byte(i, size)))
+                out[i] = ByteSets("r", read=_bools(read.per_byte(i, size)), never=never)
             elif timed:
                 out[i] = ByteSets(
-                    "w", first_write=_widened(first_write.per_byte(i, size), never)
+                    "w", first_write=first_write.per_byte(i, size), never=never
                 )
             else:
-                out[i] = ByteSets("w", written=_bools(written.per_byte(i, size)))
+                out[i] = ByteSets(
+                    "w", written=_bools(written.per_byte(i, size)), never=never
+                )
         return out
 
 
@@ -860,22 +868,6 @@ def _time_dtype(span: int) -> type:
     times are below it) fits in it with room for ``never``, else
     ``np.int64``."""
     return np.int32 if span < _TIME32 else np.int64
-
-
-def _widened(a: npt.NDArray[np.integer], never: int | None = None) -> Array:
-    """Times ``a`` as ``np.int64`` (``light_result``'s type), ``never``
-    (the narrow type's) as ``NEVER``; a read-only broadcast view stays one."""
-    if a.dtype == np.int64:
-        return cast(Array, a)
-    if not a.flags.writeable:  # one value everywhere (``_per_byte``)
-        one = a[:1].astype(np.int64)
-        if never is not None:
-            one[a[:1] == never] = NEVER
-        return np.broadcast_to(one, a.shape)
-    wide = a.astype(np.int64)
-    if never is not None:
-        wide[a == never] = NEVER
-    return wide
 
 
 def _in_buffer(

@@ -216,6 +216,8 @@ class _Light:
     last_read: Array | None
     first_read: Array | None
     first_write: Array | None
+    never: int
+    """The times' ``never`` (``ByteSets.never``: their type's)."""
 
     @property
     def span(self) -> tuple[int, int]:
@@ -233,7 +235,7 @@ class _Light:
             return np.zeros(self.size, np.bool_)
         assert self.first_read is not None and self.first_write is not None
         fr, fw = self.first_read, self.first_write
-        return (fr != NEVER) & (fr < fw)
+        return (fr != self.never) & (fr < fw)
 
     def written(self) -> npt.NDArray[np.bool_] | None:
         """The bytes the call writes (None: all)."""
@@ -242,7 +244,7 @@ class _Light:
         if self.mode == "r":
             return np.zeros(self.size, np.bool_)
         assert self.first_write is not None
-        return self.first_write != NEVER
+        return self.first_write != self.never
 
 
 @dataclass
@@ -273,6 +275,7 @@ class _Records:
                 logical,
                 sets.mode,
                 *(None if a is None else a[touched] for a in (lr, fr, fw)),
+                sets.never,
             )
         )
 

@@ -17,6 +17,7 @@ from usmp.dialects.tir import CallOp
 from usmp.parsing import LocatingParser
 from usmp.passes import usmp_replay
 from usmp.passes.usmp_analysis import analyze
+from usmp.passes.usmp_kernel_trace import NEVER
 from usmp.passes.usmp_overlap import overlap_violations
 from usmp.passes.usmp_pools import resolve_pools
 from usmp.passes.usmp_replay import Array, replay_violations
@@ -156,7 +157,13 @@ def _light(phys: list[int], mode: str, times: list[int]) -> object:
     t = np.array(times, np.int64)
     logical = a + 100 * (mode == "w")  # two buffers
     return usmp_replay._Light(  # pyright: ignore[reportPrivateUsage]
-        a, logical, mode, t if mode == "r" else None, None, t if mode == "w" else None
+        a,
+        logical,
+        mode,
+        t if mode == "r" else None,
+        None,
+        t if mode == "w" else None,
+        NEVER,
     )
 
 
@@ -192,6 +199,7 @@ def test_light_order_needs_every_shared_byte_read_before_written(
         None,
         np.zeros(3, np.int64),
         np.ones(3, np.int64),
+        NEVER,
     )
     assert not Replay.ordered([rw, _light([0, 1, 2], "r", [0, 0, 0])])  # type: ignore[list-item]
 
@@ -352,7 +360,7 @@ def test_the_light_trace_is_the_full_trace_reduced(
     2**31 or more, ``np.int64``): for every kernel of a model (padded
     windows, free loops between a read's first and last time), with every
     buffer asked for exactly and with none, its byte sets and times are
-    those ``trace_all`` gives, as ``np.int64`` with ``NEVER``."""
+    those ``trace_all`` gives (``never`` for its ``NEVER``)."""
     from xdsl.dialects import func
     from xdsl.dialects.builtin import MemRefType
 
@@ -392,10 +400,16 @@ def test_the_light_trace_is_the_full_trace_reduced(
             for i, t in full.times.items():
                 s = light.sets[i]
                 reads, writes = (t.last_read >= 0), (t.first_write != NEVER)
+                dtype = chosen[-1]
+                assert s.never == np.iinfo(dtype).max
+                for times in (s.last_read, s.first_read, s.first_write):
+                    assert times is None or times.dtype == dtype
                 if reads.any() and writes.any():
                     assert s.mode == "rw"
-                    np.testing.assert_array_equal(s.first_read, t.first_read)
-                    np.testing.assert_array_equal(s.first_write, t.first_write)
+                    np.testing.assert_array_equal(_wide(s.first_read, s), t.first_read)
+                    np.testing.assert_array_equal(
+                        _wide(s.first_write, s), t.first_write
+                    )
                 elif reads.any():
                     assert s.mode == "r"
                     if i in exact:
@@ -408,33 +422,34 @@ def test_the_light_trace_is_the_full_trace_reduced(
                 else:
                     assert s.mode == "w"
                     if i in exact:
-                        np.testing.assert_array_equal(s.first_write, t.first_write)
+                        np.testing.assert_array_equal(
+                            _wide(s.first_write, s), t.first_write
+                        )
                     else:
                         np.testing.assert_array_equal(s.written, writes)
-                for times in (s.last_read, s.first_read, s.first_write):
-                    assert times is None or times.dtype == np.int64
+                assert np.array_equal(s.used(), reads | writes)
     assert spread
     assert set(chosen) == {np.int32 if narrow else np.int64}
 
 
 def test_times_are_narrow_only_where_every_time_fits() -> None:
     """``light_result`` keeps a kernel's times in ``np.int32`` only if its
-    body spans less than that type's largest value (its ``never``); the
-    widened times are ``np.int64`` with ``NEVER``, views staying views."""
+    body spans less than that type's largest value (its ``never``)."""
     from usmp.passes import usmp_kernel_trace as kt
 
     span = int(np.iinfo(np.int32).max)
     assert kt._time_dtype(span - 1) is np.int32  # pyright: ignore[reportPrivateUsage]
     assert kt._time_dtype(span) is np.int64  # pyright: ignore[reportPrivateUsage]
     assert kt._time_dtype(1 << 40) is np.int64  # pyright: ignore[reportPrivateUsage]
-    a = np.array([span, 5, -1], np.int32)
-    wide = kt._widened(a, span)  # pyright: ignore[reportPrivateUsage]
-    assert wide.dtype == np.int64 and wide.tolist() == [kt.NEVER, 5, -1]
-    assert kt._widened(a).tolist() == [span, 5, -1]  # pyright: ignore[reportPrivateUsage]
-    never = np.broadcast_to(np.array([span], np.int32), (1 << 20,))
-    wide = kt._widened(never, span)  # pyright: ignore[reportPrivateUsage]
-    assert wide.dtype == np.int64 and wide.strides == (0,)
-    assert wide[0] == wide[-1] == kt.NEVER
+
+
+def _wide(times: object, sets: object) -> object:
+    """Light times as ``trace_all`` spells them (``NEVER`` for ``never``)."""
+    from usmp.passes.usmp_kernel_trace import NEVER
+
+    a = np.asarray(times).astype(np.int64)
+    a[a == sets.never] = NEVER  # type: ignore[attr-defined]
+    return a
 
 
 def test_addresses_outside_a_buffer_are_no_byte_of_it() -> None:
@@ -451,3 +466,89 @@ def test_addresses_outside_a_buffer_are_no_byte_of_it() -> None:
     inside = np.array([0, 3, 1], np.int64)
     kept, (times,) = _in_buffer(inside, (0, 3), 4, early[:3])
     assert kept is inside and times is not None and times.tolist() == [0, 1, 2]
+
+
+_PARTIAL = """
+func.func @partial(%a: memref<8xi32>, %b: memref<8xi8>, %c: memref<8xi8>) attributes {tir.prim_func} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c6 = arith.constant 6 : index
+  %c8 = arith.constant 8 : index
+  %z = arith.constant 0 : i8
+  scf.for %i = %c0 to %c8 step %c2 {
+    memref.store %z, %b[%i] : memref<8xi8>
+  }
+  scf.for %i = %c0 to %c6 step %c1 {
+    %v = memref.load %c[%i] : memref<8xi8>
+  }
+  scf.for %i = %c0 to %c8 step %c1 {
+    %w = memref.load %a[%i] : memref<8xi32>
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    memref.store %z, %c[%i] : memref<8xi8>
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    %w = memref.load %a[%i] : memref<8xi32>
+    memref.store %w, %a[%i] : memref<8xi32>
+  }
+  func.return
+}
+"""
+
+
+@pytest.mark.parametrize("narrow", [True, False])
+def test_light_sets_of_partly_touched_buffers(
+    narrow: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Buffers a kernel touches in part (every other byte written; one read
+    in its first 6 bytes and written in its first 4; one of 4-byte elements
+    read whole and rewritten in its first half), with narrow and wide times: the bytes
+    ``ByteSets.used`` and the replay's ``checked`` and ``written`` give, and
+    the times, are ``trace_all``'s."""
+    from xdsl.dialects import func
+
+    from usmp.passes import usmp_kernel_trace
+    from usmp.passes.usmp_kernel_trace import trace_all, trace_light
+
+    if not narrow:
+        monkeypatch.setattr(usmp_kernel_trace, "_time_dtype", lambda span: np.int64)
+    module = LocatingParser(new_context(), _PARTIAL, "partial.mlir").parse_module()
+    f = next(o for o in module.ops if isinstance(o, func.FuncOp))
+    full = trace_all(f, [0, 1, 2])
+    assert full is not None
+    light = trace_light(f, [0, 1, 2], [0, 1, 2])
+    assert light is not None
+    assert {i: s.mode for i, s in light.sets.items()} == {0: "rw", 1: "w", 2: "rw"}
+    for i, t in full.times.items():
+        s = light.sets[i]
+        assert s.never == (np.iinfo(np.int32).max if narrow else NEVER)
+        reads, writes = t.last_read >= 0, t.first_write != NEVER
+        np.testing.assert_array_equal(s.used(), reads | writes)
+        assert not (reads & writes).all() and (reads | writes).any()
+        times = (s.first_read, s.first_write) if s.mode == "rw" else (s.first_write,)
+        expected = (t.first_read, t.first_write) if s.mode == "rw" else (t.first_write,)
+        for a, b in zip(times, expected, strict=True):
+            np.testing.assert_array_equal(_wide(a, s), b)
+        used = s.used()
+        e = usmp_replay._Light(  # pyright: ignore[reportPrivateUsage]
+            np.nonzero(used)[0],
+            np.nonzero(used)[0],
+            s.mode,
+            None,
+            None if s.first_read is None else s.first_read[used],
+            None if s.first_write is None else s.first_write[used],
+            s.never,
+        )
+        first_read = t.first_read
+        assert first_read is not None
+        checked, written = e.checked(), e.written()
+        if s.mode == "rw":
+            assert checked is not None and written is not None
+            np.testing.assert_array_equal(
+                checked, ((first_read < t.first_write) & reads)[used]
+            )
+            np.testing.assert_array_equal(written, writes[used])
+        else:
+            assert written is None and writes[used].all()
