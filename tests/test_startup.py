@@ -96,6 +96,7 @@ _CHAIN = Path(__file__).parent.parent / "examples" / "chain.mlir"
         ("usmp_compile", [str(_HELLO), "-o", "{tmp}/o", "-q"]),
         ("usmp_opt", [str(_CHAIN), "-p", "aot-lower-main,usmp", "-o", "{tmp}/o"]),
         ("import_tflite", [str(_HELLO), "-o", "{tmp}/o.mlir"]),
+        ("tvmc", ["compile", "--target=c", str(_HELLO), "-o", "{tmp}/o.tar"]),
     ],
 )
 @pytest.mark.parametrize("user", [None, "3"])

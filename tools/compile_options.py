@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from usmp.frontend.tflite_custom import (
+from usmp.frontend.custom_op import (
     CustomOp,
     CustomOpError,
     check_custom_op,
