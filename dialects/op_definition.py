@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from xdsl.ir import Operation
 from xdsl.irdl import IRDLOperation, irdl_op_definition
-from xdsl.irdl.operations import PyRDLOpDefinitionError
+from xdsl.utils.exceptions import ParseError, PyRDLOpDefinitionError
 
 if TYPE_CHECKING:
     from xdsl.irdl.declarative_assembly_format import FormatProgram
@@ -66,7 +66,6 @@ def op_definition(cls: type[_OpT]) -> type[_OpT]:
     def program() -> FormatProgram:
         if not compiled:
             from xdsl.irdl.declarative_assembly_format import FormatProgram
-            from xdsl.utils.exceptions import ParseError
 
             try:
                 compiled.append(FormatProgram.from_str(fmt, op_def))
@@ -82,6 +81,7 @@ def op_definition(cls: type[_OpT]) -> type[_OpT]:
     def print_with_format(self: IRDLOperation, printer: Printer) -> None:
         return program().print(printer, self)
 
-    cls.parse = classmethod(parse_with_format)
-    cls.print = print_with_format
+    # what xDSL's irdl_op_definition sets with a format
+    setattr(cls, "parse", classmethod(parse_with_format))  # noqa: B010
+    setattr(cls, "print", print_with_format)  # noqa: B010
     return cls

@@ -19,8 +19,8 @@ from xdsl.dialects.builtin import i32
 from xdsl.ir import Operation
 from xdsl.irdl import IRDLOperation, operand_def, result_def
 from xdsl.irdl.declarative_assembly_format import FormatProgram
-from xdsl.irdl.operations import PyRDLOpDefinitionError
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import PyRDLOpDefinitionError
 
 from usmp.dialects import get_all_dialects, new_context
 from usmp.dialects.op_definition import op_definition
