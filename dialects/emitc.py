@@ -50,7 +50,6 @@ from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
     base,
-    irdl_op_definition,
     operand_def,
     opt_prop_def,
     prop_def,
@@ -94,6 +93,7 @@ from usmp.dialects.emitc_structure import (
     VerbatimOp,
     YieldOp,
 )
+from usmp.dialects.op_definition import op_definition
 
 # xDSL's names for the ops and types it ships, under MLIR's C++ names.
 AddOp = EmitC_AddOp
@@ -111,7 +111,7 @@ SignedSizeT = EmitC_SignedSizeT
 SizeT = EmitC_SizeT
 
 
-@irdl_op_definition
+@op_definition
 class ConstantOp(IRDLOperation):
     """``%c = "emitc.constant"() <{value = 4 : index}> : () -> !emitc.ptrdiff_t``
     (generic syntax only, as in MLIR). An ``index`` value may initialise a
@@ -136,7 +136,7 @@ class ConstantOp(IRDLOperation):
             raise VerifyException("value must be a typed attribute or #emitc.opaque")
 
 
-@irdl_op_definition
+@op_definition
 class VariableOp(IRDLOperation):
     """A local variable: ``%v = "emitc.variable"() <{value = #emitc.opaque<"">}>
     : () -> !emitc.lvalue<f32>`` (uninitialised) or an array
@@ -154,7 +154,7 @@ class VariableOp(IRDLOperation):
         )
 
 
-@irdl_op_definition
+@op_definition
 class LiteralOp(IRDLOperation):
     """``%p = emitc.literal "M_PI" : f32``: a C expression used verbatim."""
 
@@ -185,7 +185,7 @@ def parse_lvalue_type(parser: Parser) -> Attribute:
     return EmitC_LValueType(value_type)
 
 
-@irdl_op_definition
+@op_definition
 class LoadOp(IRDLOperation):
     """``%v = emitc.load %lv : !emitc.lvalue<T>``: read an lvalue."""
 
@@ -220,7 +220,7 @@ class LoadOp(IRDLOperation):
         return op
 
 
-@irdl_op_definition
+@op_definition
 class AssignOp(IRDLOperation):
     """``emitc.assign %v : T to %lv : !emitc.lvalue<T>``: ``lv = v;``."""
 
@@ -268,7 +268,7 @@ class AssignOp(IRDLOperation):
             )
 
 
-@irdl_op_definition
+@op_definition
 class SubscriptOp(IRDLOperation):
     """``%lv = emitc.subscript %p[%i] : (!emitc.ptr<T>, index) ->
     !emitc.lvalue<T>``: ``p[i]`` on an array, pointer or opaque value."""
@@ -309,7 +309,7 @@ class SubscriptOp(IRDLOperation):
                 raise VerifyException("array subscript takes one index per dimension")
 
 
-@irdl_op_definition
+@op_definition
 class GetGlobalOp(IRDLOperation):
     """``%x = emitc.get_global @x : !emitc.array<4xi8>`` (or an lvalue)."""
 
@@ -339,14 +339,14 @@ class _MemberOp(IRDLOperation):
         )
 
 
-@irdl_op_definition
+@op_definition
 class MemberOp(_MemberOp):
     """``s.member`` (generic syntax only)."""
 
     name = "emitc.member"
 
 
-@irdl_op_definition
+@op_definition
 class MemberOfPtrOp(_MemberOp):
     """``p->member`` (generic syntax only)."""
 
@@ -382,7 +382,7 @@ def _parse_initializer(parser: Parser, implied: Attribute) -> Attribute:
     return parser.parse_attribute()
 
 
-@irdl_op_definition
+@op_definition
 class GlobalOp(IRDLOperation):
     """``emitc.global [extern] [static] [const] @x : T [= value]``."""
 

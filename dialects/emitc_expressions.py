@@ -15,7 +15,6 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     VarConstraint,
-    irdl_op_definition,
     operand_def,
     prop_def,
     result_def,
@@ -24,68 +23,70 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
+from usmp.dialects.op_definition import op_definition
+
 
 class _BinaryOp(EmitC_BinaryOperation):
     """``%r = emitc.<op> %a, %b : (T, T) -> T``."""
 
 
-@irdl_op_definition
+@op_definition
 class SubOp(_BinaryOp):
     """``a - b`` (also pointer - integer and pointer - pointer)."""
 
     name = "emitc.sub"
 
 
-@irdl_op_definition
+@op_definition
 class MulOp(_BinaryOp):
     """``a * b``."""
 
     name = "emitc.mul"
 
 
-@irdl_op_definition
+@op_definition
 class DivOp(_BinaryOp):
     """``a / b`` (C semantics: integer division truncates)."""
 
     name = "emitc.div"
 
 
-@irdl_op_definition
+@op_definition
 class RemOp(_BinaryOp):
     """``a % b`` (integers only)."""
 
     name = "emitc.rem"
 
 
-@irdl_op_definition
+@op_definition
 class BitwiseAndOp(_BinaryOp):
     """``a & b``."""
 
     name = "emitc.bitwise_and"
 
 
-@irdl_op_definition
+@op_definition
 class BitwiseOrOp(_BinaryOp):
     """``a | b``."""
 
     name = "emitc.bitwise_or"
 
 
-@irdl_op_definition
+@op_definition
 class BitwiseXorOp(_BinaryOp):
     """``a ^ b``."""
 
     name = "emitc.bitwise_xor"
 
 
-@irdl_op_definition
+@op_definition
 class BitwiseLeftShiftOp(_BinaryOp):
     """``a << b``."""
 
     name = "emitc.bitwise_left_shift"
 
 
-@irdl_op_definition
+@op_definition
 class BitwiseRightShiftOp(_BinaryOp):
     """``a >> b``."""
 
@@ -103,21 +104,21 @@ class _UnaryOp(IRDLOperation):
         super().__init__(operands=[operand], result_types=[result_type or operand.type])
 
 
-@irdl_op_definition
+@op_definition
 class BitwiseNotOp(_UnaryOp):
     """``~a``."""
 
     name = "emitc.bitwise_not"
 
 
-@irdl_op_definition
+@op_definition
 class UnaryMinusOp(_UnaryOp):
     """``-a``."""
 
     name = "emitc.unary_minus"
 
 
-@irdl_op_definition
+@op_definition
 class UnaryPlusOp(_UnaryOp):
     """``+a``."""
 
@@ -136,21 +137,21 @@ class _LogicalBinaryOp(IRDLOperation):
         super().__init__(operands=[lhs, rhs], result_types=[i1])
 
 
-@irdl_op_definition
+@op_definition
 class LogicalAndOp(_LogicalBinaryOp):
     """``a && b``."""
 
     name = "emitc.logical_and"
 
 
-@irdl_op_definition
+@op_definition
 class LogicalOrOp(_LogicalBinaryOp):
     """``a || b``."""
 
     name = "emitc.logical_or"
 
 
-@irdl_op_definition
+@op_definition
 class LogicalNotOp(IRDLOperation):
     """``!a``: ``%r = emitc.logical_not %a : T`` (result ``i1``)."""
 
@@ -171,7 +172,7 @@ _PREDICATE_ATTRS = tuple(IntegerAttr(k, i64) for k in range(len(CMP_PREDICATES))
 per ``arith.cmpi``)."""
 
 
-@irdl_op_definition
+@op_definition
 class CmpOp(IRDLOperation):
     """``%r = emitc.cmp lt, %a, %b : (T, T) -> i1``; the predicate is stored as
     its ``i64`` value (eq=0, ne, lt, le, gt, ge, three_way=6)."""
@@ -236,7 +237,7 @@ class CmpOp(IRDLOperation):
         return op
 
 
-@irdl_op_definition
+@op_definition
 class CastOp(IRDLOperation):
     """``%r = emitc.cast %a : T to U``: a C-style cast ``(U) a``."""
 
@@ -250,7 +251,7 @@ class CastOp(IRDLOperation):
         super().__init__(operands=[source], result_types=[dest_type])
 
 
-@irdl_op_definition
+@op_definition
 class ConditionalOp(IRDLOperation):
     """``%r = emitc.conditional %c, %a, %b : T``: ``c ? a : b``."""
 

@@ -32,7 +32,6 @@ from xdsl.ir import Attribute, Block, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
-    irdl_op_definition,
     operand_def,
     opt_operand_def,
     opt_prop_def,
@@ -54,8 +53,10 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from usmp.dialects.op_definition import op_definition
 
-@irdl_op_definition
+
+@op_definition
 class IncludeOp(IRDLOperation):
     """``emitc.include <"stdint.h">`` (system) or ``emitc.include "x.h"``."""
 
@@ -88,7 +89,7 @@ class IncludeOp(IRDLOperation):
         printer.print_op_attributes(self.attributes)
 
 
-@irdl_op_definition
+@op_definition
 class FuncOp(IRDLOperation):
     """A C function: ``emitc.func @f(%a: i32) -> i32 attributes {specifiers =
     ["static"]} { ... }``; without a body (``private``) it is a declaration."""
@@ -171,7 +172,7 @@ class FuncOp(IRDLOperation):
         )
 
 
-@irdl_op_definition
+@op_definition
 class ReturnOp(IRDLOperation):
     """``emitc.return`` / ``emitc.return %v : i32``."""
 
@@ -185,7 +186,7 @@ class ReturnOp(IRDLOperation):
         super().__init__(operands=[[value] if value is not None else []])
 
 
-@irdl_op_definition
+@op_definition
 class CallOp(IRDLOperation):
     """``emitc.call @f(%a) : (i32) -> i32``: a call of an ``emitc.func``."""
 
@@ -215,7 +216,7 @@ class CallOp(IRDLOperation):
         )
 
 
-@irdl_op_definition
+@op_definition
 class DeclareFuncOp(IRDLOperation):
     """``emitc.declare_func @f``: print ``f``'s prototype here."""
 
@@ -229,7 +230,7 @@ class DeclareFuncOp(IRDLOperation):
         super().__init__(properties={"sym_name": SymbolRefAttr(callee)})
 
 
-@irdl_op_definition
+@op_definition
 class YieldOp(IRDLOperation):
     """Terminator of ``emitc.for``, ``emitc.if`` (and ``emitc.expression``)."""
 
@@ -252,7 +253,7 @@ class YieldOp(IRDLOperation):
             raise VerifyException("yields a value but its parent defines none")
 
 
-@irdl_op_definition
+@op_definition
 class ForOp(IRDLOperation):
     """``emitc.for %i = %lb to %ub step %s : !emitc.ptrdiff_t { ... }``, i.e.
     ``for (T i = lb; i < ub; i += s)``; the type is omitted when it is
@@ -335,7 +336,7 @@ class ForOp(IRDLOperation):
         return op
 
 
-@irdl_op_definition
+@op_definition
 class IfOp(IRDLOperation):
     """``emitc.if %cond { ... } else { ... }`` (no results; else optional)."""
 
@@ -387,7 +388,7 @@ class IfOp(IRDLOperation):
         return op
 
 
-@irdl_op_definition
+@op_definition
 class VerbatimOp(IRDLOperation):
     """``emitc.verbatim "text {}" args %v : T``: text emitted as a line."""
 

@@ -44,7 +44,6 @@ from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
     VarConstraint,
-    irdl_op_definition,
     operand_def,
     prop_def,
     result_def,
@@ -58,6 +57,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from usmp.dialects.device import VirtualDeviceAttr
 from usmp.dialects.limits import check_buffer_size, check_nonempty
+from usmp.dialects.op_definition import op_definition
 from usmp.dialects.relay_fusion import Structural
 from usmp.dialects.symbols import lookup_function, type_list
 from usmp.dialects.tir import PRIM_FUNC
@@ -86,7 +86,7 @@ function, written by ``plan-devices``) giving the device of the value, a
 re-exported here for the graph-level passes)."""
 
 
-@irdl_op_definition
+@op_definition
 class ConstantOp(IRDLOperation):
     """A constant tensor (weights, biases, requantization parameters).
 
@@ -164,7 +164,7 @@ class CallSymbolUser(SymbolUserOpInterface):
         op.verify_callee()
 
 
-@irdl_op_definition
+@op_definition
 class CallOp(IRDLOperation):
     """Call a primitive function (or, after ``lower-ops``, a tir prim func).
 
@@ -294,7 +294,7 @@ class CallOp(IRDLOperation):
                 )
 
 
-@irdl_op_definition
+@op_definition
 class TupleOp(IRDLOperation):
     """Build a tuple.
 
@@ -332,7 +332,7 @@ class TupleOp(IRDLOperation):
             )
 
 
-@irdl_op_definition
+@op_definition
 class TupleGetItemOp(IRDLOperation):
     """Select a tuple field.
 
@@ -406,7 +406,7 @@ class TupleGetItemOp(IRDLOperation):
         printer.print_attribute(self.result.type)
 
 
-@irdl_op_definition
+@op_definition
 class OnDeviceOp(IRDLOperation):
     """Constrain where a value lives (TVM ``on_device``).
 
@@ -466,7 +466,7 @@ class OnDeviceOp(IRDLOperation):
         return bool(self.constrain_body.value.data)
 
 
-@irdl_op_definition
+@op_definition
 class DeviceCopyOp(IRDLOperation):
     """Copy a value between devices (TVM ``device_copy``).
 

@@ -24,7 +24,6 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
-    irdl_op_definition,
     prop_def,
     result_def,
     traits_def,
@@ -33,10 +32,11 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from usmp.dialects.op_definition import op_definition
 from usmp.dialects.relay_fusion import Fusion, OpPattern
 
 
-@irdl_op_definition
+@op_definition
 class CustomCallOp(IRDLOperation):
     """A user-supplied kernel (a TFLite CUSTOM operator).
 

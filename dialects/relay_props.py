@@ -53,11 +53,12 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import Attribute, Operation
-from xdsl.irdl import IRDLOperation, irdl_op_definition
+from xdsl.irdl import IRDLOperation
 from xdsl.irdl.attributes import IRDLAttrConstraint
 from xdsl.utils.str_enum import StrEnum
 
 from usmp.dialects.irdl_adapter import PropertyField
+from usmp.dialects.op_definition import op_definition
 
 _T = TypeVar("_T")
 _E = TypeVar("_E", bound=StrEnum)
@@ -187,7 +188,8 @@ def enum_prop(attr_type: type[EnumAttribute[_E]], default: _E | None = None) -> 
 
 
 def relay_op_definition(cls: type[_OpT]) -> type[_OpT]:
-    """``irdl_op_definition``, then typed accessors for the typed properties."""
+    """``op_definition`` (xDSL's ``irdl_op_definition``, the assembly format
+    compiled on first use), then typed accessors for the typed properties."""
     kinds: dict[str, PropKind[Any]] = {}
     for klass in reversed(cls.__mro__):
         for name, value in vars(klass).items():
@@ -195,7 +197,7 @@ def relay_op_definition(cls: type[_OpT]) -> type[_OpT]:
                 kinds[name] = cast(TypedPropDef[Any], value).kind
             else:
                 kinds.pop(name, None)
-    cls = irdl_op_definition(cls)
+    cls = op_definition(cls)
     for name, kind in kinds.items():
         setattr(cls, name, TypedPropAccessor(name, kind))
     return cls

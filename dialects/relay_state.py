@@ -43,7 +43,6 @@ from xdsl.irdl import (
     IRDLOperation,
     VarConstraint,
     base,
-    irdl_op_definition,
     operand_def,
     prop_def,
     result_def,
@@ -55,10 +54,11 @@ from xdsl.traits import MemoryAllocEffect, MemoryReadEffect, MemoryWriteEffect
 from xdsl.utils.exceptions import VerifyException
 
 from usmp.dialects.limits import check_buffer_size, check_nonempty
+from usmp.dialects.op_definition import op_definition
 from usmp.dialects.relay_fusion import Structural
 
 
-@irdl_op_definition
+@op_definition
 class StateOp(IRDLOperation):
     """A tensor kept across invocations (a TFLite variable tensor).
 
@@ -131,7 +131,7 @@ class StateOp(IRDLOperation):
         printer.print_op_attributes(self.attributes)
 
 
-@irdl_op_definition
+@op_definition
 class ReadStateOp(IRDLOperation):
     """A copy of a state's current value (TFLite's ``READ_VARIABLE``).
 
@@ -157,7 +157,7 @@ class ReadStateOp(IRDLOperation):
         super().__init__(operands=[state], result_types=[state.type])
 
 
-@irdl_op_definition
+@op_definition
 class AssignStateOp(IRDLOperation):
     """Overwrite a state with a tensor (TFLite's ``ASSIGN_VARIABLE``).
 

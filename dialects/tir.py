@@ -58,7 +58,6 @@ from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
     irdl_attr_definition,
-    irdl_op_definition,
     opt_prop_def,
     prop_def,
     result_def,
@@ -78,6 +77,7 @@ from usmp.dialects.limits import (
     check_buffer_size,
     check_nonempty,
 )
+from usmp.dialects.op_definition import op_definition
 from usmp.dialects.symbols import lookup_function, type_list
 
 # Attribute names shared by passes (one spelling, here).
@@ -444,7 +444,7 @@ class AllocationOp(IRDLOperation):
     assembly_format = "attr-dict `:` type($result)"
 
 
-@irdl_op_definition
+@op_definition
 class AllocateOp(AllocationOp):
     """A statically sized buffer (TVM's ``tir.allocate``).
 
@@ -511,7 +511,7 @@ class _InitializedAllocationOp(AllocationOp):
         _check_initial_value(self.result.type, value, self.name)
 
 
-@irdl_op_definition
+@op_definition
 class AllocateConstOp(_InitializedAllocationOp):
     """A buffer holding constant data (TVM's ``tir.allocate_const``).
 
@@ -529,7 +529,7 @@ class AllocateConstOp(_InitializedAllocationOp):
     value = prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr)
 
 
-@irdl_op_definition
+@op_definition
 class AllocateStateOp(_InitializedAllocationOp):
     """A buffer whose contents live across invocations of the model (a TFLite
     variable tensor: an SVDF or LSTM state), allocated in the entry function.
@@ -563,7 +563,7 @@ class CallSymbolUser(SymbolUserOpInterface):
         op.verify_callee()
 
 
-@irdl_op_definition
+@op_definition
 class CallOp(IRDLOperation):
     """Call an operator function, passing buffers (TVM's ``call_extern`` family).
 
@@ -694,7 +694,7 @@ class CallOp(IRDLOperation):
                 )
 
 
-@irdl_op_definition
+@op_definition
 class CallExternOp(IRDLOperation):
     """Call an external C library function (TVM's ``tir.call_extern``), as
     the ``cmsis-nn`` target's operators do (``usmp.lowering.cmsis_nn``)::
@@ -760,7 +760,7 @@ def device_camel(device: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in device.split("_") if part)
 
 
-@irdl_op_definition
+@op_definition
 class DeviceHookOp(IRDLOperation):
     """A call of one of TVM's device API hooks, which the application
     implements (seed 000, ``test_c_device_api.py``)::

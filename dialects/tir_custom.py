@@ -27,11 +27,12 @@ from xdsl.ir import SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
-    irdl_op_definition,
     prop_def,
     var_operand_def,
 )
 from xdsl.utils.exceptions import VerifyException
+
+from usmp.dialects.op_definition import op_definition
 
 CUSTOM_HEADER = "tir.custom_header"
 """Prim func (and emitc function) attribute: the header declaring the user
@@ -41,7 +42,7 @@ RETURNS_STATUS = "tir.returns_status"
 its caller checks (a user kernel can fail)."""
 
 
-@irdl_op_definition
+@op_definition
 class CustomCallOp(IRDLOperation):
     """``tir.custom_call "fn"(%in0, %in1, %out) {code = "X", inputs = 2 : i64,
     header = "k.h", options = "0a", quantization = [...]} : (memref<..>, ...)``

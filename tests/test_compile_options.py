@@ -105,6 +105,15 @@ def test_the_command_line_gives_the_same_messages(
     assert not (tmp_path / "out").exists()
 
 
+def test_the_patch_defaults_are_valid_patch_stage_options() -> None:
+    """``_check_patch`` skips (and does not import ``patch-stage`` for) the
+    values that keep their defaults: ``patch-stage`` accepts them."""
+    from usmp.passes.patch_stage import PatchStagePass
+
+    o = CompileOptions()
+    PatchStagePass(budget=o.patch_budget, depth=o.patch_depth, stripes=o.patch_stripes)
+
+
 def test_options_are_typed_frozen_and_normalised() -> None:
     options = CompileOptions(pools=[Pool("sram")], offload=[])  # type: ignore[arg-type]
     assert options.pools == (Pool("sram"),) and options.offload == ()

@@ -4,13 +4,17 @@ processes of their own: the suite's has imported everything already).
 ``usmp.tools.usmp_compile`` imports the compiler only inside its functions,
 so ``cli`` turns the cyclic collector off before the imports run; a compile
 imports no module it does not use (``subprocess`` only builds the native
-planner, ``urllib``/``http`` came with ``xml.sax.saxutils``)."""
+planner, ``urllib``/``http`` came with ``xml.sax.saxutils``); the commands load
+NumPy with one BLAS thread (``usmp.tools.blas_threads``)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
 
 from usmp.testing.shared_models import MODELS_DIR
 
@@ -60,7 +64,18 @@ def test_cli_pauses_the_collector_before_the_imports() -> None:
 
 def test_a_compile_imports_only_what_it_uses(tmp_path: object) -> None:
     model = MODELS_DIR / "mlperf_tiny" / "kws_ref_model.tflite"
-    unused = ("subprocess", "urllib.request", "http.client", "xml.sax", "ctypes.util")
+    unused = (
+        "subprocess",
+        "urllib.request",
+        "http.client",
+        "xml.sax",
+        "ctypes.util",
+        # patching (--patch off): the options check only values given
+        "usmp.passes.patch_stage",
+        "usmp.passes.patch_stage_graph",
+        "usmp.planning.patch_graph",
+        "usmp.planning.patching",
+    )
     out = _python(
         "import sys\n"
         "from usmp.tools.usmp_compile import main\n"
@@ -69,3 +84,54 @@ def test_a_compile_imports_only_what_it_uses(tmp_path: object) -> None:
         USMP_NATIVE_PLANNER="0",  # no first build of the planner (subprocess)
     )
     assert out.strip() == "[]"
+
+
+_HELLO = MODELS_DIR / "tflite_micro" / "hello_world_int8.tflite"
+_CHAIN = Path(__file__).parent.parent / "examples" / "chain.mlir"
+
+
+@pytest.mark.parametrize(
+    ("command", "argv"),
+    [
+        ("usmp_compile", [str(_HELLO), "-o", "{tmp}/o", "-q"]),
+        ("usmp_opt", [str(_CHAIN), "-p", "aot-lower-main,usmp", "-o", "{tmp}/o"]),
+        ("import_tflite", [str(_HELLO), "-o", "{tmp}/o.mlir"]),
+        ("tvmc", ["compile", "--target=c", str(_HELLO), "-o", "{tmp}/o.tar"]),
+    ],
+)
+@pytest.mark.parametrize("user", [None, "3"])
+def test_the_commands_start_numpy_with_one_blas_thread(
+    command: str, argv: list[str], user: str | None, tmp_path: Path
+) -> None:
+    """``cli`` as the command runs it: when NumPy is first imported,
+    ``OPENBLAS_NUM_THREADS`` is 1 (``usmp.tools.blas_threads``), or what
+    the user set."""
+    args = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if user is not None:
+        env["OPENBLAS_NUM_THREADS"] = user
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import builtins, os, sys\n"
+            f"import usmp.tools.{command} as tool\n"
+            "import usmp.tools.process_exit as pe\n"
+            "assert 'numpy' not in sys.modules\n"
+            "seen = []\n"
+            "real = builtins.__import__\n"
+            "def spy(name, *a, **k):\n"
+            "    if name.split('.')[0] == 'numpy' and not seen:\n"
+            "        seen.append(os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+            "    return real(name, *a, **k)\n"
+            "builtins.__import__ = spy\n"
+            "tool.exit_process = pe.exit_process = lambda s: print(seen, s)\n"
+            f"sys.argv = ['{command}', *{args!r}]\n"
+            "tool.cli()\n",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    assert run.stdout.strip().splitlines()[-1] == f"[{(user or '1')!r}] 0"

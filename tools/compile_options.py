@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from usmp.frontend.tflite_custom import (
+from usmp.frontend.custom_op import (
     CustomOp,
     CustomOpError,
     check_custom_op,
@@ -468,18 +468,32 @@ def _check_call_type(o: CompileOptions) -> None:
         )
 
 
+_PATCH_DEFAULTS = {
+    f.name: f.default
+    for f in dataclasses.fields(CompileOptions)
+    if f.name in ("patch_budget", "patch_depth", "patch_stripes")
+}
+
+
 def _check_patch(o: CompileOptions) -> None:
     """``--patch-budget``, ``--patch-depth``, ``--patch-stripes``: checked by
     ``patch-stage``'s own options (one at a time, to name the flag), before
-    the model is read."""
+    the model is read. The defaults are valid (``tests/test_compile_options``),
+    so options that keep them import no patching code."""
+    given = [
+        (name, option, getattr(o, name))
+        for name, option in (
+            ("patch_budget", "budget"),
+            ("patch_depth", "depth"),
+            ("patch_stripes", "stripes"),
+        )
+        if getattr(o, name) != _PATCH_DEFAULTS[name]
+    ]
+    if not given and not o.patch_grid:
+        return
     from usmp.passes.patch_stage import PatchStagePass, parse_grid
 
-    for name, option in (
-        ("patch_budget", "budget"),
-        ("patch_depth", "depth"),
-        ("patch_stripes", "stripes"),
-    ):
-        value = getattr(o, name)
+    for name, option, value in given:
         try:
             PatchStagePass(**{option: value})
         except ValueError as e:

@@ -170,8 +170,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cli() -> NoReturn:
-    """The ``usmp-import-tflite`` command: ``main`` as the whole process
-    (``exit_process``: no interpreter teardown)."""
+    """The ``usmp-import-tflite`` command: ``main`` as the whole process, with one BLAS
+    thread (``single_threaded_blas``: this module does not import NumPy)
+    and no interpreter teardown (``exit_process``)."""
+    from usmp.tools.blas_threads import single_threaded_blas
+
+    single_threaded_blas()
     exit_process(main())
 
 

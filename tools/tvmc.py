@@ -438,10 +438,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def cli() -> NoReturn:
     """The ``usmp-tvmc`` command: ``main`` as the whole process, freed memory
-    kept for reuse (``keep_freed_memory``) and no interpreter teardown
-    (``exit_process``)."""
+    kept for reuse (``keep_freed_memory``), one BLAS thread
+    (``single_threaded_blas``: this module does not import NumPy) and no
+    interpreter teardown (``exit_process``)."""
     from usmp.tools.allocator import keep_freed_memory
+    from usmp.tools.blas_threads import single_threaded_blas
 
+    single_threaded_blas()
     keep_freed_memory()
     exit_process(main())
 

@@ -187,12 +187,15 @@ def cli() -> NoReturn:
     thousands of classes and functions, and ``run`` would otherwise collect
     the IR when it ends; this module imports the compiler only in its
     functions, so the imports run with the collector off), freed memory
-    kept for reuse (``keep_freed_memory``) and no interpreter teardown
+    kept for reuse (``keep_freed_memory``), one BLAS thread
+    (``single_threaded_blas``) and no interpreter teardown
     (``exit_process``)."""
     gc.disable()
     from usmp.tools.allocator import keep_freed_memory
+    from usmp.tools.blas_threads import single_threaded_blas
     from usmp.tools.process_exit import exit_process
 
+    single_threaded_blas()
     keep_freed_memory()
     exit_process(main())
 

@@ -72,8 +72,18 @@ def _version_format() -> str:
     return f"usmp-opt {ours}\n  built on xDSL {{xdsl_version}}"
 
 
+class _VersionFormat:
+    """``--version``'s format, read from the package metadata when the flag
+    is given: the lookup (a scan of the installed distributions, and the
+    ``email`` parser for the one found) cost every usmp-opt run about 2 ms
+    at import. xDSL's ``VersionAction`` only calls its ``format``."""
+
+    def format(self, **fields: str) -> str:
+        return _version_format().format(**fields)
+
+
 class UsmpOptMain(xDSLOptMain):
-    version_format = _version_format()
+    version_format = _VersionFormat()  # pyright: ignore[reportAssignmentType]
 
     def __init__(self, args: Sequence[str] | None = None):
         self.timer = Timer("Total")
@@ -327,8 +337,12 @@ def _main(argv: Sequence[str] | None) -> int:
 
 
 def cli() -> NoReturn:
-    """The ``usmp-opt`` command: ``main`` as the whole process
-    (``exit_process``: no interpreter teardown)."""
+    """The ``usmp-opt`` command: ``main`` as the whole process, with one BLAS
+    thread (``single_threaded_blas``: this module does not import NumPy)
+    and no interpreter teardown (``exit_process``)."""
+    from usmp.tools.blas_threads import single_threaded_blas
+
+    single_threaded_blas()
     exit_process(main())
 
 
