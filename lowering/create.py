@@ -54,11 +54,16 @@ def create(
     location: the caller sets the op's own), unchecked as there."""
     op = cls.__new__(cls)
     values = SSAValues(operands)
-    uses = tuple([Use(op, k) for k in range(len(values))])
-    for value, use in zip(values, uses, strict=True):
-        value.add_use(use)
+    uses: list[Use] = []
+    for k, value in enumerate(values):  # value.add_use(Use(op, k)), inlined
+        first = value.first_use
+        use = Use(op, k, None, first)
+        if first is not None:
+            first._prev_use = use  # pyright: ignore[reportPrivateUsage]
+        value.first_use = use
+        uses.append(use)
     op._operands = values  # pyright: ignore[reportPrivateUsage]
-    op._operand_uses = uses  # pyright: ignore[reportPrivateUsage]
+    op._operand_uses = tuple(uses)  # pyright: ignore[reportPrivateUsage]
     op.results = SSAValues(
         () if result_type is None else (OpResult(result_type, op, 0),)
     )
