@@ -297,6 +297,10 @@ class FusedKernel:
         ``reads`` do not cover recurses; see ``MAX_NESTED_REQUESTS``)."""
         self._tables: dict[Hashable, SSAValue] = {}
         self._names: set[str] = set()
+        self.plans: dict[Operation, object] = {}
+        """Operator -> what its handler decided from the operator alone, the
+        same at every element (e.g. ``ops_quant``'s per-channel tables): a
+        jammed kernel asks for several elements of each operator."""
         self.rows: dict[Operation, tuple[tuple[Ix, ...], tuple[SSAValue, ...]]] = {}
         """Row operator -> (index without the axis, statistics) of the row the
         result loop nest is in (see ``row``)."""
