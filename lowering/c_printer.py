@@ -43,7 +43,7 @@ from usmp.lowering.c_printer_expr import (
     attribute_literal,
     c_type,
     declaration,
-    initializer_body,
+    initializer_pieces,
     parenthesize,
 )
 from usmp.lowering.convert_to_emitc import ALIGNMENT_ATTR, NAME_ATTR
@@ -483,6 +483,14 @@ def print_global(
     g: emitc.GlobalOp, *, name: str | None = None, static: bool | None = None
 ) -> str:
     """``g``'s C definition; ``name``/``static`` override the IR's."""
+    return "".join(global_pieces(g, name=name, static=static))
+
+
+def global_pieces(
+    g: emitc.GlobalOp, *, name: str | None = None, static: bool | None = None
+) -> list[str]:
+    """``print_global``'s text in pieces (``initializer_pieces``), ending
+    with the one that ends the definition (``;`` and a newline)."""
     words: list[str] = []
     if (align := alignment_of(g)) > 1:
         words.append(f"USMP_ALIGNED({align})")
@@ -496,11 +504,10 @@ def print_global(
     head = " ".join(words)
     value = g.initial_value
     if value is None:
-        return f"{head};\n"
+        return [f"{head};\n"]
     if isinstance(g.type, emitc.ArrayType):
         from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 
         assert isinstance(value, DenseIntOrFPElementsAttr)
-        body = initializer_body(value)
-        return f"{head} = {{\n{body}}};\n"
-    return f"{head} = {attribute_literal(value, g.type)};\n"
+        return [f"{head} = {{\n", *initializer_pieces(value), "};\n"]
+    return [f"{head} = {attribute_literal(value, g.type)};\n"]

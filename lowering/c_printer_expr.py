@@ -174,14 +174,22 @@ def initializer_body(value: DenseIntOrFPElementsAttr, indent: str = "  ") -> str
     """``initializer``'s lines, each after ``indent`` and ending in a
     newline, as one text. Bytes (weights are often ~1 MB) are spelled by
     numpy (``_byte_text``), not one Python call per byte."""
+    return "".join(initializer_pieces(value, indent))
+
+
+def initializer_pieces(
+    value: DenseIntOrFPElementsAttr, indent: str = "  "
+) -> list[str]:
+    """``initializer_body``'s text in pieces, for a caller that joins it
+    into a larger text: the spelling of megabytes of weights is then copied
+    once, into that text."""
     element = value.get_element_type()
     data = value.data.data
     if not (isinstance(element, IntegerType) and element.width.data == 8 and data):
-        return "".join(f"{indent}{line}\n" for line in initializer(value))
+        return [f"{indent}{line}\n" for line in initializer(value)]
     signed = element.signedness.data != Signedness.UNSIGNED
     table = _SIGNED_BYTES if signed else _UNSIGNED_BYTES
-    head = _byte_text(data[:-1], table, indent)
-    return f"{indent}{head}{table[data[-1]]},\n"
+    return [indent, *_byte_text(data[:-1], table, indent), f"{table[data[-1]]},\n"]
 
 
 _BYTES_PER_LINE = 16
@@ -190,11 +198,13 @@ _CHUNK = 1 << 16
 step's temporaries are ``_CHUNK`` times the longest spelling."""
 
 
-def _byte_text(data: bytes, table: tuple[str, ...], indent: str) -> str:
+def _byte_text(data: bytes, table: tuple[str, ...], indent: str) -> list[str]:
     """``"b, "`` for every byte ``b`` of ``data`` (spelled by ``table``),
-    ``"b,\n" + indent`` for every 16th: the 512 spellings as records of
-    8-byte words padded with NULs; each chunk of bytes gathers its records
-    with numpy and drops the padding with ``bytes.translate``."""
+    ``"b,\n" + indent`` for every 16th, in pieces (one per chunk): the 512
+    spellings as records of 8-byte words padded with NULs; each chunk of
+    bytes gathers its records with numpy and drops the padding with
+    ``bytes.translate``. The pieces are not joined here: each join of the
+    whole text is one more copy of megabytes (and fresh pages)."""
     spellings = [f"{t}, " for t in table] + [f"{t},\n{indent}" for t in table]
     width = -(-max(len(t) for t in spellings) // 8) * 8
     padded = b"".join(t.encode("ascii").ljust(width, b"\0") for t in spellings)
@@ -202,12 +212,13 @@ def _byte_text(data: bytes, table: tuple[str, ...], indent: str) -> str:
     codes = np.frombuffer(data, np.uint8)
     line_end = np.zeros(_CHUNK, np.uint16)
     line_end[_BYTES_PER_LINE - 1 :: _BYTES_PER_LINE] = len(table)
-    chunks: list[bytes] = []
+    chunks: list[str] = []
     for start in range(0, len(codes), _CHUNK):
         part = codes[start : start + _CHUNK]
         index = part.astype(np.uint16) + line_end[: len(part)]
-        chunks.append(records.take(index, 0).tobytes().translate(None, b"\0"))
-    return b"".join(chunks).decode("ascii")
+        text = records.take(index, 0).tobytes().translate(None, b"\0")
+        chunks.append(text.decode("ascii"))
+    return chunks
 
 
 def parenthesize(operand: Expr, parent: int, right: bool = False) -> str:

@@ -920,7 +920,7 @@ def metadata_source(
     """The lines of metadata.c (after its includes): library-defined pools,
     the entry function's prototype (unless defined above), ``run`` and
     ``definitions`` (lines)."""
-    from usmp.lowering.c_printer import print_global
+    from usmp.lowering.c_printer import global_pieces
 
     lines: list[str] = []
     for p in m.pools:
@@ -939,9 +939,11 @@ def metadata_source(
         else:
             assert p.data is not None
             lines.append(f"/* {p.name}: the model's parameters. */")
-            lines.append(
-                print_global(p.data, name=pool_variable(m, p), static=True).rstrip()
-            )
+            # the last piece ends the definition: stripping it strips the
+            # text (a 3 MB pool's text is copied once, by the join)
+            pieces = global_pieces(p.data, name=pool_variable(m, p), static=True)
+            pieces[-1] = pieces[-1].rstrip()
+            lines.append("".join(pieces))
         lines.append("")
     if prototype:
         lines += [print_prototype(m.main, m.names).rstrip(), ""]
