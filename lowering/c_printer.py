@@ -179,9 +179,11 @@ class FunctionPrinter:
         position = {id(op): i for i, op in enumerate(ops)}
         last_write_before: list[int] = []
         last = -1
-        for i, op in enumerate(ops):
+        opaque = emitc.CallOpaqueOp
+        for i, op in enumerate(ops):  # (``_writes_memory``, inlined)
             last_write_before.append(last)
-            if _writes_memory(op):
+            kind = type(op)
+            if kind in _WRITES or (kind is opaque and _impure_call(op)):
                 last = i
         inline, read, depths = self.inline, self.reads, self.depth
         for op in ops:
@@ -197,7 +199,8 @@ class FunctionPrinter:
             kind = type(op)
             reads = kind in _READS or (kind is emitc.CallOpaqueOp and _impure_call(op))
             deepest = 0
-            for v in op.operands:  # one pass: nesting, and reads through inlining
+            # one pass: nesting, and reads through inlining
+            for v in op._operands:  # pyright: ignore[reportPrivateUsage]
                 k = id(v)
                 if (d := depths.get(k, 0)) > deepest:
                     deepest = d
@@ -252,7 +255,7 @@ class FunctionPrinter:
     def render(self, op: Operation) -> Expr:
         """``op``'s expression, with symbols under their C names."""
         if type(op) is emitc.CallOp:
-            args = ", ".join(self.expr(v).text for v in op.operands)
+            args = ", ".join([self.expr(v).text for v in op._operands])  # pyright: ignore[reportPrivateUsage]
             return Expr(
                 f"{self.symbol(op.callee.root_reference.data)}({args})", PRIMARY
             )

@@ -239,7 +239,8 @@ Render = Callable[[Operation, Callable[[SSAValue], Expr]], Expr]
 
 def _binary(symbol: str, prec: int) -> Render:
     def render(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
-        lhs, rhs = (operand(v) for v in op.operands)
+        a, b = op._operands  # pyright: ignore[reportPrivateUsage]
+        lhs, rhs = operand(a), operand(b)
         return Expr(
             f"{parenthesize(lhs, prec)} {symbol} {parenthesize(rhs, prec, right=True)}",
             prec,
@@ -250,7 +251,7 @@ def _binary(symbol: str, prec: int) -> Render:
 
 def _unary(symbol: str) -> Render:
     def render(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
-        (value,) = op.operands
+        (value,) = op._operands  # pyright: ignore[reportPrivateUsage]
         inner = parenthesize(operand(value), UNARY)
         if inner.startswith(symbol[-1]):  # "- -x", "&&x"
             inner = f"({inner})"
@@ -276,12 +277,13 @@ def _cmp(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
 
 
 def _cast(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
-    (value,), (result,) = op.operands, op.results
+    (value,), (result,) = op._operands, op.results  # pyright: ignore[reportPrivateUsage]
     return Expr(f"({c_type(result.type)}){parenthesize(operand(value), UNARY)}", UNARY)
 
 
 def _conditional(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
-    cond, a, b = (operand(v) for v in op.operands)
+    c, x, y = op._operands  # pyright: ignore[reportPrivateUsage]
+    cond, a, b = operand(c), operand(x), operand(y)
     return Expr(
         f"{parenthesize(cond, COND + 1)} ? {parenthesize(a, COND + 1)} : "
         f"{parenthesize(b, COND + 1)}",
@@ -290,7 +292,7 @@ def _conditional(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
 
 
 def _subscript(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
-    base, *indices = (operand(v) for v in op.operands)
+    base, *indices = [operand(v) for v in op._operands]  # pyright: ignore[reportPrivateUsage]
     subscripts = "".join(f"[{i.text}]" for i in indices)
     return Expr(f"{parenthesize(base, PRIMARY)}{subscripts}", PRIMARY)
 
@@ -302,19 +304,19 @@ def _apply(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
 
 def _call_opaque(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
     assert isinstance(op, emitc.CallOpaqueOp)
-    args = ", ".join(operand(v).text for v in op.operands)
+    args = ", ".join([operand(v).text for v in op._operands])  # pyright: ignore[reportPrivateUsage]
     return Expr(f"{op.callee.data}({args})", PRIMARY)
 
 
 def _call(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
     assert isinstance(op, emitc.CallOp)
-    args = ", ".join(operand(v).text for v in op.operands)
+    args = ", ".join([operand(v).text for v in op._operands])  # pyright: ignore[reportPrivateUsage]
     return Expr(f"{op.callee.root_reference.data}({args})", PRIMARY)
 
 
 def _member(symbol: str) -> Render:
     def render(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
-        (value,) = op.operands
+        (value,) = op._operands  # pyright: ignore[reportPrivateUsage]
         base = parenthesize(operand(value), PRIMARY)
         return Expr(f"{base}{symbol}{op.properties['member'].data}", PRIMARY)  # pyright: ignore
 
@@ -338,13 +340,13 @@ def _get_global(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
 
 
 def _load(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
-    (lvalue,) = op.operands
+    (lvalue,) = op._operands  # pyright: ignore[reportPrivateUsage]
     return operand(lvalue)
 
 
 def _add(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
     """``a + b``, written ``a - n`` when ``b`` is a negative constant ``-n``."""
-    first, second = op.operands
+    first, second = op._operands  # pyright: ignore[reportPrivateUsage]
     rhs = second.owner
     if type(rhs) is emitc.ConstantOp and isinstance(rhs.value, IntegerAttr | FloatAttr):
         value = rhs.value.value.data
