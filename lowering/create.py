@@ -21,7 +21,7 @@ from functools import cache
 from typing import TypeVar
 
 from xdsl.dialects.builtin import UNKNOWN_LOC
-from xdsl.ir import Attribute, OpResult, SSAValue, Use
+from xdsl.ir import Attribute, OpResult, Region, SSAValue, Use
 from xdsl.ir.core import SSAValues
 from xdsl.irdl import IRDLOperation, OptionalDef
 
@@ -78,4 +78,23 @@ def create(
     op._successors = ()  # pyright: ignore[reportPrivateUsage]
     op._successor_uses = ()  # pyright: ignore[reportPrivateUsage]
     op.regions = ()
+    return op
+
+
+def create_with_regions(
+    cls: type[_Op],
+    operands: Sequence[SSAValue],
+    result_types: Sequence[Attribute],
+    regions: Sequence[Region],
+    **properties: Attribute,
+) -> _Op:
+    """``create`` for an op with ``regions`` (unattached, each taken by the
+    op as ``Operation.add_region`` takes it) and any number of results:
+    loops and conditionals, whose bodies the builder has filled."""
+    op = create(cls, operands, None, **properties)
+    op.results = SSAValues(
+        [OpResult(type_, op, k) for k, type_ in enumerate(result_types)]
+    )
+    for region in regions:
+        op.add_region(region)
     return op

@@ -59,9 +59,9 @@ from xdsl.dialects.builtin import (
     LocationAttr,
     MemRefType,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from usmp.lowering.create import create
+from usmp.lowering.create import create, create_with_regions
 from usmp.lowering.dsp import is_arithmetic_call
 from usmp.lowering.scalar import Ix, ScalarArithmetic, is_float, is_unsigned
 
@@ -478,8 +478,11 @@ class KernelBuilder(ScalarArithmetic):
         with self.at(block):
             yielded = body(block.args[0], block.args[1:])
             self.emit(create(scf.YieldOp, yielded))
-        op = scf.ForOp(
-            self.index(lower), self.index(upper), self.index(step), list(inits), block
+        op = create_with_regions(
+            scf.ForOp,
+            (self.index(lower), self.index(upper), self.index(step), *inits),
+            [v.type for v in inits],
+            [Region(block)],
         )
         self.emit(op)
         return list(op.results)

@@ -276,3 +276,89 @@ def test_remove_op_is_detach_and_drop(at: int) -> None:
     _, ops = _chain()
     with pytest.raises(ValueError, match="different block"):
         remove_op(Block(), ops[1])
+
+
+@pytest.mark.parametrize("loop", ["scf", "scf_iter_args", "emitc"])
+def test_create_with_regions_is_the_constructor(loop: str) -> None:
+    """``create_with_regions`` builds the loop the dialect's constructor
+    builds (``lower-ops``' ``scf.for``, ``convert-to-emitc``'s
+    ``emitc.for``): every field but the region, which it takes as the
+    constructor takes it (attached to the op, the same block), and the same
+    text."""
+    from xdsl.dialects import scf
+    from xdsl.dialects.builtin import IndexType
+
+    from usmp.lowering.create import create_with_regions
+
+    index = IndexType()
+    bounds = list(Block(arg_types=[index, index, index]).args)
+    inits: list[SSAValue] = list(Block(arg_types=[i32, f32]).args)
+    if loop != "scf_iter_args":
+        inits = []
+    ops: list[Operation] = []
+    blocks: list[Block] = []
+    for ours in (True, False):
+        block = Block(arg_types=[index, *(v.type for v in inits)])
+        if loop == "emitc":
+            block.add_op(emitc.YieldOp())
+            region = Region(block)
+            op: Operation = (
+                create_with_regions(emitc.ForOp, bounds, (), [region])
+                if ours
+                else emitc.ForOp(bounds[0], bounds[1], bounds[2], region)
+            )
+        else:
+            block.add_op(scf.YieldOp(*block.args[1:]))
+            op = (
+                create_with_regions(
+                    scf.ForOp,
+                    [*bounds, *inits],
+                    [v.type for v in inits],
+                    [Region(block)],
+                )
+                if ours
+                else scf.ForOp(bounds[0], bounds[1], bounds[2], inits, block)
+            )
+        ops.append(op)
+        blocks.append(block)
+    fields = [_fields(op) for op in ops]
+    for f, op in zip(fields, ops, strict=True):
+        f["uses"] = [("op" if o is op else o, k) for o, k in f["uses"]]
+        f["results"] = [("op" if o is op else o, *rest) for o, *rest in f["results"]]
+        (region,) = f.pop("regions")
+        assert region.parent is op and list(region.blocks) == [blocks[ops.index(op)]]
+    assert fields[0] == fields[1]
+    assert list(ops[0].properties) == list(ops[1].properties)
+    texts = []
+    for op in ops:
+        op.verify()
+        text = StringIO()
+        Printer(stream=text).print_op(op)
+        texts.append(text.getvalue())
+    assert texts[0] == texts[1]
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["shli", "andi", "xori", "divsi", "extui", "select", "cmpi_slt", "cmpi_sge"],
+)
+def test_create_is_the_arith_constructor(kind: str) -> None:
+    """The ``arith`` ops ``lower-ops``' fixed-point arithmetic builds with
+    ``create`` (``lowering/fixed_point.py``) equal the ones the dialect's
+    constructors build, field by field (properties in the same order)."""
+    from usmp.lowering.loops import cmpi
+
+    c, x, y = Block(arg_types=[i1, i64, i64]).args
+    ops: dict[str, tuple[Operation, Operation]] = {
+        "shli": (create(arith.ShLIOp, (x, y), i64), arith.ShLIOp(x, y)),
+        "andi": (create(arith.AndIOp, (x, y), i64), arith.AndIOp(x, y)),
+        "xori": (create(arith.XOrIOp, (x, y), i64), arith.XOrIOp(x, y)),
+        "divsi": (create(arith.DivSIOp, (x, y), i64), arith.DivSIOp(x, y)),
+        "extui": (create(arith.ExtUIOp, (c,), i64), arith.ExtUIOp(c, i64)),
+        "select": (create(arith.SelectOp, (c, x, y), i64), arith.SelectOp(c, x, y)),
+        "cmpi_slt": (cmpi("slt", x, y), arith.CmpiOp(x, y, "slt")),
+        "cmpi_sge": (cmpi("sge", x, y), arith.CmpiOp(x, y, "sge")),
+    }
+    ours, xdsl = ops[kind]
+    _same(ours, xdsl)
+    assert list(ours.properties) == list(xdsl.properties)
