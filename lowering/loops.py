@@ -260,12 +260,19 @@ class KernelBuilder(ScalarArithmetic):
                 return known
             if not _may_trap(op):
                 known_depth = self._depth.get  # (_depth_of, inlined)
-                depth = max((known_depth(v, depth) for v in operands), default=0)
+                deepest = 0  # (max over the operands, as a loop: no generator)
+                for v in operands:
+                    if (d := known_depth(v, depth)) > deepest:
+                        deepest = d
+                depth = deepest
         scope = self._scopes[depth]
         scope.block.add_op(op)
-        for r in op.results:
-            self._depth[r] = depth
-        result = op.results[0] if op.results else None
+        result = None
+        depths = self._depth
+        for r in op.results:  # (iterated: indexing ``SSAValues`` is a Python call)
+            depths[r] = depth
+            if result is None:
+                result = r
         if key is not None and result is not None:
             scope.memo[key] = result
         return result  # type: ignore[return-value]
