@@ -51,8 +51,9 @@ def replace_uses(old: SSAValue, new: SSAValue) -> None:
             first._prev_use = use  # pyright: ignore[reportPrivateUsage]
         new.first_use = use
         use = after
-    if new.name_hint is None:
-        new.name_hint = old.name_hint
+    # (the setter re-validates a name: called only with one to give)
+    if new.name_hint is None and (name := old.name_hint) is not None:
+        new.name_hint = name
 
 
 def remove_op(block: Block, op: Operation) -> None:
