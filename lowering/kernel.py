@@ -82,7 +82,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -121,9 +121,14 @@ the index of any element of the row."""
 
 
 def shape_of(value: SSAValue | Attribute) -> tuple[int, ...]:
-    t = value.type if isinstance(value, SSAValue) else value
-    assert isinstance(t, TensorType | MemRefType)
-    return tuple(t.get_shape())
+    kind = type(value)  # exact classes first: ``isinstance`` is an ABC check
+    if kind is OpResult or kind is BlockArgument:
+        t = value.type  # pyright: ignore[reportAttributeAccessIssue]
+    else:
+        t = value.type if isinstance(value, SSAValue) else value
+    if type(t) is not TensorType and type(t) is not MemRefType:
+        assert isinstance(t, TensorType | MemRefType)
+    return tuple(t.get_shape())  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def element_type(value: SSAValue | Attribute) -> Attribute:
@@ -362,8 +367,9 @@ class FusedKernel:
         return result
 
     def _reads_of(self, value: SSAValue) -> Reads | None:
-        op = value.owner
-        return self._reads.get(type(op)) if isinstance(op, Operation) else None
+        # (the owner's class is a key only if it is an op class: no
+        # ``isinstance`` against ``Operation``, an ABC check per element)
+        return self._reads.get(type(value.owner))
 
     def jam(
         self, op: Operation, indices: Sequence[Sequence[Ix]], handler: JammedHandler
