@@ -47,6 +47,7 @@ from usmp.lowering.c_printer_expr import (
     parenthesize,
 )
 from usmp.lowering.convert_to_emitc import ALIGNMENT_ATTR, NAME_ATTR
+from usmp.lowering.walk import block_ops
 
 PURE_FUNCTIONS = frozenset(
     f"{name}{suffix}"
@@ -175,7 +176,7 @@ class FunctionPrinter:
 
     # -- analysis -----------------------------------------------------------
     def _decide_inlining(self, block: Block) -> None:
-        ops = list(iter(block.ops))  # not list(block.ops): its len walks them
+        ops = block_ops(block)
         position = {id(op): i for i, op in enumerate(ops)}
         last_write_before: list[int] = []
         last = -1
@@ -290,7 +291,7 @@ class FunctionPrinter:
 
     def block(self, block: Block, depth: int) -> None:
         inline = self.inline
-        for op in block.ops:
+        for op in block_ops(block):
             handler = STATEMENTS.get(type(op))
             if id(op) in self.skip:
                 continue

@@ -51,3 +51,14 @@ def _push_ops(block: Block, push: Callable[[Operation], None]) -> None:
     while op is not None:
         push(op)
         op = op._prev_op  # pyright: ignore[reportPrivateUsage]
+
+
+def block_ops(block: Block) -> list[Operation]:
+    """``list(block.ops)``, following the link fields (xDSL's iterator is a
+    Python ``__next__`` and a ``next_op`` property call per op)."""
+    ops: list[Operation] = []
+    op = block._first_op  # pyright: ignore[reportPrivateUsage]
+    while op is not None:
+        ops.append(op)
+        op = op._next_op  # pyright: ignore[reportPrivateUsage]
+    return ops
