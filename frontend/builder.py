@@ -330,7 +330,15 @@ class RelayBuilder:
         """TFLite's output stage of an int32 (or, 16x8, int64) accumulator:
         ``fixed_point_multiply -> add(output_zp) -> clip(act) -> cast``.
         Per-tensor parameters are collapsed to length-1 arrays."""
-        if len(set(zip(multipliers, shifts, strict=True))) == 1:
+        if len(multipliers) != len(shifts):
+            raise ValueError("one shift per multiplier expected")
+        # one (multiplier, shift) pair for every channel: min and max are C
+        # loops, a set of pairs a tuple per channel
+        if (
+            multipliers
+            and min(multipliers) == max(multipliers)
+            and min(shifts) == max(shifts)
+        ):
             multipliers, shifts = multipliers[:1], shifts[:1]
         x = self.emit(FixedPointMultiplyOp(acc, multipliers, shifts, axis=axis))
         if output_zero_point != 0:
