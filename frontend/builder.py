@@ -143,6 +143,9 @@ class RelayBuilder:
         default_factory=dict[tuple[int | float, str], SSAValue]
     )
     _operator: Operator | None = None
+    _location: NameLoc | None = None
+    """The current operator's location, built once for all its ops
+    (attributes are immutable: its ops can share one)."""
     _states: dict[str, SSAValue] = field(default_factory=dict[str, SSAValue])
 
     # -- operators -------------------------------------------------------------
@@ -151,6 +154,7 @@ class RelayBuilder:
         """Start converting TFLite operator ``op`` (sets the location of the
         ops emitted next; ``None``: ops outside any operator)."""
         self._operator = op
+        self._location = None
 
     @property
     def operator(self) -> Operator:
@@ -171,14 +175,16 @@ class RelayBuilder:
     def emit_effect(self, op: Operation) -> None:
         """Append ``op``, which has no result (an assignment of a state)."""
         if self._operator is not None:
-            op.location = NameLoc(
-                StringAttr(self._operator.display_name),
-                FileLineColLoc(
-                    StringAttr(self.model.name),
-                    IntAttr(self._operator.index),
-                    IntAttr(0),
-                ),
-            )
+            if self._location is None:
+                self._location = NameLoc(
+                    StringAttr(self._operator.display_name),
+                    FileLineColLoc(
+                        StringAttr(self.model.name),
+                        IntAttr(self._operator.index),
+                        IntAttr(0),
+                    ),
+                )
+            op.location = self._location
         self.block.add_op(op)
 
     # -- tensors ---------------------------------------------------------------
@@ -330,7 +336,15 @@ class RelayBuilder:
         """TFLite's output stage of an int32 (or, 16x8, int64) accumulator:
         ``fixed_point_multiply -> add(output_zp) -> clip(act) -> cast``.
         Per-tensor parameters are collapsed to length-1 arrays."""
-        if len(set(zip(multipliers, shifts, strict=True))) == 1:
+        if len(multipliers) != len(shifts):
+            raise ValueError("one shift per multiplier expected")
+        # one (multiplier, shift) pair for every channel: min and max are C
+        # loops, a set of pairs a tuple per channel
+        if (
+            multipliers
+            and min(multipliers) == max(multipliers)
+            and min(shifts) == max(shifts)
+        ):
             multipliers, shifts = multipliers[:1], shifts[:1]
         x = self.emit(FixedPointMultiplyOp(acc, multipliers, shifts, axis=axis))
         if output_zero_point != 0:

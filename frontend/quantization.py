@@ -134,7 +134,7 @@ def conv_multipliers(
     ``2**31`` and the rounding are exact), so the same numbers; a scale that
     is not finite is the scalar code's error, at the first such channel."""
     formula = "input scale * filter scale / output scale"
-    scales = np.array([float(s) for s in filter_scales], dtype=np.float64)
+    scales = np.array(filter_scales, dtype=np.float64)  # (Python floats: exact)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         reals = scales * float(input_scale) / np.float64(float(output_scale))
     if not np.isfinite(reals).all():

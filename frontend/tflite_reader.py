@@ -309,7 +309,11 @@ def read_model_file(path: str | Path) -> Model:
 
 
 def _ints(values: Any) -> tuple[int, ...]:
-    """Python ints of a flatbuffer vector (a numpy array, or ``()``)."""
+    """Python ints of a flatbuffer vector (a numpy array of integers, or
+    ``()``), converted by numpy (``tolist``: per-channel zero points are
+    one per channel of every quantized tensor)."""
+    if isinstance(values, np.ndarray):
+        return tuple(values.astype(np.int64, copy=False).tolist())
     return tuple(int(v) for v in values)
 
 
@@ -431,13 +435,16 @@ def _read_quantization(
         return None
     # every NaN is the one ``math.nan`` object, so that equal quantisations
     # compare equal (tuples compare identical elements as equal)
-    scales = tuple(math.nan if s != s else float(s) for s in q.ScaleAsNumpy())
+    stored = q.ScaleAsNumpy()
+    scales = tuple(stored.astype(np.float64).tolist())  # float32 -> float: exact
+    if np.isnan(stored).any():
+        scales = tuple(math.nan if s != s else s for s in scales)
     zps = _ints(q.ZeroPointAsNumpy())
     if len(zps) != len(scales):
         zps = (zps[0],) * len(scales)
     axis = int(q.QuantizedDimension())
     lo, hi = _ZERO_POINT_RANGES.get(type_name, _INT32_RANGE)
-    if not all(lo <= z <= hi for z in zps):
+    if zps and not lo <= min(zps) <= max(zps) <= hi:
         raise TFLiteImportError(
             name,
             f"{where}: zero points {_summary(zps)} out of range for {type_name} "

@@ -43,10 +43,11 @@ from usmp.lowering.c_printer_expr import (
     attribute_literal,
     c_type,
     declaration,
-    initializer_body,
+    initializer_pieces,
     parenthesize,
 )
 from usmp.lowering.convert_to_emitc import ALIGNMENT_ATTR, NAME_ATTR
+from usmp.lowering.walk import block_ops
 
 PURE_FUNCTIONS = frozenset(
     f"{name}{suffix}"
@@ -175,13 +176,15 @@ class FunctionPrinter:
 
     # -- analysis -----------------------------------------------------------
     def _decide_inlining(self, block: Block) -> None:
-        ops = list(iter(block.ops))  # not list(block.ops): its len walks them
+        ops = block_ops(block)
         position = {id(op): i for i, op in enumerate(ops)}
         last_write_before: list[int] = []
         last = -1
-        for i, op in enumerate(ops):
+        opaque = emitc.CallOpaqueOp
+        for i, op in enumerate(ops):  # (``_writes_memory``, inlined)
             last_write_before.append(last)
-            if _writes_memory(op):
+            kind = type(op)
+            if kind in _WRITES or (kind is opaque and _impure_call(op)):
                 last = i
         inline, read, depths = self.inline, self.reads, self.depth
         for op in ops:
@@ -197,7 +200,8 @@ class FunctionPrinter:
             kind = type(op)
             reads = kind in _READS or (kind is emitc.CallOpaqueOp and _impure_call(op))
             deepest = 0
-            for v in op.operands:  # one pass: nesting, and reads through inlining
+            # one pass: nesting, and reads through inlining
+            for v in op._operands:  # pyright: ignore[reportPrivateUsage]
                 k = id(v)
                 if (d := depths.get(k, 0)) > deepest:
                     deepest = d
@@ -252,7 +256,7 @@ class FunctionPrinter:
     def render(self, op: Operation) -> Expr:
         """``op``'s expression, with symbols under their C names."""
         if type(op) is emitc.CallOp:
-            args = ", ".join(self.expr(v).text for v in op.operands)
+            args = ", ".join([self.expr(v).text for v in op._operands])  # pyright: ignore[reportPrivateUsage]
             return Expr(
                 f"{self.symbol(op.callee.root_reference.data)}({args})", PRIMARY
             )
@@ -287,7 +291,7 @@ class FunctionPrinter:
 
     def block(self, block: Block, depth: int) -> None:
         inline = self.inline
-        for op in block.ops:
+        for op in block_ops(block):
             handler = STATEMENTS.get(type(op))
             if id(op) in self.skip:
                 continue
@@ -483,6 +487,14 @@ def print_global(
     g: emitc.GlobalOp, *, name: str | None = None, static: bool | None = None
 ) -> str:
     """``g``'s C definition; ``name``/``static`` override the IR's."""
+    return "".join(global_pieces(g, name=name, static=static))
+
+
+def global_pieces(
+    g: emitc.GlobalOp, *, name: str | None = None, static: bool | None = None
+) -> list[str]:
+    """``print_global``'s text in pieces (``initializer_pieces``), ending
+    with the one that ends the definition (``;`` and a newline)."""
     words: list[str] = []
     if (align := alignment_of(g)) > 1:
         words.append(f"USMP_ALIGNED({align})")
@@ -496,11 +508,10 @@ def print_global(
     head = " ".join(words)
     value = g.initial_value
     if value is None:
-        return f"{head};\n"
+        return [f"{head};\n"]
     if isinstance(g.type, emitc.ArrayType):
         from xdsl.dialects.builtin import DenseIntOrFPElementsAttr
 
         assert isinstance(value, DenseIntOrFPElementsAttr)
-        body = initializer_body(value)
-        return f"{head} = {{\n{body}}};\n"
-    return f"{head} = {attribute_literal(value, g.type)};\n"
+        return [f"{head} = {{\n", *initializer_pieces(value), "};\n"]
+    return [f"{head} = {attribute_literal(value, g.type)};\n"]

@@ -174,14 +174,22 @@ def initializer_body(value: DenseIntOrFPElementsAttr, indent: str = "  ") -> str
     """``initializer``'s lines, each after ``indent`` and ending in a
     newline, as one text. Bytes (weights are often ~1 MB) are spelled by
     numpy (``_byte_text``), not one Python call per byte."""
+    return "".join(initializer_pieces(value, indent))
+
+
+def initializer_pieces(
+    value: DenseIntOrFPElementsAttr, indent: str = "  "
+) -> list[str]:
+    """``initializer_body``'s text in pieces, for a caller that joins it
+    into a larger text: the spelling of megabytes of weights is then copied
+    once, into that text."""
     element = value.get_element_type()
     data = value.data.data
     if not (isinstance(element, IntegerType) and element.width.data == 8 and data):
-        return "".join(f"{indent}{line}\n" for line in initializer(value))
+        return [f"{indent}{line}\n" for line in initializer(value)]
     signed = element.signedness.data != Signedness.UNSIGNED
     table = _SIGNED_BYTES if signed else _UNSIGNED_BYTES
-    head = _byte_text(data[:-1], table, indent)
-    return f"{indent}{head}{table[data[-1]]},\n"
+    return [indent, *_byte_text(data[:-1], table, indent), f"{table[data[-1]]},\n"]
 
 
 _BYTES_PER_LINE = 16
@@ -190,11 +198,13 @@ _CHUNK = 1 << 16
 step's temporaries are ``_CHUNK`` times the longest spelling."""
 
 
-def _byte_text(data: bytes, table: tuple[str, ...], indent: str) -> str:
+def _byte_text(data: bytes, table: tuple[str, ...], indent: str) -> list[str]:
     """``"b, "`` for every byte ``b`` of ``data`` (spelled by ``table``),
-    ``"b,\n" + indent`` for every 16th: the 512 spellings as records of
-    8-byte words padded with NULs; each chunk of bytes gathers its records
-    with numpy and drops the padding with ``bytes.translate``."""
+    ``"b,\n" + indent`` for every 16th, in pieces (one per chunk): the 512
+    spellings as records of 8-byte words padded with NULs; each chunk of
+    bytes gathers its records with numpy and drops the padding with
+    ``bytes.translate``. The pieces are not joined here: each join of the
+    whole text is one more copy of megabytes (and fresh pages)."""
     spellings = [f"{t}, " for t in table] + [f"{t},\n{indent}" for t in table]
     width = -(-max(len(t) for t in spellings) // 8) * 8
     padded = b"".join(t.encode("ascii").ljust(width, b"\0") for t in spellings)
@@ -202,12 +212,13 @@ def _byte_text(data: bytes, table: tuple[str, ...], indent: str) -> str:
     codes = np.frombuffer(data, np.uint8)
     line_end = np.zeros(_CHUNK, np.uint16)
     line_end[_BYTES_PER_LINE - 1 :: _BYTES_PER_LINE] = len(table)
-    chunks: list[bytes] = []
+    chunks: list[str] = []
     for start in range(0, len(codes), _CHUNK):
         part = codes[start : start + _CHUNK]
         index = part.astype(np.uint16) + line_end[: len(part)]
-        chunks.append(records.take(index, 0).tobytes().translate(None, b"\0"))
-    return b"".join(chunks).decode("ascii")
+        text = records.take(index, 0).tobytes().translate(None, b"\0")
+        chunks.append(text.decode("ascii"))
+    return chunks
 
 
 def parenthesize(operand: Expr, parent: int, right: bool = False) -> str:
@@ -228,7 +239,8 @@ Render = Callable[[Operation, Callable[[SSAValue], Expr]], Expr]
 
 def _binary(symbol: str, prec: int) -> Render:
     def render(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
-        lhs, rhs = (operand(v) for v in op.operands)
+        a, b = op._operands  # pyright: ignore[reportPrivateUsage]
+        lhs, rhs = operand(a), operand(b)
         return Expr(
             f"{parenthesize(lhs, prec)} {symbol} {parenthesize(rhs, prec, right=True)}",
             prec,
@@ -239,7 +251,7 @@ def _binary(symbol: str, prec: int) -> Render:
 
 def _unary(symbol: str) -> Render:
     def render(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
-        (value,) = op.operands
+        (value,) = op._operands  # pyright: ignore[reportPrivateUsage]
         inner = parenthesize(operand(value), UNARY)
         if inner.startswith(symbol[-1]):  # "- -x", "&&x"
             inner = f"({inner})"
@@ -265,12 +277,13 @@ def _cmp(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
 
 
 def _cast(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
-    (value,), (result,) = op.operands, op.results
+    (value,), (result,) = op._operands, op.results  # pyright: ignore[reportPrivateUsage]
     return Expr(f"({c_type(result.type)}){parenthesize(operand(value), UNARY)}", UNARY)
 
 
 def _conditional(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
-    cond, a, b = (operand(v) for v in op.operands)
+    c, x, y = op._operands  # pyright: ignore[reportPrivateUsage]
+    cond, a, b = operand(c), operand(x), operand(y)
     return Expr(
         f"{parenthesize(cond, COND + 1)} ? {parenthesize(a, COND + 1)} : "
         f"{parenthesize(b, COND + 1)}",
@@ -279,7 +292,7 @@ def _conditional(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
 
 
 def _subscript(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
-    base, *indices = (operand(v) for v in op.operands)
+    base, *indices = [operand(v) for v in op._operands]  # pyright: ignore[reportPrivateUsage]
     subscripts = "".join(f"[{i.text}]" for i in indices)
     return Expr(f"{parenthesize(base, PRIMARY)}{subscripts}", PRIMARY)
 
@@ -291,19 +304,19 @@ def _apply(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
 
 def _call_opaque(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
     assert isinstance(op, emitc.CallOpaqueOp)
-    args = ", ".join(operand(v).text for v in op.operands)
+    args = ", ".join([operand(v).text for v in op._operands])  # pyright: ignore[reportPrivateUsage]
     return Expr(f"{op.callee.data}({args})", PRIMARY)
 
 
 def _call(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
     assert isinstance(op, emitc.CallOp)
-    args = ", ".join(operand(v).text for v in op.operands)
+    args = ", ".join([operand(v).text for v in op._operands])  # pyright: ignore[reportPrivateUsage]
     return Expr(f"{op.callee.root_reference.data}({args})", PRIMARY)
 
 
 def _member(symbol: str) -> Render:
     def render(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
-        (value,) = op.operands
+        (value,) = op._operands  # pyright: ignore[reportPrivateUsage]
         base = parenthesize(operand(value), PRIMARY)
         return Expr(f"{base}{symbol}{op.properties['member'].data}", PRIMARY)  # pyright: ignore
 
@@ -327,13 +340,13 @@ def _get_global(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
 
 
 def _load(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
-    (lvalue,) = op.operands
+    (lvalue,) = op._operands  # pyright: ignore[reportPrivateUsage]
     return operand(lvalue)
 
 
 def _add(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
     """``a + b``, written ``a - n`` when ``b`` is a negative constant ``-n``."""
-    first, second = op.operands
+    first, second = op._operands  # pyright: ignore[reportPrivateUsage]
     rhs = second.owner
     if type(rhs) is emitc.ConstantOp and isinstance(rhs.value, IntegerAttr | FloatAttr):
         value = rhs.value.value.data

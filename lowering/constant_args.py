@@ -33,7 +33,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation
 
-from usmp.dialects import relay
+from usmp.dialects import relay, tir
+from usmp.lowering.walk import walk_ops
 
 
 def constant_arguments(module: ModuleOp) -> dict[str, dict[int, relay.ConstantOp]]:
@@ -121,7 +122,8 @@ def drop_unused_constant_arguments(
         if isinstance(op, func.FuncOp) and op.body.blocks
     }
     # A lowered function holds no call (its loop nests are most of the
-    # module's ops): the walk skips them.
+    # module's ops): the walk skips them, those lowered now and every other
+    # prim func (``tir.prim_func``: loops on memrefs, lowered earlier).
     lowered = [
         f
         for name, f in functions.items()
@@ -129,9 +131,9 @@ def drop_unused_constant_arguments(
     ]
     calls: dict[str, list[relay.CallOp]] = {}
     for top in module.ops:
-        if any(top is f for f in lowered):
+        if tir.PRIM_FUNC in top.attributes or any(top is f for f in lowered):
             continue
-        for op in top.walk():
+        for op in walk_ops(top):
             if isinstance(op, relay.CallOp):
                 calls.setdefault(op.callee.string_value(), []).append(op)
     for name, params in sorted(bound.items()):

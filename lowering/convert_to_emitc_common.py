@@ -50,7 +50,7 @@ from xdsl.rewriter import InsertPoint
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc
 from usmp.dialects.emitc_expressions import CMP_PREDICATES
-from usmp.lowering.convert_to_emitc_ir import insert_before, replace_uses
+from usmp.lowering.convert_to_emitc_ir import insert_before, remove_op, replace_uses
 from usmp.lowering.create import create
 
 WORKSPACE_POOL_TYPE = emitc.PointerType(IntegerType(8, Signedness.UNSIGNED))
@@ -385,10 +385,9 @@ class OpLowering:
         assert block is not None
         # the block's, not the rewriter's: no listener to tell of each op
         insert_before(block, self._before, op)
-        block.detach_op(op)
         if any(r.first_use is not None for r in op.results):
             raise ValueError(f"{op.name} replaced while its results have uses")
-        op.drop_all_references()  # op.erase() but for its results' placeholders
+        remove_op(block, op)  # op.erase() but for its results' placeholders
         self.rewriter.has_done_action = True
 
     def replace_block_args(

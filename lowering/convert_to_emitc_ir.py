@@ -35,17 +35,62 @@ def replace_uses(old: SSAValue, new: SSAValue) -> None:
     if old is new:
         return
     use = old.first_use
+    old.first_use = None
+    # old.remove_use(use); new.add_use(use), inlined: every use moves, and
+    # each one's links are set again when it joins ``new``'s list
     while use is not None:
         after = use._next_use  # pyright: ignore[reportPrivateUsage]
-        user = use.operation
+        user = use._operation  # pyright: ignore[reportPrivateUsage]
         operands = list(user._operands)  # pyright: ignore[reportPrivateUsage]
-        operands[use.index] = new
+        operands[use._index] = new  # pyright: ignore[reportPrivateUsage]
         user._operands = SSAValues(operands)  # pyright: ignore[reportPrivateUsage]
-        old.remove_use(use)
-        new.add_use(use)
+        first = new.first_use
+        use._prev_use = None  # pyright: ignore[reportPrivateUsage]
+        use._next_use = first  # pyright: ignore[reportPrivateUsage]
+        if first is not None:
+            first._prev_use = use  # pyright: ignore[reportPrivateUsage]
+        new.first_use = use
         use = after
-    if new.name_hint is None:
-        new.name_hint = old.name_hint
+    # (the setter re-validates a name: called only with one to give)
+    if new.name_hint is None and (name := old.name_hint) is not None:
+        new.name_hint = name
+
+
+def remove_op(block: Block, op: Operation) -> None:
+    """``block.detach_op(op)`` then ``op.drop_all_references()``: ``op``
+    leaves ``block`` and its operands' use lists; its results keep theirs
+    (the caller checks they have none). An op with regions or successors
+    goes through xDSL's own methods."""
+    if op.regions or op._successors:  # pyright: ignore[reportPrivateUsage]
+        block.detach_op(op)
+        op.drop_all_references()
+        return
+    if op.parent is not block:
+        raise ValueError("Cannot detach operation from a different block.")
+    before = op._prev_op  # pyright: ignore[reportPrivateUsage]
+    after = op._next_op  # pyright: ignore[reportPrivateUsage]
+    if before is None:
+        block._first_op = after  # pyright: ignore[reportPrivateUsage]
+    else:
+        before._next_op = after  # pyright: ignore[reportPrivateUsage]
+    if after is None:
+        block._last_op = before  # pyright: ignore[reportPrivateUsage]
+    else:
+        after._prev_op = before  # pyright: ignore[reportPrivateUsage]
+    op._prev_op = op._next_op = op.parent = None  # pyright: ignore[reportPrivateUsage]
+    operands, uses = op._operands, op._operand_uses  # pyright: ignore[reportPrivateUsage]
+    for value, use in zip(operands, uses, strict=True):
+        prev = use._prev_use  # pyright: ignore[reportPrivateUsage]
+        next_ = use._next_use  # pyright: ignore[reportPrivateUsage]
+        if prev is None:
+            value.first_use = next_
+        else:
+            prev._next_use = next_  # pyright: ignore[reportPrivateUsage]
+        if next_ is not None:
+            next_._prev_use = prev  # pyright: ignore[reportPrivateUsage]
+    op._operand_uses = ()  # pyright: ignore[reportPrivateUsage]
+    op._successor_uses = ()  # pyright: ignore[reportPrivateUsage]
+    op._successors = ()  # pyright: ignore[reportPrivateUsage]
 
 
 def insert_before(block: Block, ops: Sequence[Operation], existing: Operation) -> None:

@@ -36,7 +36,7 @@ from usmp.lowering.convert_to_emitc_common import (
     variable_op,
 )
 from usmp.lowering.convert_to_emitc_memref import copy_run
-from usmp.lowering.create import create
+from usmp.lowering.create import create, create_with_regions
 
 
 def _variables(
@@ -101,7 +101,8 @@ class ForOpLowering(EmitcPattern):
         variables = _variables(lw, op.res, iter_args)
         for var, init in zip(variables, op.iter_args, strict=True):
             lw.emit(assign_op(var, lw.value(init)))
-        lw.emit(emitc.ForOp(op.lb, op.ub, op.step, Region(body)))
+        bounds = (op.lb, op.ub, op.step)
+        lw.emit(create_with_regions(emitc.ForOp, bounds, (), [Region(body)]))
         outer, lw.at = lw.at, InsertPoint.at_start(body)
         lw.bind(induction, body.insert_arg(op.lb.type, 0))
         carried = _loads(lw, variables)

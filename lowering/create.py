@@ -21,7 +21,7 @@ from functools import cache
 from typing import TypeVar
 
 from xdsl.dialects.builtin import UNKNOWN_LOC
-from xdsl.ir import Attribute, OpResult, SSAValue, Use
+from xdsl.ir import Attribute, OpResult, Region, SSAValue, Use
 from xdsl.ir.core import SSAValues
 from xdsl.irdl import IRDLOperation, OptionalDef
 
@@ -54,11 +54,16 @@ def create(
     location: the caller sets the op's own), unchecked as there."""
     op = cls.__new__(cls)
     values = SSAValues(operands)
-    uses = tuple([Use(op, k) for k in range(len(values))])
-    for value, use in zip(values, uses, strict=True):
-        value.add_use(use)
+    uses: list[Use] = []
+    for k, value in enumerate(values):  # value.add_use(Use(op, k)), inlined
+        first = value.first_use
+        use = Use(op, k, None, first)
+        if first is not None:
+            first._prev_use = use  # pyright: ignore[reportPrivateUsage]
+        value.first_use = use
+        uses.append(use)
     op._operands = values  # pyright: ignore[reportPrivateUsage]
-    op._operand_uses = uses  # pyright: ignore[reportPrivateUsage]
+    op._operand_uses = tuple(uses)  # pyright: ignore[reportPrivateUsage]
     op.results = SSAValues(
         () if result_type is None else (OpResult(result_type, op, 0),)
     )
@@ -73,4 +78,23 @@ def create(
     op._successors = ()  # pyright: ignore[reportPrivateUsage]
     op._successor_uses = ()  # pyright: ignore[reportPrivateUsage]
     op.regions = ()
+    return op
+
+
+def create_with_regions(
+    cls: type[_Op],
+    operands: Sequence[SSAValue],
+    result_types: Sequence[Attribute],
+    regions: Sequence[Region],
+    **properties: Attribute,
+) -> _Op:
+    """``create`` for an op with ``regions`` (unattached, each taken by the
+    op as ``Operation.add_region`` takes it) and any number of results:
+    loops and conditionals, whose bodies the builder has filled."""
+    op = create(cls, operands, None, **properties)
+    op.results = SSAValues(
+        [OpResult(type_, op, k) for k, type_ in enumerate(result_types)]
+    )
+    for region in regions:
+        op.add_region(region)
     return op

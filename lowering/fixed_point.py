@@ -39,6 +39,21 @@ def select(
     return b.emit(create(arith.SelectOp, (condition, a, c), a.type))
 
 
+def _binary(
+    b: KernelBuilder,
+    kind: type[arith.SignlessIntegerBinaryOperation],
+    x: SSAValue,
+    y: SSAValue,
+) -> SSAValue:
+    """``kind(x, y)`` (an integer operator of ``x``'s type), built with
+    ``create``."""
+    return b.emit(create(kind, (x, y), x.type))
+
+
+def _extui(b: KernelBuilder, x: SSAValue, t: IntegerType) -> SSAValue:
+    return b.emit(create(arith.ExtUIOp, (x,), t))
+
+
 def cmp(
     b: KernelBuilder, predicate: str, x: int | SSAValue, y: int | SSAValue
 ) -> SSAValue:
@@ -81,9 +96,9 @@ def _doubling_high_mul_wide(
     if may_saturate and (not isinstance(m, int) or m == INT32_MIN):
         both_min = cmp(b, "eq", x, INT32_MIN)
         if m is not x and not isinstance(m, int):
-            both_min = b.emit(arith.AndIOp(cmp(b, "eq", x, m), both_min))
+            both_min = _binary(b, arith.AndIOp, cmp(b, "eq", x, m), both_min)
         saturated = b.const(INT32_MAX, i64)
-        high = b.emit(arith.SelectOp(both_min, saturated, high))
+        high = select(b, both_min, saturated, high)
     return high
 
 
@@ -106,14 +121,16 @@ def rounding_divide_by_pot(
         # ~(-1 << e): (1 << e) - 1 overflows (C's undefined behaviour) at
         # e = 31, where 1 << e is INT_MIN; shli is an unsigned shift in C
         all_ones = b.const(-1, t)
-        mask = b.emit(arith.XOrIOp(b.emit(arith.ShLIOp(all_ones, exponent)), all_ones))
+        mask = _binary(
+            b, arith.XOrIOp, _binary(b, arith.ShLIOp, all_ones, exponent), all_ones
+        )
         half_mask = b.shrsi(mask, one)
         shift = exponent
-    remainder = b.emit(arith.AndIOp(x, mask))
-    negative = b.emit(arith.CmpiOp(x, b.const(0, t), "slt"))
-    threshold = b.add(half_mask, b.emit(arith.ExtUIOp(negative, t)))
-    round_up = b.emit(arith.CmpiOp(remainder, threshold, "sgt"))
-    return b.add(b.shrsi(x, shift), b.emit(arith.ExtUIOp(round_up, t)))
+    remainder = _binary(b, arith.AndIOp, x, mask)
+    negative = b.emit(cmpi("slt", x, b.const(0, t)))
+    threshold = b.add(half_mask, _extui(b, negative, t))
+    round_up = b.emit(cmpi("sgt", remainder, threshold))
+    return b.add(b.shrsi(x, shift), _extui(b, round_up, t))
 
 
 def _rounding_divide_by_pot_wide(
@@ -134,7 +151,7 @@ def _rounding_divide_by_pot_wide(
     else:
         shift = b.convert(exponent, i64)
         one = b.const(1, i64)
-        half = b.shrsi(b.add(b.emit(arith.ShLIOp(one, shift)), sign), one)
+        half = b.shrsi(b.add(_binary(b, arith.ShLIOp, one, shift), sign), one)
     return b.convert(b.shrsi(b.add(x, half), shift), i32)
 
 
@@ -146,7 +163,7 @@ def saturating_rounding_multiply_by_pot(
     if exponent <= 0:
         return rounding_divide_by_pot(b, x, -exponent)
     threshold = (1 << (31 - exponent)) - 1
-    shifted = b.emit(arith.ShLIOp(x, b.const(exponent, i32)))
+    shifted = _binary(b, arith.ShLIOp, x, b.const(exponent, i32))
     low = select(b, cmp(b, "slt", x, -threshold), INT32_MIN, shifted)
     return select(b, cmp(b, "sgt", x, threshold), INT32_MAX, low)
 
@@ -159,9 +176,9 @@ def rescale(b: KernelBuilder, x: SSAValue, src_bits: int, dst_bits: int) -> SSAV
 def rounding_half_sum(b: KernelBuilder, x: SSAValue, y: int) -> SSAValue:
     """``RoundingHalfSum``: ``(x + y + sign) / 2`` in 64 bits, C division."""
     total = b.add(b.convert(x, i64), b.const(y, i64))
-    non_negative = b.emit(arith.CmpiOp(total, b.const(0, i64), "sge"))
-    sign = b.emit(arith.SelectOp(non_negative, b.const(1, i64), b.const(-1, i64)))
-    half = b.emit(arith.DivSIOp(b.add(total, sign), b.const(2, i64)))
+    non_negative = b.emit(cmpi("sge", total, b.const(0, i64)))
+    sign = select(b, non_negative, b.const(1, i64), b.const(-1, i64))
+    half = _binary(b, arith.DivSIOp, b.add(total, sign), b.const(2, i64))
     return b.convert(half, i32)
 
 

@@ -82,7 +82,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -121,9 +121,14 @@ the index of any element of the row."""
 
 
 def shape_of(value: SSAValue | Attribute) -> tuple[int, ...]:
-    t = value.type if isinstance(value, SSAValue) else value
-    assert isinstance(t, TensorType | MemRefType)
-    return tuple(t.get_shape())
+    kind = type(value)  # exact classes first: ``isinstance`` is an ABC check
+    if kind is OpResult or kind is BlockArgument:
+        t = value.type  # pyright: ignore[reportAttributeAccessIssue]
+    else:
+        t = value.type if isinstance(value, SSAValue) else value
+    if type(t) is not TensorType and type(t) is not MemRefType:
+        assert isinstance(t, TensorType | MemRefType)
+    return tuple(t.get_shape())  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def element_type(value: SSAValue | Attribute) -> Attribute:
@@ -297,6 +302,10 @@ class FusedKernel:
         ``reads`` do not cover recurses; see ``MAX_NESTED_REQUESTS``)."""
         self._tables: dict[Hashable, SSAValue] = {}
         self._names: set[str] = set()
+        self.plans: dict[Operation, object] = {}
+        """Operator -> what its handler decided from the operator alone, the
+        same at every element (e.g. ``ops_quant``'s per-channel tables): a
+        jammed kernel asks for several elements of each operator."""
         self.rows: dict[Operation, tuple[tuple[Ix, ...], tuple[SSAValue, ...]]] = {}
         """Row operator -> (index without the axis, statistics) of the row the
         result loop nest is in (see ``row``)."""
@@ -358,8 +367,9 @@ class FusedKernel:
         return result
 
     def _reads_of(self, value: SSAValue) -> Reads | None:
-        op = value.owner
-        return self._reads.get(type(op)) if isinstance(op, Operation) else None
+        # (the owner's class is a key only if it is an op class: no
+        # ``isinstance`` against ``Operation``, an ABC check per element)
+        return self._reads.get(type(value.owner))
 
     def jam(
         self, op: Operation, indices: Sequence[Sequence[Ix]], handler: JammedHandler

@@ -59,9 +59,9 @@ from xdsl.dialects.builtin import (
     LocationAttr,
     MemRefType,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from usmp.lowering.create import create
+from usmp.lowering.create import create, create_with_regions
 from usmp.lowering.dsp import is_arithmetic_call
 from usmp.lowering.scalar import Ix, ScalarArithmetic, is_float, is_unsigned
 
@@ -260,12 +260,19 @@ class KernelBuilder(ScalarArithmetic):
                 return known
             if not _may_trap(op):
                 known_depth = self._depth.get  # (_depth_of, inlined)
-                depth = max((known_depth(v, depth) for v in operands), default=0)
+                deepest = 0  # (max over the operands, as a loop: no generator)
+                for v in operands:
+                    if (d := known_depth(v, depth)) > deepest:
+                        deepest = d
+                depth = deepest
         scope = self._scopes[depth]
         scope.block.add_op(op)
-        for r in op.results:
-            self._depth[r] = depth
-        result = op.results[0] if op.results else None
+        result = None
+        depths = self._depth
+        for r in op.results:  # (iterated: indexing ``SSAValues`` is a Python call)
+            depths[r] = depth
+            if result is None:
+                result = r
         if key is not None and result is not None:
             scope.memo[key] = result
         return result  # type: ignore[return-value]
@@ -478,8 +485,11 @@ class KernelBuilder(ScalarArithmetic):
         with self.at(block):
             yielded = body(block.args[0], block.args[1:])
             self.emit(create(scf.YieldOp, yielded))
-        op = scf.ForOp(
-            self.index(lower), self.index(upper), self.index(step), list(inits), block
+        op = create_with_regions(
+            scf.ForOp,
+            (self.index(lower), self.index(upper), self.index(step), *inits),
+            [v.type for v in inits],
+            [Region(block)],
         )
         self.emit(op)
         return list(op.results)

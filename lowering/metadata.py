@@ -90,6 +90,7 @@ from usmp.lowering.convert_to_emitc import (
 from usmp.lowering.convert_to_emitc_common import USER_POOL_KEY
 from usmp.lowering.convert_to_emitc_devices import device_contexts
 from usmp.lowering.convert_to_emitc_library import is_library_op
+from usmp.lowering.function_calls import FunctionCalls
 from usmp.lowering.metadata_devices import (
     devices_arguments,
     devices_declarations,
@@ -101,7 +102,6 @@ from usmp.lowering.profile import (
     profile_operators,
     profile_source,
 )
-from usmp.lowering.walk import walk_ops
 
 MAIN_SUFFIX = "___tvm_main__"
 
@@ -253,11 +253,14 @@ def _int(attr: Attribute | None) -> int:
 
 
 def model_interface(
-    module: ModuleOp, user_pools: Collection[str] | None = None
+    module: ModuleOp,
+    user_pools: Collection[str] | None = None,
+    calls: FunctionCalls | None = None,
 ) -> ModelInterface:
     """Read the interface of the converted (emitc) ``module``; ``user_pools``
     names the pools the application provides (None: those ``usmp.pools``
-    marks ``user``, see ``convert-to-emitc{user_pools}``)."""
+    marks ``user``, see ``convert-to-emitc{user_pools}``); ``calls``: the
+    functions' calls, when the caller walks them for more."""
     mains = [
         op
         for op in module.ops
@@ -347,6 +350,7 @@ def model_interface(
         inputs=[t.name for t in inputs],
         outputs=[t.name for t in outputs],
         quantized=[t.scale is not None for t in (*inputs, *outputs)],
+        calls=calls,
     )
     quant = iter(names.quantization)
     return ModelInterface(
@@ -459,6 +463,7 @@ def module_c_names(
     inputs: Sequence[str] = (),
     outputs: Sequence[str] = (),
     quantized: Sequence[bool] = (),
+    calls: FunctionCalls | None = None,
 ) -> CNames:
     """The C names of ``module``'s functions and globals (constant pools'
     data excepted: metadata.c prints it as the pool's array), and of the
@@ -466,14 +471,13 @@ def module_c_names(
     symbols: list[str] = []
     externs: list[str] = []
     called: set[str] = set(PURE_FUNCTIONS)
+    calls = FunctionCalls() if calls is None else calls
     for op in module.ops:
         if is_library_op(op):  # the library's own C is printed from the interface
             continue
         if isinstance(op, emitc.FuncOp):
             (externs if op.is_declaration else symbols).append(op.sym_name.data)
-            called.update(
-                c.callee.data for c in walk_ops(op) if type(c) is emitc.CallOpaqueOp
-            )
+            called.update(calls.opaque(op))
         elif isinstance(op, emitc.GlobalOp) and POOL_ATTR not in op.attributes:
             symbols.append(op.sym_name.data)
     try:
@@ -920,7 +924,7 @@ def metadata_source(
     """The lines of metadata.c (after its includes): library-defined pools,
     the entry function's prototype (unless defined above), ``run`` and
     ``definitions`` (lines)."""
-    from usmp.lowering.c_printer import print_global
+    from usmp.lowering.c_printer import global_pieces
 
     lines: list[str] = []
     for p in m.pools:
@@ -939,9 +943,11 @@ def metadata_source(
         else:
             assert p.data is not None
             lines.append(f"/* {p.name}: the model's parameters. */")
-            lines.append(
-                print_global(p.data, name=pool_variable(m, p), static=True).rstrip()
-            )
+            # the last piece ends the definition: stripping it strips the
+            # text (a 3 MB pool's text is copied once, by the join)
+            pieces = global_pieces(p.data, name=pool_variable(m, p), static=True)
+            pieces[-1] = pieces[-1].rstrip()
+            lines.append("".join(pieces))
         lines.append("")
     if prototype:
         lines += [print_prototype(m.main, m.names).rstrip(), ""]

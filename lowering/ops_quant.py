@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import numpy as np
 from xdsl.dialects import arith, math
@@ -94,45 +94,80 @@ def _int_table(
     return DenseIntOrFPElementsAttr(TensorType(element, [len(values)]), BytesAttr(data))
 
 
+class _ChannelPlan(NamedTuple):
+    """What ``fixed_point_multiply`` decides from the operator's per-channel
+    multipliers and shifts (``shift_kind``: ``"one"`` shift for every
+    channel, all ``"right"`` shifts, all ``"left"`` shifts, or ``"both"``)."""
+
+    multipliers: tuple[int, ...]
+    shifts: tuple[int, ...]
+    may_saturate: bool
+    uniform: bool
+    """One (multiplier, shift) pair for every channel."""
+    multiplier_table: DenseIntOrFPElementsAttr | None
+    shift_kind: str
+    shift_table: DenseIntOrFPElementsAttr | None
+
+
+def _channel_plan(op: FixedPointMultiplyOp) -> _ChannelPlan:
+    multipliers, shifts = op.multiplier, op.shift
+    may_saturate = INT32_MIN in multipliers
+    if len(set(zip(multipliers, shifts, strict=True))) == 1:
+        return _ChannelPlan(multipliers, shifts, may_saturate, True, None, "one", None)
+    m_table = None
+    if len(set(multipliers)) > 1:
+        m_table = _int_table("<i4", i32, multipliers)
+    if len(set(shifts)) == 1:
+        kind, table = "one", None
+    elif max(shifts) <= 0:  # the usual case: multipliers below one
+        kind, table = "right", _int_table("i1", i8, [-s for s in shifts])
+    elif min(shifts) >= 0:
+        kind, table = "left", _int_table("i1", i8, shifts)
+    else:
+        kind, table = "both", _int_table("i1", i8, shifts)
+    return _ChannelPlan(multipliers, shifts, may_saturate, False, m_table, kind, table)
+
+
 def fixed_point_multiply(
     k: FusedKernel, op: Operation, index: Sequence[Ix]
 ) -> SSAValue:
     assert isinstance(op, FixedPointMultiplyOp)
     b = k.b
     x = k.at(op.data, index)
-    multipliers, shifts = op.multiplier, op.shift
     if x.type == i64:
         return _fixed_point_multiply_i64(k, op, index, x)
     if k.features.dsp and (r := _fixed_point_multiply_dsp(k, op, index, x)):
         return r
-    may_saturate = INT32_MIN in multipliers
-    if len(set(zip(multipliers, shifts, strict=True))) == 1:
+    plan = k.plans.get(op)
+    if plan is None:
+        plan = k.plans[op] = _channel_plan(op)
+    assert isinstance(plan, _ChannelPlan)
+    multipliers, shifts = plan.multipliers, plan.shifts
+    may_saturate = plan.may_saturate
+    if plan.uniform:
         return multiply_by_quantized_multiplier(
             b, x, multipliers[0], shifts[0], may_saturate
         )
     rank = len(shape_of(op.data))
     channel = index[op.axis % rank]
     m: int | SSAValue = multipliers[0]
-    if len(set(multipliers)) > 1:
-        m_table = k.table(
-            "fixed_point_multiply_multiplier", _int_table("<i4", i32, multipliers)
-        )
+    if plan.multiplier_table is not None:
+        m_table = k.table("fixed_point_multiply_multiplier", plan.multiplier_table)
         m = b.load(m_table, [channel])
-    if len(set(shifts)) == 1:
+    if plan.shift_kind == "one":
         return multiply_by_quantized_multiplier(b, x, m, shifts[0], may_saturate)
-
-    def shift_table(name: str, values: Sequence[int]) -> SSAValue:
-        table = k.table(name, _int_table("i1", i8, values))
-        return b.convert(b.load(table, [channel]), i32)
-
-    if all(s <= 0 for s in shifts):  # the usual case: multipliers below one
-        right = shift_table("fixed_point_multiply_right_shift", [-s for s in shifts])
-        return multiply_by_shifted_multiplier(b, x, m, 0, right, may_saturate)
-    if all(s >= 0 for s in shifts):
-        left = shift_table("fixed_point_multiply_left_shift", shifts)
-        return multiply_by_shifted_multiplier(b, x, m, left, 0, may_saturate)
-    s = shift_table("fixed_point_multiply_shift", shifts)
-    return multiply_by_quantized_multiplier(b, x, m, s, may_saturate)
+    assert plan.shift_table is not None
+    name = {
+        "right": "fixed_point_multiply_right_shift",
+        "left": "fixed_point_multiply_left_shift",
+        "both": "fixed_point_multiply_shift",
+    }[plan.shift_kind]
+    shift = b.convert(b.load(k.table(name, plan.shift_table), [channel]), i32)
+    if plan.shift_kind == "right":
+        return multiply_by_shifted_multiplier(b, x, m, 0, shift, may_saturate)
+    if plan.shift_kind == "left":
+        return multiply_by_shifted_multiplier(b, x, m, shift, 0, may_saturate)
+    return multiply_by_quantized_multiplier(b, x, m, shift, may_saturate)
 
 
 DSP_MAGNITUDE = (1 << 30) - 1

@@ -43,8 +43,22 @@ def walk_ops(root: Operation | Block | Region) -> Iterator[Operation]:
 
 def _push_ops(block: Block, push: Callable[[Operation], None]) -> None:
     """Push ``block``'s ops, last first (following the links: ``list``
-    of ``block.ops`` would walk them twice, once for its length)."""
-    op = block.last_op
+    of ``block.ops`` would walk them twice, once for its length). The
+    links are read as the fields behind ``last_op``/``prev_op`` (xDSL
+    0.74's properties return them as they are): a property is a Python
+    call per op, and every analysis of the lowered kernels walks them."""
+    op = block._last_op  # pyright: ignore[reportPrivateUsage]
     while op is not None:
         push(op)
-        op = op.prev_op
+        op = op._prev_op  # pyright: ignore[reportPrivateUsage]
+
+
+def block_ops(block: Block) -> list[Operation]:
+    """``list(block.ops)``, following the link fields (xDSL's iterator is a
+    Python ``__next__`` and a ``next_op`` property call per op)."""
+    ops: list[Operation] = []
+    op = block._first_op  # pyright: ignore[reportPrivateUsage]
+    while op is not None:
+        ops.append(op)
+        op = op._next_op  # pyright: ignore[reportPrivateUsage]
+    return ops

@@ -1,9 +1,10 @@
 """``usmp.lowering.create.create`` (the op builder of lower-ops and
 convert-to-emitc) makes the op xDSL's
 ``Operation.create`` makes (every field, the IRDL defaults, the operands'
-use lists) and ``replace_uses`` leaves the IR and the use lists that
-``SSAValue.replace_all_uses_with`` leaves; written against xDSL's own
-constructors, so an xDSL whose op layout differs fails here."""
+use lists, in their order), ``replace_uses`` leaves the IR and the use
+lists that ``SSAValue.replace_all_uses_with`` leaves and ``remove_op``
+those of ``Block.detach_op`` and ``Operation.drop_all_references``; written
+against xDSL's own methods, so an xDSL whose op layout differs fails here."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from xdsl.printer import Printer
 
 from usmp.dialects import emitc
 from usmp.dialects.emitc_expressions import CMP_PREDICATES
-from usmp.lowering.convert_to_emitc_ir import insert_before, replace_uses
+from usmp.lowering.convert_to_emitc_ir import insert_before, remove_op, replace_uses
 from usmp.lowering.create import create
 
 
@@ -110,6 +111,25 @@ def test_build_is_xdsl_create(case: int) -> None:
     for value in operands:  # both ops are users, each once per operand
         users = [u.operation for u in value.uses]
         assert users.count(ours) == users.count(xdsl) == operands.count(value)
+    # the same use lists, in the same order and links, built by each alone
+    lists: list[list[tuple[int, int]]] = []
+    for build in (create, _xdsl_create):
+        values: list[SSAValue] = list(Block(arg_types=[i32, i32]).args)
+        for _ in range(3):
+            build(arith.AddiOp, [values[0], values[1]], i32)
+        built = build(arith.AddiOp, [values[1], values[1]], i32)
+        users: dict[int, int] = {}
+        listed: list[tuple[int, int]] = []
+        for value in values:
+            previous = None
+            for use in value.uses:
+                assert use._prev_use is previous  # pyright: ignore[reportPrivateUsage]
+                previous = use
+                key = users.setdefault(id(use.operation), len(users))
+                listed.append((key, use.index))
+        assert [u.index for u in built._operand_uses] == [0, 1]  # pyright: ignore[reportPrivateUsage]
+        lists.append(listed)
+    assert lists[0] == lists[1]
 
 
 def _chain() -> tuple[Block, list[Operation]]:
@@ -123,6 +143,7 @@ def _chain() -> tuple[Block, list[Operation]]:
 @pytest.mark.parametrize("named", [False, True])
 def test_replace_uses_is_replace_all_uses_with(named: bool) -> None:
     texts: list[str] = []
+    orders: list[list[tuple[str, int]]] = []
     for replace in (replace_uses, SSAValue.replace_all_uses_with):
         block, (c, s, t) = _chain()
         c.results[0].name_hint = "c"
@@ -137,6 +158,15 @@ def test_replace_uses_is_replace_all_uses_with(named: bool) -> None:
             [(s, 0), (s, 1), (t, 1)], key=lambda u: (id(u[0]), u[1])
         )
         assert list(s.operands) == [new.results[0]] * 2
+        order = [(u.operation.name, u.index) for u in new.results[0].uses]
+        orders.append(order)
+        assert (
+            [u._prev_use for u in new.results[0].uses]
+            == [  # pyright: ignore[reportPrivateUsage]
+                None,
+                *list(new.results[0].uses)[:-1],
+            ]
+        )
         assert list(t.operands) == [s.results[0], new.results[0]]
         assert new.results[0].name_hint == ("two" if named else "c")
         c.detach()
@@ -145,6 +175,7 @@ def test_replace_uses_is_replace_all_uses_with(named: bool) -> None:
         Printer(stream=text).print_block(block)
         texts.append(text.getvalue())
     assert texts[0] == texts[1]
+    assert orders[0] == orders[1]
 
 
 @pytest.mark.parametrize("at", [0, 1, 2])
@@ -204,3 +235,130 @@ def test_exact_class_tests_are_on_final_classes() -> None:
         emitc.ApplyOp,
     ):
         assert derived(cls) == [], cls
+
+
+@pytest.mark.parametrize("at", [0, 3, 5])
+def test_remove_op_is_detach_and_drop(at: int) -> None:
+    """``remove_op`` unlinks the first, a middle or the last op of a block
+    (each without users) and its uses as ``Block.detach_op`` and
+    ``drop_all_references`` do: the same block links, the same use lists
+    (order and links) of every value, and the op holds no uses; an op of
+    another block is refused."""
+    seen: list[tuple[list[int], list[list[tuple[int, int]]]]] = []
+    for remove in (remove_op, None):
+        unused, a, b = (arith.ConstantOp.from_int_and_width(k, i32) for k in (0, 1, 2))
+        ops: list[Operation] = [unused, a, b]
+        ops += [arith.AddiOp(a, b), arith.AddiOp(b, a), arith.AddiOp(a, a)]
+        block = Block(ops)
+        victim = ops[at]
+        if remove is None:
+            block.detach_op(victim)
+            victim.drop_all_references()
+        else:
+            remove(block, victim)
+        walked = list(block.ops)
+        assert [o.prev_op for o in walked] == [None, *walked[:-1]]
+        assert [o.next_op for o in walked] == [*walked[1:], None]
+        assert (block.first_op, block.last_op) == (walked[0], walked[-1])
+        assert victim.parent is None and victim.prev_op is victim.next_op is None
+        assert victim._operand_uses == ()  # pyright: ignore[reportPrivateUsage]
+        names = {id(o): k for k, o in enumerate(ops)}
+        uses: list[list[tuple[int, int]]] = []
+        for o in walked:
+            for r in o.results:
+                listed = list(r.uses)
+                links = [u._prev_use for u in listed]  # pyright: ignore[reportPrivateUsage]
+                assert links == [None, *listed][: len(listed)]
+                uses.append([(names[id(u.operation)], u.index) for u in listed])
+        seen.append(([names[id(o)] for o in walked], uses))
+    assert seen[0] == seen[1]
+    assert len(seen[0][0]) == 5
+    _, ops = _chain()
+    with pytest.raises(ValueError, match="different block"):
+        remove_op(Block(), ops[1])
+
+
+@pytest.mark.parametrize("loop", ["scf", "scf_iter_args", "emitc"])
+def test_create_with_regions_is_the_constructor(loop: str) -> None:
+    """``create_with_regions`` builds the loop the dialect's constructor
+    builds (``lower-ops``' ``scf.for``, ``convert-to-emitc``'s
+    ``emitc.for``): every field but the region, which it takes as the
+    constructor takes it (attached to the op, the same block), and the same
+    text."""
+    from xdsl.dialects import scf
+    from xdsl.dialects.builtin import IndexType
+
+    from usmp.lowering.create import create_with_regions
+
+    index = IndexType()
+    bounds = list(Block(arg_types=[index, index, index]).args)
+    inits: list[SSAValue] = list(Block(arg_types=[i32, f32]).args)
+    if loop != "scf_iter_args":
+        inits = []
+    ops: list[Operation] = []
+    blocks: list[Block] = []
+    for ours in (True, False):
+        block = Block(arg_types=[index, *(v.type for v in inits)])
+        if loop == "emitc":
+            block.add_op(emitc.YieldOp())
+            region = Region(block)
+            op: Operation = (
+                create_with_regions(emitc.ForOp, bounds, (), [region])
+                if ours
+                else emitc.ForOp(bounds[0], bounds[1], bounds[2], region)
+            )
+        else:
+            block.add_op(scf.YieldOp(*block.args[1:]))
+            op = (
+                create_with_regions(
+                    scf.ForOp,
+                    [*bounds, *inits],
+                    [v.type for v in inits],
+                    [Region(block)],
+                )
+                if ours
+                else scf.ForOp(bounds[0], bounds[1], bounds[2], inits, block)
+            )
+        ops.append(op)
+        blocks.append(block)
+    fields = [_fields(op) for op in ops]
+    for f, op in zip(fields, ops, strict=True):
+        f["uses"] = [("op" if o is op else o, k) for o, k in f["uses"]]
+        f["results"] = [("op" if o is op else o, *rest) for o, *rest in f["results"]]
+        (region,) = f.pop("regions")
+        assert region.parent is op and list(region.blocks) == [blocks[ops.index(op)]]
+    assert fields[0] == fields[1]
+    assert list(ops[0].properties) == list(ops[1].properties)
+    texts = []
+    for op in ops:
+        op.verify()
+        text = StringIO()
+        Printer(stream=text).print_op(op)
+        texts.append(text.getvalue())
+    assert texts[0] == texts[1]
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["shli", "andi", "xori", "divsi", "extui", "select", "cmpi_slt", "cmpi_sge"],
+)
+def test_create_is_the_arith_constructor(kind: str) -> None:
+    """The ``arith`` ops ``lower-ops``' fixed-point arithmetic builds with
+    ``create`` (``lowering/fixed_point.py``) equal the ones the dialect's
+    constructors build, field by field (properties in the same order)."""
+    from usmp.lowering.loops import cmpi
+
+    c, x, y = Block(arg_types=[i1, i64, i64]).args
+    ops: dict[str, tuple[Operation, Operation]] = {
+        "shli": (create(arith.ShLIOp, (x, y), i64), arith.ShLIOp(x, y)),
+        "andi": (create(arith.AndIOp, (x, y), i64), arith.AndIOp(x, y)),
+        "xori": (create(arith.XOrIOp, (x, y), i64), arith.XOrIOp(x, y)),
+        "divsi": (create(arith.DivSIOp, (x, y), i64), arith.DivSIOp(x, y)),
+        "extui": (create(arith.ExtUIOp, (c,), i64), arith.ExtUIOp(c, i64)),
+        "select": (create(arith.SelectOp, (c, x, y), i64), arith.SelectOp(c, x, y)),
+        "cmpi_slt": (cmpi("slt", x, y), arith.CmpiOp(x, y, "slt")),
+        "cmpi_sge": (cmpi("sge", x, y), arith.CmpiOp(x, y, "sge")),
+    }
+    ours, xdsl = ops[kind]
+    _same(ours, xdsl)
+    assert list(ours.properties) == list(xdsl.properties)

@@ -783,6 +783,34 @@ def test_fixed_point_multiply(shape: list[int], data: st.DataObject) -> None:
     check_lowering(g.text(v), g.inputs)
 
 
+@pytest.mark.parametrize(
+    "shift",
+    [[-3, -9, -1], [2, 0, 5], [-4, 3, 0], [-6, -6, -6]],
+    ids=["right", "left", "both", "one"],
+)
+def test_fixed_point_multiply_per_channel_shifts(shift: list[int]) -> None:
+    """Each kind of per-channel shift table (all right shifts, all left
+    shifts, both, one shift) with per-channel multipliers, against the
+    reference: the kernel's plan, made once per operator, picks the table
+    and the direction."""
+    g = Graph(np.random.default_rng(7))
+    shape = [2, 3]
+    x = g.input(shape, "i32")
+    g.inputs[-1][:] = np.array([[-(2**31), -77777, 5], [123456789, 3, -1]])
+    v = g.op(
+        "fixed_point_multiply",
+        [x],
+        shape,
+        "i32",
+        {
+            "multiplier": _i32s([1518500250, 1 << 30, 2**31 - 1]),
+            "shift": _i32s(shift),
+            "axis": "1 : i64",
+        },
+    )
+    check_lowering(g.text(v), g.inputs)
+
+
 @CASES
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.data())
 def test_quantize_dequantize(shape: list[int], data: st.DataObject) -> None:

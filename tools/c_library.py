@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import IO
 
 from xdsl.dialects.builtin import ArrayAttr, ModuleOp, StringAttr
-from xdsl.ir import Operation
 
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc, tir
@@ -55,6 +54,7 @@ from usmp.lowering.convert_to_emitc_packed import (
     packed_table_name,
 )
 from usmp.lowering.dsp import HELPERS
+from usmp.lowering.function_calls import FunctionCalls
 from usmp.lowering.metadata import (
     ModelInterface,
     metadata_header,
@@ -71,7 +71,6 @@ from usmp.lowering.metadata_packed import (
 )
 from usmp.lowering.metadata_packed import source_lines as packed_entry
 from usmp.lowering.tvm_runtime_header import HEADERS as RUNTIME_HEADERS
-from usmp.lowering.walk import walk_ops
 from usmp.passes.convert_to_emitc import needs_conversion
 from usmp.passes.fuse_ops import HOST_TARGET
 
@@ -176,15 +175,12 @@ def _custom_files(module: ModuleOp) -> dict[str, str]:
     return files
 
 
-def _preludes(module: ModuleOp, functions: Iterable[emitc.FuncOp]) -> list[str]:
+def _preludes(
+    module: ModuleOp, functions: Iterable[emitc.FuncOp], calls: FunctionCalls
+) -> list[str]:
     """The module's own ``emitc.verbatim`` definitions (the DSP helpers,
     ``usmp.lowering.dsp.PRELUDE``), when ``functions`` call them."""
-    calls = any(
-        type(op) is emitc.CallOpaqueOp and op.callee.data in HELPERS
-        for f in functions
-        for op in walk_ops(f)
-    )
-    if not calls:
+    if not any(name in HELPERS for f in functions for name in calls.opaque(f)):
         return []
     return [
         op.value.data
@@ -198,6 +194,7 @@ def _program(
     functions: Iterable[emitc.FuncOp],
     globals_: bool,
     names: CNames,
+    calls: FunctionCalls,
 ) -> list[str]:
     """Definitions of ``functions`` (and the non-pool globals), each preceded
     by the prototypes of the functions it calls that are not defined above;
@@ -220,7 +217,7 @@ def _program(
     bodies: list[str] = []
     for f in functions:
         declared.add(f.sym_name.data)
-        for callee in _callees(f):
+        for callee in calls.callees(f):
             if callee not in declared:
                 declared.add(callee)
                 prototypes.append(print_prototype(by_name[callee], names).rstrip())
@@ -283,12 +280,6 @@ def _runtime_headers(module: ModuleOp, m: ModelInterface) -> dict[str, str]:
     return {}
 
 
-def _callees(f: Operation) -> list[str]:
-    return [
-        op.callee.root_reference.data for op in walk_ops(f) if type(op) is emitc.CallOp
-    ]
-
-
 def _split(
     module: ModuleOp, m: ModelInterface
 ) -> tuple[list[emitc.FuncOp], list[emitc.FuncOp]]:
@@ -331,7 +322,8 @@ def build_library(
     application provides (empty: U1, the library defines them all; None: the
     pools ``convert-to-emitc{user_pools}`` marked, else none)."""
     module = as_emitc(module)
-    m = model_interface(module, user_pools)
+    calls = FunctionCalls()  # one walk per function, for every reader
+    m = model_interface(module, user_pools, calls)
     operators, main = _split(module, m)
     names = library_files(m.names.model)
     files = {names["header"]: _header(m)}
@@ -364,13 +356,13 @@ def build_library(
                 *_banner(m, what),
                 *_includes(module, target),
                 *_custom_includes(funcs),
-                *_preludes(module, funcs),
+                *_preludes(module, funcs, calls),
                 "",
                 ALIGNED_MACRO if globals_ else "",
                 *_CPP_OPEN,
                 *(hook_prototypes(m) if funcs is main else ()),
                 *(_function_tables(module, m.names, defined, False) * (not globals_)),
-                *_program(module, funcs, globals_, m.names),
+                *_program(module, funcs, globals_, m.names, calls),
                 *(_function_tables(module, m.names, defined, True) * globals_),
                 *_CPP_CLOSE,
             ]
@@ -400,6 +392,7 @@ def single_source(module: ModuleOp) -> str:
     module without an entry function (``tir.main``) is printed as a plain
     C file of its globals and functions."""
     module = as_emitc(module)
+    calls = FunctionCalls()
     if not any(
         isinstance(op, emitc.FuncOp) and tir.MAIN_FUNC in op.attributes
         for op in module.ops
@@ -412,28 +405,28 @@ def single_source(module: ModuleOp) -> str:
         return "\n".join(
             [
                 *_includes(module),
-                *_preludes(module, funcs),
+                *_preludes(module, funcs, calls),
                 "",
                 ALIGNED_MACRO,
                 *_CPP_OPEN,
-                *_program(module, funcs, True, module_c_names(module)),
+                *_program(module, funcs, True, module_c_names(module), calls),
                 *_CPP_CLOSE,
             ]
         )
-    m = model_interface(module, user_pools=())
+    m = model_interface(module, user_pools=(), calls=calls)
     operators, main = _split(module, m)
     return "\n".join(
         [
             *_banner(m, "C99 source"),
             *_includes(module),
             *_custom_includes(operators),
-            *_preludes(module, operators),
+            *_preludes(module, operators, calls),
             "",
             _header(m, banner=False),
             ALIGNED_MACRO,
             *_CPP_OPEN,
             *_function_tables(module, m.names, (), False),
-            *_program(module, [*operators, *main], True, m.names),
+            *_program(module, [*operators, *main], True, m.names, calls),
             *_function_tables(
                 module, m.names, {f.sym_name.data for f in operators}, True
             ),
