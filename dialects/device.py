@@ -106,11 +106,20 @@ class VirtualDeviceAttr(ParametrizedAttribute):
     def join(self, other: VirtualDeviceAttr) -> VirtualDeviceAttr | None:
         """The device satisfying both (TVM ``VirtualDevice::Join``), or None
         when a field both know differs."""
+        if other is self:
+            return self
+        mine_fields, their_fields = self._fields(), other._fields()
         joined: list[str | int] = []
-        for mine, theirs in zip(self._fields(), other._fields(), strict=True):
+        for mine, theirs in zip(mine_fields, their_fields, strict=True):
             if self._is_set(mine) and self._is_set(theirs) and mine != theirs:
                 return None
             joined.append(mine if self._is_set(mine) else theirs)
+        # attributes are immutable values: an operand that already is the
+        # join is returned rather than rebuilt (the usual case in a plan)
+        if tuple(joined) == mine_fields:
+            return self
+        if tuple(joined) == their_fields:
+            return other
         return VirtualDeviceAttr(*joined)  # pyright: ignore[reportArgumentType]
 
     def default_from(self, default: VirtualDeviceAttr) -> VirtualDeviceAttr:
@@ -122,12 +131,15 @@ class VirtualDeviceAttr(ParametrizedAttribute):
         kind = kind or d_kind
         if not target and kind == d_kind:
             target = d_target
-        return VirtualDeviceAttr(
+        fields = (
             kind,
             ident if self._is_set(ident) else d_ident,
             target,
             scope or d_scope,
         )
+        if fields == self._fields():  # fully set already: no new attribute
+            return self
+        return VirtualDeviceAttr(*fields)
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:

@@ -142,14 +142,21 @@ class PlanDevicesPass(TypedOptions):
                     "plan-devices expects relay dataflow in a single block (no "
                     "control flow)",
                 )
-            _walk([_ProjectThenCopy()], f)
+            if any(isinstance(o, relay.OnDeviceOp) for o in f.walk()):
+                _walk([_ProjectThenCopy()], f)  # it rewrites only on_device's users
         solved = plan(op, self.entry, default)
         edges: dict[Operation, list[Edge]] = {}
         for edge in solved.edges:
             edges.setdefault(edge.user, []).append(edge)
         copy_edges = _CopyEdges(solved, edges)
+        # _CopyEdges rewrites only edges whose two sides differ: no walk without
+        copies = any(
+            solved.domains.get(e.value_node) != solved.domains.get(e.use_node)
+            for e in solved.edges
+        )
         for f in solved.functions:
-            _walk([copy_edges], f)
+            if copies:
+                _walk([copy_edges], f)
             _walk(
                 [
                     _PlaceConstant(solved),
