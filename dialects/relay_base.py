@@ -85,6 +85,24 @@ def tensor_of(op_name: str, what: str, value: SSAValue | Attribute) -> TensorTyp
     return t
 
 
+_TENSOR_TYPES: dict[tuple[Attribute, tuple[int, ...]], TensorType] = {}
+_TENSOR_TYPES_MAX = 4096
+
+
+def tensor_type(element_type: Attribute, shape: Sequence[int]) -> TensorType:
+    """``TensorType(element_type, shape)``, one instance per type: inferring
+    result types builds the same few types again and again (MobileNetV2's
+    import, verification included, builds ~800, of ~60 distinct ones), and
+    an attribute is an immutable value, so sharing it is safe."""
+    key = (element_type, tuple(shape))
+    t = _TENSOR_TYPES.get(key)
+    if t is None:
+        if len(_TENSOR_TYPES) >= _TENSOR_TYPES_MAX:  # bounded in a long process
+            _TENSOR_TYPES.clear()
+        t = _TENSOR_TYPES[key] = TensorType(element_type, key[1])
+    return t
+
+
 def shape_of(t: TensorType) -> Shape:
     return tuple(t.get_shape())
 

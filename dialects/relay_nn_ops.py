@@ -26,6 +26,7 @@ from usmp.dialects.relay_base import (
     int_range,
     shape_of,
     tensor_of,
+    tensor_type,
 )
 from usmp.dialects.relay_fusion import Fusion, OpPattern, RelayOnly
 from usmp.dialects.relay_props import (
@@ -198,7 +199,7 @@ class Conv2DOp(AccumulatingOp):
             data_layout=self.data_layout,
             kernel_layout=self.kernel_layout,
         )
-        return TensorType(el, shape)
+        return tensor_type(el, shape)
 
 
 @relay_op_definition
@@ -266,7 +267,7 @@ class Conv2DTransposeOp(AccumulatingOp):
             padding=self.padding,
             output_padding=self.output_padding,
         )
-        return TensorType(el, shape)
+        return tensor_type(el, shape)
 
 
 @relay_op_definition
@@ -302,7 +303,7 @@ class DenseOp(AccumulatingOp):
     def infer_result_type(self) -> TensorType:
         dt, wt, el = self.accumulation_types()
         shape = infer_shape(self.name, dense_output_shape, shape_of(dt), shape_of(wt))
-        return TensorType(el, shape)
+        return tensor_type(el, shape)
 
 
 class Pool2DOp(RelayOperator):
@@ -347,7 +348,7 @@ class Pool2DOp(RelayOperator):
             padding=self.padding,
             layout=self.layout,
         )
-        return TensorType(t.element_type, shape)
+        return tensor_type(t.element_type, shape)
 
 
 @relay_op_definition
@@ -416,7 +417,7 @@ class GlobalAvgPool2DOp(RelayOperator):
         shape = infer_shape(
             self.name, global_pool2d_output_shape, shape_of(t), self.layout
         )
-        return TensorType(t.element_type, shape)
+        return tensor_type(t.element_type, shape)
 
 
 class ReduceOp(RelayOperator):
@@ -446,7 +447,7 @@ class ReduceOp(RelayOperator):
         shape = infer_shape(
             self.name, reduce_output_shape, shape_of(t), self.axis, self.keepdims
         )
-        return TensorType(t.element_type, shape)
+        return tensor_type(t.element_type, shape)
 
 
 @relay_op_definition
@@ -507,7 +508,7 @@ class ArgReduceOp(RelayOperator):
     def __init__(self, data: SSAValue, axis: int, element_type: Attribute):
         t = tensor_of(self.name, "operand", data)
         shape = infer_shape(self.name, _drop_axis, shape_of(t), axis)
-        self._build([data], TensorType(element_type, shape), axis=axis)
+        self._build([data], tensor_type(element_type, shape), axis=axis)
 
     def infer_result_type(self) -> TensorType:
         t = tensor_of(self.name, "operand", self.data)
@@ -517,7 +518,7 @@ class ArgReduceOp(RelayOperator):
                 self.name,
                 f"result element type {el} is not supported, expected i32",
             )
-        return TensorType(
+        return tensor_type(
             el, infer_shape(self.name, _drop_axis, shape_of(t), self.axis)
         )
 

@@ -44,6 +44,7 @@ from usmp.dialects.relay_base import (
     is_int,
     shape_of,
     tensor_of,
+    tensor_type,
 )
 from usmp.dialects.relay_fusion import Fusion, OpPattern
 from usmp.dialects.relay_nn_ops import (
@@ -123,7 +124,7 @@ class BinaryElementwiseOp(RelayOperator):
                 f"shapes {list(shape_of(lt))} and {list(shape_of(rt))} "
                 "do not broadcast",
             )
-        return TensorType(lt.element_type, shape)
+        return tensor_type(lt.element_type, shape)
 
 
 @relay_op_definition
@@ -395,7 +396,7 @@ class _ShapeOp(RelayOperator):
     def __init__(self, data: SSAValue, shape: Sequence[int]):
         t = tensor_of(self.name, "operand", data)
         super().__init__(
-            operands=[data], result_types=[TensorType(t.element_type, shape)]
+            operands=[data], result_types=[tensor_type(t.element_type, shape)]
         )
 
     def _types(self) -> tuple[TensorType[Attribute], TensorType[Attribute]]:
@@ -480,13 +481,13 @@ class CastOp(RelayOperator):
     def __init__(self, data: SSAValue, element_type: Attribute):
         t = tensor_of(self.name, "operand", data)
         super().__init__(
-            operands=[data], result_types=[TensorType(element_type, t.get_shape())]
+            operands=[data], result_types=[tensor_type(element_type, t.get_shape())]
         )
 
     def verify_(self) -> None:
         src = tensor_of(self.name, "operand", self.data)
         dst = tensor_of(self.name, "result", self.result.type)
-        expected = TensorType(dst.element_type, src.get_shape())
+        expected = tensor_type(dst.element_type, src.get_shape())
         if dst != expected:
             fail(self.name, f"result type {dst} is wrong, expected {expected}")
 
@@ -516,7 +517,7 @@ class TransposeOp(RelayOperator):
     def infer_result_type(self) -> TensorType:
         t = tensor_of(self.name, "operand", self.data)
         shape = infer_shape(self.name, transpose_output_shape, shape_of(t), self.axes)
-        return TensorType(t.element_type, shape)
+        return tensor_type(t.element_type, shape)
 
 
 @relay_op_definition
@@ -564,7 +565,7 @@ class StridedSliceOp(RelayOperator):
             self.end,
             self.strides,
         )
-        return TensorType(t.element_type, shape)
+        return tensor_type(t.element_type, shape)
 
     def contiguous_offset(self) -> int | None:
         """The element offset of the result in its operand when the result is
@@ -616,7 +617,7 @@ class PadOp(RelayOperator):
                     f"(expected an integer in {lo}..{hi})",
                 )
         shape = infer_shape(self.name, pad_output_shape, shape_of(t), self.pad_width)
-        return TensorType(el, shape)
+        return tensor_type(el, shape)
 
 
 @relay_op_definition
@@ -657,7 +658,7 @@ class ConcatenateOp(RelayOperator):
         shape = infer_shape(
             name, concatenate_output_shape, [shape_of(t) for t in types], self.axis
         )
-        return TensorType(el, shape)
+        return tensor_type(el, shape)
 
 
 OPERATOR_OPS: list[type[IRDLOperation]] = [

@@ -23,6 +23,7 @@ from usmp.dialects.relay_base import (
     is_int,
     shape_of,
     tensor_of,
+    tensor_type,
 )
 from usmp.dialects.relay_fusion import Fusion, OpPattern
 from usmp.dialects.relay_props import (
@@ -105,7 +106,7 @@ class FixedPointMultiplyOp(RelayOperator):
                 name,
                 f"shift {bad[0]} is out of range, expected {SHIFT_MIN}..{shift_max}",
             )
-        return TensorType(i32, shape)
+        return tensor_type(i32, shape)
 
 
 def _check_quant_params(
@@ -160,7 +161,7 @@ class QuantizeOp(AffineQuantOp):
         element_type: Attribute = i8,
     ):
         t = tensor_of(self.name, "operand", data)
-        result_type = TensorType(element_type, t.get_shape())
+        result_type = tensor_type(element_type, t.get_shape())
         self._build([data], result_type, scale=scale, zero_point=zero_point)
 
     def verify_(self) -> None:
@@ -174,7 +175,7 @@ class QuantizeOp(AffineQuantOp):
                 f"result element type {dst.element_type} is not an integer type "
                 "(expected i8, i16, i32, i64 or ui8)",
             )
-        expected = TensorType(dst.element_type, src.get_shape())
+        expected = tensor_type(dst.element_type, src.get_shape())
         if dst != expected:
             fail(self.name, f"result type {dst} is wrong, expected {expected}")
         _check_quant_params(
@@ -210,4 +211,4 @@ class DequantizeOp(AffineQuantOp):
         _check_quant_params(
             self.name, self.scale, self.zero_point, t.element_type, divides=False
         )
-        return TensorType(f32, t.get_shape())
+        return tensor_type(f32, t.get_shape())

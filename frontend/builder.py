@@ -49,6 +49,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from usmp.dialects.relay import ConstantOp
+from usmp.dialects.relay_base import tensor_type as relay_tensor_type
 from usmp.dialects.relay_ops import (
     AddOp,
     CastOp,
@@ -106,7 +107,7 @@ def int_range(dtype: np.dtype[Any]) -> tuple[int, int]:
 
 
 def tensor_type(dtype: np.dtype[Any], shape: tuple[int, ...]) -> TensorType:
-    return TensorType(element_type(dtype), shape)
+    return relay_tensor_type(element_type(dtype), shape)
 
 
 def sanitize_name(name: str, fallback: str) -> str:
