@@ -101,9 +101,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
 )
 from xdsl.rewriter import InsertPoint
@@ -346,13 +344,13 @@ def _fuse_function(
 ) -> None:
     block = _check_function(function)
     region_dce(function.body)  # relay ops are pure: dead ones are not fused
-    outline = _OutlineGroup(
-        function, _groups_to_outline(block, max_depth), module_name, names
-    )
-    PatternRewriteWalker(
-        GreedyRewritePatternApplier([outline], dce_enabled=False),
-        apply_recursively=False,
-    ).rewrite_region(function.body)
+    groups = _groups_to_outline(block, max_depth)
+    outline = _OutlineGroup(function, groups, module_name, names)
+    # a root at a time, in block order (what a non-recursive rewrite walk
+    # does): only roots are rewritten, and one rewrite touches no other root
+    for op in list(block.ops):
+        if op in groups:
+            outline.match_and_rewrite(op, PatternRewriter(op))
     region_dce(function.body)  # uniform constants now only used in groups
 
 
@@ -390,21 +388,23 @@ class _OutlineGroup(RewritePattern):
         target = _offload_target(device)
         name = fused_name(members, self.module_name, target)
         symbol = self.names.unique(name)
+        call = relay.CallOp(symbol, arguments, output.type)
+        call.location = output.owner.location  # type: ignore[union-attr]
+        if device is not None:
+            call.attributes[relay.VIRTUAL_DEVICE] = device
+        rewriter.insert(call, InsertPoint.after(op))  # before op moves
         primitive = _primitive_function(symbol, members, output, arguments, constants)
         if device is not None:
             primitive.attributes[relay.VIRTUAL_DEVICE] = device
         if target:
             primitive.attributes[tir.TARGET] = StringAttr(target)
         rewriter.insert(primitive, InsertPoint.before(self.function))
-
-        call = relay.CallOp(symbol, arguments, output.type)
-        call.location = output.owner.location  # type: ignore[union-attr]
-        if device is not None:
-            call.attributes[relay.VIRTUAL_DEVICE] = device
-        rewriter.insert(call, InsertPoint.after(op))
-        rewriter.replace_all_uses_with(output, call.result)
-        for member in reversed(members):
-            rewriter.erase(member)
+        # the members moved into the primitive function: the uses left here
+        # read the call
+        for use in list(output.uses):
+            if use.operation.parent is not primitive.body.block:
+                use.operation.operands[use.index] = call.result
+                rewriter.notify_op_modified(use.operation)
 
 
 def _primitive_function(
@@ -414,6 +414,9 @@ def _primitive_function(
     arguments: list[SSAValue],
     constants: list[relay.ConstantOp],
 ) -> func.FuncOp:
+    """The function of a group: its ``members`` are moved into it (not
+    cloned: the group's ops leave the caller), reading its ``arguments`` as
+    block arguments and clones of the uniform ``constants``."""
     body = Block(arg_types=[a.type for a in arguments])
     mapping: dict[SSAValue, SSAValue] = dict(zip(arguments, body.args, strict=True))
     for constant in constants:
@@ -421,11 +424,13 @@ def _primitive_function(
         body.add_op(clone)
         mapping[constant.result] = clone.result
     for op in members:
-        clone = op.clone(value_mapper=mapping)
-        body.add_op(clone)
-        for old, new in zip(op.results, clone.results, strict=True):
-            mapping[old] = new
-    ret = func.ReturnOp(mapping[output])
+        op.detach()
+        body.add_op(op)
+        for index, operand in enumerate(op.operands):
+            new = mapping.get(operand)
+            if new is not None:
+                op.operands[index] = new
+    ret = func.ReturnOp(output)
     ret.location = members[-1].location
     body.add_op(ret)
     primitive = func.FuncOp(
