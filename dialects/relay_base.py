@@ -66,9 +66,19 @@ def fail(op_name: str, message: str) -> NoReturn:
     raise VerifyException(f"{op_name}: {message}")
 
 
+_TENSOR_TYPES_MAX = 4096
+"""Entries of the type caches below before they start over."""
+_RELAY_TENSORS: dict[int, TensorType] = {}
+"""Types ``tensor_of`` accepted, by ``id`` (each kept alive here, so an id is
+not reused while listed): the checks depend on the type alone, and the same
+few type instances come back on every op (``tensor_type``)."""
+
+
 def tensor_of(op_name: str, what: str, value: SSAValue | Attribute) -> TensorType:
     """The ``TensorType`` of an operand (or a type), with a relay element type."""
     t = value.type if isinstance(value, SSAValue) else value
+    if _RELAY_TENSORS.get(id(t)) is t:
+        return t  # pyright: ignore[reportReturnType]
     if not isinstance(t, TensorType):
         fail(op_name, f"{what} must be a tensor, got {t}")
     if t.element_type not in ELEMENT_TYPES:
@@ -82,11 +92,13 @@ def tensor_of(op_name: str, what: str, value: SSAValue | Attribute) -> TensorTyp
         check_buffer_size(t, what)
     except VerifyException as e:
         fail(op_name, str(e))
+    if len(_RELAY_TENSORS) >= _TENSOR_TYPES_MAX:  # bounded in a long process
+        _RELAY_TENSORS.clear()
+    _RELAY_TENSORS[id(t)] = t
     return t
 
 
 _TENSOR_TYPES: dict[tuple[Attribute, tuple[int, ...]], TensorType] = {}
-_TENSOR_TYPES_MAX = 4096
 
 
 def tensor_type(element_type: Attribute, shape: Sequence[int]) -> TensorType:

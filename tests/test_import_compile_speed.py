@@ -89,3 +89,38 @@ def test_tensor_type_is_shared_and_exact() -> None:
     assert relay_base.tensor_type(f32, []) == TensorType(f32, [])
     relay_base._TENSOR_TYPES.clear()  # pyright: ignore[reportPrivateUsage]
     assert relay_base.tensor_type(i8, [1, 2, 3]) == a
+
+
+def test_tensor_of_checks_each_type_until_accepted() -> None:
+    from xdsl.utils.exceptions import VerifyException
+
+    empty = relay_base.tensor_type(i8, [1, 0])
+    for _ in range(2):  # a refused type is refused every time
+        with pytest.raises(VerifyException, match="zero dimension"):
+            relay_base.tensor_of("relay.x", "data", empty)
+    ok = relay_base.tensor_type(i8, [1, 2])
+    assert relay_base.tensor_of("relay.x", "data", ok) is ok
+    assert relay_base.tensor_of("relay.x", "data", ok) is ok  # listed
+    wide = TensorType(i8, [2**31])
+    with pytest.raises(VerifyException, match="bytes"):
+        relay_base.tensor_of("relay.x", "data", wide)
+
+
+def test_no_offload_imports_no_tflite_package() -> None:
+    """``--offload`` unused: option checking does not load the ``tflite``
+    package (a relay ``.mlir`` compile never needs it)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from usmp.tools.offload import parse_offload\n"
+        "assert parse_offload([], ['c']) == {}\n"
+        "assert 'tflite' not in sys.modules, 'tflite imported'\n"
+        "parse_offload(['CONV_2D=accel'], ['accel', 'c'])\n"
+        "assert 'tflite' in sys.modules\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
