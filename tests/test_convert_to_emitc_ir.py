@@ -28,7 +28,12 @@ from xdsl.printer import Printer
 
 from usmp.dialects import emitc
 from usmp.dialects.emitc_expressions import CMP_PREDICATES
-from usmp.lowering.convert_to_emitc_ir import insert_before, remove_op, replace_uses
+from usmp.lowering.convert_to_emitc_ir import (
+    insert_before,
+    remove_op,
+    replace_uses,
+    transplant,
+)
 from usmp.lowering.create import create
 
 
@@ -362,3 +367,82 @@ def test_create_is_the_arith_constructor(kind: str) -> None:
     ours, xdsl = ops[kind]
     _same(ours, xdsl)
     assert list(ours.properties) == list(xdsl.properties)
+
+
+@pytest.mark.parametrize(
+    "cls,at", [(emitc.AddOp, 1), (emitc.AddOp, 0), (arith.AddiOp, 2)]
+)
+def test_transplant_is_create_replace_and_remove(
+    cls: type[emitc.AddOp] | type[arith.AddiOp], at: int
+) -> None:
+    """``transplant`` leaves what xDSL's ``Operation.create``, insertion
+    before the op, ``replace_all_uses_with`` and ``detach`` + ``erase``
+    leave: the same text, the new op's fields (its IRDL defaults, the
+    attributes given after them, the source op's location), the same users
+    of every value and consistent block and use links; the old op holds
+    nothing. Its use lists keep their order (xDSL's puts the new uses
+    first). The op replaced is the first op or one in the middle."""
+    from xdsl.dialects.builtin import FileLineColLoc, IntAttr
+
+    hint = {"usmp.name": StringAttr("sum")}
+    seen: list[tuple[str, dict[str, Any]]] = []
+    for ours in (True, False):
+        args = Block(arg_types=[i32, i32])
+        a, b = args.args
+        ops: list[Operation] = [arith.AddiOp(a, b), arith.MuliOp(a, b)]
+        ops.append(arith.SubiOp(ops[0], ops[1]))
+        ops.append(arith.AddiOp(ops[2], ops[at]))
+        ops.append(arith.MuliOp(ops[at], ops[at]))
+        block = Block(ops)
+        old = ops[at]
+        where = StringAttr("m.tflite")
+        old.location = FileLineColLoc(where, IntAttr(3), IntAttr(4))
+        old.results[0].name_hint = "x"
+        operands, result = list(old.operands), old.results[0]
+        uses_before = [[(u.operation, u.index) for u in v.uses] for v in (a, b)]
+        if ours:
+            new = transplant(old, cls, hint)
+            assert result.owner is new and new.results[0] is result
+            assert tuple(old.operands) == () and tuple(old.results) == ()
+            assert old._operand_uses == ()  # pyright: ignore[reportPrivateUsage]
+            for v, before in zip((a, b), uses_before, strict=True):
+                after = [(u.operation, u.index) for u in v.uses]
+                assert after == [(new if o is old else o, k) for o, k in before]
+        else:
+            new = _xdsl_create(cls, operands, i32)
+            new.location = old.location
+            new.attributes.update(hint)
+            block.insert_op_before(new, old)
+            result.replace_all_uses_with(new.results[0])
+            old.detach()
+            old.erase()
+        assert old.parent is None and old.prev_op is old.next_op is None
+        walked = list(block.ops)
+        assert walked[at] is new and len(walked) == 5
+        assert [o.prev_op for o in walked] == [None, *walked[:-1]]
+        assert [o.next_op for o in walked] == [*walked[1:], None]
+        assert (block.first_op, block.last_op) == (walked[0], walked[-1])
+        users: list[list[tuple[int, int]]] = []
+        for v in [a, b, *(r for o in walked for r in o.results)]:
+            listed = list(v.uses)
+            links = [u._prev_use for u in listed]  # pyright: ignore[reportPrivateUsage]
+            assert links == [None, *listed][: len(listed)]
+            assert all(u.operation.operands[u.index] is v for u in listed)
+            users.append(sorted((walked.index(u.operation), u.index) for u in listed))
+        for k, (v, use) in enumerate(zip(new.operands, new._operand_uses, strict=True)):  # pyright: ignore[reportPrivateUsage]
+            assert (use.operation, use.index) == (new, k) and v is operands[k]
+        fields = _fields(new)
+        fields["uses"] = [k for _, k in fields["uses"]]
+        values = [a, b, *(o.results[0] for o in walked)]
+        fields["operands"] = [values.index(v) for v in fields["operands"]]
+        fields["results"] = [(r.index, r.name_hint) for r in new.results]
+        fields["parent"] = fields["parent"] is block
+        fields["users"] = users
+        text = StringIO()
+        Printer(stream=text).print_block(block)
+        seen.append((text.getvalue(), fields))
+    assert seen[0][0] == seen[1][0]
+    assert seen[0][1] == seen[1][1]
+    if cls is arith.AddiOp:
+        assert "overflowFlags" in seen[0][1]["properties"]
+    assert seen[0][1]["attributes"] == hint
