@@ -1,8 +1,10 @@
 """The IR edits ``convert-to-emitc`` makes per source op, without the
 generic machinery around them: building an op (``lowering/create.py``'s
 ``create``, shared with ``lower-ops``), inserting the
-ops built (``insert_before``) and moving the uses of a value to another
-(``replace_uses``).
+ops built (``insert_before``), moving the uses of a value to another
+(``replace_uses``) and, for an op whose emitc form has the same operands
+and result type (most scalar arithmetic), handing its operands, result and
+place to the new op (``transplant``).
 
 The conversion builds about 20,000 ops and rebinds about 25,000 values on
 MobileNetV2. xDSL's ``Operation.create`` sets the operands and successors
@@ -23,9 +25,14 @@ layout fails there, not in the C.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.core import SSAValues
+
+from usmp.lowering.create import defaults
+
+_Op = TypeVar("_Op", bound=Operation)
 
 
 def replace_uses(old: SSAValue, new: SSAValue) -> None:
@@ -113,3 +120,61 @@ def insert_before(block: Block, ops: Sequence[Operation], existing: Operation) -
             block._first_op = op  # pyright: ignore[reportPrivateUsage]
         else:
             before._next_op = op  # pyright: ignore[reportPrivateUsage]
+
+
+def transplant(
+    op: Operation,
+    cls: type[_Op],
+    attributes: dict[str, Attribute],
+    **properties: Attribute,
+) -> _Op:
+    """``op`` (region-less, in a block, one result or none) replaced by a
+    ``cls`` with the same operands and result type: what ``create(cls,
+    op.operands, type)``, inserting it before ``op``, ``replace_uses`` of
+    ``op``'s result and ``remove_op(op)`` leave, but the new op takes
+    ``op``'s operand tuple, use objects, result and place in the block
+    instead of building its own and moving every use. The use lists keep
+    their order (the other way puts the new op's uses first in its
+    operands' lists and reverses its result's). ``op`` is left detached,
+    with no operands, uses or results. The new op has ``op``'s location,
+    ``cls``'s default properties and attributes, then ``attributes``."""
+    new = cls.__new__(cls)
+    uses = op._operand_uses  # pyright: ignore[reportPrivateUsage]
+    for use in uses:
+        use._operation = new  # pyright: ignore[reportPrivateUsage]
+    new._operands = op._operands  # pyright: ignore[reportPrivateUsage]
+    new._operand_uses = uses  # pyright: ignore[reportPrivateUsage]
+    results = op.results
+    for r in results:
+        r.op = new
+    new.results = results
+    default_properties, default_attributes = defaults(cls)
+    if default_properties:  # as ``create``: the given ones, then the defaults
+        properties = {**properties}
+        for name, value in default_properties.items():
+            properties.setdefault(name, value)
+    new.properties = properties
+    new.attributes = {**default_attributes, **attributes}
+    new.location = op.location
+    new._successors = ()  # pyright: ignore[reportPrivateUsage]
+    new._successor_uses = ()  # pyright: ignore[reportPrivateUsage]
+    new.regions = ()
+    block = op.parent
+    before = op._prev_op  # pyright: ignore[reportPrivateUsage]
+    after = op._next_op  # pyright: ignore[reportPrivateUsage]
+    new.parent = block
+    new._prev_op = before  # pyright: ignore[reportPrivateUsage]
+    new._next_op = after  # pyright: ignore[reportPrivateUsage]
+    if block is not None:
+        if before is None:
+            block._first_op = new  # pyright: ignore[reportPrivateUsage]
+        else:
+            before._next_op = new  # pyright: ignore[reportPrivateUsage]
+        if after is None:
+            block._last_op = new  # pyright: ignore[reportPrivateUsage]
+        else:
+            after._prev_op = new  # pyright: ignore[reportPrivateUsage]
+    op._prev_op = op._next_op = op.parent = None  # pyright: ignore[reportPrivateUsage]
+    op._operands = op.results = SSAValues()  # pyright: ignore[reportPrivateUsage]
+    op._operand_uses = ()  # pyright: ignore[reportPrivateUsage]
+    return new
