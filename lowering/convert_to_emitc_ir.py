@@ -100,6 +100,26 @@ def remove_op(block: Block, op: Operation) -> None:
     op._successors = ()  # pyright: ignore[reportPrivateUsage]
 
 
+def append_op(block: Block, op: Operation) -> None:
+    """``block.add_op(op)``. An op without regions cannot hold ``block``,
+    so the ancestor check (a walk from the block up to the module) is left
+    out for it."""
+    if op.regions:
+        block.add_op(op)
+        return
+    if op.parent is not None:
+        raise ValueError("Can't add to a block an operation already in a block.")
+    op.parent = block
+    last = block._last_op  # pyright: ignore[reportPrivateUsage]
+    op._prev_op = last  # pyright: ignore[reportPrivateUsage]
+    op._next_op = None  # pyright: ignore[reportPrivateUsage]
+    if last is None:
+        block._first_op = op  # pyright: ignore[reportPrivateUsage]
+    else:
+        last._next_op = op  # pyright: ignore[reportPrivateUsage]
+    block._last_op = op  # pyright: ignore[reportPrivateUsage]
+
+
 def insert_before(block: Block, ops: Sequence[Operation], existing: Operation) -> None:
     """``block.insert_ops_before(ops, existing)``. An op without regions
     cannot hold ``block``, so the ancestor check is left out for it."""

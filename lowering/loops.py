@@ -61,6 +61,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from usmp.lowering.convert_to_emitc_ir import append_op
 from usmp.lowering.create import create, create_with_regions
 from usmp.lowering.dsp import is_arithmetic_call
 from usmp.lowering.scalar import Ix, ScalarArithmetic, is_float, is_unsigned
@@ -266,7 +267,7 @@ class KernelBuilder(ScalarArithmetic):
                         deepest = d
                 depth = deepest
         scope = self._scopes[depth]
-        scope.block.add_op(op)
+        append_op(scope.block, op)
         result = None
         depths = self._depth
         for r in op.results:  # (iterated: indexing ``SSAValues`` is a Python call)
@@ -458,7 +459,7 @@ class KernelBuilder(ScalarArithmetic):
         if self.location is not None:
             op.location = self.location
         scope = self._scopes[depth]
-        scope.block.add_op(op)
+        append_op(scope.block, op)
         result = op.results[0]
         self._depth[result] = depth
         scope.memo[key] = result

@@ -29,6 +29,7 @@ from xdsl.printer import Printer
 from usmp.dialects import emitc
 from usmp.dialects.emitc_expressions import CMP_PREDICATES
 from usmp.lowering.convert_to_emitc_ir import (
+    append_op,
     insert_before,
     remove_op,
     replace_uses,
@@ -446,3 +447,37 @@ def test_transplant_is_create_replace_and_remove(
     if cls is arith.AddiOp:
         assert "overflowFlags" in seen[0][1]["properties"]
     assert seen[0][1]["attributes"] == hint
+
+
+@pytest.mark.parametrize("size", [0, 1, 3])
+def test_append_op_links_as_add_op(size: int) -> None:
+    """``append_op`` leaves the block's order and links as ``Block.add_op``
+    does, on an empty block and after one or more ops; an op with a region
+    goes through xDSL's checked insertion; an op already in a block is
+    refused."""
+    from xdsl.dialects import scf
+
+    orders: list[list[str]] = []
+    for append in (append_op, Block.add_op):
+        ops: list[Operation] = [
+            arith.ConstantOp.from_int_and_width(k, i32) for k in range(size)
+        ]
+        block = Block(ops)
+        new: list[Operation] = [
+            arith.ConstantOp.from_int_and_width(7, i32),
+            scf.ExecuteRegionOp([], Region(Block())),
+            arith.ConstantOp.from_int_and_width(8, i32),
+        ]
+        for op in new:
+            append(block, op)
+        walked = list(block.ops)
+        assert walked == [*ops, *new]
+        assert [o.parent for o in walked] == [block] * len(walked)
+        assert [o.prev_op for o in walked] == [None, *walked[:-1]]
+        assert [o.next_op for o in walked] == [*walked[1:], None]
+        assert (block.first_op, block.last_op) == (walked[0], walked[-1])
+        orders.append([o.name for o in walked])
+    assert orders[0] == orders[1]
+    block, ops = _chain()
+    with pytest.raises(ValueError, match="already"):
+        append_op(block, ops[0])
