@@ -171,12 +171,15 @@ class FunctionPrinter:
         self.reads: set[int] = set()
         """Values whose expression reads memory."""
         self.lines: list[str] = []
+        self.ops: dict[int, list[Operation]] = {}
+        """Each block's ops (by id() of the block), listed once for the
+        analysis and the printing."""
         self.skip: set[int] = set()
         """Ops already printed (an assignment folded into a declaration)."""
 
     # -- analysis -----------------------------------------------------------
     def _decide_inlining(self, block: Block) -> None:
-        ops = block_ops(block)
+        ops = self.ops[id(block)] = block_ops(block)
         position = {id(op): i for i, op in enumerate(ops)}
         last_write_before: list[int] = []
         last = -1
@@ -291,7 +294,8 @@ class FunctionPrinter:
 
     def block(self, block: Block, depth: int) -> None:
         inline = self.inline
-        for op in block_ops(block):
+        ops = self.ops.get(id(block))
+        for op in block_ops(block) if ops is None else ops:
             handler = STATEMENTS.get(type(op))
             if id(op) in self.skip:
                 continue
