@@ -135,7 +135,7 @@ class BinaryOpLowering(EmitcPattern):
         if unsigned:
             utype = unsigned_type(type_)
             operands = (cast(lw, lhs, utype), cast(lw, rhs, utype))
-            lw.replace(cast(lw, lw.result(create(cls, operands, utype)), type_))
+            replace_by_cast(lw, lw.result(create(cls, operands, utype)), type_)
         else:
             lw.replace_by(cls, (lhs, rhs), type_)
 
@@ -148,7 +148,7 @@ class ShLIOpLowering(EmitcPattern):
         utype = unsigned_type(type_)
         lhs, rhs = (cast(lw, v, utype) for v in op.operands)
         shifted = lw.result(create(emitc.BitwiseLeftShiftOp, (lhs, rhs), utype))
-        lw.replace(cast(lw, shifted, type_))
+        replace_by_cast(lw, shifted, type_)
 
 
 _ROUNDING_DIV: dict[type[Operation], tuple[bool, bool]] = {
@@ -185,7 +185,7 @@ class RoundingDivOpLowering(EmitcPattern):
         one = constant_of_type(lw, 1, work)
         step = emitc.SubOp(q, one, work) if floor else emitc.AddOp(q, one, work)
         adjusted = lw.result(conditional_op(adjust, lw.result(step), q))
-        lw.replace(cast(lw, adjusted, type_))
+        replace_by_cast(lw, adjusted, type_)
 
 
 class CmpiOpLowering(EmitcPattern):
@@ -274,7 +274,7 @@ class MinMaxIOpLowering(EmitcPattern):
             (cast(lw, v, unsigned_type(v.type)) for v in (a, b)) if unsigned else (a, b)
         )
         take_a = lw.result(cmp_op(predicate, x, y))
-        lw.replace(lw.result(conditional_op(take_a, a, b)))
+        lw.replace_by(emitc.ConditionalOp, (take_a, a, b), a.type)
 
 
 _NAN_PROPAGATING = {arith.MaximumfOp: "gt", arith.MinimumfOp: "lt"}
@@ -349,7 +349,7 @@ class ScalarReinterpretLowering(EmitcPattern):
         if not (isinstance(source, IntegerType) and isinstance(target, IntegerType)):
             return
         lw = self.lowering(op, rewriter)
-        lw.replace(cast(lw, op.inputs[0], convert_type(target, op)))
+        replace_by_cast(lw, op.inputs[0], convert_type(target, op))
 
 
 class ExtSIOpLowering(EmitcPattern):

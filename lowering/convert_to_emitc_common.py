@@ -405,16 +405,16 @@ class OpLowering:
         **properties: Attribute,
     ) -> None:
         """``replace(result(create(cls, operands, type_, **properties)))``.
-        When that op has the source op's operands (the same values, in
-        order) and result type, it takes the source op's place, operands
-        and result (``transplant``): no new result or uses, none moved."""
+        When the source op has one result, of type ``type_``, the new op
+        takes its place and result (``transplant``; its operands and uses
+        too where ``operands`` are the source op's): no new result, none of
+        its uses moved."""
         op = self.op
         results = op.results
         if (
             self.at is None
             and len(results) == 1
             and ((old := results[0].type) is type_ or old == type_)
-            and _same_values(op._operands, operands)  # pyright: ignore[reportPrivateUsage]
             and not op.regions
             and not op._successors  # pyright: ignore[reportPrivateUsage]
         ):
@@ -424,7 +424,8 @@ class OpLowering:
                 insert_before(block, self._before, op)
             hint = op.attributes.get("name_hint")
             attributes = {NAME_ATTR: hint} if type(hint) is StringAttr else {}
-            transplant(op, cls, attributes, **properties)
+            same = _same_values(op._operands, operands)  # pyright: ignore[reportPrivateUsage]
+            transplant(op, cls, attributes, None if same else operands, **properties)
             self.rewriter.has_done_action = True
             return
         self.replace(self.result(create(cls, operands, type_, **properties)))

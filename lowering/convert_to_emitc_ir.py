@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue, Use
 from xdsl.ir.core import SSAValues
 
 from usmp.lowering.create import defaults
@@ -146,24 +146,50 @@ def transplant(
     op: Operation,
     cls: type[_Op],
     attributes: dict[str, Attribute],
+    operands: Sequence[SSAValue] | None = None,
     **properties: Attribute,
 ) -> _Op:
     """``op`` (region-less, in a block, one result or none) replaced by a
-    ``cls`` with the same operands and result type: what ``create(cls,
-    op.operands, type)``, inserting it before ``op``, ``replace_uses`` of
-    ``op``'s result and ``remove_op(op)`` leave, but the new op takes
-    ``op``'s operand tuple, use objects, result and place in the block
-    instead of building its own and moving every use. The use lists keep
-    their order (the other way puts the new op's uses first in its
-    operands' lists and reverses its result's). ``op`` is left detached,
-    with no operands, uses or results. The new op has ``op``'s location,
-    ``cls``'s default properties and attributes, then ``attributes``."""
+    ``cls`` with the same result type: what ``create(cls, operands,
+    type)``, inserting it before ``op``, ``replace_uses`` of ``op``'s
+    result and ``remove_op(op)`` leave, but the new op takes ``op``'s
+    result and place in the block instead of building its own and moving
+    every use, and without ``operands`` (``None``: the same) ``op``'s
+    operand tuple and use objects too. The result's use list keeps its
+    order (``replace_uses`` reverses it), and so do the operands' without
+    ``operands`` (``create`` puts the new uses first). ``op`` is left
+    detached, with no operands, uses or results. The new op has ``op``'s
+    location, ``cls``'s default properties and attributes, then
+    ``attributes``."""
     new = cls.__new__(cls)
     uses = op._operand_uses  # pyright: ignore[reportPrivateUsage]
-    for use in uses:
-        use._operation = new  # pyright: ignore[reportPrivateUsage]
-    new._operands = op._operands  # pyright: ignore[reportPrivateUsage]
-    new._operand_uses = uses  # pyright: ignore[reportPrivateUsage]
+    if operands is None:
+        for use in uses:
+            use._operation = new  # pyright: ignore[reportPrivateUsage]
+        new._operands = op._operands  # pyright: ignore[reportPrivateUsage]
+        new._operand_uses = uses  # pyright: ignore[reportPrivateUsage]
+    else:
+        # remove_op's unlinking of op's uses, then create's linking of new's
+        for value, use in zip(op._operands, uses, strict=True):  # pyright: ignore[reportPrivateUsage]
+            prev = use._prev_use  # pyright: ignore[reportPrivateUsage]
+            next_ = use._next_use  # pyright: ignore[reportPrivateUsage]
+            if prev is None:
+                value.first_use = next_
+            else:
+                prev._next_use = next_  # pyright: ignore[reportPrivateUsage]
+            if next_ is not None:
+                next_._prev_use = prev  # pyright: ignore[reportPrivateUsage]
+        values = SSAValues(operands)
+        linked: list[Use] = []
+        for k, value in enumerate(values):
+            first = value.first_use
+            use = Use(new, k, None, first)
+            if first is not None:
+                first._prev_use = use  # pyright: ignore[reportPrivateUsage]
+            value.first_use = use
+            linked.append(use)
+        new._operands = values  # pyright: ignore[reportPrivateUsage]
+        new._operand_uses = tuple(linked)  # pyright: ignore[reportPrivateUsage]
     results = op.results
     for r in results:
         r.op = new

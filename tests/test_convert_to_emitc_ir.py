@@ -371,18 +371,27 @@ def test_create_is_the_arith_constructor(kind: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "cls,at", [(emitc.AddOp, 1), (emitc.AddOp, 0), (arith.AddiOp, 2)]
+    "cls,at,swap",
+    [
+        (emitc.AddOp, 1, False),
+        (emitc.AddOp, 0, False),
+        (arith.AddiOp, 2, False),
+        (emitc.AddOp, 1, True),
+        (emitc.AddOp, 0, True),
+    ],
 )
 def test_transplant_is_create_replace_and_remove(
-    cls: type[emitc.AddOp] | type[arith.AddiOp], at: int
+    cls: type[emitc.AddOp] | type[arith.AddiOp], at: int, swap: bool
 ) -> None:
     """``transplant`` leaves what xDSL's ``Operation.create``, insertion
     before the op, ``replace_all_uses_with`` and ``detach`` + ``erase``
     leave: the same text, the new op's fields (its IRDL defaults, the
     attributes given after them, the source op's location), the same users
     of every value and consistent block and use links; the old op holds
-    nothing. Its use lists keep their order (xDSL's puts the new uses
-    first). The op replaced is the first op or one in the middle."""
+    nothing. Its result's use list keeps its order, and so do its
+    operands' with the same operands (xDSL's puts the new uses first); with
+    other operands (``swap``: ``b, a``) their lists are xDSL's. The op
+    replaced is the first op or one in the middle."""
     from xdsl.dialects.builtin import FileLineColLoc, IntAttr
 
     hint = {"usmp.name": StringAttr("sum")}
@@ -394,21 +403,25 @@ def test_transplant_is_create_replace_and_remove(
         ops.append(arith.SubiOp(ops[0], ops[1]))
         ops.append(arith.AddiOp(ops[2], ops[at]))
         ops.append(arith.MuliOp(ops[at], ops[at]))
+        ops.append(arith.SubiOp(a, ops[at]))  # a's use after the op's
         block = Block(ops)
         old = ops[at]
         where = StringAttr("m.tflite")
         old.location = FileLineColLoc(where, IntAttr(3), IntAttr(4))
         old.results[0].name_hint = "x"
         operands, result = list(old.operands), old.results[0]
+        if swap:
+            operands = [b, a]
         uses_before = [[(u.operation, u.index) for u in v.uses] for v in (a, b)]
         if ours:
-            new = transplant(old, cls, hint)
+            new = transplant(old, cls, hint, operands if swap else None)
             assert result.owner is new and new.results[0] is result
             assert tuple(old.operands) == () and tuple(old.results) == ()
             assert old._operand_uses == ()  # pyright: ignore[reportPrivateUsage]
             for v, before in zip((a, b), uses_before, strict=True):
                 after = [(u.operation, u.index) for u in v.uses]
-                assert after == [(new if o is old else o, k) for o, k in before]
+                if not swap:
+                    assert after == [(new if o is old else o, k) for o, k in before]
         else:
             new = _xdsl_create(cls, operands, i32)
             new.location = old.location
@@ -419,7 +432,7 @@ def test_transplant_is_create_replace_and_remove(
             old.erase()
         assert old.parent is None and old.prev_op is old.next_op is None
         walked = list(block.ops)
-        assert walked[at] is new and len(walked) == 5
+        assert walked[at] is new and len(walked) == 6
         assert [o.prev_op for o in walked] == [None, *walked[:-1]]
         assert [o.next_op for o in walked] == [*walked[1:], None]
         assert (block.first_op, block.last_op) == (walked[0], walked[-1])
@@ -439,6 +452,10 @@ def test_transplant_is_create_replace_and_remove(
         fields["results"] = [(r.index, r.name_hint) for r in new.results]
         fields["parent"] = fields["parent"] is block
         fields["users"] = users
+        if swap:  # in order: the new uses first, as xDSL's create puts them
+            fields["argument uses"] = [
+                [(walked.index(u.operation), u.index) for u in v.uses] for v in (a, b)
+            ]
         text = StringIO()
         Printer(stream=text).print_block(block)
         seen.append((text.getvalue(), fields))
