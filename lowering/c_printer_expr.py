@@ -215,8 +215,9 @@ def _template_text(
     """``_byte_text`` when the spellings are a common prefix and ``w`` = 1,
     2, 4 or 8 characters that vary (``0x`` and two hex digits), placed at
     multiples of ``w`` in a line whose length is one too: each chunk's full
-    lines are copies of one line's text with the varying characters written
-    in, as numbers of ``w`` bytes (one gather, one strided store). The bytes
+    lines are copies of one line's text (made once) with the varying
+    characters written in, as numbers of ``w`` bytes (one gather, one
+    strided store). The bytes
     after the last full line (fewer than 16) are spelled one by one.
     ``None`` where that does not apply."""
     prefix = os.path.commonprefix(list(table))
@@ -240,16 +241,19 @@ def _template_text(
     )
     first, step = len(prefix) // w, cell // w
     codes = np.frombuffer(data, np.uint8)
+    # one chunk's lines, filled with the template once: each chunk writes
+    # only the varying characters, all of them, over the previous chunk's
+    page = np.empty((min(len(codes), _CHUNK) // _BYTES_PER_LINE, len(template)), dtype)
+    page[:] = template
+    stop = first + step * _BYTES_PER_LINE
     chunks: list[str] = []
     for start in range(0, len(codes), _CHUNK):
         part = codes[start : start + _CHUNK]
         lines = len(part) // _BYTES_PER_LINE
         full = lines * _BYTES_PER_LINE
-        text = np.empty((lines, len(template)), dtype)
-        text[:] = template
-        stop = first + step * _BYTES_PER_LINE
+        text = page[:lines]
         text[:, first:stop:step] = varying[part[:full].reshape(lines, _BYTES_PER_LINE)]
-        chunks.append(str(text, "ascii"))  # (decoded from its buffer: no copy)
+        chunks.append(str(text, "ascii"))  # (decoded from its buffer)
         if full < len(part):  # the end of the data: no line end
             chunks.append("".join([f"{table[b]}, " for b in part[full:].tolist()]))
     return chunks
