@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import cast
 
 from xdsl.dialects.builtin import ArrayAttr, IntegerType, StringAttr
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
@@ -217,14 +216,16 @@ class FunctionPrinter:
                 inline.add(key)
                 depths[key] = depth
                 continue
-            if value.name_hint is not None or NAME_ATTR in op.attributes:
+            # (the fields behind ``name_hint`` and ``get_unique_use``: two
+            # Python calls per value; tests/test_convert_to_emitc_ir.py)
+            if value._name is not None or NAME_ATTR in op.attributes:  # pyright: ignore[reportPrivateUsage]
                 continue
             if kind not in EXPRESSIONS or kind is emitc.CallOp:
                 continue
-            use = value.get_unique_use()
-            if use is None:
+            use = value.first_use
+            if use is None or use._next_use is not None:  # pyright: ignore[reportPrivateUsage]
                 continue
-            user = use.operation
+            user = use._operation  # pyright: ignore[reportPrivateUsage]
             if user.parent is not block:
                 continue
             if reads and (
@@ -271,8 +272,9 @@ class FunctionPrinter:
         """``value``'s expression; ``assigned``: it is assigned to an object
         of its own type, which converts it (no cast needed, see
         ``_WIDENED``)."""
-        if id(value) in self.inline:  # an op's result
-            op = cast(Operation, value.owner)
+        key = id(value)
+        if key in self.inline:  # an op's result
+            op: Operation = value.op  # pyright: ignore[reportAttributeAccessIssue]
             rendered = self.render(op)
             if not assigned and type(op) in _WIDENED and _narrower_than_int(value.type):
                 # C computes it in int: wrap it to its type before another
@@ -280,7 +282,8 @@ class FunctionPrinter:
                 type_ = c_type(value.type)
                 return Expr(f"({type_}){parenthesize(rendered, UNARY)}", UNARY)
             return rendered
-        return Expr(self.name(value), PRIMARY)
+        name = self.names.get(key)  # (``name``'s, for a value named already)
+        return Expr(self.name(value) if name is None else name, PRIMARY)
 
     # -- statements ---------------------------------------------------------
     def emit(self, depth: int, text: str) -> None:

@@ -498,3 +498,26 @@ def test_append_op_links_as_add_op(size: int) -> None:
     block, ops = _chain()
     with pytest.raises(ValueError, match="already"):
         append_op(block, ops[0])
+
+
+def test_the_printer_reads_the_fields_behind_name_hint_and_the_unique_use() -> None:
+    """The C printer's inlining analysis reads ``_name`` for ``name_hint``,
+    and ``first_use``/``_next_use``/``_operation`` for ``get_unique_use``'s
+    use and its ``operation``: the same, for values of no, one and two
+    uses, named and not."""
+    block, (c, s, t) = _chain()
+    s.results[0].name_hint = "s"
+    for op in (c, s, t):
+        value = op.results[0]
+        assert value._name == value.name_hint  # pyright: ignore[reportPrivateUsage]
+        use = value.first_use
+        unique = None if use is None or use._next_use is not None else use  # pyright: ignore[reportPrivateUsage]
+        assert unique is value.get_unique_use()
+        if unique is not None:
+            assert unique._operation is unique.operation  # pyright: ignore[reportPrivateUsage]
+    assert [op.results[0].get_unique_use() is None for op in (c, s, t)] == [
+        True,
+        False,
+        True,
+    ]
+    assert s.results[0]._name == "s"  # pyright: ignore[reportPrivateUsage]
