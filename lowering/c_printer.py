@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import cast
 
 from xdsl.dialects.builtin import ArrayAttr, IntegerType, StringAttr
 from xdsl.ir import Attribute, Block, Operation, OpResult, SSAValue
@@ -171,12 +170,15 @@ class FunctionPrinter:
         self.reads: set[int] = set()
         """Values whose expression reads memory."""
         self.lines: list[str] = []
+        self.ops: dict[int, list[Operation]] = {}
+        """Each block's ops (by id() of the block), listed once for the
+        analysis and the printing."""
         self.skip: set[int] = set()
         """Ops already printed (an assignment folded into a declaration)."""
 
     # -- analysis -----------------------------------------------------------
     def _decide_inlining(self, block: Block) -> None:
-        ops = block_ops(block)
+        ops = self.ops[id(block)] = block_ops(block)
         position = {id(op): i for i, op in enumerate(ops)}
         last_write_before: list[int] = []
         last = -1
@@ -214,14 +216,16 @@ class FunctionPrinter:
                 inline.add(key)
                 depths[key] = depth
                 continue
-            if value.name_hint is not None or NAME_ATTR in op.attributes:
+            # (the fields behind ``name_hint`` and ``get_unique_use``: two
+            # Python calls per value; tests/test_convert_to_emitc_ir.py)
+            if value._name is not None or NAME_ATTR in op.attributes:  # pyright: ignore[reportPrivateUsage]
                 continue
             if kind not in EXPRESSIONS or kind is emitc.CallOp:
                 continue
-            use = value.get_unique_use()
-            if use is None:
+            use = value.first_use
+            if use is None or use._next_use is not None:  # pyright: ignore[reportPrivateUsage]
                 continue
-            user = use.operation
+            user = use._operation  # pyright: ignore[reportPrivateUsage]
             if user.parent is not block:
                 continue
             if reads and (
@@ -268,8 +272,9 @@ class FunctionPrinter:
         """``value``'s expression; ``assigned``: it is assigned to an object
         of its own type, which converts it (no cast needed, see
         ``_WIDENED``)."""
-        if id(value) in self.inline:  # an op's result
-            op = cast(Operation, value.owner)
+        key = id(value)
+        if key in self.inline:  # an op's result
+            op: Operation = value.op  # pyright: ignore[reportAttributeAccessIssue]
             rendered = self.render(op)
             if not assigned and type(op) in _WIDENED and _narrower_than_int(value.type):
                 # C computes it in int: wrap it to its type before another
@@ -277,7 +282,8 @@ class FunctionPrinter:
                 type_ = c_type(value.type)
                 return Expr(f"({type_}){parenthesize(rendered, UNARY)}", UNARY)
             return rendered
-        return Expr(self.name(value), PRIMARY)
+        name = self.names.get(key)  # (``name``'s, for a value named already)
+        return Expr(self.name(value) if name is None else name, PRIMARY)
 
     # -- statements ---------------------------------------------------------
     def emit(self, depth: int, text: str) -> None:
@@ -291,7 +297,8 @@ class FunctionPrinter:
 
     def block(self, block: Block, depth: int) -> None:
         inline = self.inline
-        for op in block_ops(block):
+        ops = self.ops.get(id(block))
+        for op in block_ops(block) if ops is None else ops:
             handler = STATEMENTS.get(type(op))
             if id(op) in self.skip:
                 continue

@@ -9,6 +9,7 @@ shift, comparison and logical operators).
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -200,11 +201,69 @@ step's temporaries are ``_CHUNK`` times the longest spelling."""
 
 def _byte_text(data: bytes, table: tuple[str, ...], indent: str) -> list[str]:
     """``"b, "`` for every byte ``b`` of ``data`` (spelled by ``table``),
-    ``"b,\n" + indent`` for every 16th, in pieces (one per chunk): the 512
+    ``"b,\n" + indent`` for every 16th, in pieces (one per chunk): by
+    ``_template_text`` where it applies (the hex bytes of the constant
+    pools, with an even indent), else by ``_record_text``. The pieces are
+    not joined here: each join of the whole text is one more copy of
+    megabytes (and fresh pages)."""
+    return _template_text(data, table, indent) or _record_text(data, table, indent)
+
+
+def _template_text(
+    data: bytes, table: tuple[str, ...], indent: str
+) -> list[str] | None:
+    """``_byte_text`` when the spellings are a common prefix and ``w`` = 1,
+    2, 4 or 8 characters that vary (``0x`` and two hex digits), placed at
+    multiples of ``w`` in a line whose length is one too: each chunk's full
+    lines are copies of one line's text (made once) with the varying
+    characters written in, as numbers of ``w`` bytes (one gather, one
+    strided store). The bytes
+    after the last full line (fewer than 16) are spelled one by one.
+    ``None`` where that does not apply."""
+    prefix = os.path.commonprefix(list(table))
+    width = len(table[0])
+    w = width - len(prefix)
+    cell = width + 2  # the spelling, ", " (or ",\n" and the indent, last)
+    line = ("?" * width + ", ") * (_BYTES_PER_LINE - 1) + "?" * width + ",\n" + indent
+    if (
+        w not in (1, 2, 4, 8)
+        or any(len(t) != width for t in table)
+        or len(prefix) % w
+        or cell % w
+        or len(line) % w
+        or not line.isascii()
+    ):
+        return None
+    dtype = np.dtype(f"<u{w}")
+    varying = np.frombuffer("".join([t[len(prefix) :] for t in table]).encode(), dtype)
+    template = np.frombuffer(
+        line.replace("?" * width, prefix + "?" * w).encode(), dtype
+    )
+    first, step = len(prefix) // w, cell // w
+    codes = np.frombuffer(data, np.uint8)
+    # one chunk's lines, filled with the template once: each chunk writes
+    # only the varying characters, all of them, over the previous chunk's
+    page = np.empty((min(len(codes), _CHUNK) // _BYTES_PER_LINE, len(template)), dtype)
+    page[:] = template
+    stop = first + step * _BYTES_PER_LINE
+    chunks: list[str] = []
+    for start in range(0, len(codes), _CHUNK):
+        part = codes[start : start + _CHUNK]
+        lines = len(part) // _BYTES_PER_LINE
+        full = lines * _BYTES_PER_LINE
+        text = page[:lines]
+        text[:, first:stop:step] = varying[part[:full].reshape(lines, _BYTES_PER_LINE)]
+        chunks.append(str(text, "ascii"))  # (decoded from its buffer)
+        if full < len(part):  # the end of the data: no line end
+            chunks.append("".join([f"{table[b]}, " for b in part[full:].tolist()]))
+    return chunks
+
+
+def _record_text(data: bytes, table: tuple[str, ...], indent: str) -> list[str]:
+    """``_byte_text`` for spellings of several widths: the 512
     spellings as records of 8-byte words padded with NULs; each chunk of
     bytes gathers its records with numpy and drops the padding with
-    ``bytes.translate``. The pieces are not joined here: each join of the
-    whole text is one more copy of megabytes (and fresh pages)."""
+    ``bytes.translate``."""
     spellings = [f"{t}, " for t in table] + [f"{t},\n{indent}" for t in table]
     width = -(-max(len(t) for t in spellings) // 8) * 8
     padded = b"".join(t.encode("ascii").ljust(width, b"\0") for t in spellings)

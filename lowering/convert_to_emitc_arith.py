@@ -48,6 +48,7 @@ from usmp.diagnostics import located_error
 from usmp.dialects import emitc
 from usmp.dialects.float_bits import c_nan_error, float_bits
 from usmp.lowering.convert_to_emitc_common import (
+    PREDICATE_ATTRS,
     ConversionState,
     EmitcPattern,
     OpLowering,
@@ -68,6 +69,14 @@ def cast(lw: OpLowering, value: SSAValue, type_: Attribute) -> SSAValue:
     if value.type == type_:
         return value
     return lw.result(create(emitc.CastOp, (value,), type_))
+
+
+def replace_by_cast(lw: OpLowering, value: SSAValue, type_: Attribute) -> None:
+    """``lw.replace(cast(lw, value, type_))``, the cast built by ``replace_by``."""
+    if value.type == type_:
+        lw.replace(value)
+    else:
+        lw.replace_by(emitc.CastOp, (value,), type_)
 
 
 def constant_of_type(lw: OpLowering, value: int | float, type_: Attribute) -> SSAValue:
@@ -126,9 +135,9 @@ class BinaryOpLowering(EmitcPattern):
         if unsigned:
             utype = unsigned_type(type_)
             operands = (cast(lw, lhs, utype), cast(lw, rhs, utype))
-            lw.replace(cast(lw, lw.result(create(cls, operands, utype)), type_))
+            replace_by_cast(lw, lw.result(create(cls, operands, utype)), type_)
         else:
-            lw.replace(lw.result(create(cls, (lhs, rhs), type_)))
+            lw.replace_by(cls, (lhs, rhs), type_)
 
 
 class ShLIOpLowering(EmitcPattern):
@@ -139,7 +148,7 @@ class ShLIOpLowering(EmitcPattern):
         utype = unsigned_type(type_)
         lhs, rhs = (cast(lw, v, utype) for v in op.operands)
         shifted = lw.result(create(emitc.BitwiseLeftShiftOp, (lhs, rhs), utype))
-        lw.replace(cast(lw, shifted, type_))
+        replace_by_cast(lw, shifted, type_)
 
 
 _ROUNDING_DIV: dict[type[Operation], tuple[bool, bool]] = {
@@ -176,7 +185,7 @@ class RoundingDivOpLowering(EmitcPattern):
         one = constant_of_type(lw, 1, work)
         step = emitc.SubOp(q, one, work) if floor else emitc.AddOp(q, one, work)
         adjusted = lw.result(conditional_op(adjust, lw.result(step), q))
-        lw.replace(cast(lw, adjusted, type_))
+        replace_by_cast(lw, adjusted, type_)
 
 
 class CmpiOpLowering(EmitcPattern):
@@ -188,7 +197,8 @@ class CmpiOpLowering(EmitcPattern):
         if pred >= 6:
             utype = unsigned_type(lhs.type)
             lhs, rhs = cast(lw, lhs, utype), cast(lw, rhs, utype)
-        lw.replace(lw.result(cmp_op(_CMPI[pred], lhs, rhs)))
+        predicate = PREDICATE_ATTRS[_CMPI[pred]]
+        lw.replace_by(emitc.CmpOp, (lhs, rhs), i1, predicate=predicate)
 
 
 _CMPF_SIMPLE = {"oeq": "eq", "ogt": "gt", "oge": "ge", "olt": "lt", "ole": "le"}
@@ -234,7 +244,7 @@ class SelectOpLowering(EmitcPattern):
     def match_and_rewrite(self, op: arith.SelectOp, rewriter: PatternRewriter) -> None:
         lw = self.lowering(op, rewriter)
         cond, t, f = (lw.value(v) for v in op.operands)
-        lw.replace(lw.result(conditional_op(cond, t, f)))
+        lw.replace_by(emitc.ConditionalOp, (cond, t, f), t.type)
 
 
 _MIN_MAX: dict[type[Operation], tuple[str, bool]] = {
@@ -264,7 +274,7 @@ class MinMaxIOpLowering(EmitcPattern):
             (cast(lw, v, unsigned_type(v.type)) for v in (a, b)) if unsigned else (a, b)
         )
         take_a = lw.result(cmp_op(predicate, x, y))
-        lw.replace(lw.result(conditional_op(take_a, a, b)))
+        lw.replace_by(emitc.ConditionalOp, (take_a, a, b), a.type)
 
 
 _NAN_PROPAGATING = {arith.MaximumfOp: "gt", arith.MinimumfOp: "lt"}
@@ -339,7 +349,7 @@ class ScalarReinterpretLowering(EmitcPattern):
         if not (isinstance(source, IntegerType) and isinstance(target, IntegerType)):
             return
         lw = self.lowering(op, rewriter)
-        lw.replace(cast(lw, op.inputs[0], convert_type(target, op)))
+        replace_by_cast(lw, op.inputs[0], convert_type(target, op))
 
 
 class ExtSIOpLowering(EmitcPattern):
@@ -352,7 +362,7 @@ class ExtSIOpLowering(EmitcPattern):
             minus_one = constant_of_type(lw, -1, type_)
             lw.replace(lw.result(conditional_op(value, minus_one, zero(lw, type_))))
         else:
-            lw.replace(cast(lw, value, type_))
+            replace_by_cast(lw, value, type_)
 
 
 class TruncIOpLowering(EmitcPattern):
@@ -364,7 +374,7 @@ class TruncIOpLowering(EmitcPattern):
             one = constant_of_type(lw, 1, value.type)
             low = lw.result(emitc.BitwiseAndOp(value, one, value.type))
             value = lw.result(cmp_op("ne", low, zero(lw, value.type)))
-        lw.replace(cast(lw, value, convert_type(op.result.type, op)))
+        replace_by_cast(lw, value, convert_type(op.result.type, op))
 
 
 class ConstantOpLowering(EmitcPattern):

@@ -44,13 +44,19 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue, TypeAttribute
+from xdsl.irdl import IRDLOperation
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 
 from usmp.diagnostics import located_error
 from usmp.dialects import emitc
 from usmp.dialects.emitc_expressions import CMP_PREDICATES
-from usmp.lowering.convert_to_emitc_ir import insert_before, remove_op, replace_uses
+from usmp.lowering.convert_to_emitc_ir import (
+    insert_before,
+    remove_op,
+    replace_uses,
+    transplant,
+)
 from usmp.lowering.create import create
 
 WORKSPACE_POOL_TYPE = emitc.PointerType(IntegerType(8, Signedness.UNSIGNED))
@@ -174,13 +180,14 @@ def constant_value(value: SSAValue) -> int | None:
 # The ops the patterns build most, built without the IRDL constructor
 # (``lowering/create.py``'s ``create``: it costs five times the op).
 
-_PREDICATES = {p: IntegerAttr(k, i64) for k, p in enumerate(CMP_PREDICATES)}
+PREDICATE_ATTRS = {p: IntegerAttr(k, i64) for k, p in enumerate(CMP_PREDICATES)}
+"""``emitc.cmp``'s predicate property by name."""
 _UNINITIALISED = emitc.OpaqueAttr(StringAttr(""))
 
 
 def cmp_op(predicate: str, lhs: SSAValue, rhs: SSAValue) -> emitc.CmpOp:
     """``emitc.cmp predicate, lhs, rhs`` (``emitc.CmpOp(predicate, lhs, rhs)``)."""
-    return create(emitc.CmpOp, (lhs, rhs), i1, predicate=_PREDICATES[predicate])
+    return create(emitc.CmpOp, (lhs, rhs), i1, predicate=PREDICATE_ATTRS[predicate])
 
 
 def conditional_op(
@@ -390,11 +397,54 @@ class OpLowering:
         remove_op(block, op)  # op.erase() but for its results' placeholders
         self.rewriter.has_done_action = True
 
+    def replace_by(
+        self,
+        cls: type[IRDLOperation],
+        operands: Sequence[SSAValue],
+        type_: Attribute,
+        **properties: Attribute,
+    ) -> None:
+        """``replace(result(create(cls, operands, type_, **properties)))``.
+        When the source op has one result, of type ``type_``, the new op
+        takes its place and result (``transplant``; its operands and uses
+        too where ``operands`` are the source op's): no new result, none of
+        its uses moved."""
+        op = self.op
+        results = op.results
+        if (
+            self.at is None
+            and len(results) == 1
+            and ((old := results[0].type) is type_ or old == type_)
+            and not op.regions
+            and not op._successors  # pyright: ignore[reportPrivateUsage]
+        ):
+            block = op.parent
+            assert block is not None
+            if self._before:
+                insert_before(block, self._before, op)
+            hint = op.attributes.get("name_hint")
+            attributes = {NAME_ATTR: hint} if type(hint) is StringAttr else {}
+            same = _same_values(op._operands, operands)  # pyright: ignore[reportPrivateUsage]
+            transplant(op, cls, attributes, None if same else operands, **properties)
+            self.rewriter.has_done_action = True
+            return
+        self.replace(self.result(create(cls, operands, type_, **properties)))
+
     def replace_block_args(
         self, args: Sequence[SSAValue], values: Sequence[SSAValue]
     ) -> None:
         for old, new in zip(args, values, strict=True):
             self.bind(old, new)
+
+
+def _same_values(a: Sequence[SSAValue], b: Sequence[SSAValue]) -> bool:
+    """``a`` and ``b`` hold the same values (by identity), in order."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):  # noqa: B905 (the lengths are equal)
+        if x is not y:
+            return False
+    return True
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,10 @@
 """The IR edits ``convert-to-emitc`` makes per source op, without the
 generic machinery around them: building an op (``lowering/create.py``'s
 ``create``, shared with ``lower-ops``), inserting the
-ops built (``insert_before``) and moving the uses of a value to another
-(``replace_uses``).
+ops built (``insert_before``), moving the uses of a value to another
+(``replace_uses``) and, for an op whose emitc form has the same operands
+and result type (most scalar arithmetic), handing its operands, result and
+place to the new op (``transplant``).
 
 The conversion builds about 20,000 ops and rebinds about 25,000 values on
 MobileNetV2. xDSL's ``Operation.create`` sets the operands and successors
@@ -23,9 +25,14 @@ layout fails there, not in the C.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeVar
 
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue, Use
 from xdsl.ir.core import SSAValues
+
+from usmp.lowering.create import defaults
+
+_Op = TypeVar("_Op", bound=Operation)
 
 
 def replace_uses(old: SSAValue, new: SSAValue) -> None:
@@ -93,6 +100,26 @@ def remove_op(block: Block, op: Operation) -> None:
     op._successors = ()  # pyright: ignore[reportPrivateUsage]
 
 
+def append_op(block: Block, op: Operation) -> None:
+    """``block.add_op(op)``. An op without regions cannot hold ``block``,
+    so the ancestor check (a walk from the block up to the module) is left
+    out for it."""
+    if op.regions:
+        block.add_op(op)
+        return
+    if op.parent is not None:
+        raise ValueError("Can't add to a block an operation already in a block.")
+    op.parent = block
+    last = block._last_op  # pyright: ignore[reportPrivateUsage]
+    op._prev_op = last  # pyright: ignore[reportPrivateUsage]
+    op._next_op = None  # pyright: ignore[reportPrivateUsage]
+    if last is None:
+        block._first_op = op  # pyright: ignore[reportPrivateUsage]
+    else:
+        last._next_op = op  # pyright: ignore[reportPrivateUsage]
+    block._last_op = op  # pyright: ignore[reportPrivateUsage]
+
+
 def insert_before(block: Block, ops: Sequence[Operation], existing: Operation) -> None:
     """``block.insert_ops_before(ops, existing)``. An op without regions
     cannot hold ``block``, so the ancestor check is left out for it."""
@@ -113,3 +140,87 @@ def insert_before(block: Block, ops: Sequence[Operation], existing: Operation) -
             block._first_op = op  # pyright: ignore[reportPrivateUsage]
         else:
             before._next_op = op  # pyright: ignore[reportPrivateUsage]
+
+
+def transplant(
+    op: Operation,
+    cls: type[_Op],
+    attributes: dict[str, Attribute],
+    operands: Sequence[SSAValue] | None = None,
+    **properties: Attribute,
+) -> _Op:
+    """``op`` (region-less, in a block, one result or none) replaced by a
+    ``cls`` with the same result type: what ``create(cls, operands,
+    type)``, inserting it before ``op``, ``replace_uses`` of ``op``'s
+    result and ``remove_op(op)`` leave, but the new op takes ``op``'s
+    result and place in the block instead of building its own and moving
+    every use, and without ``operands`` (``None``: the same) ``op``'s
+    operand tuple and use objects too. The result's use list keeps its
+    order (``replace_uses`` reverses it), and so do the operands' without
+    ``operands`` (``create`` puts the new uses first). ``op`` is left
+    detached, with no operands, uses or results. The new op has ``op``'s
+    location, ``cls``'s default properties and attributes, then
+    ``attributes``."""
+    new = cls.__new__(cls)
+    uses = op._operand_uses  # pyright: ignore[reportPrivateUsage]
+    if operands is None:
+        for use in uses:
+            use._operation = new  # pyright: ignore[reportPrivateUsage]
+        new._operands = op._operands  # pyright: ignore[reportPrivateUsage]
+        new._operand_uses = uses  # pyright: ignore[reportPrivateUsage]
+    else:
+        # remove_op's unlinking of op's uses, then create's linking of new's
+        for value, use in zip(op._operands, uses, strict=True):  # pyright: ignore[reportPrivateUsage]
+            prev = use._prev_use  # pyright: ignore[reportPrivateUsage]
+            next_ = use._next_use  # pyright: ignore[reportPrivateUsage]
+            if prev is None:
+                value.first_use = next_
+            else:
+                prev._next_use = next_  # pyright: ignore[reportPrivateUsage]
+            if next_ is not None:
+                next_._prev_use = prev  # pyright: ignore[reportPrivateUsage]
+        values = SSAValues(operands)
+        linked: list[Use] = []
+        for k, value in enumerate(values):
+            first = value.first_use
+            use = Use(new, k, None, first)
+            if first is not None:
+                first._prev_use = use  # pyright: ignore[reportPrivateUsage]
+            value.first_use = use
+            linked.append(use)
+        new._operands = values  # pyright: ignore[reportPrivateUsage]
+        new._operand_uses = tuple(linked)  # pyright: ignore[reportPrivateUsage]
+    results = op.results
+    for r in results:
+        r.op = new
+    new.results = results
+    default_properties, default_attributes = defaults(cls)
+    if default_properties:  # as ``create``: the given ones, then the defaults
+        properties = {**properties}
+        for name, value in default_properties.items():
+            properties.setdefault(name, value)
+    new.properties = properties
+    new.attributes = {**default_attributes, **attributes}
+    new.location = op.location
+    new._successors = ()  # pyright: ignore[reportPrivateUsage]
+    new._successor_uses = ()  # pyright: ignore[reportPrivateUsage]
+    new.regions = ()
+    block = op.parent
+    before = op._prev_op  # pyright: ignore[reportPrivateUsage]
+    after = op._next_op  # pyright: ignore[reportPrivateUsage]
+    new.parent = block
+    new._prev_op = before  # pyright: ignore[reportPrivateUsage]
+    new._next_op = after  # pyright: ignore[reportPrivateUsage]
+    if block is not None:
+        if before is None:
+            block._first_op = new  # pyright: ignore[reportPrivateUsage]
+        else:
+            before._next_op = new  # pyright: ignore[reportPrivateUsage]
+        if after is None:
+            block._last_op = new  # pyright: ignore[reportPrivateUsage]
+        else:
+            after._prev_op = new  # pyright: ignore[reportPrivateUsage]
+    op._prev_op = op._next_op = op.parent = None  # pyright: ignore[reportPrivateUsage]
+    op._operands = op.results = SSAValues()  # pyright: ignore[reportPrivateUsage]
+    op._operand_uses = ()  # pyright: ignore[reportPrivateUsage]
+    return new

@@ -149,7 +149,7 @@ class LoadOpLowering(EmitcPattern):
             read = emitc.CallOpaqueOp(dsp.READ_S8X4, [address_of(lw, lvalue)], [i32])
             rewriter.replace_all_uses_with(root.results[0], lw.result(read))
             self.state.dsp_helpers = True
-        lw.replace(lw.result(create(emitc.LoadOp, (lvalue,), lvalue.type.value_type)))
+        lw.replace_by(emitc.LoadOp, (lvalue,), lvalue.type.value_type)
 
 
 def find_packed_reads(root: Operation) -> dict[Operation, Operation]:

@@ -29,7 +29,7 @@ _Op = TypeVar("_Op", bound=IRDLOperation)
 
 
 @cache
-def _defaults(cls: type[IRDLOperation]) -> tuple[dict[str, Attribute], ...]:
+def defaults(cls: type[IRDLOperation]) -> tuple[dict[str, Attribute], ...]:
     """The default properties and attributes of ``cls``'s definition (what
     ``IRDLOperation.__post_init__`` fills in)."""
     op_def = cls.get_irdl_definition()
@@ -67,7 +67,7 @@ def create(
     op.results = SSAValues(
         () if result_type is None else (OpResult(result_type, op, 0),)
     )
-    default_properties, default_attributes = _defaults(cls)
+    default_properties, default_attributes = defaults(cls)
     if default_properties:  # in xDSL's order: the given ones, then the defaults
         properties = {**properties}
         for name, value in default_properties.items():

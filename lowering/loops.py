@@ -61,6 +61,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from usmp.lowering.convert_to_emitc_ir import append_op
 from usmp.lowering.create import create, create_with_regions
 from usmp.lowering.dsp import is_arithmetic_call
 from usmp.lowering.scalar import Ix, ScalarArithmetic, is_float, is_unsigned
@@ -136,26 +137,6 @@ def cmpi(predicate: str, lhs: SSAValue, rhs: SSAValue) -> arith.CmpiOp:
     return create(arith.CmpiOp, (lhs, rhs), I1, predicate=_cmpi_predicate(predicate))
 
 
-class _Hashed:
-    """A key with its hash computed once, equal to the key itself: looked up
-    in the memo of every enclosing block, a key (an op's name, operands,
-    properties and result types, or a value and an index of SSA values)
-    would be hashed again for each, every attribute and value in it through
-    a Python ``__hash__``."""
-
-    __slots__ = ("key", "hash")
-
-    def __init__(self, key: Hashable):
-        self.key = key
-        self.hash = hash(key)
-
-    def __hash__(self) -> int:
-        return self.hash
-
-    def __eq__(self, other: object) -> bool:
-        return self.key == other
-
-
 class _OpKey:
     """What makes two pure ops the same (``emit``): the name and operands,
     and the properties, attributes and result types. Hashed on the name and
@@ -176,8 +157,6 @@ class _OpKey:
         return self.hash
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, _Hashed):
-            other = other.key
         return (
             type(other) is _OpKey
             and self.head == other.head
@@ -186,11 +165,14 @@ class _OpKey:
 
 
 class _Scope:
-    """A block under construction and the values remembered in it."""
+    """A block under construction and what to undo in the builder's memo
+    when it closes."""
 
     def __init__(self, block: Block, guarded: bool = False):
         self.block = block
-        self.memo: dict[Hashable, SSAValue] = {}
+        self.remembered: list[tuple[Hashable, SSAValue | None]] = []
+        """The keys remembered in this block, each with the value it had
+        before (``None``: none), in order."""
         self.guarded = guarded
         """A branch of an ``scf.if``: what it reads may be valid only here."""
 
@@ -213,6 +195,14 @@ class KernelBuilder(ScalarArithmetic):
         self._hoisted: list[Operation] = []
         self._constants: dict[tuple[Attribute, int | float | str], SSAValue] = {}
         self._scopes: list[_Scope] = [_Scope(entry)]
+        self._memo: dict[Hashable, SSAValue] = {}
+        """The values remembered in the open blocks (one dict for all, each
+        key hashed once per lookup, not once per enclosing block): a block
+        that closes takes its own out again (``_Scope.remembered``). A key
+        is remembered in an enclosing block only where no open block has it
+        (``emit`` looks it up first), and in the current block over any
+        enclosing one's, so the value found is the innermost's, as when each
+        block had its own memo searched from the current one outwards."""
         self._depth: dict[SSAValue, int] = dict.fromkeys(entry.args, 0)
         """Index in ``_scopes`` of the block defining a value (values not
         created through the builder: the current block)."""
@@ -266,7 +256,7 @@ class KernelBuilder(ScalarArithmetic):
                         deepest = d
                 depth = deepest
         scope = self._scopes[depth]
-        scope.block.add_op(op)
+        append_op(scope.block, op)
         result = None
         depths = self._depth
         for r in op.results:  # (iterated: indexing ``SSAValues`` is a Python call)
@@ -274,7 +264,7 @@ class KernelBuilder(ScalarArithmetic):
             if result is None:
                 result = r
         if key is not None and result is not None:
-            scope.memo[key] = result
+            self._store(scope, key, result)
         return result  # type: ignore[return-value]
 
     def _depth_of(self, value: SSAValue) -> int:
@@ -307,22 +297,25 @@ class KernelBuilder(ScalarArithmetic):
         try:
             yield
         finally:
-            self._scopes.pop()
+            memo = self._memo
+            for key, before in reversed(self._scopes.pop().remembered):
+                if before is None:
+                    del memo[key]
+                else:
+                    memo[key] = before
 
     def lookup(self, key: Hashable) -> SSAValue | None:
         """A value remembered in the current block or an enclosing one."""
-        scopes = self._scopes
-        if len(scopes) > 1:  # hashed once, not once per enclosing block
-            key = _Hashed(key)
-        for scope in reversed(scopes):
-            hit = scope.memo.get(key)
-            if hit is not None:
-                return hit
-        return None
+        return self._memo.get(key)
 
     def remember(self, key: Hashable, value: SSAValue) -> None:
         """Remember ``value`` for the rest of the current block."""
-        self._scopes[-1].memo[key] = value
+        self._store(self._scopes[-1], key, value)
+
+    def _store(self, scope: _Scope, key: Hashable, value: SSAValue) -> None:
+        memo = self._memo
+        scope.remembered.append((key, memo.get(key)))
+        memo[key] = value
 
     # -- constants ---------------------------------------------------------
 
@@ -458,10 +451,10 @@ class KernelBuilder(ScalarArithmetic):
         if self.location is not None:
             op.location = self.location
         scope = self._scopes[depth]
-        scope.block.add_op(op)
+        append_op(scope.block, op)
         result = op.results[0]
         self._depth[result] = depth
-        scope.memo[key] = result
+        self._store(scope, key, result)
         return result
 
     def store(self, value: SSAValue, buffer: SSAValue, indices: Sequence[Ix]) -> None:

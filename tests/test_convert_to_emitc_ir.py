@@ -28,7 +28,13 @@ from xdsl.printer import Printer
 
 from usmp.dialects import emitc
 from usmp.dialects.emitc_expressions import CMP_PREDICATES
-from usmp.lowering.convert_to_emitc_ir import insert_before, remove_op, replace_uses
+from usmp.lowering.convert_to_emitc_ir import (
+    append_op,
+    insert_before,
+    remove_op,
+    replace_uses,
+    transplant,
+)
 from usmp.lowering.create import create
 
 
@@ -362,3 +368,156 @@ def test_create_is_the_arith_constructor(kind: str) -> None:
     ours, xdsl = ops[kind]
     _same(ours, xdsl)
     assert list(ours.properties) == list(xdsl.properties)
+
+
+@pytest.mark.parametrize(
+    "cls,at,swap",
+    [
+        (emitc.AddOp, 1, False),
+        (emitc.AddOp, 0, False),
+        (arith.AddiOp, 2, False),
+        (emitc.AddOp, 1, True),
+        (emitc.AddOp, 0, True),
+    ],
+)
+def test_transplant_is_create_replace_and_remove(
+    cls: type[emitc.AddOp] | type[arith.AddiOp], at: int, swap: bool
+) -> None:
+    """``transplant`` leaves what xDSL's ``Operation.create``, insertion
+    before the op, ``replace_all_uses_with`` and ``detach`` + ``erase``
+    leave: the same text, the new op's fields (its IRDL defaults, the
+    attributes given after them, the source op's location), the same users
+    of every value and consistent block and use links; the old op holds
+    nothing. Its result's use list keeps its order, and so do its
+    operands' with the same operands (xDSL's puts the new uses first); with
+    other operands (``swap``: ``b, a``) their lists are xDSL's. The op
+    replaced is the first op or one in the middle."""
+    from xdsl.dialects.builtin import FileLineColLoc, IntAttr
+
+    hint = {"usmp.name": StringAttr("sum")}
+    seen: list[tuple[str, dict[str, Any]]] = []
+    for ours in (True, False):
+        args = Block(arg_types=[i32, i32])
+        a, b = args.args
+        ops: list[Operation] = [arith.AddiOp(a, b), arith.MuliOp(a, b)]
+        ops.append(arith.SubiOp(ops[0], ops[1]))
+        ops.append(arith.AddiOp(ops[2], ops[at]))
+        ops.append(arith.MuliOp(ops[at], ops[at]))
+        ops.append(arith.SubiOp(a, ops[at]))  # a's use after the op's
+        block = Block(ops)
+        old = ops[at]
+        where = StringAttr("m.tflite")
+        old.location = FileLineColLoc(where, IntAttr(3), IntAttr(4))
+        old.results[0].name_hint = "x"
+        operands, result = list(old.operands), old.results[0]
+        if swap:
+            operands = [b, a]
+        uses_before = [[(u.operation, u.index) for u in v.uses] for v in (a, b)]
+        if ours:
+            new = transplant(old, cls, hint, operands if swap else None)
+            assert result.owner is new and new.results[0] is result
+            assert tuple(old.operands) == () and tuple(old.results) == ()
+            assert old._operand_uses == ()  # pyright: ignore[reportPrivateUsage]
+            for v, before in zip((a, b), uses_before, strict=True):
+                after = [(u.operation, u.index) for u in v.uses]
+                if not swap:
+                    assert after == [(new if o is old else o, k) for o, k in before]
+        else:
+            new = _xdsl_create(cls, operands, i32)
+            new.location = old.location
+            new.attributes.update(hint)
+            block.insert_op_before(new, old)
+            result.replace_all_uses_with(new.results[0])
+            old.detach()
+            old.erase()
+        assert old.parent is None and old.prev_op is old.next_op is None
+        walked = list(block.ops)
+        assert walked[at] is new and len(walked) == 6
+        assert [o.prev_op for o in walked] == [None, *walked[:-1]]
+        assert [o.next_op for o in walked] == [*walked[1:], None]
+        assert (block.first_op, block.last_op) == (walked[0], walked[-1])
+        users: list[list[tuple[int, int]]] = []
+        for v in [a, b, *(r for o in walked for r in o.results)]:
+            listed = list(v.uses)
+            links = [u._prev_use for u in listed]  # pyright: ignore[reportPrivateUsage]
+            assert links == [None, *listed][: len(listed)]
+            assert all(u.operation.operands[u.index] is v for u in listed)
+            users.append(sorted((walked.index(u.operation), u.index) for u in listed))
+        for k, (v, use) in enumerate(zip(new.operands, new._operand_uses, strict=True)):  # pyright: ignore[reportPrivateUsage]
+            assert (use.operation, use.index) == (new, k) and v is operands[k]
+        fields = _fields(new)
+        fields["uses"] = [k for _, k in fields["uses"]]
+        values = [a, b, *(o.results[0] for o in walked)]
+        fields["operands"] = [values.index(v) for v in fields["operands"]]
+        fields["results"] = [(r.index, r.name_hint) for r in new.results]
+        fields["parent"] = fields["parent"] is block
+        fields["users"] = users
+        if swap:  # in order: the new uses first, as xDSL's create puts them
+            fields["argument uses"] = [
+                [(walked.index(u.operation), u.index) for u in v.uses] for v in (a, b)
+            ]
+        text = StringIO()
+        Printer(stream=text).print_block(block)
+        seen.append((text.getvalue(), fields))
+    assert seen[0][0] == seen[1][0]
+    assert seen[0][1] == seen[1][1]
+    if cls is arith.AddiOp:
+        assert "overflowFlags" in seen[0][1]["properties"]
+    assert seen[0][1]["attributes"] == hint
+
+
+@pytest.mark.parametrize("size", [0, 1, 3])
+def test_append_op_links_as_add_op(size: int) -> None:
+    """``append_op`` leaves the block's order and links as ``Block.add_op``
+    does, on an empty block and after one or more ops; an op with a region
+    goes through xDSL's checked insertion; an op already in a block is
+    refused."""
+    from xdsl.dialects import scf
+
+    orders: list[list[str]] = []
+    for append in (append_op, Block.add_op):
+        ops: list[Operation] = [
+            arith.ConstantOp.from_int_and_width(k, i32) for k in range(size)
+        ]
+        block = Block(ops)
+        new: list[Operation] = [
+            arith.ConstantOp.from_int_and_width(7, i32),
+            scf.ExecuteRegionOp([], Region(Block())),
+            arith.ConstantOp.from_int_and_width(8, i32),
+        ]
+        for op in new:
+            append(block, op)
+        walked = list(block.ops)
+        assert walked == [*ops, *new]
+        assert [o.parent for o in walked] == [block] * len(walked)
+        assert [o.prev_op for o in walked] == [None, *walked[:-1]]
+        assert [o.next_op for o in walked] == [*walked[1:], None]
+        assert (block.first_op, block.last_op) == (walked[0], walked[-1])
+        orders.append([o.name for o in walked])
+    assert orders[0] == orders[1]
+    block, ops = _chain()
+    with pytest.raises(ValueError, match="already"):
+        append_op(block, ops[0])
+
+
+def test_the_printer_reads_the_fields_behind_name_hint_and_the_unique_use() -> None:
+    """The C printer's inlining analysis reads ``_name`` for ``name_hint``,
+    and ``first_use``/``_next_use``/``_operation`` for ``get_unique_use``'s
+    use and its ``operation``: the same, for values of no, one and two
+    uses, named and not."""
+    block, (c, s, t) = _chain()
+    s.results[0].name_hint = "s"
+    for op in (c, s, t):
+        value = op.results[0]
+        assert value._name == value.name_hint  # pyright: ignore[reportPrivateUsage]
+        use = value.first_use
+        unique = None if use is None or use._next_use is not None else use  # pyright: ignore[reportPrivateUsage]
+        assert unique is value.get_unique_use()
+        if unique is not None:
+            assert unique._operation is unique.operation  # pyright: ignore[reportPrivateUsage]
+    assert [op.results[0].get_unique_use() is None for op in (c, s, t)] == [
+        True,
+        False,
+        True,
+    ]
+    assert s.results[0]._name == "s"  # pyright: ignore[reportPrivateUsage]

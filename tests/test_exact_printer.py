@@ -97,6 +97,37 @@ def test_c_initializer_of_bytes_is_its_lines(n: int, signed: bool) -> None:
         assert initializer_body(attr) == lines
         wide = "".join(f"\t    {line}\n" for line in initializer(attr))
         assert initializer_body(attr, "\t    ") == wide
+        flush = "".join(f"{line}\n" for line in initializer(attr))
+        assert initializer_body(attr, "") == flush
+
+
+@pytest.mark.parametrize(
+    "signed,indent,template",
+    [
+        (False, "  ", True),
+        (False, "", True),
+        (False, "\t    ", False),
+        (True, "  ", False),
+    ],
+)
+def test_byte_text_paths_agree(signed: bool, indent: str, template: bool) -> None:
+    """The hex bytes of the pools with an even indent are spelled into a
+    template line (``_template_text``); other spellings and indents take
+    ``_record_text``; both spell the same text, around the chunk's size."""
+    from usmp.lowering.c_printer_expr import (
+        _SIGNED_BYTES,  # pyright: ignore[reportPrivateUsage]
+        _UNSIGNED_BYTES,  # pyright: ignore[reportPrivateUsage]
+        _record_text,  # pyright: ignore[reportPrivateUsage]
+        _template_text,  # pyright: ignore[reportPrivateUsage]
+    )
+
+    table = _SIGNED_BYTES if signed else _UNSIGNED_BYTES
+    data = np.random.default_rng(7).integers(0, 256, 65536 + 40, np.uint8).tobytes()
+    for n in (0, 1, 16, 31, 65536, 65536 + 40):
+        pieces = _template_text(data[:n], table, indent)
+        assert (pieces is not None) is template
+        if pieces is not None:
+            assert "".join(pieces) == "".join(_record_text(data[:n], table, indent))
 
 
 _U8 = IntegerType(8, Signedness.UNSIGNED)

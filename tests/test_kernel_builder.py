@@ -1,7 +1,7 @@
 """``usmp.lowering.loops.KernelBuilder``'s memo: a value remembered in a
-block is found from every block nested in it (keys hashed once per lookup,
-``_Hashed``), by an equal key that is another object, and not once the
-block is closed."""
+block is found from every block nested in it (one memo for all open
+blocks, each key hashed once per lookup), by an equal key that is another
+object, and not once the block is closed."""
 
 from __future__ import annotations
 
@@ -27,6 +27,34 @@ def test_remembered_values_are_found_in_nested_blocks() -> None:
             assert b.lookup((x, (2, 1))) is None
     assert b.lookup((y, (0,))) is None  # the block is closed
     assert b.lookup((x, (1, 2))) is x
+
+
+def test_a_nested_block_shadows_and_closing_it_restores() -> None:
+    """A key remembered again in a nested block is that block's value
+    there and in blocks nested in it; closing the block gives the enclosing
+    block's value back (twice over, in order, for a key remembered twice in
+    one block); a pure op hoisted to the entry while blocks are open stays
+    found after they close."""
+    entry = Block(arg_types=[i32, i32, i32])
+    b = KernelBuilder(entry)
+    x, y, z = entry.args
+    b.remember(("k",), x)
+    with b.at(Block()):
+        b.remember(("k",), y)
+        b.remember(("k",), z)
+        with b.at(Block()):
+            assert b.lookup(("k",)) is z
+            b.remember(("k",), x)
+            assert b.lookup(("k",)) is x
+            hoisted = b.emit(arith.AddiOp(x, y))  # placed in the entry block
+            assert hoisted.owner.parent is entry
+        assert b.lookup(("k",)) is z
+        assert b.lookup(("m",)) is None
+    assert b.lookup(("k",)) is x
+    assert b.emit(arith.AddiOp(x, y)) is hoisted
+    with b.at(Block()):
+        b.remember(("n",), y)
+    assert b.lookup(("n",)) is None
 
 
 def test_equal_pure_ops_are_emitted_once_in_nested_blocks() -> None:
