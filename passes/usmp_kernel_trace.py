@@ -1453,30 +1453,34 @@ def written_arguments(f: func.FuncOp) -> frozenset[int]:
     or through a view), or used by an op the tracer does not model."""
     if not f.body.blocks:
         return frozenset()
-    root: dict[SSAValue, int] = {a: i for i, a in enumerate(f.args)}
     out: set[int] = set()
-    for op in walk_ops(f):
-        kind = _write_kind(type(op))
-        if kind == "alias":
-            if op.operands[0] in root:
-                root[op.results[0]] = root[op.operands[0]]
-        elif kind == "store":
-            op = cast(memref.StoreOp, op)
-            if op.memref in root:
-                out.add(root[op.memref])
-        elif kind == "extern":
-            op = cast(tir.CallExternOp, op)
-            written = op.written_operands()
-            out.update(
-                root[o] for k, o in enumerate(op.args) if k in written and o in root
-            )
-        elif kind == "custom":  # writes its outputs only
-            op = cast(CustomCallOp, op)
-            out.update(root[o] for o in op.args[op.n_inputs :] if o in root)
-        elif kind != "load":
-            for o in op._operands:  # pyright: ignore[reportPrivateUsage]
-                if o in root:
-                    out.add(root[o])
+    # the uses of each argument and of its views (their use lists, not a
+    # walk of every op: a kernel's ops are mostly index arithmetic)
+    stack: list[tuple[SSAValue, int]] = [(a, i) for i, a in enumerate(f.args)]
+    while stack:
+        value, i = stack.pop()
+        use = value.first_use
+        while use is not None:
+            op, k = use._operation, use._index  # pyright: ignore[reportPrivateUsage]
+            use = use._next_use  # pyright: ignore[reportPrivateUsage]
+            kind = _write_kind(type(op))
+            if kind == "alias":
+                if k == 0:  # (a view of its source operand)
+                    stack.append((op.results[0], i))
+            elif kind == "store":
+                if cast(memref.StoreOp, op).memref is value:
+                    out.add(i)
+            elif kind == "extern":
+                op = cast(tir.CallExternOp, op)
+                written = op.written_operands()
+                if any(o is value for j, o in enumerate(op.args) if j in written):
+                    out.add(i)
+            elif kind == "custom":  # writes its outputs only
+                op = cast(CustomCallOp, op)
+                if any(o is value for o in op.args[op.n_inputs :]):
+                    out.add(i)
+            elif kind != "load":
+                out.add(i)
     return frozenset(i for i in out if isinstance(f.args[i].type, MemRefType))
 
 
