@@ -62,7 +62,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, SSAValue
 
-from usmp.lowering.walk import walk_ops
+from usmp.lowering.walk import block_ops, walk_ops
 
 Affine = tuple[int, dict[int, int]]
 """``(constant, {counter: coefficient})``."""
@@ -358,14 +358,15 @@ class _Summarizer:
         ops = self.relevant_ops.get(block)
         if ops is None:
             ops = []
-            for op in block.ops:
-                if isinstance(op, scf.ForOp | scf.IfOp):
+            for op in block_ops(block):
+                if not op.regions:  # (most ops: no isinstance, which is slow)
+                    if any(o in self.args for o in op._operands):  # pyright: ignore[reportPrivateUsage]
+                        ops.append(op)
+                elif isinstance(op, scf.ForOp | scf.IfOp):
                     if any(self.relevant(b) for r in op.regions for b in r.blocks):
                         ops.append(op)
-                elif op.regions:
+                else:
                     raise Unsupported(f"'{op.name}' has regions")
-                elif any(o in self.args for o in op._operands):  # pyright: ignore[reportPrivateUsage]
-                    ops.append(op)
             self.relevant_ops[block] = ops
         return ops
 
@@ -490,7 +491,7 @@ def _positions(f: func.FuncOp) -> dict[Operation, int]:
     for op in walk_ops(f):
         for region in op.regions:
             for block in region.blocks:
-                for k, o in enumerate(block.ops):
+                for k, o in enumerate(block_ops(block)):
                     out[o] = k
     return out
 

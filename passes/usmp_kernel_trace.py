@@ -50,7 +50,7 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from usmp.dialects import tir
 from usmp.dialects.tir_custom import CustomCallOp
-from usmp.lowering.walk import walk_ops
+from usmp.lowering.walk import block_ops, walk_ops
 from usmp.passes.usmp_kernel_symbolic import (
     KernelSummary,
     mirrored,
@@ -290,7 +290,7 @@ class _Tracer:
     # -- blocks -------------------------------------------------------------
 
     def run_block(self, block: Block, mask: npt.NDArray[np.bool_]) -> None:
-        for op in block.ops:
+        for op in block_ops(block):
             self.run_op(op, mask)
 
     def run_op(self, op: Operation, mask: npt.NDArray[np.bool_]) -> None:
@@ -306,17 +306,21 @@ class _Tracer:
                 if o in views:
                     self.failed.add(views[o].arg)
             self.evaluate(op, operands)
-        elif isinstance(op, scf.ForOp):
-            self.run_for(op, mask)
-        elif isinstance(op, scf.IfOp):
-            self.run_if(op, mask)
-        elif isinstance(op, (scf.YieldOp, func.ReturnOp)):
+        # (the modelled classes by ``kind``: the order of ``_MODELLED``)
+        elif kind == "for":
+            self.run_for(cast(scf.ForOp, op), mask)
+        elif kind == "if":
+            self.run_if(cast(scf.IfOp, op), mask)
+        elif kind == "end":
             return
-        elif isinstance(op, memref.LoadOp):
+        elif kind == "load":
+            op = cast(memref.LoadOp, op)
             self.access(op, op.memref, op.indices, False, mask)
-        elif isinstance(op, memref.StoreOp):
+        elif kind == "store":
+            op = cast(memref.StoreOp, op)
             self.access(op, op.memref, op.indices, True, mask)
-        elif isinstance(op, tir.CallExternOp):
+        elif kind == "extern":
+            op = cast(tir.CallExternOp, op)
             # a library call: reads every byte of each buffer, and writes
             # every byte of those it writes, all at its one time (so none of
             # them may share bytes with another during the call)
@@ -325,16 +329,17 @@ class _Tracer:
                 self.access(op, o, None, False, mask)
                 if k in written:
                     self.access(op, o, None, True, mask)
-        elif isinstance(op, CustomCallOp):
+        elif kind == "custom":
+            op = cast(CustomCallOp, op)
             # a user kernel: every byte of each input read and of each output
             # written, at one time (no order known: no overlap is safe)
             for k, arg in enumerate(op.args):
                 self.access(op, arg, (None,), k >= op.n_inputs, mask)
         elif op.regions:
             raise _Unsupported(op.name)
-        elif isinstance(op, (memref.ReinterpretCastOp, memref.CollapseShapeOp)):
+        elif kind == "view":
             self.view(op)
-        elif self.full and isinstance(op, memref.ViewOp) and self.pool_view(op):
+        elif self.full and kind == "pool view" and self.pool_view(op):  # pyright: ignore[reportArgumentType]
             return
         else:
             for o in op.operands:
@@ -653,26 +658,29 @@ class _Tracer:
         pre-order, so the ops a loop holds are done before the loop (no
         recursion, and no closure cycle keeping the tracer alive)."""
         op_span: dict[Operation, int] = {}
+        """Ops with regions (every other op spans 1)."""
         block_span: dict[Block, int] = {}
         offsets: dict[Operation, int] = {}
 
         def lay_out(b: Block) -> int:
             acc = 0
-            for o in b.ops:
+            # (the link fields, as ``walk_ops``: xDSL's iterator is a
+            # Python call per op)
+            o = b._first_op  # pyright: ignore[reportPrivateUsage]
+            while o is not None:
                 offsets[o] = acc
-                acc += op_span[o]
+                acc += op_span.get(o, 1) if o.regions else 1
+                o = o._next_op  # pyright: ignore[reportPrivateUsage]
             block_span[b] = acc
             return acc
 
-        for o in reversed(list(walk_ops(f))):
-            if not o.regions:  # (most ops: no isinstance, which is slow)
-                op_span[o] = 1
-            elif isinstance(o, scf.ForOp):
+        # the ops with regions only (most ops have none: no isinstance,
+        # which is slow, and no span stored)
+        for o in reversed([o for o in walk_ops(f) if o.regions]):
+            if isinstance(o, scf.ForOp):
                 op_span[o] = 1 + self.trips.get(o, 0) * lay_out(o.body.block)
             elif isinstance(o, scf.IfOp):
                 op_span[o] = 1 + sum(lay_out(r.block) for r in o.regions if r.blocks)
-            else:
-                op_span[o] = 1
         lay_out(f.body.block)
         return offsets, block_span
 
@@ -903,10 +911,24 @@ _MODELLED = (
 
 @functools.cache
 def _kind(cls: type[Operation]) -> str:
-    """``modelled`` for the classes of ``_MODELLED`` (and their
-    subclasses), else ``other`` (once per class: ``isinstance`` on xDSL's
-    op classes is slow)."""
-    return "modelled" if issubclass(cls, _MODELLED) else "other"
+    """Which case of ``_Tracer.run_op`` an op of class ``cls`` takes: one
+    per group of ``_MODELLED`` (the first its class is a subclass of), else
+    ``other`` (once per class: ``isinstance`` on xDSL's op classes is
+    slow)."""
+    for classes, kind in (
+        ((scf.ForOp,), "for"),
+        ((scf.IfOp,), "if"),
+        ((scf.YieldOp, func.ReturnOp), "end"),
+        ((memref.LoadOp,), "load"),
+        ((memref.StoreOp,), "store"),
+        ((tir.CallExternOp,), "extern"),
+        ((CustomCallOp,), "custom"),
+        ((memref.ReinterpretCastOp, memref.CollapseShapeOp), "view"),
+        ((memref.ViewOp,), "pool view"),
+    ):
+        if issubclass(cls, classes):
+            return kind
+    return "other"
 
 
 @functools.cache
@@ -1431,30 +1453,34 @@ def written_arguments(f: func.FuncOp) -> frozenset[int]:
     or through a view), or used by an op the tracer does not model."""
     if not f.body.blocks:
         return frozenset()
-    root: dict[SSAValue, int] = {a: i for i, a in enumerate(f.args)}
     out: set[int] = set()
-    for op in walk_ops(f):
-        kind = _write_kind(type(op))
-        if kind == "alias":
-            if op.operands[0] in root:
-                root[op.results[0]] = root[op.operands[0]]
-        elif kind == "store":
-            op = cast(memref.StoreOp, op)
-            if op.memref in root:
-                out.add(root[op.memref])
-        elif kind == "extern":
-            op = cast(tir.CallExternOp, op)
-            written = op.written_operands()
-            out.update(
-                root[o] for k, o in enumerate(op.args) if k in written and o in root
-            )
-        elif kind == "custom":  # writes its outputs only
-            op = cast(CustomCallOp, op)
-            out.update(root[o] for o in op.args[op.n_inputs :] if o in root)
-        elif kind != "load":
-            for o in op._operands:  # pyright: ignore[reportPrivateUsage]
-                if o in root:
-                    out.add(root[o])
+    # the uses of each argument and of its views (their use lists, not a
+    # walk of every op: a kernel's ops are mostly index arithmetic)
+    stack: list[tuple[SSAValue, int]] = [(a, i) for i, a in enumerate(f.args)]
+    while stack:
+        value, i = stack.pop()
+        use = value.first_use
+        while use is not None:
+            op, k = use._operation, use._index  # pyright: ignore[reportPrivateUsage]
+            use = use._next_use  # pyright: ignore[reportPrivateUsage]
+            kind = _write_kind(type(op))
+            if kind == "alias":
+                if k == 0:  # (a view of its source operand)
+                    stack.append((op.results[0], i))
+            elif kind == "store":
+                if cast(memref.StoreOp, op).memref is value:
+                    out.add(i)
+            elif kind == "extern":
+                op = cast(tir.CallExternOp, op)
+                written = op.written_operands()
+                if any(o is value for j, o in enumerate(op.args) if j in written):
+                    out.add(i)
+            elif kind == "custom":  # writes its outputs only
+                op = cast(CustomCallOp, op)
+                if any(o is value for o in op.args[op.n_inputs :]):
+                    out.add(i)
+            elif kind != "load":
+                out.add(i)
     return frozenset(i for i in out if isinstance(f.args[i].type, MemRefType))
 
 

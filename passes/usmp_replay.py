@@ -833,7 +833,7 @@ class _Replay:
             if pre is None:
                 self.check(e.logical, e.phys, f"{where} reads")
             elif pre.any():
-                logical, phys = _values(e.logical)[pre], _values(e.phys)[pre]
+                logical, phys = _pick(e.logical, pre), _pick(e.phys, pre)
                 self.check(logical, phys, f"{where} reads")
         for x in exact:
             pre = (x.first_read != NEVER) & (x.first_read < x.first_write)
@@ -847,7 +847,7 @@ class _Replay:
             if w is None:
                 self.write(e.logical, e.phys, stamp)
             elif w.any():
-                self.write(_values(e.logical)[w], _values(e.phys)[w], stamp)
+                self.write(_pick(e.logical, w), _pick(e.phys, w), stamp)
         for x in exact:
             w = x.first_write != NEVER
             self.write(x.logical[w], x.phys[w], stamp)
@@ -1013,7 +1013,7 @@ class _Replay:
 
     def write(self, logical: Bytes, phys: Bytes, stamp: int) -> None:
         self.logical[logical] = stamp
-        self.physical[phys] = stamp * _STAMP + _values(logical)
+        self.physical[phys] = _values(logical, stamp * _STAMP)
 
     def check(self, logical: Bytes, phys: Bytes, when: str) -> None:
         """Report the bytes whose physical origin is not their logical one
@@ -1021,8 +1021,14 @@ class _Replay:
         stamps = self.logical[logical]
         actual = self.physical[phys]
         indices = _values(logical)
-        expected = stamps.astype(np.int64) * _STAMP + indices
-        bad = np.nonzero((stamps != UNDEFINED) & (expected != actual))[0]
+        # (in place: one temporary the size of the bytes, not three)
+        expected = stamps.astype(np.int64)
+        expected *= _STAMP
+        expected += indices
+        mismatch = expected != actual
+        del expected
+        mismatch &= stamps != UNDEFINED
+        bad = np.flatnonzero(mismatch)
         if not bad.size:
             return
         found: dict[tuple[int, int, int], list[int]] = {}
@@ -1210,11 +1216,21 @@ class _Replay:
         self.invocation -= 1
 
 
-def _values(x: Bytes) -> Array:
-    """The indices a range or an index array stands for."""
+def _values(x: Bytes, plus: int = 0) -> Array:
+    """The indices a range or an index array stands for (each ``+ plus``:
+    a new array then)."""
     if isinstance(x, slice):
-        return np.arange(x.start, x.stop, dtype=np.int64)
-    return x
+        return np.arange(x.start + plus, x.stop + plus, dtype=np.int64)
+    return x + plus if plus else x
+
+
+def _pick(x: Bytes, mask: npt.NDArray[np.bool_]) -> Array:
+    """``_values(x)[mask]`` without the indices of the bytes not picked."""
+    if isinstance(x, slice):
+        picked = np.flatnonzero(mask)
+        picked += x.start
+        return picked
+    return x[mask]
 
 
 def _first(x: Bytes) -> int:
