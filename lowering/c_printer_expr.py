@@ -253,7 +253,7 @@ def _template_text(
         full = lines * _BYTES_PER_LINE
         text = page[:lines]
         text[:, first:stop:step] = varying[part[:full].reshape(lines, _BYTES_PER_LINE)]
-        chunks.append(str(text, "ascii"))  # (decoded from its buffer)
+        chunks.append(str(text.data, "ascii"))  # (decoded from its buffer)
         if full < len(part):  # the end of the data: no line end
             chunks.append("".join([f"{table[b]}, " for b in part[full:].tolist()]))
     return chunks

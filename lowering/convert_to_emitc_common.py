@@ -423,7 +423,9 @@ class OpLowering:
             if self._before:
                 insert_before(block, self._before, op)
             hint = op.attributes.get("name_hint")
-            attributes = {NAME_ATTR: hint} if type(hint) is StringAttr else {}
+            attributes: dict[str, Attribute] = (
+                {NAME_ATTR: hint} if type(hint) is StringAttr else {}
+            )
             same = _same_values(op._operands, operands)  # pyright: ignore[reportPrivateUsage]
             transplant(op, cls, attributes, None if same else operands, **properties)
             self.rewriter.has_done_action = True

@@ -27,10 +27,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from xdsl.ir import Attribute, Block, Operation, SSAValue, Use
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.core import SSAValues
 
-from usmp.lowering.create import defaults
+from usmp.lowering.create import defaults, link_operands
 
 _Op = TypeVar("_Op", bound=Operation)
 
@@ -85,16 +85,7 @@ def remove_op(block: Block, op: Operation) -> None:
     else:
         after._prev_op = before  # pyright: ignore[reportPrivateUsage]
     op._prev_op = op._next_op = op.parent = None  # pyright: ignore[reportPrivateUsage]
-    operands, uses = op._operands, op._operand_uses  # pyright: ignore[reportPrivateUsage]
-    for value, use in zip(operands, uses, strict=True):
-        prev = use._prev_use  # pyright: ignore[reportPrivateUsage]
-        next_ = use._next_use  # pyright: ignore[reportPrivateUsage]
-        if prev is None:
-            value.first_use = next_
-        else:
-            prev._next_use = next_  # pyright: ignore[reportPrivateUsage]
-        if next_ is not None:
-            next_._prev_use = prev  # pyright: ignore[reportPrivateUsage]
+    _unlink_uses(op)
     op._operand_uses = ()  # pyright: ignore[reportPrivateUsage]
     op._successor_uses = ()  # pyright: ignore[reportPrivateUsage]
     op._successors = ()  # pyright: ignore[reportPrivateUsage]
@@ -109,15 +100,40 @@ def append_op(block: Block, op: Operation) -> None:
         return
     if op.parent is not None:
         raise ValueError("Can't add to a block an operation already in a block.")
+    _link(block, op, block._last_op, None)  # pyright: ignore[reportPrivateUsage]
+
+
+def _link(
+    block: Block, op: Operation, before: Operation | None, after: Operation | None
+) -> None:
+    """Link ``op`` into ``block`` between the neighbours ``before`` and
+    ``after`` (None: the block's start or end), as ``Block`` links it."""
     op.parent = block
-    last = block._last_op  # pyright: ignore[reportPrivateUsage]
-    op._prev_op = last  # pyright: ignore[reportPrivateUsage]
-    op._next_op = None  # pyright: ignore[reportPrivateUsage]
-    if last is None:
+    op._prev_op = before  # pyright: ignore[reportPrivateUsage]
+    op._next_op = after  # pyright: ignore[reportPrivateUsage]
+    if before is None:
         block._first_op = op  # pyright: ignore[reportPrivateUsage]
     else:
-        last._next_op = op  # pyright: ignore[reportPrivateUsage]
-    block._last_op = op  # pyright: ignore[reportPrivateUsage]
+        before._next_op = op  # pyright: ignore[reportPrivateUsage]
+    if after is None:
+        block._last_op = op  # pyright: ignore[reportPrivateUsage]
+    else:
+        after._prev_op = op  # pyright: ignore[reportPrivateUsage]
+
+
+def _unlink_uses(op: Operation) -> None:
+    """Take ``op``'s operand uses out of their values' use lists (``op``'s
+    own fields are left as they are)."""
+    operands, uses = op._operands, op._operand_uses  # pyright: ignore[reportPrivateUsage]
+    for value, use in zip(operands, uses, strict=True):
+        prev = use._prev_use  # pyright: ignore[reportPrivateUsage]
+        next_ = use._next_use  # pyright: ignore[reportPrivateUsage]
+        if prev is None:
+            value.first_use = next_
+        else:
+            prev._next_use = next_  # pyright: ignore[reportPrivateUsage]
+        if next_ is not None:
+            next_._prev_use = prev  # pyright: ignore[reportPrivateUsage]
 
 
 def insert_before(block: Block, ops: Sequence[Operation], existing: Operation) -> None:
@@ -131,15 +147,7 @@ def insert_before(block: Block, ops: Sequence[Operation], existing: Operation) -
             continue
         if op.parent is not None:
             raise ValueError("Can't add to a block an operation already in a block.")
-        op.parent = block
-        before = existing._prev_op  # pyright: ignore[reportPrivateUsage]
-        op._prev_op = before  # pyright: ignore[reportPrivateUsage]
-        op._next_op = existing  # pyright: ignore[reportPrivateUsage]
-        existing._prev_op = op  # pyright: ignore[reportPrivateUsage]
-        if before is None:
-            block._first_op = op  # pyright: ignore[reportPrivateUsage]
-        else:
-            before._next_op = op  # pyright: ignore[reportPrivateUsage]
+        _link(block, op, existing._prev_op, existing)  # pyright: ignore[reportPrivateUsage]
 
 
 def transplant(
@@ -170,26 +178,8 @@ def transplant(
         new._operand_uses = uses  # pyright: ignore[reportPrivateUsage]
     else:
         # remove_op's unlinking of op's uses, then create's linking of new's
-        for value, use in zip(op._operands, uses, strict=True):  # pyright: ignore[reportPrivateUsage]
-            prev = use._prev_use  # pyright: ignore[reportPrivateUsage]
-            next_ = use._next_use  # pyright: ignore[reportPrivateUsage]
-            if prev is None:
-                value.first_use = next_
-            else:
-                prev._next_use = next_  # pyright: ignore[reportPrivateUsage]
-            if next_ is not None:
-                next_._prev_use = prev  # pyright: ignore[reportPrivateUsage]
-        values = SSAValues(operands)
-        linked: list[Use] = []
-        for k, value in enumerate(values):
-            first = value.first_use
-            use = Use(new, k, None, first)
-            if first is not None:
-                first._prev_use = use  # pyright: ignore[reportPrivateUsage]
-            value.first_use = use
-            linked.append(use)
-        new._operands = values  # pyright: ignore[reportPrivateUsage]
-        new._operand_uses = tuple(linked)  # pyright: ignore[reportPrivateUsage]
+        _unlink_uses(op)
+        link_operands(new, operands)
     results = op.results
     for r in results:
         r.op = new
@@ -208,19 +198,13 @@ def transplant(
     block = op.parent
     before = op._prev_op  # pyright: ignore[reportPrivateUsage]
     after = op._next_op  # pyright: ignore[reportPrivateUsage]
-    new.parent = block
-    new._prev_op = before  # pyright: ignore[reportPrivateUsage]
-    new._next_op = after  # pyright: ignore[reportPrivateUsage]
     if block is not None:
-        if before is None:
-            block._first_op = new  # pyright: ignore[reportPrivateUsage]
-        else:
-            before._next_op = new  # pyright: ignore[reportPrivateUsage]
-        if after is None:
-            block._last_op = new  # pyright: ignore[reportPrivateUsage]
-        else:
-            after._prev_op = new  # pyright: ignore[reportPrivateUsage]
+        _link(block, new, before, after)
+    else:
+        new.parent = None
+        new._prev_op = before  # pyright: ignore[reportPrivateUsage]
+        new._next_op = after  # pyright: ignore[reportPrivateUsage]
     op._prev_op = op._next_op = op.parent = None  # pyright: ignore[reportPrivateUsage]
-    op._operands = op.results = SSAValues()  # pyright: ignore[reportPrivateUsage]
+    op._operands = op.results = SSAValues()  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue]
     op._operand_uses = ()  # pyright: ignore[reportPrivateUsage]
     return new

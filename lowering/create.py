@@ -21,7 +21,7 @@ from functools import cache
 from typing import TypeVar
 
 from xdsl.dialects.builtin import UNKNOWN_LOC
-from xdsl.ir import Attribute, OpResult, Region, SSAValue, Use
+from xdsl.ir import Attribute, Operation, OpResult, Region, SSAValue, Use
 from xdsl.ir.core import SSAValues
 from xdsl.irdl import IRDLOperation, OptionalDef
 
@@ -53,17 +53,7 @@ def create(
     xDSL's ``Operation.create`` builds (no regions, no successors, unknown
     location: the caller sets the op's own), unchecked as there."""
     op = cls.__new__(cls)
-    values = SSAValues(operands)
-    uses: list[Use] = []
-    for k, value in enumerate(values):  # value.add_use(Use(op, k)), inlined
-        first = value.first_use
-        use = Use(op, k, None, first)
-        if first is not None:
-            first._prev_use = use  # pyright: ignore[reportPrivateUsage]
-        value.first_use = use
-        uses.append(use)
-    op._operands = values  # pyright: ignore[reportPrivateUsage]
-    op._operand_uses = tuple(uses)  # pyright: ignore[reportPrivateUsage]
+    link_operands(op, operands)
     op.results = SSAValues(
         () if result_type is None else (OpResult(result_type, op, 0),)
     )
@@ -98,3 +88,20 @@ def create_with_regions(
     for region in regions:
         op.add_region(region)
     return op
+
+
+def link_operands(op: Operation, operands: Sequence[SSAValue]) -> None:
+    """``op``'s operands set as ``Operation.create`` sets them: each
+    operand's new use first in its use list (``value.add_use(Use(op, k))``,
+    inlined)."""
+    values = SSAValues(operands)
+    uses: list[Use] = []
+    for k, value in enumerate(values):
+        first = value.first_use
+        use = Use(op, k, None, first)
+        if first is not None:
+            first._prev_use = use  # pyright: ignore[reportPrivateUsage]
+        value.first_use = use
+        uses.append(use)
+    op._operands = values  # pyright: ignore[reportPrivateUsage]
+    op._operand_uses = tuple(uses)  # pyright: ignore[reportPrivateUsage]

@@ -82,7 +82,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     i64,
 )
-from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_op_definition,
@@ -294,7 +294,7 @@ class FusedKernel:
         """Argument buffer -> its hoisted one-dimensional view
         (``ops_nn_dsp``)."""
         self._element_patterns = [pattern(self) for pattern in patterns]
-        self._reads: dict[type[Operation], Reads] = {
+        self._reads: dict[type[Operation | Block], Reads] = {
             kind: reads for pattern in patterns for kind, reads in pattern.reads.items()
         }
         self._nested = 0

@@ -269,15 +269,8 @@ class _Records:
             if touched.size == 0:
                 return
             phys, logical = phys0 + touched, logical0 + touched
-        self.light.append(
-            _Light(
-                phys,
-                logical,
-                sets.mode,
-                *(None if a is None else a[touched] for a in (lr, fr, fw)),
-                sets.never,
-            )
-        )
+        lr, fr, fw = (None if a is None else a[touched] for a in (lr, fr, fw))
+        self.light.append(_Light(phys, logical, sets.mode, lr, fr, fw, sets.never))
 
     def add(self, buffer: _Buffer, offset: int, times: ByteTimes) -> None:
         assert times.first_read is not None and times.last_write is not None
