@@ -29,10 +29,11 @@ from typing import TypeVar
 
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.core import SSAValues
+from xdsl.irdl import IRDLOperation
 
-from usmp.lowering.create import defaults, link_operands
+from usmp.lowering.create import link_operands, set_fields
 
-_Op = TypeVar("_Op", bound=Operation)
+_Op = TypeVar("_Op", bound=IRDLOperation)
 
 
 def replace_uses(old: SSAValue, new: SSAValue) -> None:
@@ -184,26 +185,10 @@ def transplant(
     for r in results:
         r.op = new
     new.results = results
-    default_properties, default_attributes = defaults(cls)
-    if default_properties:  # as ``create``: the given ones, then the defaults
-        properties = {**properties}
-        for name, value in default_properties.items():
-            properties.setdefault(name, value)
-    new.properties = properties
-    new.attributes = {**default_attributes, **attributes}
-    new.location = op.location
-    new._successors = ()  # pyright: ignore[reportPrivateUsage]
-    new._successor_uses = ()  # pyright: ignore[reportPrivateUsage]
-    new.regions = ()
+    set_fields(new, properties, attributes, op.location)
     block = op.parent
-    before = op._prev_op  # pyright: ignore[reportPrivateUsage]
-    after = op._next_op  # pyright: ignore[reportPrivateUsage]
-    if block is not None:
-        _link(block, new, before, after)
-    else:
-        new.parent = None
-        new._prev_op = before  # pyright: ignore[reportPrivateUsage]
-        new._next_op = after  # pyright: ignore[reportPrivateUsage]
+    assert block is not None, "transplant: the op is in no block"
+    _link(block, new, op._prev_op, op._next_op)  # pyright: ignore[reportPrivateUsage]
     op._prev_op = op._next_op = op.parent = None  # pyright: ignore[reportPrivateUsage]
     op._operands = op.results = SSAValues()  # pyright: ignore[reportPrivateUsage, reportAttributeAccessIssue]
     op._operand_uses = ()  # pyright: ignore[reportPrivateUsage]

@@ -1,7 +1,6 @@
 """One way to build an op without xDSL's IRDL constructor, for the hot
 paths of the lowering: ``lower-ops``' element builders and the patterns of
-``convert-to-emitc`` (as ``convert_to_emitc_ir.build``) create one op per
-scalar operation of every kernel.
+``convert-to-emitc`` create one op per scalar operation of every kernel.
 
 xDSL's ``Operation.create`` sets the operands and successors through their
 property setters and fills the IRDL defaults by reading the op definition,
@@ -20,7 +19,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import TypeVar
 
-from xdsl.dialects.builtin import UNKNOWN_LOC
+from xdsl.dialects.builtin import UNKNOWN_LOC, LocationAttr
 from xdsl.ir import Attribute, Operation, OpResult, Region, SSAValue, Use
 from xdsl.ir.core import SSAValues
 from xdsl.irdl import IRDLOperation, OptionalDef
@@ -57,18 +56,31 @@ def create(
     op.results = SSAValues(
         () if result_type is None else (OpResult(result_type, op, 0),)
     )
-    default_properties, default_attributes = defaults(cls)
-    if default_properties:  # in xDSL's order: the given ones, then the defaults
+    set_fields(op, properties, {}, UNKNOWN_LOC)
+    return op
+
+
+def set_fields(
+    op: IRDLOperation,
+    properties: dict[str, Attribute],
+    attributes: dict[str, Attribute],
+    location: LocationAttr,
+) -> None:
+    """The fields ``create`` sets besides operands and results: the given
+    properties, then the definition's defaults (xDSL's order); the default
+    attributes, then ``attributes``; ``location``; no successors, no
+    regions."""
+    default_properties, default_attributes = defaults(type(op))
+    if default_properties:
         properties = {**properties}
         for name, value in default_properties.items():
             properties.setdefault(name, value)
     op.properties = properties
-    op.attributes = dict(default_attributes)
-    op.location = UNKNOWN_LOC
+    op.attributes = {**default_attributes, **attributes}
+    op.location = location
     op._successors = ()  # pyright: ignore[reportPrivateUsage]
     op._successor_uses = ()  # pyright: ignore[reportPrivateUsage]
     op.regions = ()
-    return op
 
 
 def create_with_regions(

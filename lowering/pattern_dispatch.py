@@ -63,9 +63,9 @@ def matched_classes(pattern: RewritePattern) -> tuple[type, ...] | None:
     ``match_and_rewrite`` is xDSL's ``op_type_rewrite_pattern`` wrapper the
     class (or the members of the union) its signature names; None when it
     may rewrite any op."""
-    declared = getattr(pattern, "op_classes", None)
+    declared = declared_classes(pattern)
     if declared is not None:
-        return tuple(declared)
+        return declared
     expected = _wrapper_cell(type(pattern).match_and_rewrite, "expected_type")
     if expected is None:
         return None

@@ -664,13 +664,9 @@ class _Tracer:
 
         def lay_out(b: Block) -> int:
             acc = 0
-            # (the link fields, as ``walk_ops``: xDSL's iterator is a
-            # Python call per op)
-            o = b._first_op  # pyright: ignore[reportPrivateUsage]
-            while o is not None:
+            for o in block_ops(b):
                 offsets[o] = acc
                 acc += op_span.get(o, 1) if o.regions else 1
-                o = o._next_op  # pyright: ignore[reportPrivateUsage]
             block_span[b] = acc
             return acc
 

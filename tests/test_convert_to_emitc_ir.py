@@ -146,6 +146,15 @@ def _chain() -> tuple[Block, list[Operation]]:
     return Block([c, s, t]), [c, s, t]
 
 
+def _assert_linked(block: Block, walked: list[Operation]) -> None:
+    """``walked`` (``block``'s ops in order) linked as xDSL links a block's
+    ops: parents, neighbours, first and last."""
+    assert [o.parent for o in walked] == [block] * len(walked)
+    assert [o.prev_op for o in walked] == [None, *walked[:-1]]
+    assert [o.next_op for o in walked] == [*walked[1:], None]
+    assert (block.first_op, block.last_op) == (walked[0], walked[-1])
+
+
 @pytest.mark.parametrize("named", [False, True])
 def test_replace_uses_is_replace_all_uses_with(named: bool) -> None:
     texts: list[str] = []
@@ -205,10 +214,7 @@ def test_insert_before_links_as_xdsl(at: int) -> None:
             block.insert_ops_before(new, ops[at])
         walked = list(block.ops)
         assert walked == [*ops[:at], *new, *ops[at:]]
-        assert [o.parent for o in walked] == [block] * len(walked)
-        assert [o.prev_op for o in walked] == [None, *walked[:-1]]
-        assert [o.next_op for o in walked] == [*walked[1:], None]
-        assert (block.first_op, block.last_op) == (walked[0], walked[-1])
+        _assert_linked(block, walked)
         orders.append([o.name for o in walked])
     assert orders[0] == orders[1]
     block, ops = _chain()
@@ -489,10 +495,7 @@ def test_append_op_links_as_add_op(size: int) -> None:
             append(block, op)
         walked = list(block.ops)
         assert walked == [*ops, *new]
-        assert [o.parent for o in walked] == [block] * len(walked)
-        assert [o.prev_op for o in walked] == [None, *walked[:-1]]
-        assert [o.next_op for o in walked] == [*walked[1:], None]
-        assert (block.first_op, block.last_op) == (walked[0], walked[-1])
+        _assert_linked(block, walked)
         orders.append([o.name for o in walked])
     assert orders[0] == orders[1]
     block, ops = _chain()
