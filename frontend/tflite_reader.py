@@ -40,11 +40,9 @@ from typing import Any
 import flatbuffers
 import numpy as np
 import numpy.typing as npt
-import tflite
-from tflite.BuiltinOperator import BuiltinOperator
-from tflite.BuiltinOptions import BuiltinOptions
 
 from usmp.diagnostics import LocatedError
+from usmp.frontend.tflite_schema import schema_class
 from usmp.frontend.tflite_verify import TFLiteImportError, verify_structure
 
 __all__ = [
@@ -70,9 +68,10 @@ def _enum_names(cls: type) -> MappingProxyType[int, str]:
     )
 
 
-_OPCODE_NAMES = _enum_names(BuiltinOperator)
-_OPTIONS_NAMES = _enum_names(BuiltinOptions)
-_TENSOR_TYPE_NAMES = _enum_names(tflite.TensorType)
+_OPCODE_NAMES = _enum_names(schema_class("BuiltinOperator"))
+_OPTIONS_NAMES = _enum_names(schema_class("BuiltinOptions"))
+_TENSOR_TYPE_NAMES = _enum_names(schema_class("TensorType"))
+_NO_OPTIONS = schema_class("BuiltinOptions").NONE
 
 _NUMPY_DTYPES: MappingProxyType[str, np.dtype[Any]] = MappingProxyType(
     {
@@ -213,7 +212,7 @@ def read_model(data: bytes, name: str = "model.tflite") -> Model:
     ``Invoke`` runs subgraph 0; the others run only from control-flow
     operators, which the importer refuses by name)."""
     verify_structure(data, name)
-    model = tflite.Model.GetRootAs(data, 0)
+    model = schema_class("Model").GetRootAs(data, 0)
     notes: list[str] = []
     n_subgraphs = model.SubgraphsLength()
     if n_subgraphs == 0:
@@ -629,8 +628,8 @@ def _read_options(op: Any, opcode: str, where: str, notes: list[str]) -> Any:
         return None
     kind = int(op.BuiltinOptionsType())
     table = op.BuiltinOptions()
-    options = getattr(tflite, expected)()
-    if kind != BuiltinOptions.NONE and table is not None:
+    options = schema_class(expected)()
+    if kind != _NO_OPTIONS and table is not None:
         if _OPTIONS_NAMES.get(kind) == expected:
             options.Init(table.Bytes, table.Pos)
             return options

@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from usmp.frontend.tflite_schema import schema_class
+
 __all__ = ["Dimension", "Sparsity", "densify", "read_sparsity"]
 
 
@@ -52,14 +54,10 @@ class Sparsity:
 def _index_vector(kind: int, table: Any) -> npt.NDArray[np.int64] | None:
     """The values of a ``SparseIndexVector`` union member (``None`` if
     absent or of an unknown kind)."""
-    import tflite
-
-    cls = {1: tflite.Int32Vector, 2: tflite.Uint16Vector, 3: tflite.Uint8Vector}.get(
-        kind
-    )
-    if cls is None or table is None:
+    name = {1: "Int32Vector", 2: "Uint16Vector", 3: "Uint8Vector"}.get(kind)
+    if name is None or table is None:
         return None
-    vector = cls()
+    vector = schema_class(name)()
     vector.Init(table.Bytes, table.Pos)
     if not vector.ValuesLength():
         return np.zeros(0, np.int64)

@@ -89,9 +89,9 @@ def parse_offload(specs: Sequence[str], targets: Sequence[str]) -> dict[str, str
     TFLite builtin operator type to target."""
     if not specs:  # no tflite package to import (~0.03 CPU s, numpy's 0.05)
         return {}
-    from tflite.BuiltinOperator import BuiltinOperator
+    from usmp.frontend.tflite_schema import schema_class
 
-    known = {n for n in vars(BuiltinOperator) if not n.startswith("_")}
+    known = {n for n in vars(schema_class("BuiltinOperator")) if not n.startswith("_")}
     placed: dict[str, str] = {}
     for spec in specs:
         types, sep, target = spec.partition("=")
