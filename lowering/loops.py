@@ -264,7 +264,9 @@ class KernelBuilder(ScalarArithmetic):
             if result is None:
                 result = r
         if key is not None and result is not None:
-            self._store(scope, key, result)
+            # (``_store``, inlined: ``lookup`` found no value for ``key``)
+            scope.remembered.append((key, None))
+            self._memo[key] = result
         return result  # type: ignore[return-value]
 
     def _depth_of(self, value: SSAValue) -> int:
