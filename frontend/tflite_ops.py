@@ -169,7 +169,7 @@ def _symmetric_weights(b: RelayBuilder, w: Tensor, channels: int) -> Quantizatio
     quantized_dimension] == num_channels``) and reads scale ``i`` for output
     channel ``i`` whichever dimension the file names."""
     quant = _quant(b, w, "weights")
-    if any(zp != 0 for zp in quant.zero_points):
+    if any(quant.zero_points):  # (ints: a zero point other than 0)
         raise b.error(f"int8 weights '{w.name}' must be symmetric (zero point 0)")
     dim = quant.axis
     if quant.per_channel and (

@@ -328,7 +328,8 @@ def _groups_to_outline(block: Block, max_depth: int) -> dict[Operation, _Group]:
                 members[-1],
                 f"internal error: fused group has {len(outputs)} outputs, expected 1",
             )
-        devices = {str(device_of(m)) for m in members}
+        # (each device printed once: ``str`` of an attribute runs a printer)
+        devices = {str(d) for d in {device_of(m) for m in members}}
         if len(devices) > 1:
             raise located_error(
                 members[-1],
