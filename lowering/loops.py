@@ -203,6 +203,9 @@ class KernelBuilder(ScalarArithmetic):
         (``emit`` looks it up first), and in the current block over any
         enclosing one's, so the value found is the innermost's, as when each
         block had its own memo searched from the current one outwards."""
+        self.lookup: Callable[[Hashable], SSAValue | None] = self._memo.get
+        """A value remembered in the current block or an enclosing one (the
+        memo's ``get``: a lookup per element request, no Python call)."""
         self._depth: dict[SSAValue, int] = dict.fromkeys(entry.args, 0)
         """Index in ``_scopes`` of the block defining a value (values not
         created through the builder: the current block)."""
@@ -306,13 +309,11 @@ class KernelBuilder(ScalarArithmetic):
                 else:
                     memo[key] = before
 
-    def lookup(self, key: Hashable) -> SSAValue | None:
-        """A value remembered in the current block or an enclosing one."""
-        return self._memo.get(key)
-
     def remember(self, key: Hashable, value: SSAValue) -> None:
         """Remember ``value`` for the rest of the current block."""
-        self._store(self._scopes[-1], key, value)
+        memo = self._memo  # (``_store``, inlined)
+        self._scopes[-1].remembered.append((key, memo.get(key)))
+        memo[key] = value
 
     def _store(self, scope: _Scope, key: Hashable, value: SSAValue) -> None:
         memo = self._memo
