@@ -66,7 +66,6 @@ from usmp.lowering.fixed_point import (
     INT32_MIN,
     multiply_by_quantized_multiplier,
     multiply_by_reduced_multiplier,
-    multiply_by_shifted_multiplier,
     reduced_multiplier,
 )
 from usmp.lowering.kernel import (
@@ -163,11 +162,9 @@ def fixed_point_multiply(
         "both": "fixed_point_multiply_shift",
     }[plan.shift_kind]
     shift = b.convert(b.load(k.table(name, plan.shift_table), [channel]), i32)
-    if plan.shift_kind == "right":
-        return multiply_by_shifted_multiplier(b, x, m, 0, shift, may_saturate)
-    if plan.shift_kind == "left":
-        return multiply_by_shifted_multiplier(b, x, m, shift, 0, may_saturate)
-    return multiply_by_quantized_multiplier(b, x, m, shift, may_saturate)
+    return multiply_by_quantized_multiplier(
+        b, x, m, shift, may_saturate, plan.shift_kind
+    )
 
 
 DSP_MAGNITUDE = (1 << 30) - 1
