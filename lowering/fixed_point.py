@@ -175,18 +175,19 @@ def multiply_by_quantized_multiplier(
     ``RoundingDivideByPOT(SRDHM(x << max(shift, 0), m), max(-shift, 0))``,
     the left shift wrapping like the C++, as one call of a requantisation
     helper (``requant.py``). A constant ``shift`` picks the direction here
-    (``usmp_mbqm_right`` or ``usmp_mbqm_left``); an ``SSAValue`` one is a
-    right shift ``-shift`` (``direction="right"``), a left shift
+    (``usmp_mbqm_right`` for ``shift < 0``, else ``usmp_mbqm_left``); an
+    ``SSAValue`` one is a right shift ``-shift`` in 1..31
+    (``direction="right"``) or 0..31 (``"right0"``), a left shift
     (``"left"``) or the signed shift (``"both"``, ``usmp_mbqm``). The
     ``_sat`` helper (SRDHM saturates ``INT32_MIN * INT32_MIN``) only when
     ``may_saturate`` and the multiplier can be ``INT32_MIN``."""
-    if isinstance(shift, int):
-        direction = "right" if shift <= 0 else "left"
+    if isinstance(shift, int):  # usmp_mbqm_right takes 1..31: 0 is "left"
+        direction = "right" if shift < 0 else "left"
         shift = abs(shift)
     saturate = may_saturate and (
         not isinstance(multiplier, int) or multiplier == INT32_MIN
     )
-    suffix = {"both": "", "right": "_right", "left": "_left"}[direction]
+    suffix = "" if direction == "both" else f"_{direction}"
     name = f"usmp_mbqm{suffix}{'_sat' if saturate else ''}"
     return requant.call(b, name, x, _value(b, multiplier), _value(b, shift))
 

@@ -42,12 +42,14 @@ def _c_table(name: str, values: list[int]) -> str:
 
 
 def _cases(helper: str) -> tuple[list[int], list[int]]:
-    """The multipliers and the shift arguments ``helper`` accepts, and the
-    signed shift each argument means."""
+    """The multipliers and the signed shifts ``helper`` accepts (``_right``:
+    1..31 to the right, ``_right0``: 0..31)."""
     saturating = helper.endswith("_sat")
     ms = MULTIPLIERS if saturating else [m for m in MULTIPLIERS if m != INT32_MIN]
-    if "_right" in helper:
+    if "_right0" in helper:
         return ms, [s for s in SHIFTS if s <= 0]
+    if "_right" in helper:
+        return ms, [s for s in SHIFTS if s < 0]
     if "_left" in helper:
         return ms, [s for s in SHIFTS if s >= 0]
     return ms, SHIFTS

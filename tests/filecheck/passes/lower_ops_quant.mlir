@@ -19,16 +19,21 @@ func.func @per_tensor(%a: tensor<4xi32>) -> tensor<4xi32> attributes {relay.prim
 }
 
 // A multiplier of INT32_MIN (never written by TFLite's QuantizeMultiplier,
-// but valid) needs the saturating helper; a positive shift the left one.
+// but valid) needs the saturating helper; a positive or zero shift the left
+// one.
 
 // CHECK-LABEL: func.func @per_tensor_saturating(
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i32
 // CHECK:         emitc.call_opaque "usmp_mbqm_right_sat"
-// CHECK:         emitc.call_opaque "usmp_mbqm_left"(
+// CHECK:         emitc.call_opaque "usmp_mbqm_left"(%{{.*}}, %{{.*}}, %[[TWO]])
+// CHECK:         emitc.call_opaque "usmp_mbqm_left"(%{{.*}}, %{{.*}}, %[[ZERO]])
 
 func.func @per_tensor_saturating(%a: tensor<4xi32>) -> tensor<4xi32> attributes {relay.primitive} {
   %0 = relay.fixed_point_multiply %a {multiplier = array<i32: -2147483648>, shift = array<i32: -3>} : tensor<4xi32> -> tensor<4xi32>
   %1 = relay.fixed_point_multiply %0 {multiplier = array<i32: 1073741824>, shift = array<i32: 2>} : tensor<4xi32> -> tensor<4xi32>
-  func.return %1 : tensor<4xi32>
+  %2 = relay.fixed_point_multiply %1 {multiplier = array<i32: 1073741824>, shift = array<i32: 0>} : tensor<4xi32> -> tensor<4xi32>
+  func.return %2 : tensor<4xi32>
 }
 
 // -----
@@ -71,6 +76,18 @@ func.func @per_axis(%a: tensor<1x2x3xi32>) -> tensor<1x2x3xi32> attributes {rela
 
 func.func @per_axis_right_shifts(%a: tensor<1x2x3xi32>) -> tensor<1x2x3xi32> attributes {relay.primitive} {
   %0 = relay.fixed_point_multiply %a {multiplier = array<i32: 1073741824, 1395864371>, shift = array<i32: -1, -8>, axis = 1 : i64} : tensor<1x2x3xi32> -> tensor<1x2x3xi32>
+  func.return %0 : tensor<1x2x3xi32>
+}
+
+// A zero right shift among them (a multiplier of one half or more):
+// usmp_mbqm_right takes 1..31, usmp_mbqm_right0 0..31.
+
+// CHECK-LABEL: func.func @per_axis_zero_and_right_shifts(
+// CHECK:         tir.allocate_const {name_hint = "fixed_point_multiply_right_shift", value = dense<[0, 8]> : tensor<2xi8>} : memref<2xi8>
+// CHECK:         emitc.call_opaque "usmp_mbqm_right0"(
+
+func.func @per_axis_zero_and_right_shifts(%a: tensor<1x2x3xi32>) -> tensor<1x2x3xi32> attributes {relay.primitive} {
+  %0 = relay.fixed_point_multiply %a {multiplier = array<i32: 1073741824, 1395864371>, shift = array<i32: 0, -8>, axis = 1 : i64} : tensor<1x2x3xi32> -> tensor<1x2x3xi32>
   func.return %0 : tensor<1x2x3xi32>
 }
 
