@@ -31,6 +31,12 @@ analysis traces every byte it reads) and means the same everywhere; the
 root of the pack carries ``PACKED`` and ``convert-to-emitc`` turns such a
 tree into one ``usmp_read_s8x4(&buffer[index])`` (a single unaligned
 ``ldr`` on a Cortex-M; ``packed_loads`` checks the tree first).
+
+The requantisation helpers (``requant.py``, ``usmp_mbqm*``, on every
+target) use the same mechanism: ``PURE_HELPERS`` are the calls the kernel
+builder and dead-code erasure treat as pure ops, ``PRELUDES`` the C each
+helper set needs, emitted only when the code calls one of them
+(``preludes``).
 """
 
 from __future__ import annotations
