@@ -32,7 +32,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from usmp.lowering.dsp import HELPERS
+from usmp.lowering.dsp import PRELUDE_HELPERS
+from usmp.lowering.requant import INTERNAL
 
 C_KEYWORDS = frozenset(
     """auto break case char const continue default do double else enum extern
@@ -77,11 +78,12 @@ LIBRARY_NAMES = (
     UINT64_C USMP_ALIGNED USMP_DSP usmp_lane usmp_pair""".split()
     )
     | _MATH
-    | HELPERS
+    | PRELUDE_HELPERS
+    | INTERNAL
 )
 """Names the generated code uses from ``<stdint.h>``, ``<stddef.h>``,
 ``<stdbool.h>``, ``<string.h>``, ``<math.h>``, and our own macros and DSP
-helpers (``dsp.PRELUDE``)."""
+and requantisation helpers (``dsp.PRELUDES``)."""
 
 RESERVED = C_KEYWORDS | CPP_KEYWORDS | LIBRARY_NAMES
 """Identifiers no generated name may take."""

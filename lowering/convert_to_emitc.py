@@ -165,5 +165,5 @@ def convert_module(
         finish_status_functions(state)
         for f in state.functions:
             erase_dead_values(f.body.block)
-    finish_module(module, info, state.includes, state.dsp_helpers)
+    finish_module(module, info, state.includes, state.helpers)
     add_library(module)

@@ -238,8 +238,8 @@ class ConversionState:
     )
     """First load of a packed byte read (``dsp.packed_loads``) -> the op
     computing the word, which one ``usmp_read_s8x4`` replaces."""
-    dsp_helpers: bool = False
-    """Whether the converted code calls the DSP helpers (``dsp.PRELUDE``)."""
+    helpers: set[str] = field(default_factory=set[str])
+    """The prelude helpers the converted code calls (``dsp.PRELUDES``)."""
     function: emitc.FuncOp | None = None
     """The function being converted."""
     status_functions: list[emitc.FuncOp] = field(

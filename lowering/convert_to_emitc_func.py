@@ -261,8 +261,11 @@ class UnsupportedOpLowering(EmitcPattern):
                 "func.func, memref.global or emitc ops)",
             )
         if top is self.state.function:
-            if isinstance(op, emitc.CallOpaqueOp) and op.callee.data in dsp.HELPERS:
-                self.state.dsp_helpers = True  # a DSP kernel's arithmetic
+            if (
+                isinstance(op, emitc.CallOpaqueOp)
+                and op.callee.data in dsp.PRELUDE_HELPERS
+            ):
+                self.state.helpers.add(op.callee.data)  # a kernel's arithmetic
                 return
             raise located_error(
                 op,

@@ -148,7 +148,7 @@ class LoadOpLowering(EmitcPattern):
         if root is not None:
             read = emitc.CallOpaqueOp(dsp.READ_S8X4, [address_of(lw, lvalue)], [i32])
             rewriter.replace_all_uses_with(root.results[0], lw.result(read))
-            self.state.dsp_helpers = True
+            self.state.helpers.add(dsp.READ_S8X4)
         lw.replace_by(emitc.LoadOp, (lvalue,), lvalue.type.value_type)
 
 

@@ -11,6 +11,7 @@ pool summary attribute.
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from xdsl.dialects import func, memref
@@ -49,7 +50,7 @@ from usmp.lowering.convert_to_emitc_common import (
     ConversionState,
     convert_scalar_type,
 )
-from usmp.lowering.dsp import PRELUDE
+from usmp.lowering.dsp import HELPERS, preludes
 
 BASE_INCLUDES = ("stdbool.h", "stddef.h", "stdint.h")
 """Headers every converted module includes (``bool``, ``ptrdiff_t``,
@@ -216,13 +217,17 @@ class GlobalOpLowering(RewritePattern):
 
 
 def finish_module(
-    module: ModuleOp, info: ModuleInfo, includes: set[str], dsp_helpers: bool = False
+    module: ModuleOp,
+    info: ModuleInfo,
+    includes: set[str],
+    helpers: Collection[str] = (),
 ) -> None:
     """The includes (the base ones, ``includes`` and those the module had)
-    first, sorted, then (``dsp_helpers``) the DSP helpers' definitions
-    (``dsp.PRELUDE`` as an ``emitc.verbatim``, after ``<string.h>``);
-    ``tir.pools`` replaced by its builtin summary."""
-    if dsp_helpers:
+    first, sorted, then the definitions of the prelude ``helpers`` the code
+    calls (``dsp.preludes``: the DSP helpers after ``<string.h>``, the
+    requantisation helpers), each an ``emitc.verbatim``; ``tir.pools``
+    replaced by its builtin summary."""
+    if not HELPERS.isdisjoint(helpers):
         includes.add("string.h")
     block = module.body.block
     for op in list(block.ops):
@@ -233,8 +238,7 @@ def finish_module(
     headers: list[Operation] = [
         emitc.IncludeOp(header) for header in sorted({*BASE_INCLUDES, *includes})
     ]
-    if dsp_helpers:
-        headers.append(emitc.VerbatimOp(PRELUDE.rstrip("\n")))
+    headers += [emitc.VerbatimOp(text.rstrip("\n")) for text in preludes(helpers)]
     if block.first_op is not None:
         block.insert_ops_before(headers, block.first_op)
     else:

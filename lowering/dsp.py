@@ -31,11 +31,17 @@ analysis traces every byte it reads) and means the same everywhere; the
 root of the pack carries ``PACKED`` and ``convert-to-emitc`` turns such a
 tree into one ``usmp_read_s8x4(&buffer[index])`` (a single unaligned
 ``ldr`` on a Cortex-M; ``packed_loads`` checks the tree first).
+
+The requantisation helpers (``requant.py``, ``usmp_mbqm*``, on every
+target) use the same mechanism: ``PURE_HELPERS`` are the calls the kernel
+builder and dead-code erasure treat as pure ops, ``PRELUDES`` the C each
+helper set needs, emitted only when the code calls one of them
+(``preludes``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 from xdsl.dialects import arith, memref
@@ -43,6 +49,7 @@ from xdsl.dialects.builtin import IntegerAttr, StringAttr, UnitAttr, i32
 from xdsl.ir import Operation, SSAValue
 
 from usmp.dialects import emitc
+from usmp.lowering import requant
 
 if TYPE_CHECKING:  # loops.py imports this module
     from usmp.lowering.loops import KernelBuilder
@@ -171,14 +178,32 @@ static inline int32_t usmp_ssat16(int32_t x) {
 clean; needs ``<stdint.h>`` and ``<string.h>`` before it)."""
 
 
+PURE_HELPERS = ARITHMETIC | requant.HELPERS
+"""Every helper call without side effects: the DSP arithmetic and the
+requantisation helpers (``requant.py``)."""
+
+PRELUDE_HELPERS = HELPERS | requant.HELPERS
+"""Every helper a prelude defines for the generated code to call."""
+
+PRELUDES = ((HELPERS, PRELUDE), (requant.HELPERS, requant.PRELUDE))
+"""Each prelude, after the helpers it defines, in the order the C emits
+them."""
+
+
+def preludes(called: Collection[str]) -> list[str]:
+    """The preludes defining a helper of ``called`` (names of called C
+    functions), in ``PRELUDES`` order: a prelude is emitted only when used."""
+    return [text for names, text in PRELUDES if not names.isdisjoint(called)]
+
+
 def is_arithmetic_call(op: Operation) -> bool:
-    """An ``emitc.call_opaque`` of a helper of ``ARITHMETIC``: no effect but
-    its result (the builder places and shares it like a pure op, dead-code
-    erasure removes it when unused)."""
+    """An ``emitc.call_opaque`` of a helper of ``PURE_HELPERS``: no effect
+    but its result (the builder places and shares it like a pure op,
+    dead-code erasure removes it when unused)."""
     if op.name != "emitc.call_opaque":
         return False
     callee = op.properties.get("callee")
-    return isinstance(callee, StringAttr) and callee.data in ARITHMETIC
+    return isinstance(callee, StringAttr) and callee.data in PURE_HELPERS
 
 
 def call(b: KernelBuilder, name: str, *args: SSAValue) -> SSAValue:

@@ -9,10 +9,12 @@ here, e.g. the saturation test of ``INT32_MIN * INT32_MIN``).
 
 The code computes the same values with fewer operations than the C++ spells
 them: the nudge and truncating division of the doubling high multiply are
-one add and one arithmetic shift, and in ``MultiplyByQuantizedMultiplier``
-the rounding right shift works on the 64-bit high product (an add of
-``2**(e-1)`` plus the sign, one shift, no remainder test), truncated to i32
-once at the end. Each identity is proved where it is used.
+one add and one arithmetic shift (proved where it is used).
+
+``MultiplyByQuantizedMultiplier`` on i32 (requantisation) is not expanded
+here: it is one call of a C helper (``requant.py``, ``usmp_mbqm*``) that
+computes the same identities in C; its 64-bit overload (16x8 accumulators,
+``multiply_by_reduced_multiplier``) stays ``arith``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerType, i32, i64
 from xdsl.ir import SSAValue
 
+from usmp.lowering import requant
 from usmp.lowering.create import create
 from usmp.lowering.loops import KernelBuilder, cmpi
 
@@ -133,28 +136,6 @@ def rounding_divide_by_pot(
     return b.add(b.shrsi(x, shift), _extui(b, round_up, t))
 
 
-def _rounding_divide_by_pot_wide(
-    b: KernelBuilder, x: SSAValue, exponent: int | SSAValue
-) -> SSAValue:
-    """``RoundingDivideByPOT`` of an i64 ``x`` holding an i32 value, as an
-    i32: ``floor((x + half) / 2**e)`` with ``half = 2**(e-1)`` for ``x >= 0``
-    and ``2**(e-1) - 1`` for ``x < 0`` (ties away from zero), 0 for ``e = 0``.
-    With ``sign = x >> 63`` (0 or -1), ``half = (2**e + sign) >> 1``, i.e.
-    ``2**(e-1) + sign`` for a constant ``e >= 1``; the sum cannot overflow
-    in 64 bits, so no remainder test is needed."""
-    if isinstance(exponent, int) and exponent == 0:
-        return b.convert(x, i32)
-    sign = b.shrsi(x, b.const(63, i64))
-    if isinstance(exponent, int):
-        half = b.add(sign, b.const(1 << (exponent - 1), i64))
-        shift = b.const(exponent, i64)
-    else:
-        shift = b.convert(exponent, i64)
-        one = b.const(1, i64)
-        half = b.shrsi(b.add(_binary(b, arith.ShLIOp, one, shift), sign), one)
-    return b.convert(b.shrsi(b.add(x, half), shift), i32)
-
-
 def saturating_rounding_multiply_by_pot(
     b: KernelBuilder, x: SSAValue, exponent: int
 ) -> SSAValue:
@@ -188,35 +169,27 @@ def multiply_by_quantized_multiplier(
     multiplier: int | SSAValue,
     shift: int | SSAValue,
     may_saturate: bool,
+    direction: str = "both",
 ) -> SSAValue:
     """TFLite ``MultiplyByQuantizedMultiplier`` (double rounding) on i32:
     ``RoundingDivideByPOT(SRDHM(x << max(shift, 0), m), max(-shift, 0))``,
-    the left shift wrapping like the C++."""
-    if isinstance(shift, int):
-        left: int | SSAValue = max(shift, 0)
-        right: int | SSAValue = max(-shift, 0)
-    else:
-        zero = b.const(0, i32)
-        left = b.max(shift, zero)
-        right = b.max(b.sub(zero, shift), zero)
-    return multiply_by_shifted_multiplier(b, x, multiplier, left, right, may_saturate)
-
-
-def multiply_by_shifted_multiplier(
-    b: KernelBuilder,
-    x: SSAValue,
-    multiplier: int | SSAValue,
-    left: int | SSAValue,
-    right: int | SSAValue,
-    may_saturate: bool,
-) -> SSAValue:
-    """``MultiplyByQuantizedMultiplier`` with the shift given as its two
-    halves ``left = max(shift, 0)`` and ``right = max(-shift, 0)``: a half
-    known to be 0 costs nothing (per-channel shifts that all point one way
-    need only one table and no ``max``)."""
-    shifted = b.shl(x, left)
-    high = _doubling_high_mul_wide(b, shifted, multiplier, may_saturate)
-    return _rounding_divide_by_pot_wide(b, high, right)
+    the left shift wrapping like the C++, as one call of a requantisation
+    helper (``requant.py``). A constant ``shift`` picks the direction here
+    (``usmp_mbqm_right`` for ``shift < 0``, else ``usmp_mbqm_left``); an
+    ``SSAValue`` one is a right shift ``-shift`` in 1..31
+    (``direction="right"``) or 0..31 (``"right0"``), a left shift
+    (``"left"``) or the signed shift (``"both"``, ``usmp_mbqm``). The
+    ``_sat`` helper (SRDHM saturates ``INT32_MIN * INT32_MIN``) only when
+    ``may_saturate`` and the multiplier can be ``INT32_MIN``."""
+    if isinstance(shift, int):  # usmp_mbqm_right takes 1..31: 0 is "left"
+        direction = "right" if shift < 0 else "left"
+        shift = abs(shift)
+    saturate = may_saturate and (
+        not isinstance(multiplier, int) or multiplier == INT32_MIN
+    )
+    suffix = "" if direction == "both" else f"_{direction}"
+    name = f"usmp_mbqm{suffix}{'_sat' if saturate else ''}"
+    return requant.call(b, name, x, _value(b, multiplier), _value(b, shift))
 
 
 def reduced_multiplier(multiplier: int) -> int:

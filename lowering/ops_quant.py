@@ -5,21 +5,26 @@ Bit-exact with ``usmp.oracle.quantization`` (TFLite's reference kernels):
 
 * ``fixed_point_multiply`` is TFLite's ``MultiplyByQuantizedMultiplier`` with
   gemmlowp double rounding: ``x << left`` (wrapping in i32), then
-  ``SaturatingRoundingDoublingHighMul`` in i64 (``(product + 2**30) >> 31``,
-  equal to gemmlowp's nudge and truncating division; saturation of
-  ``INT32_MIN * INT32_MIN`` only when a multiplier can be ``INT32_MIN``), then
-  ``RoundingDivideByPOT``. A per-tensor multiplier and shift are immediates
-  and the shift directions are decided at compile time. Per-axis parameters
-  are constant tables, hoisted as ``tir.allocate_const`` so ``usmp`` places
-  them in a constant pool like any weight: ``fixed_point_multiply_multiplier``
-  (i32 per channel) and one i8 table of shifts (sign-extended): when every
-  shift is ``<= 0`` (multipliers below one, the usual case)
-  ``fixed_point_multiply_right_shift`` holds the right shifts ``-shift`` and
-  no left shift is emitted, when every shift is ``>= 0``
-  ``fixed_point_multiply_left_shift`` holds the left shifts and no rounding
-  division is emitted, else ``fixed_point_multiply_shift`` holds the signed
-  shifts and both directions are derived per element. The channel is the
-  output index along ``axis``. A parameter equal for all channels stays an
+  ``SaturatingRoundingDoublingHighMul`` in i64, then
+  ``RoundingDivideByPOT``, as one ``emitc.call_opaque`` of a requantisation
+  helper of the C prelude (``requant.py``); the C reads
+  ``usmp_mbqm_right(acc, 1395864371, 8)``. The helper's name carries what is
+  known at compile time: the shift direction (``usmp_mbqm_right``: right
+  shifts 1..31, ``usmp_mbqm_left``: left shifts, ``usmp_mbqm``: signed
+  shifts, both directions derived per element) and saturation of ``INT32_MIN *
+  INT32_MIN`` (``_sat``, only when a multiplier can be ``INT32_MIN``). A
+  per-tensor multiplier and shift are immediates (the C compiler folds them
+  into the inlined helper). Per-axis parameters are constant tables, hoisted
+  as ``tir.allocate_const`` so ``usmp`` places them in a constant pool like
+  any weight: ``fixed_point_multiply_multiplier`` (i32 per channel) and one
+  i8 table of shifts (sign-extended): when every shift is ``<= 0``
+  (multipliers below one, the usual case)
+  ``fixed_point_multiply_right_shift`` holds the right shifts ``-shift``
+  (``usmp_mbqm_right``, or ``usmp_mbqm_right0`` when one is 0), when every
+  shift is ``>= 0`` ``fixed_point_multiply_left_shift`` holds the left
+  shifts (``usmp_mbqm_left``), else ``fixed_point_multiply_shift`` holds the
+  signed shifts (``usmp_mbqm``). The channel is the output index along
+  ``axis``. A parameter equal for all channels stays an
   immediate (no table). On an i64 operand (16x8 accumulators) it is TFLite's
   64-bit overload: ``(x * m16 + 2**(t-1)) >> t`` in i64 with the reduced
   16-bit multiplier ``m16`` and ``t = 15 - shift`` computed at compile time
@@ -66,7 +71,6 @@ from usmp.lowering.fixed_point import (
     INT32_MIN,
     multiply_by_quantized_multiplier,
     multiply_by_reduced_multiplier,
-    multiply_by_shifted_multiplier,
     reduced_multiplier,
 )
 from usmp.lowering.kernel import (
@@ -163,11 +167,10 @@ def fixed_point_multiply(
         "both": "fixed_point_multiply_shift",
     }[plan.shift_kind]
     shift = b.convert(b.load(k.table(name, plan.shift_table), [channel]), i32)
-    if plan.shift_kind == "right":
-        return multiply_by_shifted_multiplier(b, x, m, 0, shift, may_saturate)
-    if plan.shift_kind == "left":
-        return multiply_by_shifted_multiplier(b, x, m, shift, 0, may_saturate)
-    return multiply_by_quantized_multiplier(b, x, m, shift, may_saturate)
+    direction = plan.shift_kind
+    if direction == "right" and max(shifts) == 0:
+        direction = "right0"  # usmp_mbqm_right takes right shifts of 1..31
+    return multiply_by_quantized_multiplier(b, x, m, shift, may_saturate, direction)
 
 
 DSP_MAGNITUDE = (1 << 30) - 1

@@ -15,7 +15,9 @@ alloc/``scf``/``math``; this module adds:
   same;
 * ``memref.copy``, ``memref.reinterpret_cast`` and ``memref.view``;
 * the ``arith`` casts and min/max lowered operators use (``ArithExtraFunctions``)
-  and ``math.round`` (``MathExtraFunctions``).
+  and ``math.round`` (``MathExtraFunctions``);
+* the requantisation helpers' calls, ``emitc.call_opaque "usmp_mbqm*"``
+  (``RequantFunctions``).
 
 Floats are Python floats (double precision) between ops, as upstream keeps
 them; ``arith.truncf`` rounds to its result type, so narrowing shows where the
@@ -71,8 +73,11 @@ from xdsl.interpreters.utils.ptr import RawPtr, TypedPtr
 from xdsl.ir import Attribute
 from xdsl.utils.comparisons import to_signed
 
-from usmp.dialects import tir
-from usmp.oracle.quantization import round_half_away_from_zero
+from usmp.dialects import emitc, tir
+from usmp.oracle.quantization import (
+    multiply_by_quantized_multiplier,
+    round_half_away_from_zero,
+)
 from usmp.oracle.values import (
     builtin_resource_blob,
     dense_to_numpy,
@@ -354,6 +359,27 @@ class MathExtraFunctions(InterpreterFunctions):
         return (float(round_half_away_from_zero(args[0])),)
 
 
+@register_impls
+class RequantFunctions(InterpreterFunctions):
+    """The requantisation helpers lowered kernels call
+    (``emitc.call_opaque "usmp_mbqm*"``, ``usmp/lowering/requant.py``):
+    TFLite's ``MultiplyByQuantizedMultiplier``; the third argument is the
+    right shift (``_right``), the left shift (``_left``) or the signed
+    shift. The oracle always saturates, as the ``_sat`` helpers do; the
+    others are only called where the multiplier is not ``INT32_MIN``."""
+
+    @impl(emitc.CallOpaqueOp)
+    def run_call_opaque(
+        self, interpreter: Interpreter, op: emitc.CallOpaqueOp, args: PythonValues
+    ) -> PythonValues:
+        name = op.callee.data
+        if not name.startswith("usmp_mbqm") or len(args) != 3:
+            raise TirExecutionError(f"cannot interpret a call of '{name}'")
+        x, m, s = (int(v) for v in args)
+        shift = -s if "_right" in name else s
+        return (int(multiply_by_quantized_multiplier(x, m, shift)),)
+
+
 def _float_dtype(type_: Attribute) -> np.dtype[Any]:
     try:
         dtype = numpy_dtype(type_)
@@ -390,6 +416,7 @@ def make_interpreter(
         TirFunctions(externals),
         DeviceHookFunctions(),
         MemRefViewFunctions(),
+        RequantFunctions(),
     ):
         interpreter.register_implementations(functions)
     for functions in extra_functions:

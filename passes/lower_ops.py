@@ -74,7 +74,9 @@ Target
     ``emitc.call_opaque`` of the ``usmp_*`` helpers the C defines (ACLE
     intrinsics where the C compiler targets the extension, portable C
     elsewhere). Outputs are bit for bit those of the portable kernels. Any
-    other CPU (or none) gets the portable kernels.
+    other CPU (or none) gets the portable kernels. On every CPU, an i32
+    requantisation the DSP path does not take is one ``emitc.call_opaque``
+    of a ``usmp_mbqm*`` helper (``lowering/requant.py``).
 
 Idempotence
     Once lowered, no function is ``relay.primitive``: a second run changes

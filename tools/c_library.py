@@ -53,7 +53,7 @@ from usmp.lowering.convert_to_emitc_packed import (
     RUNTIME_HEADER,
     packed_table_name,
 )
-from usmp.lowering.dsp import HELPERS
+from usmp.lowering.dsp import preludes
 from usmp.lowering.function_calls import FunctionCalls
 from usmp.lowering.metadata import (
     ModelInterface,
@@ -178,14 +178,17 @@ def _custom_files(module: ModuleOp) -> dict[str, str]:
 def _preludes(
     module: ModuleOp, functions: Iterable[emitc.FuncOp], calls: FunctionCalls
 ) -> list[str]:
-    """The module's own ``emitc.verbatim`` definitions (the DSP helpers,
-    ``usmp.lowering.dsp.PRELUDE``), when ``functions`` call them."""
-    if not any(name in HELPERS for f in functions for name in calls.opaque(f)):
-        return []
+    """The module's own ``emitc.verbatim`` definitions of helpers
+    (``usmp.lowering.dsp.preludes``: the DSP and requantisation helpers)
+    that ``functions`` call."""
+    called = {name for f in functions for name in calls.opaque(f)}
+    needed = {text.rstrip("\n") for text in preludes(called)}
     return [
         op.value.data
         for op in module.ops
-        if isinstance(op, emitc.VerbatimOp) and not is_library_op(op)
+        if isinstance(op, emitc.VerbatimOp)
+        and not is_library_op(op)
+        and op.value.data in needed
     ]
 
 

@@ -1,29 +1,16 @@
 // RUN: usmp-opt %s -p lower-ops --split-input-file | FileCheck %s
 
-// Per-tensor requantisation: multiplier and shift are immediates, the shift
-// direction is decided at compile time, no table. Both roundings work on the
-// 64-bit product: the doubling high multiply is (p + 2^30) >> 31 (no sign
-// test), the right shift 8 (RoundingDivideByPOT, ties away from zero) is
-// (h + 128 + (h >> 63)) >> 8, truncated once to i32 at the end.
+// Per-tensor requantisation: one call of a requantisation helper
+// (usmp_mbqm_right: C prelude, requant.py); multiplier and shift are
+// immediates, the shift direction is decided at compile time (the helper's
+// name), no table, no saturation test (the multiplier is not INT32_MIN).
 
 // CHECK-LABEL: func.func @per_tensor(
 // CHECK-NOT:     tir.allocate_const
-// CHECK-DAG:     %[[M:.*]] = arith.constant 1395864371 : i64
-// CHECK-DAG:     %[[NUDGE:.*]] = arith.constant 1073741824 : i64
-// CHECK-DAG:     %[[C31:.*]] = arith.constant 31 : i64
-// CHECK-DAG:     %[[C63:.*]] = arith.constant 63 : i64
-// CHECK-DAG:     %[[HALF:.*]] = arith.constant 128 : i64
-// CHECK-DAG:     %[[EIGHT:.*]] = arith.constant 8 : i64
+// CHECK-DAG:     %[[M:.*]] = arith.constant 1395864371 : i32
+// CHECK-DAG:     %[[EIGHT:.*]] = arith.constant 8 : i32
 // CHECK:         %[[X:.*]] = memref.load
-// CHECK-NEXT:    %[[X64:.*]] = arith.extsi %[[X]] : i32 to i64
-// CHECK-NEXT:    %[[P:.*]] = arith.muli %[[X64]], %[[M]] : i64
-// CHECK-NEXT:    %[[SUM:.*]] = arith.addi %[[P]], %[[NUDGE]] : i64
-// CHECK-NEXT:    %[[HIGH:.*]] = arith.shrsi %[[SUM]], %[[C31]] : i64
-// CHECK-NEXT:    %[[SIGN:.*]] = arith.shrsi %[[HIGH]], %[[C63]] : i64
-// CHECK-NEXT:    %[[ROUND:.*]] = arith.addi %[[SIGN]], %[[HALF]] : i64
-// CHECK-NEXT:    %[[T:.*]] = arith.addi %[[HIGH]], %[[ROUND]] : i64
-// CHECK-NEXT:    %[[Q:.*]] = arith.shrsi %[[T]], %[[EIGHT]] : i64
-// CHECK-NEXT:    %[[R:.*]] = arith.trunci %[[Q]] : i64 to i32
+// CHECK-NEXT:    %[[R:.*]] = emitc.call_opaque "usmp_mbqm_right"(%[[X]], %[[M]], %[[EIGHT]]) : (i32, i32, i32) -> i32
 // CHECK-NEXT:    memref.store %[[R]]
 
 func.func @per_tensor(%a: tensor<4xi32>) -> tensor<4xi32> attributes {relay.primitive} {
@@ -31,23 +18,42 @@ func.func @per_tensor(%a: tensor<4xi32>) -> tensor<4xi32> attributes {relay.prim
   func.return %0 : tensor<4xi32>
 }
 
+// A multiplier of INT32_MIN (never written by TFLite's QuantizeMultiplier,
+// but valid) needs the saturating helper; a positive or zero shift the left
+// one.
+
+// CHECK-LABEL: func.func @per_tensor_saturating(
+// CHECK-DAG:     %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK-DAG:     %[[TWO:.*]] = arith.constant 2 : i32
+// CHECK:         emitc.call_opaque "usmp_mbqm_right_sat"
+// CHECK:         emitc.call_opaque "usmp_mbqm_left"(%{{.*}}, %{{.*}}, %[[TWO]])
+// CHECK:         emitc.call_opaque "usmp_mbqm_left"(%{{.*}}, %{{.*}}, %[[ZERO]])
+
+func.func @per_tensor_saturating(%a: tensor<4xi32>) -> tensor<4xi32> attributes {relay.primitive} {
+  %0 = relay.fixed_point_multiply %a {multiplier = array<i32: -2147483648>, shift = array<i32: -3>} : tensor<4xi32> -> tensor<4xi32>
+  %1 = relay.fixed_point_multiply %0 {multiplier = array<i32: 1073741824>, shift = array<i32: 2>} : tensor<4xi32> -> tensor<4xi32>
+  %2 = relay.fixed_point_multiply %1 {multiplier = array<i32: 1073741824>, shift = array<i32: 0>} : tensor<4xi32> -> tensor<4xi32>
+  func.return %2 : tensor<4xi32>
+}
+
 // -----
 
 // Per-channel requantisation: multiplier (i32) and shift (i8) tables are
 // tir.allocate_const hoisted to the top of the prim func (planned into a
-// constant pool by usmp), indexed by the output index along axis 1.
+// constant pool by usmp), indexed by the output index along axis 1; shifts of
+// both signs: the signed shift goes to usmp_mbqm, which derives both
+// directions.
 
 // CHECK-LABEL: func.func @per_axis(
 // CHECK:         %[[MT:.*]] = tir.allocate_const {name_hint = "fixed_point_multiply_multiplier", value = dense<[1073741824, 1395864371]> : tensor<2xi32>} : memref<2xi32>
 // CHECK-NEXT:    %[[ST:.*]] = tir.allocate_const {name_hint = "fixed_point_multiply_shift", value = dense<[1, -8]> : tensor<2xi8>} : memref<2xi8>
 // CHECK:         scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step
 // CHECK-NEXT:      scf.for
-// CHECK-NEXT:        memref.load %{{.*}}[%{{.*}}, %[[C]], %{{.*}}] : memref<1x2x3xi32>
-// CHECK-NEXT:        memref.load %[[MT]][%[[C]]] : memref<2xi32>
+// CHECK-NEXT:        %[[X:.*]] = memref.load %{{.*}}[%{{.*}}, %[[C]], %{{.*}}] : memref<1x2x3xi32>
+// CHECK-NEXT:        %[[M:.*]] = memref.load %[[MT]][%[[C]]] : memref<2xi32>
 // CHECK-NEXT:        %[[S8:.*]] = memref.load %[[ST]][%[[C]]] : memref<2xi8>
 // CHECK-NEXT:        %[[S:.*]] = arith.extsi %[[S8]] : i8 to i32
-// CHECK-NEXT:        %[[LEFT:.*]] = arith.maxsi %[[S]], %{{.*}} : i32
-// CHECK:             arith.shli %{{.*}}, %[[LEFT]] : i32
+// CHECK-NEXT:        emitc.call_opaque "usmp_mbqm"(%[[X]], %[[M]], %[[S]]) : (i32, i32, i32) -> i32
 
 func.func @per_axis(%a: tensor<1x2x3xi32>) -> tensor<1x2x3xi32> attributes {relay.primitive} {
   %0 = relay.fixed_point_multiply %a {multiplier = array<i32: 1073741824, 1395864371>, shift = array<i32: 1, -8>, axis = 1 : i64} : tensor<1x2x3xi32> -> tensor<1x2x3xi32>
@@ -57,24 +63,31 @@ func.func @per_axis(%a: tensor<1x2x3xi32>) -> tensor<1x2x3xi32> attributes {rela
 // -----
 
 // Per-channel shifts that are all <= 0 (multipliers below one, as in every
-// int8 conv): one table of right shifts (-shift), no left shift and no
-// per-element max; all >= 0: one table of left shifts, no rounding division.
+// int8 conv): one table of right shifts (-shift) and usmp_mbqm_right; all
+// >= 0: one table of left shifts and usmp_mbqm_left.
 
 // CHECK-LABEL: func.func @per_axis_right_shifts(
 // CHECK:         %[[RT:.*]] = tir.allocate_const {name_hint = "fixed_point_multiply_right_shift", value = dense<[1, 8]> : tensor<2xi8>} : memref<2xi8>
-// CHECK-NOT:     arith.maxsi
 // CHECK:         %[[X:.*]] = memref.load %{{.*}} : memref<1x2x3xi32>
 // CHECK:         %[[R8:.*]] = memref.load %[[RT]][%{{.*}}] : memref<2xi8>
 // CHECK-NEXT:    %[[R:.*]] = arith.extsi %[[R8]] : i8 to i32
-// CHECK-NOT:     arith.maxsi
-// CHECK:         arith.extsi %[[X]] : i32 to i64
-// CHECK-NOT:     arith.maxsi
-// CHECK:         %[[R64:.*]] = arith.extsi %[[R]] : i32 to i64
-// CHECK:         %[[Q:.*]] = arith.shrsi %{{.*}}, %[[R64]] : i64
-// CHECK-NEXT:    arith.trunci %[[Q]] : i64 to i32
+// CHECK-NEXT:    %[[Q:.*]] = emitc.call_opaque "usmp_mbqm_right"(%[[X]], %{{.*}}, %[[R]]) : (i32, i32, i32) -> i32
+// CHECK-NEXT:    memref.store %[[Q]]
 
 func.func @per_axis_right_shifts(%a: tensor<1x2x3xi32>) -> tensor<1x2x3xi32> attributes {relay.primitive} {
   %0 = relay.fixed_point_multiply %a {multiplier = array<i32: 1073741824, 1395864371>, shift = array<i32: -1, -8>, axis = 1 : i64} : tensor<1x2x3xi32> -> tensor<1x2x3xi32>
+  func.return %0 : tensor<1x2x3xi32>
+}
+
+// A zero right shift among them (a multiplier of one half or more):
+// usmp_mbqm_right takes 1..31, usmp_mbqm_right0 0..31.
+
+// CHECK-LABEL: func.func @per_axis_zero_and_right_shifts(
+// CHECK:         tir.allocate_const {name_hint = "fixed_point_multiply_right_shift", value = dense<[0, 8]> : tensor<2xi8>} : memref<2xi8>
+// CHECK:         emitc.call_opaque "usmp_mbqm_right0"(
+
+func.func @per_axis_zero_and_right_shifts(%a: tensor<1x2x3xi32>) -> tensor<1x2x3xi32> attributes {relay.primitive} {
+  %0 = relay.fixed_point_multiply %a {multiplier = array<i32: 1073741824, 1395864371>, shift = array<i32: 0, -8>, axis = 1 : i64} : tensor<1x2x3xi32> -> tensor<1x2x3xi32>
   func.return %0 : tensor<1x2x3xi32>
 }
 
@@ -83,8 +96,7 @@ func.func @per_axis_right_shifts(%a: tensor<1x2x3xi32>) -> tensor<1x2x3xi32> att
 // CHECK:         %[[X:.*]] = memref.load %{{.*}} : memref<1x2x3xi32>
 // CHECK-NEXT:    %[[L8:.*]] = memref.load %[[LT]][%{{.*}}] : memref<2xi8>
 // CHECK-NEXT:    %[[L:.*]] = arith.extsi %[[L8]] : i8 to i32
-// CHECK-NEXT:    %[[SH:.*]] = arith.shli %[[X]], %[[L]] : i32
-// CHECK:         %[[H:.*]] = arith.trunci %{{.*}} : i64 to i32
+// CHECK-NEXT:    %[[H:.*]] = emitc.call_opaque "usmp_mbqm_left"(%[[X]], %{{.*}}, %[[L]]) : (i32, i32, i32) -> i32
 // CHECK-NEXT:    memref.store %[[H]]
 
 func.func @per_axis_left_shifts(%a: tensor<1x2x3xi32>) -> tensor<1x2x3xi32> attributes {relay.primitive} {
