@@ -93,6 +93,7 @@ from usmp.dialects.tir import (
     CallOp,
     PoolAllocationAttr,
 )
+from usmp.lowering.create import create
 from usmp.passes.usmp_ir import ModuleOps, string_list
 from usmp.passes.usmp_liveness import callee_of
 from usmp.passes.usmp_pool_uses import PoolUses, analyze_pool_uses
@@ -162,6 +163,19 @@ class _PoolArguments:
         return self.args.get(parent.sym_name.data, {})
 
 
+def view_ops(
+    pool_arg: SSAValue, offset: int, type_: MemRefType
+) -> tuple[arith.ConstantOp, memref.ViewOp]:
+    """The ``arith.constant`` of ``offset`` and the ``memref.view`` of the
+    pool at it, detached: the ops ``arith.ConstantOp(IntegerAttr(offset,
+    index))`` and ``memref.ViewOp(pool_arg, off, [], type_)`` build, built
+    unchecked (``lowering/create``: the IRDL constructors cost ~4 times
+    more, one pair per allocation of every function)."""
+    index = IndexType()
+    off = create(arith.ConstantOp, [], index, value=IntegerAttr(offset, index))
+    return off, create(memref.ViewOp, [pool_arg, off.result], type_)
+
+
 def _view(
     rewriter: PatternRewriter,
     anchor: Operation,
@@ -171,8 +185,7 @@ def _view(
     point: InsertPoint,
 ) -> memref.ViewOp:
     """``memref.view`` of the pool at the placement's offset, at ``point``."""
-    off = arith.ConstantOp(IntegerAttr(where.offset.data, IndexType()))
-    view = memref.ViewOp(pool_arg, off, [], type_)
+    off, view = view_ops(pool_arg, where.offset.data, type_)
     off.location = view.location = anchor.location
     rewriter.insert(off, point)
     rewriter.insert(view, InsertPoint.after(off))

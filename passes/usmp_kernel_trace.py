@@ -98,6 +98,9 @@ class ByteSets:
     read: npt.NDArray[np.bool_] | None = None
     written: npt.NDArray[np.bool_] | None = None
     never: int = NEVER
+    _used: npt.NDArray[np.bool_] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @property
     def size(self) -> int:
@@ -105,7 +108,14 @@ class ByteSets:
         return next(a.size for a in (*arrays, self.read, self.written) if a is not None)
 
     def used(self) -> npt.NDArray[np.bool_]:
-        """The bytes read or written."""
+        """The bytes read or written (computed once: ``trace_light`` and
+        the replay's records both ask; not to be modified)."""
+        if self._used is None:
+            object.__setattr__(self, "_used", self._touched())
+        assert self._used is not None
+        return self._used
+
+    def _touched(self) -> npt.NDArray[np.bool_]:
         if self.mode == "rw":
             assert self.first_read is not None and self.first_write is not None
             return (self.first_read != self.never) | (self.first_write != self.never)
@@ -178,7 +188,10 @@ class _Address:
         with its axes in ``order`` (``_inner_last``)."""
         out: Array = np.array(self.offset, np.int64)
         for t, s in self.terms:
-            out = out + _in_box(t, box).transpose(order) * s
+            # laid out in C order: the transposed terms would otherwise give
+            # their strides to the sum, which the caller's flattening then
+            # copies (a pass and an allocation the size of the event)
+            out = np.add(out, _in_box(t, box).transpose(order) * s, order="C")
         return out
 
     def at(self, index: Index, grid: tuple[int, ...]) -> Array:
@@ -992,7 +1005,8 @@ def _bools(a: npt.NDArray[np.generic]) -> npt.NDArray[np.bool_]:
 def _per_byte(a: Array, size: int) -> Array:
     """``a`` per element as an array per byte; one value everywhere (never
     read, never written) is a read-only view that takes no memory."""
-    if a.size and (a == a[0]).all():
+    # (ends that differ: not one value, without comparing every element)
+    if a.size and a[0] == a[-1] and (a == a[0]).all():
         return np.broadcast_to(a[:1].copy(), (a.size * size,))
     return a if size == 1 else np.repeat(a, size)
 

@@ -76,12 +76,15 @@ def callee_of(op: Operation) -> str | None:
 
 def is_view_like(op: Operation) -> bool:
     """An op that only makes another memref of its operand (no memory access)."""
-    return (
-        not op.regions
-        and bool(op.results)
-        and all(isinstance(r.type, MemRefType) for r in op.results)
-        and _class_kind(type(op)) not in ("allocation", "alloc")
-    )
+    # (the result types first: they rule out nearly every op of a loop nest,
+    # which the liveness walks ask about one by one)
+    results = op.results
+    if not results:
+        return False
+    for r in results:
+        if not isinstance(r.type, MemRefType):
+            return False
+    return not op.regions and _class_kind(type(op)) not in ("allocation", "alloc")
 
 
 def call_graph(

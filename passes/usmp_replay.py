@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -130,6 +131,10 @@ POISON = -2
 """Physical: bytes from before the run (another model's, or garbage)."""
 _STAMP = 1 << 32
 """origin = stamp * _STAMP + logical byte index."""
+_HALVES = np.dtype([("index", "<u4"), ("stamp", "<i4")])
+"""An origin's two 32-bit halves (a little-endian ``np.int64``): its logical
+byte index and its stamp (an index below ``_STAMP``, a stamp >= 0; ``POISON``
+has stamp -1)."""
 _MAX_REPORTED = 20
 MAX_INVOCATIONS = 8
 """Runs ``usmp-replay{invocations=N}`` may replay."""
@@ -410,6 +415,9 @@ class _Replay:
         """Per logical byte, the stamp of its origin (``UNDEFINED``: none)."""
         self.sized = False
         """``logical`` holds every buffer so far (after ``__init__``)."""
+        self.halves = sys.byteorder == "little"
+        """``check`` compares origins by their halves (``_HALVES``); while
+        every logical index is below ``_STAMP`` (``buffer``)."""
         self.state_views: list[tuple[str, str, int]] = []
         self.names: set[str] = set()
         self._spaces_and_io()
@@ -447,6 +455,8 @@ class _Replay:
         if role != "constant":
             b.base = self.logical_size
             self.logical_size += size
+            if self.logical_size > _STAMP:
+                self.halves = False
             if self.sized and self.logical_size > self.logical.size:
                 # grown by a quarter (amortised; not two copies of a large one)
                 grown = max(self.logical_size, self.logical.size * 5 // 4)
@@ -1013,17 +1023,24 @@ class _Replay:
         (``when`` says who reads them)."""
         stamps = self.logical[logical]
         actual = self.physical[phys]
-        indices = _values(logical)
-        # (in place: one temporary the size of the bytes, not three)
-        expected = stamps.astype(np.int64)
-        expected *= _STAMP
-        expected += indices
-        mismatch = expected != actual
-        del expected
+        if self.halves:
+            # the origin's halves compared apart: no 64-bit expected origins
+            # built (stamps >= 0 and indices < _STAMP: the same verdict)
+            halves = actual.view(_HALVES)
+            mismatch = halves["stamp"] != stamps
+            mismatch |= halves["index"] != _values(logical, dtype=np.uint32)
+        else:
+            # (in place: one temporary the size of the bytes, not three)
+            expected = stamps.astype(np.int64)
+            expected *= _STAMP
+            expected += _values(logical)
+            mismatch = expected != actual
+            del expected
         mismatch &= stamps != UNDEFINED
         bad = np.flatnonzero(mismatch)
         if not bad.size:
             return
+        indices = _values(logical)
         found: dict[tuple[int, int, int], list[int]] = {}
         for i in bad[:4096].tolist():
             origin = int(actual[i])
@@ -1209,11 +1226,11 @@ class _Replay:
         self.invocation -= 1
 
 
-def _values(x: Bytes, plus: int = 0) -> Array:
+def _values(x: Bytes, plus: int = 0, dtype: type = np.int64) -> Array:
     """The indices a range or an index array stands for (each ``+ plus``:
-    a new array then)."""
+    a new array then); a range's as ``dtype``."""
     if isinstance(x, slice):
-        return np.arange(x.start + plus, x.stop + plus, dtype=np.int64)
+        return np.arange(x.start + plus, x.stop + plus, dtype=dtype)
     return x + plus if plus else x
 
 

@@ -196,6 +196,10 @@ def short_labels(labels: Sequence[str], whole: Sequence[bool] = ()) -> list[str]
     return out
 
 
+_UNREAD = ("", -1)
+"""(``step_operators``: a location not read yet.)"""
+
+
 def step_operators(planned: PlannedModule) -> list[str]:
     """A label per step (see the module doc)."""
     analysis = planned.analysis
@@ -206,6 +210,9 @@ def step_operators(planned: PlannedModule) -> list[str]:
         else {}
     )
     labels: list[str] = []
+    # the ops of a kernel share a few locations: each read once (by
+    # identity; the ops, which hold them, outlive the loop)
+    located: dict[int, tuple[str, int] | None] = {}
     for index, step in enumerate(analysis.steps):
         top = analysis.step_ops[index] if index < len(analysis.step_ops) else None
         if top is None:
@@ -213,7 +220,11 @@ def step_operators(planned: PlannedModule) -> list[str]:
             continue
         found: dict[int, str] = {}
         for op in _step_ops(top, functions):
-            if (where := operator_location(op.location)) is not None:
+            loc = op.location
+            where = located.get(id(loc), _UNREAD)
+            if where is _UNREAD:
+                where = located[id(loc)] = operator_location(loc)
+            if where is not None:
                 found.setdefault(where[1], where[0])
         if found:
             labels.append(" + ".join(f"{found[k]} #{k}" for k in sorted(found)))

@@ -292,6 +292,7 @@ class _Memories:
         self.physical = np.full(size, usmp_replay.POISON, np.int64)
         self.violations: list[str] = []
         self.stamps = ["the initial value", "the test"]
+        self.halves = True  # (``check`` compares origins by their halves)
 
     write = Replay.write
     check = Replay.check
@@ -552,3 +553,48 @@ def test_light_sets_of_partly_touched_buffers(
             np.testing.assert_array_equal(written, writes[used])
         else:
             assert written is None and writes[used].all()
+
+
+class _Checked(_Memories):
+    """``_Memories`` with the replay's own memory types (int32 stamps) and
+    ``buffer_at`` (one buffer over every logical byte), for ``check``."""
+
+    def __init__(self, size: int, halves: bool) -> None:
+        super().__init__(size)
+        self.logical = np.full(size, usmp_replay.UNDEFINED, np.int32)
+        self.halves = halves
+
+    def buffer_at(self, index: int) -> object:
+        class _One:
+            base = 0
+
+            def describe(self) -> str:
+                return "buffer 'b'"
+
+        return _One()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_check_by_halves_finds_what_full_origins_find(seed: int) -> None:
+    """``check`` comparing an origin's two 32-bit halves reports exactly the
+    bytes comparing the whole 64-bit origin does: right stamp with a wrong
+    index, wrong stamp with the right index, poison, and bytes with no
+    value yet (not reported), over a range and over an index array."""
+    n = 64
+    reports: list[list[str]] = []
+    for halves in (True, False):
+        rng = np.random.default_rng(seed)  # (the same memories both ways)
+        m = _Checked(n, halves)
+        m.stamps += ["the other write", "a write of another byte"]
+        m.write(slice(0, n), np.arange(n), 1)
+        m.write(slice(8, 24), np.arange(8, 24), 2)
+        m.physical[rng.choice(n, 6, replace=False)] += 1  # wrong index
+        m.physical[rng.choice(n, 6, replace=False)] += usmp_replay._STAMP  # pyright: ignore[reportPrivateUsage]
+        m.physical[rng.choice(n, 4, replace=False)] = usmp_replay.POISON
+        m.logical[rng.choice(n, 5, replace=False)] = usmp_replay.UNDEFINED
+        m.check(slice(0, n), slice(0, n), "the range reads")
+        picked = np.sort(rng.choice(n, 20, replace=False))
+        m.check(picked, picked, "the indices read")
+        reports.append(m.violations)
+    assert reports[0] == reports[1]
+    assert len(reports[0]) > 2  # (each kind of origin reported)
