@@ -63,7 +63,7 @@ INTERNAL = frozenset(
 )
 """Names the prelude defines for its own use."""
 
-PRELUDE = r"""/* Requantisation helpers (usmp-opt): TFLite's
+_BASE = r"""/* Requantisation helpers (usmp-opt): TFLite's
    MultiplyByQuantizedMultiplier with gemmlowp's double rounding. */
 static inline int64_t usmp_srdhm64(int32_t x, int32_t m) {
   return ((int64_t)x * m + ((int64_t)1 << 30)) >> 31;
@@ -77,33 +77,25 @@ static inline int32_t usmp_rdbpot64(int64_t h, int32_t e) {
 static inline int32_t usmp_rdbpot64_1(int64_t h, int32_t e) {
   return (int32_t)((h + ((int64_t)1 << (e - 1)) + (h >> 63)) >> e);
 }
-static inline int32_t usmp_mbqm_right(int32_t x, int32_t m, int32_t r) {
-  return usmp_rdbpot64_1(usmp_srdhm64(x, m), r);
-}
-static inline int32_t usmp_mbqm_right0(int32_t x, int32_t m, int32_t r) {
-  return usmp_rdbpot64(usmp_srdhm64(x, m), r);
-}
-static inline int32_t usmp_mbqm_left(int32_t x, int32_t m, int32_t l) {
-  return (int32_t)usmp_srdhm64((int32_t)((uint32_t)x << l), m);
-}
-static inline int32_t usmp_mbqm(int32_t x, int32_t m, int32_t s) {
-  int32_t l = s > 0 ? s : 0;
-  return usmp_rdbpot64(usmp_srdhm64((int32_t)((uint32_t)x << l), m), l - s);
-}
-static inline int32_t usmp_mbqm_right_sat(int32_t x, int32_t m, int32_t r) {
-  return usmp_rdbpot64_1(usmp_srdhm64_sat(x, m), r);
-}
-static inline int32_t usmp_mbqm_right0_sat(int32_t x, int32_t m, int32_t r) {
-  return usmp_rdbpot64(usmp_srdhm64_sat(x, m), r);
-}
-static inline int32_t usmp_mbqm_left_sat(int32_t x, int32_t m, int32_t l) {
-  return (int32_t)usmp_srdhm64_sat((int32_t)((uint32_t)x << l), m);
-}
-static inline int32_t usmp_mbqm_sat(int32_t x, int32_t m, int32_t s) {
-  int32_t l = s > 0 ? s : 0;
-  return usmp_rdbpot64(usmp_srdhm64_sat((int32_t)((uint32_t)x << l), m), l - s);
-}
 """
+_HELPER_TEMPLATE = """\
+static inline int32_t usmp_mbqm_right{sat}(int32_t x, int32_t m, int32_t r) {{
+  return usmp_rdbpot64_1(usmp_srdhm64{sat}(x, m), r);
+}}
+static inline int32_t usmp_mbqm_right0{sat}(int32_t x, int32_t m, int32_t r) {{
+  return usmp_rdbpot64(usmp_srdhm64{sat}(x, m), r);
+}}
+static inline int32_t usmp_mbqm_left{sat}(int32_t x, int32_t m, int32_t l) {{
+  return (int32_t)usmp_srdhm64{sat}((int32_t)((uint32_t)x << l), m);
+}}
+static inline int32_t usmp_mbqm{sat}(int32_t x, int32_t m, int32_t s) {{
+  int32_t l = s > 0 ? s : 0;
+  return usmp_rdbpot64(usmp_srdhm64{sat}((int32_t)((uint32_t)x << l), m), l - s);
+}}
+"""
+"""The four helpers, with ``{sat}`` ``""`` or ``"_sat"`` (the SRDHM that
+saturates)."""
+PRELUDE = _BASE + "".join(_HELPER_TEMPLATE.format(sat=sat) for sat in ("", "_sat"))
 """The C defining ``HELPERS`` (C99 and C++, ``-Wall -Wextra -pedantic``
 clean, no undefined behaviour for shifts in 0..31; needs ``<stdint.h>``)."""
 

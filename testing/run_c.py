@@ -56,6 +56,26 @@ SANITIZE_FLAGS = (
 )
 
 
+def c_int32_table(name: str, values: Sequence[int]) -> str:
+    """A C99 ``static const int32_t name[]`` of ``values`` (``INT32_MIN``
+    spelled so, as its literal is not an ``int32_t`` constant)."""
+    items = ", ".join("INT32_MIN" if v == -(2**31) else str(v) for v in values)
+    return f"static const int32_t {name}[{len(values)}] = {{{items}}};"
+
+
+def sanitized_output(lines: Sequence[str], work: Path, name: str) -> list[int]:
+    """The integers a C99 program (``lines``) prints, built with
+    ``-Werror -pedantic`` and ASan/UBSan (any undefined behaviour aborts it)
+    in ``work``."""
+    source = work / f"{name}.c"
+    source.write_text("\n".join(lines) + "\n")
+    exe = work / name
+    flags = [*DEFAULT_CFLAGS, *SANITIZE_FLAGS]
+    subprocess.run(["gcc", *flags, str(source), "-o", str(exe)], check=True)
+    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True)
+    return [int(v) for v in out.stdout.split()]
+
+
 def dtype_of(t: Tensor) -> np.dtype:
     element = t.type.get_element_type()
     if isinstance(element, Float32Type):

@@ -29,7 +29,12 @@ from usmp.frontend.tflite_import import import_model
 from usmp.frontend.tflite_reader import read_model_file
 from usmp.lowering.target import TargetFeatures
 from usmp.oracle.relay_interpreter import evaluate
-from usmp.testing.run_c import run_module, run_pipeline
+from usmp.testing.run_c import (
+    c_int32_table,
+    run_module,
+    run_pipeline,
+    sanitized_output,
+)
 from usmp.testing.shared_models import MODELS_DIR
 from usmp.tools.c_library import as_emitc, load
 
@@ -142,8 +147,6 @@ HELPER_ARITY = {
 def test_portable_helpers_match_the_instructions(tmp_path) -> None:  # noqa: ANN001
     """The prelude's portable C (what x86 runs) computes each instruction
     exactly as the Arm ARM defines it, on edge and random words."""
-    import subprocess
-
     from usmp.lowering.dsp import ARITHMETIC, PRELUDE
 
     assert set(HELPER_ARITY) == ARITHMETIC
@@ -157,10 +160,6 @@ def test_portable_helpers_match_the_instructions(tmp_path) -> None:  # noqa: ANN
         for b, c in zip(words[60:100], words[100:140], strict=True)
     ]
 
-    def table(name: str, values: list[int]) -> str:
-        items = ", ".join(f"{v}" if v != -(2**31) else "INT32_MIN" for v in values)
-        return f"static const int32_t {name}[{len(values)}] = {{{items}}};"
-
     # the words as tables and a loop per helper: the cases in the same order
     # (a program of one printf per case took gcc with ASan ~9 s to build)
     lines = [
@@ -168,9 +167,9 @@ def test_portable_helpers_match_the_instructions(tmp_path) -> None:  # noqa: ANN
         "#include <stdio.h>",
         "#include <string.h>",
         PRELUDE,
-        table("A", words[:60]),
-        table("B", words[60:100]),
-        table("C", words[100:140]),
+        c_int32_table("A", words[:60]),
+        c_int32_table("B", words[60:100]),
+        c_int32_table("C", words[100:140]),
         "int main(void) {",
         "  int i, j;",
     ]
@@ -182,14 +181,7 @@ def test_portable_helpers_match_the_instructions(tmp_path) -> None:  # noqa: ANN
             f'      printf("%ld\\n", (long){name}({args}));',
         ]
     lines += ["  return 0;", "}"]
-    source = tmp_path / "helpers.c"
-    source.write_text("\n".join(lines) + "\n")
-    exe = tmp_path / "helpers"
-    flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O1"]
-    flags += ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
-    subprocess.run(["gcc", *flags, str(source), "-o", str(exe)], check=True)
-    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True)
-    got = [int(v) for v in out.stdout.split()]
+    got = sanitized_output(lines, tmp_path, "helpers")
     want = [_reference(*case) for case in cases]
     bad = [(case, g, w) for case, g, w in zip(cases, got, want, strict=True) if g != w]
     assert not bad, bad[:5]

@@ -14,6 +14,7 @@ import pytest
 
 from usmp.lowering.requant import HELPERS, PRELUDE
 from usmp.oracle.quantization import multiply_by_quantized_multiplier as oracle
+from usmp.testing.run_c import c_int32_table, sanitized_output
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
 
@@ -34,11 +35,6 @@ def _values() -> list[int]:
     small = rng.integers(-(2**20), 2**20, 16)
     ties = [(2 * k + 1) << 6 for k in range(-4, 4)]
     return EDGES + [int(v) for v in (*wide, *small)] + ties
-
-
-def _c_table(name: str, values: list[int]) -> str:
-    items = ", ".join(str(v) if v != INT32_MIN else "INT32_MIN" for v in values)
-    return f"static const int32_t {name}[{len(values)}] = {{{items}}};"
 
 
 def _cases(helper: str) -> tuple[list[int], list[int]]:
@@ -69,7 +65,7 @@ def test_helpers_match_the_oracle(tmp_path: Path) -> None:
         "#include <stdint.h>",
         "#include <stdio.h>",
         PRELUDE,
-        _c_table("X", xs),
+        c_int32_table("X", xs),
         "int main(void) {",
         "  unsigned i, j;",
     ]
@@ -79,8 +75,8 @@ def test_helpers_match_the_oracle(tmp_path: Path) -> None:
         args = [_argument(helper, s) for s in shifts]
         lines += [
             "  {",
-            f"    {_c_table('M', ms)}",
-            f"    {_c_table('S', args)}",
+            f"    {c_int32_table('M', ms)}",
+            f"    {c_int32_table('S', args)}",
             "    for (i = 0; i < sizeof M / sizeof *M; ++i)",
             "      for (j = 0; j < sizeof S / sizeof *S; ++j) {",
             "        unsigned k;",
@@ -94,14 +90,7 @@ def test_helpers_match_the_oracle(tmp_path: Path) -> None:
         x = np.array(xs, dtype=np.int64)[None, None, :]
         want.append(np.asarray(oracle(x, m, s), dtype=np.int64).ravel())
     lines += ["  return 0;", "}"]
-    source = tmp_path / "requant.c"
-    source.write_text("\n".join(lines) + "\n")
-    exe = tmp_path / "requant"
-    flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-O1"]
-    flags += ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
-    subprocess.run(["gcc", *flags, str(source), "-o", str(exe)], check=True)
-    out = subprocess.run([str(exe)], check=True, capture_output=True, text=True)
-    got = np.array(out.stdout.split(), dtype=np.int64)
+    got = np.array(sanitized_output(lines, tmp_path, "requant"), dtype=np.int64)
     expected = np.concatenate(want)
     assert got.shape == expected.shape
     bad = np.flatnonzero(got != expected)
