@@ -187,11 +187,21 @@ def enum_prop(attr_type: type[EnumAttribute[_E]], default: _E | None = None) -> 
     return _field(kind, default)
 
 
+_XDSL_BASES = frozenset(IRDLOperation.__mro__)
+
+
+def _own_bases(cls: type) -> list[type]:
+    """``cls.__mro__`` reversed, without ``IRDLOperation`` and its bases
+    (xDSL's classes declare no typed property; ``Operation`` alone has ~100
+    names, which every op definition would look through)."""
+    return [klass for klass in reversed(cls.__mro__) if klass not in _XDSL_BASES]
+
+
 def relay_op_definition(cls: type[_OpT]) -> type[_OpT]:
     """``op_definition`` (xDSL's ``irdl_op_definition``, the assembly format
     compiled on first use), then typed accessors for the typed properties."""
     kinds: dict[str, PropKind[Any]] = {}
-    for klass in reversed(cls.__mro__):
+    for klass in _own_bases(cls):
         for name, value in vars(klass).items():
             if isinstance(value, TypedPropDef):
                 kinds[name] = cast(TypedPropDef[Any], value).kind
@@ -217,7 +227,7 @@ def _typed_accessors(
     op_type: type[Operation],
 ) -> Mapping[str, TypedPropAccessor[Any]]:
     found: dict[str, TypedPropAccessor[Any]] = {}
-    for klass in reversed(op_type.__mro__):
+    for klass in _own_bases(op_type):
         for name, value in vars(klass).items():
             if isinstance(value, TypedPropAccessor):
                 found[name] = cast(TypedPropAccessor[Any], value)

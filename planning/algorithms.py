@@ -12,12 +12,20 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from usmp.planning.best_fit import best_fit
-from usmp.planning.exact import Optimal, optimal
 from usmp.planning.greedy import greedy_by_conflicts, greedy_by_size
 from usmp.planning.hill_climb import hill_climb
-from usmp.planning.model import Algorithm
+from usmp.planning.model import Algorithm, Plan, Problem
 
 DEFAULT_ALGORITHM = "best_fit"
+
+
+def optimal(problem: Problem) -> Plan:
+    """``exact.optimal`` (its default time limit), the module imported on
+    the first call: a default compile plans with ``best_fit``."""
+    from usmp.planning.exact import optimal as search
+
+    return search(problem)
+
 
 ALGORITHMS: Mapping[str, Algorithm] = MappingProxyType(
     {
@@ -54,4 +62,6 @@ def get_algorithm(name: str, *, time_limit: float | None = None) -> Algorithm:
         )
     if not time_limit > 0:
         raise ValueError(f"planning time limit must be > 0 seconds, got {time_limit}")
+    from usmp.planning.exact import Optimal
+
     return Optimal(time_limit=time_limit)

@@ -15,12 +15,12 @@ returns ``None`` and the Python search runs instead: same plans, slower.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
 import platform
 import shutil
 import tempfile
 import threading
+import zlib
 from array import array
 from collections.abc import Sequence
 from functools import cache
@@ -75,6 +75,14 @@ def _build(source: Path, target: Path, cc: str) -> bool:
             os.unlink(tmp)
 
 
+def _version(text: bytes) -> str:
+    """The source's version in a library's name: its CRC-32 and length (a
+    key that changes with the file, not a security check; ``zlib`` is
+    loaded already, where ``hashlib`` would load OpenSSL: 2-3 ms of every
+    compile)."""
+    return f"{zlib.crc32(text):08x}{len(text):x}"
+
+
 @cache
 def compiled(source: Path) -> ctypes.CDLL | None:
     """The shared library built from the C file ``source`` (once per source
@@ -82,8 +90,7 @@ def compiled(source: Path) -> ctypes.CDLL | None:
     or ``USMP_NATIVE_PLANNER=0``)."""
     if os.environ.get("USMP_NATIVE_PLANNER", "1") == "0":
         return None
-    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
-    name = f"{source.stem}-{digest}-{platform.machine()}.so"
+    name = f"{source.stem}-{_version(source.read_bytes())}-{platform.machine()}.so"
     cc = _compiler()
     for directory in _cache_dirs():
         target = directory / name

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 from functools import cache
+from pathlib import Path
 
 import pytest
 
@@ -255,3 +256,26 @@ def test_c_search_in_a_deep_stack_thread(monkeypatch: pytest.MonkeyPatch) -> Non
         direct.offsets,
         direct.nodes,
     )
+
+
+def test_a_changed_c_source_gets_a_library_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cached library's name carries the source's version: an edited
+    file is built again, an unchanged one is found under the same name."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("USMP_NATIVE_PLANNER", raising=False)
+    if minimalloc_native._compiler() is None:
+        pytest.skip("no C compiler")
+    sources = []
+    for directory, body in (("a", "1"), ("b", "2"), ("c", "1")):
+        source = tmp_path / directory / "probe.c"
+        source.parent.mkdir()
+        source.write_text(f"int probe(void) {{ return {body}; }}\n")
+        sources.append(source)
+    for source in sources:
+        lib = minimalloc_native.compiled(source)
+        assert lib is not None
+    names = sorted(p.name for p in (tmp_path / "cache" / "usmp-opt").glob("*.so"))
+    assert len(names) == 2, names
+    assert all(n.startswith("probe-") for n in names)

@@ -4,7 +4,8 @@ processes of their own: the suite's has imported everything already).
 ``usmp.tools.usmp_compile`` imports the compiler only inside its functions,
 so ``cli`` turns the cyclic collector off before the imports run; a compile
 imports no module it does not use (``subprocess`` only builds the native
-planner, ``urllib``/``http`` came with ``xml.sax.saxutils``); the commands load
+planner, ``urllib``/``http`` came with ``xml.sax.saxutils``, ``hashlib``
+loads OpenSSL); the commands load
 NumPy with one BLAS thread (``usmp.tools.blas_threads``)."""
 
 from __future__ import annotations
@@ -70,6 +71,12 @@ def test_a_compile_imports_only_what_it_uses(tmp_path: object) -> None:
         "http.client",
         "xml.sax",
         "ctypes.util",
+        # OpenSSL: the native planner's library is named by a CRC-32
+        "hashlib",
+        # the exact planner (planning.algorithms imports it on first use)
+        "usmp.planning.exact",
+        # --profile-data's parser (usmp-compile catches only ProfileError)
+        "usmp.tools.profile_table",
         # patching (--patch off): the options check only values given
         "usmp.passes.patch_stage",
         "usmp.passes.patch_stage_graph",
@@ -138,3 +145,16 @@ def test_the_commands_start_numpy_with_one_blas_thread(
         env=env,
     )
     assert run.stdout.strip().splitlines()[-1] == f"[{(user or '1')!r}] 0"
+
+
+def test_loading_the_native_planner_imports_no_hashlib() -> None:
+    """The planner's C libraries are found (or built) under a name that
+    carries the source's version without ``hashlib`` (OpenSSL)."""
+    out = _python(
+        "import sys\n"
+        "from usmp.planning import minimalloc_native as mn\n"
+        "from usmp.planning import placement_native as pn\n"
+        "mn.load(), pn.load()\n"
+        "print('hashlib' in sys.modules)\n"
+    )
+    assert out.strip() == "False"

@@ -21,6 +21,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from usmp.tools.profile_error import ProfileError as ProfileError
+
 _HEAD = re.compile(
     r"^profile: model (?P<model>\S+), (?P<count>\d+) operators?, "
     r"(?P<runs>\d+) runs?, (?P<unit>.+)$"
@@ -31,10 +33,6 @@ _ROW = re.compile(
 )
 _TOTAL = re.compile(r"^\s*total\s+(?P<value>\d+(?:\.\d+)?)\s+\d+(?:\.\d+)?%\s*$")
 _ROW_FORM = "'<#> <function> <TFLite op> <index> <per run> <share>%'"
-
-
-class ProfileError(Exception):
-    """A malformed profile table: ``file:line: error: ...``."""
 
 
 @dataclass(frozen=True)

@@ -123,11 +123,11 @@ def dump_pipeline(options: CompileOptions, output: str) -> str:
 def read_profile_data(driver: DriverOptions) -> ProfileTable | None:
     """``--profile-data``'s table, read before the compile (a malformed one
     is a ``ProfileError`` at its line)."""
+    if not driver.profile_data:
+        return None
     from usmp.tools.compile_options import CompileError
     from usmp.tools.profile_table import ProfileError, parse_profile
 
-    if not driver.profile_data:
-        return None
     if not driver.report_html:
         raise CompileError("--profile-data is only read with --report-html OUT.html")
     path = Path(driver.profile_data)
@@ -152,7 +152,7 @@ def write_report_html(
 def main(argv: Sequence[str] | None = None) -> int:
     from usmp.tools.compile_driver import INPUT_ERRORS, compile_model, error_message
     from usmp.tools.compile_report import print_memory
-    from usmp.tools.profile_table import ProfileError
+    from usmp.tools.profile_error import ProfileError
 
     raw = list(sys.argv[1:] if argv is None else argv)
     try:
