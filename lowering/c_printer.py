@@ -385,7 +385,8 @@ def _variable(p: FunctionPrinter, op: Operation, depth: int) -> None:
 
 def _assign(p: FunctionPrinter, op: Operation, depth: int) -> None:
     assert isinstance(op, emitc.AssignOp)
-    p.emit(depth, f"{p.expr(op.var).text} = {p.expr(op.value, assigned=True).text};")
+    var, value = op._operands  # (``var`` and ``value``'s fields)  # pyright: ignore[reportPrivateUsage]
+    p.emit(depth, f"{p.expr(var).text} = {p.expr(value, assigned=True).text};")
 
 
 def _for(p: FunctionPrinter, op: Operation, depth: int) -> None:
@@ -395,8 +396,9 @@ def _for(p: FunctionPrinter, op: Operation, depth: int) -> None:
     name = p.name(
         iv, _LOOP_NAMES[depth - 1] if depth <= len(_LOOP_NAMES) else f"i{depth}"
     )
-    lb, step = p.expr(op.lowerBound).text, p.expr(op.step).text
-    ub = parenthesize(p.expr(op.upperBound), REL, right=True)
+    lower, upper, by = op._operands  # (the descriptors' fields)  # pyright: ignore[reportPrivateUsage]
+    lb, step = p.expr(lower).text, p.expr(by).text
+    ub = parenthesize(p.expr(upper), REL, right=True)
     increment = f"++{name}" if step == "1" else f"{name} += {step}"
     p.emit(
         depth, f"for ({c_type(iv.type)} {name} = {lb}; {name} < {ub}; {increment}) {{"

@@ -356,8 +356,9 @@ class ExtSIOpLowering(EmitcPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.ExtSIOp, rewriter: PatternRewriter) -> None:
         lw = self.lowering(op, rewriter)
-        value = op.input
-        type_ = convert_type(op.result.type, op)
+        (value,) = op._operands  # (``input``'s and ``result``'s fields)  # pyright: ignore[reportPrivateUsage]
+        (result,) = op.results
+        type_ = convert_type(result.type, op)
         if value.type == i1:  # sign extension of one bit: -1 or 0
             minus_one = constant_of_type(lw, -1, type_)
             lw.replace(lw.result(conditional_op(value, minus_one, zero(lw, type_))))
@@ -369,12 +370,13 @@ class TruncIOpLowering(EmitcPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.TruncIOp, rewriter: PatternRewriter) -> None:
         lw = self.lowering(op, rewriter)
-        value = op.input
-        if op.result.type == i1:  # keep the low bit, as MLIR does
+        (value,) = op._operands  # (``input``'s and ``result``'s fields)  # pyright: ignore[reportPrivateUsage]
+        (result,) = op.results
+        if result.type == i1:  # keep the low bit, as MLIR does
             one = constant_of_type(lw, 1, value.type)
             low = lw.result(emitc.BitwiseAndOp(value, one, value.type))
             value = lw.result(cmp_op("ne", low, zero(lw, value.type)))
-        replace_by_cast(lw, value, convert_type(op.result.type, op))
+        replace_by_cast(lw, value, convert_type(result.type, op))
 
 
 class ConstantOpLowering(EmitcPattern):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -83,6 +84,14 @@ ALIGNMENT_ATTR = "usmp.alignment"
 """Attribute of an ``emitc.global``: the alignment its storage needs."""
 
 
+@lru_cache(maxsize=256)
+def pointer_to(pointee: TypeAttribute) -> emitc.PointerType:
+    """``!emitc.ptr<pointee>``, built (and verified) once per pointee type:
+    types are immutable values, and every memref operand, argument and
+    view converts to one."""
+    return emitc.PointerType(pointee)
+
+
 @dataclass(frozen=True)
 class EmitcTypeConverter:
     """Builtin types to emitc types, and back for memrefs (materialisation)."""
@@ -111,7 +120,7 @@ class EmitcTypeConverter:
         a pointer to their element type."""
         if type(type_) is MemRefType:  # a final class: no ABC check
             element = self.convert_scalar_type(type_.get_element_type(), op)  # pyright: ignore[reportAttributeAccessIssue]
-            return emitc.PointerType(element)
+            return pointer_to(element)
         return self.convert_scalar_type(type_, op)
 
     @staticmethod
@@ -134,7 +143,7 @@ class EmitcTypeConverter:
         """The converted value of an operand (the pointer of a memref)."""
         owner = value.owner
         if type(owner) is UnrealizedConversionCastOp:
-            (pointer,) = owner.inputs
+            (pointer,) = owner._operands  # (``inputs``' field)  # pyright: ignore[reportPrivateUsage]
             return pointer
         return value
 
@@ -277,7 +286,7 @@ class ConversionState:
         """``!emitc.ptr<pointee>``, built once per run and type (every
         element access asks for its memref's)."""
         if (known := self._pointers.get(pointee)) is None:
-            known = self._pointers[pointee] = emitc.PointerType(pointee)
+            known = self._pointers[pointee] = pointer_to(pointee)
         return known
 
     def start_function(self, f: emitc.FuncOp) -> None:
@@ -319,8 +328,9 @@ class ConversionState:
             insert_before(body, (op,), first)
         rewriter.has_done_action = True
         self._last_constant = op
-        self._constants[key] = op.result
-        return op.result
+        (result,) = op.results
+        self._constants[key] = result
+        return result
 
 
 class OpLowering:

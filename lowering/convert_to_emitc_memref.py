@@ -72,7 +72,9 @@ def element_pointer(lw: OpLowering, memref_value: SSAValue, op: Operation) -> SS
     assert isinstance(type_, MemRefType)
     pointer = lw.value(memref_value)
     wanted = lw.state.pointer_type(convert_scalar_type(type_.get_element_type(), op))
-    if pointer.type != wanted:
+    # (converted pointers share ``pointer_to``'s types: the same object is
+    # the common case, and the types' ``__eq__`` is a Python call)
+    if (have := pointer.type) is not wanted and have != wanted:
         pointer = lw.result(create(emitc.CastOp, (pointer,), wanted))
     return pointer
 
@@ -142,7 +144,8 @@ class LoadOpLowering(EmitcPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter) -> None:
         lw = self.lowering(op, rewriter)
-        lvalue = element(lw, op.memref, op.indices, op)
+        memref_value, *indices = op._operands  # (``memref``, ``indices``'s fields)  # pyright: ignore[reportPrivateUsage]
+        lvalue = element(lw, memref_value, indices, op)
         assert isinstance(lvalue.type, emitc.LValueType)
         root = self.state.packed.pop(op, None)
         if root is not None:
@@ -167,8 +170,9 @@ class StoreOpLowering(EmitcPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter) -> None:
         lw = self.lowering(op, rewriter)
-        lvalue = element(lw, op.memref, op.indices, op)
-        lw.emit(create(emitc.AssignOp, (lvalue, lw.value(op.value))))
+        value, memref_value, *indices = op._operands  # (the descriptors' fields)  # pyright: ignore[reportPrivateUsage]
+        lvalue = element(lw, memref_value, indices, op)
+        lw.emit(create(emitc.AssignOp, (lvalue, lw.value(value))))
         lw.replace()
 
 

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 from xdsl.dialects import arith, memref, scf
@@ -135,6 +135,14 @@ def _cmpi_predicate(predicate: str) -> IntegerAttr:
 def cmpi(predicate: str, lhs: SSAValue, rhs: SSAValue) -> arith.CmpiOp:
     """``arith.CmpiOp(lhs, rhs, predicate)``, built with ``create``."""
     return create(arith.CmpiOp, (lhs, rhs), I1, predicate=_cmpi_predicate(predicate))
+
+
+@lru_cache(maxsize=4096)
+def integer_attr(value: int, type_: Attribute) -> IntegerAttr:
+    """``IntegerAttr(value, type_)``, built (and verified: a range check
+    and a constraint walk per attribute) once per value and type for all the
+    kernels, not once per kernel that hoists the constant."""
+    return IntegerAttr(value, type_)  # pyright: ignore[reportArgumentType]
 
 
 class _OpKey:
@@ -344,7 +352,7 @@ class KernelBuilder(ScalarArithmetic):
             if is_float(type_):
                 attr = FloatAttr(value, type_)  # type: ignore[arg-type]
             else:
-                attr = IntegerAttr(value, type_)  # type: ignore[arg-type]
+                attr = integer_attr(value, type_)
             cached = self.hoist(create(arith.ConstantOp, (), type_, value=attr))
             self._constants[key] = cached
         return cached

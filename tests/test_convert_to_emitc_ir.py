@@ -524,3 +524,113 @@ def test_the_printer_reads_the_fields_behind_name_hint_and_the_unique_use() -> N
         True,
     ]
     assert s.results[0]._name == "s"  # pyright: ignore[reportPrivateUsage]
+
+
+def test_field_reads_are_the_named_operands() -> None:
+    """Where lower-ops, convert-to-emitc and the C printer unpack an op's
+    operand and result fields instead of reading its named descriptors
+    (a Python call and a match each), the fields hold the named values in
+    that order, with nothing before or after them: relay's binary
+    operators, memref.load/store, scf.for, arith.extsi/trunci,
+    unrealized casts, emitc.assign and emitc.for (every subclass too)."""
+    from xdsl.dialects import memref, scf
+    from xdsl.dialects.builtin import IndexType, MemRefType, TensorType, f32, i8, i32
+    from xdsl.utils.exceptions import VerifyException
+
+    from usmp.dialects import new_context
+    from usmp.dialects.relay_ops import BinaryElementwiseOp
+
+    new_context()  # every dialect the compiler uses: their subclasses too
+
+    def values(*types: Attribute) -> list[SSAValue]:
+        return list(Block(arg_types=types).args)
+
+    t, tf = TensorType(i32, [2]), TensorType(f32, [2])
+    m = MemRefType(i32, [2, 3])
+    index = IndexType()
+
+    def derived(cls: type) -> list[type]:
+        return [cls, *(d for s in cls.__subclasses__() for d in derived(s))]
+
+    binaries = [c for c in derived(BinaryElementwiseOp) if c is not BinaryElementwiseOp]
+    assert binaries
+    for cls in binaries:
+        try:
+            op = cls(*values(t, t))
+        except VerifyException:  # a float-only operator
+            op = cls(*values(tf, tf))
+        lhs, rhs = op._operands  # pyright: ignore[reportPrivateUsage]
+        (result,) = op.results
+        assert (lhs, rhs, result) == (op.lhs, op.rhs, op.result), cls
+
+    mem, i, j = values(m, index, index)
+    load = memref.LoadOp.get(mem, [i, j])
+    memref_value, *indices = load._operands  # pyright: ignore[reportPrivateUsage]
+    assert (memref_value, indices) == (load.memref, list(load.indices))
+
+    (x,) = values(i32)
+    store = memref.StoreOp.get(x, mem, [i, j])
+    value, memref_value, *indices = store._operands  # pyright: ignore[reportPrivateUsage]
+    assert (value, memref_value, indices) == (
+        store.value,
+        store.memref,
+        list(store.indices),
+    )
+
+    lb, ub, step, init = values(index, index, index, i32)
+    loop = scf.ForOp(lb, ub, step, [init], Block(arg_types=(index, i32)))
+    (region,) = loop.regions
+    assert region is loop.body
+    *bounds, carried = loop._operands  # pyright: ignore[reportPrivateUsage]
+    assert bounds == [loop.lb, loop.ub, loop.step]
+    assert [carried] == list(loop.iter_args)
+    assert list(loop.results) == list(loop.res)
+
+    (narrow,) = values(i8)
+    for op in (arith.ExtSIOp(narrow, i32), arith.TruncIOp(x, i8)):
+        (operand,) = op._operands  # pyright: ignore[reportPrivateUsage]
+        (result,) = op.results
+        assert (operand, result) == (op.input, op.result)
+
+    cast = UnrealizedConversionCastOp.get([x], [m])
+    (source,) = cast._operands  # pyright: ignore[reportPrivateUsage]
+    assert [source] == list(cast.inputs)
+
+    (var,) = values(emitc.LValueType(i32))
+    assign = emitc.AssignOp(var, x)
+    assert tuple(assign._operands) == (assign.var, assign.value)  # pyright: ignore[reportPrivateUsage]
+
+    body = Block(arg_types=(emitc.PtrDiffT(),))
+    body.add_op(emitc.YieldOp())
+    lb, ub, step = values(emitc.PtrDiffT(), emitc.PtrDiffT(), emitc.PtrDiffT())
+    c_loop = emitc.ForOp(lb, ub, step, Region(body))
+    assert tuple(c_loop._operands) == (  # pyright: ignore[reportPrivateUsage]
+        c_loop.lowerBound,
+        c_loop.upperBound,
+        c_loop.step,
+    )
+    for cls in (memref.LoadOp, memref.StoreOp, scf.ForOp, emitc.AssignOp, emitc.ForOp):
+        assert derived(cls) == [cls], cls
+
+
+def test_shared_attributes_equal_the_constructors() -> None:
+    """``loops.integer_attr`` and ``pointer_to`` build each attribute once
+    for all kernels: equal to the constructor's, and the same object when
+    asked again (what ``element_pointer``'s identity test relies on)."""
+    from xdsl.dialects.builtin import IndexType, IntegerAttr, i8, i32
+
+    from usmp.lowering.convert_to_emitc_common import TYPES, ConversionState, pointer_to
+    from usmp.lowering.loops import integer_attr
+
+    for value, type_ in ((3, i32), (-128, i8), (7, IndexType())):
+        attr = integer_attr(value, type_)
+        assert attr == IntegerAttr(value, type_)
+        assert integer_attr(value, type_) is attr
+    assert integer_attr(1, i32) != integer_attr(1, i8)
+    pointer = pointer_to(i8)
+    assert pointer == emitc.PointerType(i8)
+    assert pointer_to(i8) is pointer
+    assert ConversionState().pointer_type(i8) is pointer
+    from xdsl.dialects.builtin import MemRefType
+
+    assert TYPES.convert_type(MemRefType(i8, [4]), emitc.YieldOp()) is pointer
