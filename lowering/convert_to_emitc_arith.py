@@ -130,8 +130,11 @@ class BinaryOpLowering(EmitcPattern):
             return
         cls, unsigned = entry
         lw = self.lowering(op, rewriter)
-        type_ = convert_type(op.results[0].type, op)
-        lhs, rhs = op.operands
+        # (the fields: ``results[0]`` and the ``operands`` view are Python
+        # calls per element)
+        (result,) = op.results
+        type_ = convert_type(result.type, op)
+        lhs, rhs = op._operands  # pyright: ignore[reportPrivateUsage]
         if unsigned:
             utype = unsigned_type(type_)
             operands = (cast(lw, lhs, utype), cast(lw, rhs, utype))

@@ -274,6 +274,20 @@ class ConversionState:
     _index_attrs: dict[int, IntegerAttr] = field(
         default_factory=lambda: dict[int, IntegerAttr]()
     )
+    _layouts: dict[int, tuple[MemRefType, tuple[int, list[int]]]] = field(
+        default_factory=lambda: dict[int, tuple[MemRefType, tuple[int, list[int]]]]()
+    )
+
+    def layout(self, type_: MemRefType, op: Operation) -> tuple[int, list[int]]:
+        """``static_layout(type_, op)``, computed once per type object of
+        this run (every element access asks for its memref's; a memref
+        type's hash costs about as much as its layout, so the key is the
+        type's identity, the type kept with its layout so that it stays
+        alive). The callers only read the strides."""
+        known = self._layouts.get(id(type_))
+        if known is None or known[0] is not type_:
+            known = self._layouts[id(type_)] = (type_, static_layout(type_, op))
+        return known[1]
 
     def lvalue_type(self, value_type: Attribute) -> emitc.LValueType:
         """``!emitc.lvalue<value_type>``, built (and verified) once per run

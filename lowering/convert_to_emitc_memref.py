@@ -24,7 +24,7 @@ folded at compile time where indices are constants. So:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import MemRefType, ShapedType, StringAttr, i32
@@ -53,7 +53,6 @@ from usmp.lowering.convert_to_emitc_common import (
     static_layout,
 )
 from usmp.lowering.create import create
-from usmp.lowering.walk import walk_ops
 
 _ADDRESS_OF = StringAttr("&")
 
@@ -97,7 +96,7 @@ def linear_index(
     lw: OpLowering, type_: MemRefType, indices: Sequence[SSAValue], op: Operation
 ) -> SSAValue:
     """``offset + sum(index_k * stride_k)`` with constants folded."""
-    offset, strides = static_layout(type_, op)
+    offset, strides = lw.state.layout(type_, op)
     constant = offset
     terms: list[SSAValue] = []
     for index, stride in zip(indices, strides, strict=True):
@@ -155,12 +154,12 @@ class LoadOpLowering(EmitcPattern):
         lw.replace_by(emitc.LoadOp, (lvalue,), lvalue.type.value_type)
 
 
-def find_packed_reads(root: Operation) -> dict[Operation, Operation]:
-    """Under ``root``: the first load of each packed byte read whose loads
-    read consecutive elements (``dsp.packed_loads``) -> the op computing its
-    word."""
+def find_packed_reads(ops: Iterable[Operation]) -> dict[Operation, Operation]:
+    """Among ``ops`` (a walk of the module): the first load of each packed
+    byte read whose loads read consecutive elements (``dsp.packed_loads``)
+    -> the op computing its word."""
     found: dict[Operation, Operation] = {}
-    for op in walk_ops(root):
+    for op in ops:
         if dsp.PACKED in op.attributes and (loads := dsp.packed_loads(op)):
             found[loads[0]] = op
     return found

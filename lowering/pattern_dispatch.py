@@ -132,6 +132,7 @@ def rewrite_in_order(
     region: Region,
     pattern: RewritePattern,
     visit: Callable[[Operation], None] | None = None,
+    ops: list[Operation] | None = None,
 ) -> None:
     """Apply ``pattern`` once to every op of ``region``, in pre-order (an
     op before the ops nested in it), as ``PatternRewriteWalker(pattern,
@@ -139,8 +140,10 @@ def rewrite_in_order(
     ones ``region`` holds when the walk starts, an op a rewrite erased (or
     that was nested in one) is skipped, and an op a rewrite builds is not
     visited. ``visit`` hears each op before its rewrite. Errors propagate
-    as raised (the walker adds a print of the whole module as a note)."""
-    ops = list(walk_ops(region))
+    as raised (the walker adds a print of the whole module as a note).
+    ``ops``: ``list(walk_ops(region))``, when the caller listed them."""
+    if ops is None:
+        ops = list(walk_ops(region))
     if not ops:
         return
     rewriter = PatternRewriter(ops[0])
