@@ -740,3 +740,23 @@ def test_layouts_are_computed_once_per_type() -> None:
     dynamic = MemRefType(i8, [DYNAMIC_INDEX, 3])
     with pytest.raises(DiagnosticException, match="dynamic shape"):
         state.layout(dynamic, at)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_helper_call_is_the_constructor(n: int) -> None:
+    """The helpers' calls (requantisation, DSP arithmetic) built with
+    ``create`` equal ``emitc.CallOpaqueOp``'s, field by field (no ``args``
+    or ``template_args``), and print the same; one callee per name."""
+    from usmp.lowering.requant import helper_call
+
+    args = list(Block(arg_types=[i32] * n).args)
+    ours = helper_call("usmp_mbqm_right", args)
+    theirs = emitc.CallOpaqueOp("usmp_mbqm_right", args, [i32])
+    texts = []
+    for op in (ours, theirs):
+        text = StringIO()
+        Printer(stream=text).print_op(op)
+        texts.append(text.getvalue())
+    assert texts[0] == texts[1]
+    _same(ours, theirs)
+    assert helper_call("usmp_mbqm_right", args).callee is ours.callee
