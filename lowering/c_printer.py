@@ -313,11 +313,13 @@ class FunctionPrinter:
 
     def value_statement(self, op: Operation, depth: int) -> None:
         text = self.render(op).text
-        if not op.results or not op.results[0].uses:
+        # (the first result and its first use by their fields: ``results[0]``
+        # and ``uses`` are Python calls, the latter a new view)
+        value = next(iter(op.results), None)
+        if value is None or value.first_use is None:
             if _writes_memory(op):  # a call made for its effect
                 self.emit(depth, f"{text};")
             return  # an unused pure value or load
-        value = op.results[0]
         self.emit(depth, f"{declaration(value.type, self.name(value))} = {text};")
 
     def print(self) -> list[str]:
