@@ -142,7 +142,7 @@ def integer_attr(value: int, type_: Attribute) -> IntegerAttr:
     """``IntegerAttr(value, type_)``, built (and verified: a range check
     and a constraint walk per attribute) once per value and type for all the
     kernels, not once per kernel that hoists the constant."""
-    return IntegerAttr(value, type_)  # pyright: ignore[reportArgumentType]
+    return IntegerAttr(value, type_)  # pyright: ignore[reportCallIssue, reportArgumentType]
 
 
 class _OpKey:
