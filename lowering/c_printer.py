@@ -313,11 +313,13 @@ class FunctionPrinter:
 
     def value_statement(self, op: Operation, depth: int) -> None:
         text = self.render(op).text
-        if not op.results or not op.results[0].uses:
+        # (the first result and its first use by their fields: ``results[0]``
+        # and ``uses`` are Python calls, the latter a new view)
+        value = next(iter(op.results), None)
+        if value is None or value.first_use is None:
             if _writes_memory(op):  # a call made for its effect
                 self.emit(depth, f"{text};")
             return  # an unused pure value or load
-        value = op.results[0]
         self.emit(depth, f"{declaration(value.type, self.name(value))} = {text};")
 
     def print(self) -> list[str]:
@@ -385,7 +387,8 @@ def _variable(p: FunctionPrinter, op: Operation, depth: int) -> None:
 
 def _assign(p: FunctionPrinter, op: Operation, depth: int) -> None:
     assert isinstance(op, emitc.AssignOp)
-    p.emit(depth, f"{p.expr(op.var).text} = {p.expr(op.value, assigned=True).text};")
+    var, value = op._operands  # (``var`` and ``value``'s fields)  # pyright: ignore[reportPrivateUsage]
+    p.emit(depth, f"{p.expr(var).text} = {p.expr(value, assigned=True).text};")
 
 
 def _for(p: FunctionPrinter, op: Operation, depth: int) -> None:
@@ -395,8 +398,9 @@ def _for(p: FunctionPrinter, op: Operation, depth: int) -> None:
     name = p.name(
         iv, _LOOP_NAMES[depth - 1] if depth <= len(_LOOP_NAMES) else f"i{depth}"
     )
-    lb, step = p.expr(op.lowerBound).text, p.expr(op.step).text
-    ub = parenthesize(p.expr(op.upperBound), REL, right=True)
+    lower, upper, by = op._operands  # (the descriptors' fields)  # pyright: ignore[reportPrivateUsage]
+    lb, step = p.expr(lower).text, p.expr(by).text
+    ub = parenthesize(p.expr(upper), REL, right=True)
     increment = f"++{name}" if step == "1" else f"{name} += {step}"
     p.emit(
         depth, f"for ({c_type(iv.type)} {name} = {lb}; {name} < {ub}; {increment}) {{"

@@ -119,11 +119,23 @@ def erase_dead_values(block: Block) -> None:
     By kind rather than with xDSL's ``dce``: the emitc ops carry no memory
     effect traits (as upstream's, and xDSL's own ``emitc.add``/``apply`` could
     not get any), and marking loads or variables ``Pure`` would let ``cse``
-    merge them."""
-    for op in reversed(list(walk_ops(block))):
+    merge them.
+
+    In the order of ``reversed(list(walk_ops(block)))`` (a user before the
+    ops it uses), following the blocks' links from their last op: an op's
+    nested blocks, last first, before the op itself."""
+    op = block._last_op  # pyright: ignore[reportPrivateUsage]
+    while op is not None:
+        before = op._prev_op  # pyright: ignore[reportPrivateUsage]
+        regions = op.regions
+        if regions:
+            for region in reversed(regions):
+                for inner in reversed(region.blocks):
+                    erase_dead_values(inner)
         if _dead(op):
             op.detach()
             op.erase()
+        op = before
 
 
 def _progress(
@@ -153,9 +165,10 @@ def convert_module(
     packed = PackedCalls()
     applier = TypeDispatchApplier(conversion_patterns(state, info, packed))
     visit = None if reached is None else _progress(module, reached)
-    state.packed = find_packed_reads(module)
+    ops = list(walk_ops(module.body))  # one walk for both
+    state.packed = find_packed_reads(ops)
     with cyclic_gc_paused():
-        rewrite_in_order(module.body, applier, visit)
+        rewrite_in_order(module.body, applier, visit, ops)
         for cast in state.casts:
             (pointer,), (memref_value,) = cast.inputs, cast.results
             replace_uses(memref_value, pointer)

@@ -130,8 +130,11 @@ class BinaryOpLowering(EmitcPattern):
             return
         cls, unsigned = entry
         lw = self.lowering(op, rewriter)
-        type_ = convert_type(op.results[0].type, op)
-        lhs, rhs = op.operands
+        # (the fields: ``results[0]`` and the ``operands`` view are Python
+        # calls per element)
+        (result,) = op.results
+        type_ = convert_type(result.type, op)
+        lhs, rhs = op._operands  # pyright: ignore[reportPrivateUsage]
         if unsigned:
             utype = unsigned_type(type_)
             operands = (cast(lw, lhs, utype), cast(lw, rhs, utype))
@@ -356,8 +359,9 @@ class ExtSIOpLowering(EmitcPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.ExtSIOp, rewriter: PatternRewriter) -> None:
         lw = self.lowering(op, rewriter)
-        value = op.input
-        type_ = convert_type(op.result.type, op)
+        (value,) = op._operands  # (``input``'s and ``result``'s fields)  # pyright: ignore[reportPrivateUsage]
+        (result,) = op.results
+        type_ = convert_type(result.type, op)
         if value.type == i1:  # sign extension of one bit: -1 or 0
             minus_one = constant_of_type(lw, -1, type_)
             lw.replace(lw.result(conditional_op(value, minus_one, zero(lw, type_))))
@@ -369,12 +373,13 @@ class TruncIOpLowering(EmitcPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: arith.TruncIOp, rewriter: PatternRewriter) -> None:
         lw = self.lowering(op, rewriter)
-        value = op.input
-        if op.result.type == i1:  # keep the low bit, as MLIR does
+        (value,) = op._operands  # (``input``'s and ``result``'s fields)  # pyright: ignore[reportPrivateUsage]
+        (result,) = op.results
+        if result.type == i1:  # keep the low bit, as MLIR does
             one = constant_of_type(lw, 1, value.type)
             low = lw.result(emitc.BitwiseAndOp(value, one, value.type))
             value = lw.result(cmp_op("ne", low, zero(lw, value.type)))
-        replace_by_cast(lw, value, convert_type(op.result.type, op))
+        replace_by_cast(lw, value, convert_type(result.type, op))
 
 
 class ConstantOpLowering(EmitcPattern):

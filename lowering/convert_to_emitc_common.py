@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -83,6 +84,14 @@ ALIGNMENT_ATTR = "usmp.alignment"
 """Attribute of an ``emitc.global``: the alignment its storage needs."""
 
 
+@lru_cache(maxsize=256)
+def pointer_to(pointee: TypeAttribute) -> emitc.PointerType:
+    """``!emitc.ptr<pointee>``, built (and verified) once per pointee type:
+    types are immutable values, and every memref operand, argument and
+    view converts to one."""
+    return emitc.PointerType(pointee)
+
+
 @dataclass(frozen=True)
 class EmitcTypeConverter:
     """Builtin types to emitc types, and back for memrefs (materialisation)."""
@@ -111,7 +120,7 @@ class EmitcTypeConverter:
         a pointer to their element type."""
         if type(type_) is MemRefType:  # a final class: no ABC check
             element = self.convert_scalar_type(type_.get_element_type(), op)  # pyright: ignore[reportAttributeAccessIssue]
-            return emitc.PointerType(element)
+            return pointer_to(element)
         return self.convert_scalar_type(type_, op)
 
     @staticmethod
@@ -134,7 +143,7 @@ class EmitcTypeConverter:
         """The converted value of an operand (the pointer of a memref)."""
         owner = value.owner
         if type(owner) is UnrealizedConversionCastOp:
-            (pointer,) = owner.inputs
+            (pointer,) = owner._operands  # (``inputs``' field)  # pyright: ignore[reportPrivateUsage]
             return pointer
         return value
 
@@ -265,6 +274,20 @@ class ConversionState:
     _index_attrs: dict[int, IntegerAttr] = field(
         default_factory=lambda: dict[int, IntegerAttr]()
     )
+    _layouts: dict[int, tuple[MemRefType, tuple[int, list[int]]]] = field(
+        default_factory=lambda: dict[int, tuple[MemRefType, tuple[int, list[int]]]]()
+    )
+
+    def layout(self, type_: MemRefType, op: Operation) -> tuple[int, list[int]]:
+        """``static_layout(type_, op)``, computed once per type object of
+        this run (every element access asks for its memref's; a memref
+        type's hash costs about as much as its layout, so the key is the
+        type's identity, the type kept with its layout so that it stays
+        alive). The callers only read the strides."""
+        known = self._layouts.get(id(type_))
+        if known is None or known[0] is not type_:
+            known = self._layouts[id(type_)] = (type_, static_layout(type_, op))
+        return known[1]
 
     def lvalue_type(self, value_type: Attribute) -> emitc.LValueType:
         """``!emitc.lvalue<value_type>``, built (and verified) once per run
@@ -277,7 +300,7 @@ class ConversionState:
         """``!emitc.ptr<pointee>``, built once per run and type (every
         element access asks for its memref's)."""
         if (known := self._pointers.get(pointee)) is None:
-            known = self._pointers[pointee] = emitc.PointerType(pointee)
+            known = self._pointers[pointee] = pointer_to(pointee)
         return known
 
     def start_function(self, f: emitc.FuncOp) -> None:
@@ -319,8 +342,9 @@ class ConversionState:
             insert_before(body, (op,), first)
         rewriter.has_done_action = True
         self._last_constant = op
-        self._constants[key] = op.result
-        return op.result
+        (result,) = op.results
+        self._constants[key] = result
+        return result
 
 
 class OpLowering:

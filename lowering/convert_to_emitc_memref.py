@@ -24,7 +24,7 @@ folded at compile time where indices are constants. So:
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import MemRefType, ShapedType, StringAttr, i32
@@ -53,7 +53,6 @@ from usmp.lowering.convert_to_emitc_common import (
     static_layout,
 )
 from usmp.lowering.create import create
-from usmp.lowering.walk import walk_ops
 
 _ADDRESS_OF = StringAttr("&")
 
@@ -72,7 +71,9 @@ def element_pointer(lw: OpLowering, memref_value: SSAValue, op: Operation) -> SS
     assert isinstance(type_, MemRefType)
     pointer = lw.value(memref_value)
     wanted = lw.state.pointer_type(convert_scalar_type(type_.get_element_type(), op))
-    if pointer.type != wanted:
+    # (converted pointers share ``pointer_to``'s types: the same object is
+    # the common case, and the types' ``__eq__`` is a Python call)
+    if (have := pointer.type) is not wanted and have != wanted:
         pointer = lw.result(create(emitc.CastOp, (pointer,), wanted))
     return pointer
 
@@ -95,7 +96,7 @@ def linear_index(
     lw: OpLowering, type_: MemRefType, indices: Sequence[SSAValue], op: Operation
 ) -> SSAValue:
     """``offset + sum(index_k * stride_k)`` with constants folded."""
-    offset, strides = static_layout(type_, op)
+    offset, strides = lw.state.layout(type_, op)
     constant = offset
     terms: list[SSAValue] = []
     for index, stride in zip(indices, strides, strict=True):
@@ -142,7 +143,8 @@ class LoadOpLowering(EmitcPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter) -> None:
         lw = self.lowering(op, rewriter)
-        lvalue = element(lw, op.memref, op.indices, op)
+        memref_value, *indices = op._operands  # (``memref``, ``indices``'s fields)  # pyright: ignore[reportPrivateUsage]
+        lvalue = element(lw, memref_value, indices, op)
         assert isinstance(lvalue.type, emitc.LValueType)
         root = self.state.packed.pop(op, None)
         if root is not None:
@@ -152,12 +154,12 @@ class LoadOpLowering(EmitcPattern):
         lw.replace_by(emitc.LoadOp, (lvalue,), lvalue.type.value_type)
 
 
-def find_packed_reads(root: Operation) -> dict[Operation, Operation]:
-    """Under ``root``: the first load of each packed byte read whose loads
-    read consecutive elements (``dsp.packed_loads``) -> the op computing its
-    word."""
+def find_packed_reads(ops: Iterable[Operation]) -> dict[Operation, Operation]:
+    """Among ``ops`` (a walk of the module): the first load of each packed
+    byte read whose loads read consecutive elements (``dsp.packed_loads``)
+    -> the op computing its word."""
     found: dict[Operation, Operation] = {}
-    for op in walk_ops(root):
+    for op in ops:
         if dsp.PACKED in op.attributes and (loads := dsp.packed_loads(op)):
             found[loads[0]] = op
     return found
@@ -167,8 +169,9 @@ class StoreOpLowering(EmitcPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter) -> None:
         lw = self.lowering(op, rewriter)
-        lvalue = element(lw, op.memref, op.indices, op)
-        lw.emit(create(emitc.AssignOp, (lvalue, lw.value(op.value))))
+        value, memref_value, *indices = op._operands  # (the descriptors' fields)  # pyright: ignore[reportPrivateUsage]
+        lvalue = element(lw, memref_value, indices, op)
+        lw.emit(create(emitc.AssignOp, (lvalue, lw.value(value))))
         lw.replace()
 
 

@@ -96,15 +96,17 @@ class ForOpLowering(EmitcPattern):
         if copy_run(lw, op):
             lw.replace()
             return
-        body = op.body.detach_block(op.body.block)  # the ops stay where they are
+        (region,) = op.regions  # (the fields behind the descriptors)
+        body = region.detach_block(region.block)  # the ops stay where they are
         induction, *iter_args = body.args
-        variables = _variables(lw, op.res, iter_args)
-        for var, init in zip(variables, op.iter_args, strict=True):
+        lb, ub, step, *inits = op._operands  # pyright: ignore[reportPrivateUsage]
+        variables = _variables(lw, op.results, iter_args)
+        for var, init in zip(variables, inits, strict=True):
             lw.emit(assign_op(var, lw.value(init)))
-        bounds = (op.lb, op.ub, op.step)
+        bounds = (lb, ub, step)
         lw.emit(create_with_regions(emitc.ForOp, bounds, (), [Region(body)]))
         outer, lw.at = lw.at, InsertPoint.at_start(body)
-        lw.bind(induction, body.insert_arg(op.lb.type, 0))
+        lw.bind(induction, body.insert_arg(lb.type, 0))
         carried = _loads(lw, variables)
         lw.replace_block_args(iter_args, carried)
         _unnamed(carried)

@@ -48,7 +48,6 @@ from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, UnitAttr, i32
 from xdsl.ir import Operation, SSAValue
 
-from usmp.dialects import emitc
 from usmp.lowering import requant
 
 if TYPE_CHECKING:  # loops.py imports this module
@@ -210,7 +209,7 @@ def call(b: KernelBuilder, name: str, *args: SSAValue) -> SSAValue:
     """``emitc.call_opaque name(args) : i32`` of a helper of ``ARITHMETIC``,
     placed and shared like a pure op (``KernelBuilder.emit``)."""
     assert name in ARITHMETIC, name
-    return b.emit(emitc.CallOpaqueOp(name, list(args), [i32]))
+    return b.emit(requant.helper_call(name, args))
 
 
 def pack_s8x4(b: KernelBuilder, values: Sequence[SSAValue]) -> SSAValue:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from xdsl.ir import Operation
 
 from usmp.dialects import emitc
-from usmp.lowering.walk import walk_ops
+from usmp.lowering.walk import push_ops
 
 
 class FunctionCalls:
@@ -29,12 +29,21 @@ class FunctionCalls:
         if found is None:
             opaque: list[str] = []
             callees: list[str] = []
-            for op in walk_ops(f):
+            # (``walk_ops``' walk, inlined: no generator resumed per op)
+            stack = [f]
+            push, pop = stack.append, stack.pop
+            while stack:
+                op = pop()
                 kind = type(op)  # (final classes: no ABC check per op)
                 if kind is emitc.CallOpaqueOp:
-                    opaque.append(op.callee.data)  # pyright: ignore[reportAttributeAccessIssue]
+                    opaque.append(op.properties["callee"].data)  # pyright: ignore[reportAttributeAccessIssue]
                 elif kind is emitc.CallOp:
-                    callees.append(op.callee.root_reference.data)  # pyright: ignore[reportAttributeAccessIssue]
+                    callees.append(op.properties["callee"].root_reference.data)  # pyright: ignore[reportAttributeAccessIssue]
+                regions = op.regions
+                if regions:
+                    for region in reversed(regions):
+                        for block in reversed(region.blocks):
+                            push_ops(block, push)
             found = self._found[f] = (tuple(opaque), tuple(callees))
         return found
 

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 from xdsl.dialects import arith, memref, scf
@@ -137,6 +137,14 @@ def cmpi(predicate: str, lhs: SSAValue, rhs: SSAValue) -> arith.CmpiOp:
     return create(arith.CmpiOp, (lhs, rhs), I1, predicate=_cmpi_predicate(predicate))
 
 
+@lru_cache(maxsize=4096)
+def integer_attr(value: int, type_: Attribute) -> IntegerAttr:
+    """``IntegerAttr(value, type_)``, built (and verified: a range check
+    and a constraint walk per attribute) once per value and type for all the
+    kernels, not once per kernel that hoists the constant."""
+    return IntegerAttr(value, type_)  # pyright: ignore[reportCallIssue, reportArgumentType]
+
+
 class _OpKey:
     """What makes two pure ops the same (``emit``): the name and operands,
     and the properties, attributes and result types. Hashed on the name and
@@ -144,13 +152,15 @@ class _OpKey:
     hashing the attributes goes through a Python ``__hash__`` per attribute
     and parameter, for every op the builder emits, while ops with the same
     name and operands that differ in the rest (a ``cmpi`` predicate) are
-    few."""
+    few. The rest is read from the ops only when two heads are equal (a
+    reuse, mostly): most emitted ops are new, and the builder changes no
+    op it has emitted while its memo holds it."""
 
-    __slots__ = ("head", "rest", "hash")
+    __slots__ = ("head", "op", "hash")
 
-    def __init__(self, head: tuple[str, tuple[SSAValue, ...]], rest: Hashable):
+    def __init__(self, head: tuple[str, tuple[SSAValue, ...]], op: Operation):
         self.head = head
-        self.rest = rest
+        self.op = op
         self.hash = hash(head)
 
     def __hash__(self) -> int:
@@ -160,8 +170,19 @@ class _OpKey:
         return (
             type(other) is _OpKey
             and self.head == other.head
-            and self.rest == other.rest
+            and _rest(self.op) == _rest(other.op)
         )
+
+
+def _rest(op: Operation) -> tuple[tuple[object, ...], ...]:
+    """What ``_OpKey`` compares besides the name and operands: the
+    properties (by name), the attributes, the result types."""
+    properties = op.properties
+    return (
+        tuple(sorted(properties.items())) if properties else (),
+        tuple(op.attributes.items()),
+        tuple([r.type for r in op.results]),
+    )
 
 
 class _Scope:
@@ -238,15 +259,7 @@ class KernelBuilder(ScalarArithmetic):
             # (``op.operands`` is a new view at each access, read element by
             # element through ``__getitem__``)
             operands = tuple(op._operands)  # pyright: ignore[reportPrivateUsage]
-            properties = op.properties
-            key = _OpKey(
-                (name, operands),
-                (
-                    tuple(sorted(properties.items())) if properties else (),
-                    tuple(op.attributes.items()),
-                    tuple([r.type for r in op.results]),
-                ),
-            )
+            key = _OpKey((name, operands), op)
             known = self.lookup(key)
             if known is not None:
                 op.erase()
@@ -344,7 +357,7 @@ class KernelBuilder(ScalarArithmetic):
             if is_float(type_):
                 attr = FloatAttr(value, type_)  # type: ignore[arg-type]
             else:
-                attr = IntegerAttr(value, type_)  # type: ignore[arg-type]
+                attr = integer_attr(value, type_)
             cached = self.hoist(create(arith.ConstantOp, (), type_, value=attr))
             self._constants[key] = cached
         return cached

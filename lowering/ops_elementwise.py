@@ -96,10 +96,14 @@ def binary_reads(
     """What a broadcasting binary reads first: ``lhs`` then ``rhs``, each at
     its broadcast index."""
     assert isinstance(op, BinaryElementwiseOp)
-    result = shape_of(op.result)
+    # (the fields behind ``lhs``, ``rhs`` and ``result``: a descriptor read
+    # is a Python call and a match per access)
+    lhs, rhs = op._operands  # pyright: ignore[reportPrivateUsage]
+    (result,) = op.results
+    shape = shape_of(result)
     return [
-        (op.lhs, broadcast_index(index, shape_of(op.lhs), result)),
-        (op.rhs, broadcast_index(index, shape_of(op.rhs), result)),
+        (lhs, broadcast_index(index, shape_of(lhs), shape)),
+        (rhs, broadcast_index(index, shape_of(rhs), shape)),
     ]
 
 

@@ -29,7 +29,7 @@ from functools import partial
 from types import UnionType
 from typing import Union, cast, get_args, get_origin
 
-from xdsl.ir import Operation, Region
+from xdsl.ir import Block, Operation, Region
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 
@@ -128,10 +128,28 @@ class TypeDispatchApplier(RewritePattern):
                 return
 
 
+def insert_point_before(block: Block, op: Operation) -> InsertPoint:
+    """``InsertPoint(block, op)`` for ``op`` of ``block`` (what its check
+    verifies), its two fields written as the frozen dataclass's ``__init__``
+    writes them, without the call of that ``__init__`` (an
+    ``object.__setattr__`` per field) and of ``__post_init__``: half the
+    cost, once per op the conversion visits. tests/test_pattern_dispatch.py
+    checks the fields are xDSL's."""
+    point = _new_point(InsertPoint)
+    fields = point.__dict__
+    fields["block"] = block
+    fields["insert_before"] = op
+    return point
+
+
+_new_point = object.__new__
+
+
 def rewrite_in_order(
     region: Region,
     pattern: RewritePattern,
     visit: Callable[[Operation], None] | None = None,
+    ops: list[Operation] | None = None,
 ) -> None:
     """Apply ``pattern`` once to every op of ``region``, in pre-order (an
     op before the ops nested in it), as ``PatternRewriteWalker(pattern,
@@ -139,8 +157,10 @@ def rewrite_in_order(
     ones ``region`` holds when the walk starts, an op a rewrite erased (or
     that was nested in one) is skipped, and an op a rewrite builds is not
     visited. ``visit`` hears each op before its rewrite. Errors propagate
-    as raised (the walker adds a print of the whole module as a note)."""
-    ops = list(walk_ops(region))
+    as raised (the walker adds a print of the whole module as a note).
+    ``ops``: ``list(walk_ops(region))``, when the caller listed them."""
+    if ops is None:
+        ops = list(walk_ops(region))
     if not ops:
         return
     rewriter = PatternRewriter(ops[0])
@@ -152,5 +172,5 @@ def rewrite_in_order(
             visit(op)
         rewriter.has_done_action = False
         rewriter.current_operation = op
-        rewriter.insertion_point = InsertPoint(block, op)
+        rewriter.insertion_point = insert_point_before(block, op)
         pattern.match_and_rewrite(op, rewriter)

@@ -41,12 +41,14 @@ builder place and share them, and dead-code erasure remove them, like
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from xdsl.dialects.builtin import i32
+from xdsl.dialects.builtin import StringAttr, i32
 from xdsl.ir import SSAValue
 
 from usmp.dialects import emitc
+from usmp.lowering.create import create
 
 if TYPE_CHECKING:  # loops.py imports dsp.py, which imports this module
     from usmp.lowering.loops import KernelBuilder
@@ -104,4 +106,19 @@ def call(b: KernelBuilder, name: str, *args: SSAValue) -> SSAValue:
     """``emitc.call_opaque name(args) : i32`` of a helper of ``HELPERS``,
     placed and shared like a pure op (``KernelBuilder.emit``)."""
     assert name in HELPERS, name
-    return b.emit(emitc.CallOpaqueOp(name, list(args), [i32]))
+    return b.emit(helper_call(name, args))
+
+
+_CALLEES: dict[str, StringAttr] = {}
+"""The callee attribute of each helper name called so far."""
+
+
+def helper_call(name: str, args: Sequence[SSAValue]) -> emitc.CallOpaqueOp:
+    """``emitc.CallOpaqueOp(name, args, [i32])``, built with ``create``
+    (every requantisation is one: the IRDL constructor costs five times
+    the op) with one callee attribute per name; tests/
+    test_convert_to_emitc_ir.py compares it with the constructor's."""
+    callee = _CALLEES.get(name)
+    if callee is None:
+        callee = _CALLEES[name] = StringAttr(name)
+    return create(emitc.CallOpaqueOp, args, i32, callee=callee)

@@ -29,7 +29,7 @@ def walk_ops(root: Operation | Block | Region) -> Iterator[Operation]:
         push(root)
     else:
         for block in reversed((root,) if isinstance(root, Block) else root.blocks):
-            _push_ops(block, push)
+            push_ops(block, push)
     pop = stack.pop
     while stack:
         op = pop()
@@ -38,10 +38,10 @@ def walk_ops(root: Operation | Block | Region) -> Iterator[Operation]:
         if regions:
             for region in reversed(regions):
                 for block in reversed(region.blocks):
-                    _push_ops(block, push)
+                    push_ops(block, push)
 
 
-def _push_ops(block: Block, push: Callable[[Operation], None]) -> None:
+def push_ops(block: Block, push: Callable[[Operation], None]) -> None:
     """Push ``block``'s ops, last first (following the links: ``list``
     of ``block.ops`` would walk them twice, once for its length). The
     links are read as the fields behind ``last_op``/``prev_op`` (xDSL

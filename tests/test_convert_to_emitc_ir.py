@@ -524,3 +524,239 @@ def test_the_printer_reads_the_fields_behind_name_hint_and_the_unique_use() -> N
         True,
     ]
     assert s.results[0]._name == "s"  # pyright: ignore[reportPrivateUsage]
+
+
+def test_field_reads_are_the_named_operands() -> None:
+    """Where lower-ops, convert-to-emitc and the C printer unpack an op's
+    operand and result fields instead of reading its named descriptors
+    (a Python call and a match each), the fields hold the named values in
+    that order, with nothing before or after them: relay's binary
+    operators, memref.load/store, scf.for, arith.extsi/trunci,
+    unrealized casts, emitc.assign and emitc.for (every subclass too)."""
+    import importlib
+    import pkgutil
+
+    from xdsl.dialects import memref, scf
+    from xdsl.dialects.builtin import IndexType, MemRefType, TensorType, i8, i32
+
+    from usmp import dialects
+    from usmp.dialects import new_context
+    from usmp.dialects.relay_ops import BinaryElementwiseOp
+
+    new_context()  # every dialect the compiler uses: their subclasses too
+    for module in pkgutil.iter_modules(dialects.__path__):  # and every module
+        importlib.import_module(f"{dialects.__name__}.{module.name}")
+
+    def values(*types: Attribute) -> list[SSAValue]:
+        return list(Block(arg_types=types).args)
+
+    t = TensorType(i32, [2])
+    m = MemRefType(i32, [2, 3])
+    index = IndexType()
+
+    def derived(cls: type) -> list[type]:
+        return [cls, *(d for s in cls.__subclasses__() for d in derived(s))]
+
+    binaries = [c for c in derived(BinaryElementwiseOp) if c is not BinaryElementwiseOp]
+    assert binaries
+    for cls in binaries:
+        definition = cls.get_irdl_definition()
+        assert [name for name, _ in definition.operands] == ["lhs", "rhs"], cls
+        assert [name for name, _ in definition.results] == ["result"], cls
+        op = cls.create(operands=values(t, t), result_types=[t])
+        lhs, rhs = op._operands  # pyright: ignore[reportPrivateUsage]
+        (result,) = op.results
+        assert (lhs, rhs, result) == (op.lhs, op.rhs, op.result), cls
+
+    mem, i, j = values(m, index, index)
+    load = memref.LoadOp.get(mem, [i, j])
+    memref_value, *indices = load._operands  # pyright: ignore[reportPrivateUsage]
+    assert (memref_value, indices) == (load.memref, list(load.indices))
+
+    (x,) = values(i32)
+    store = memref.StoreOp.get(x, mem, [i, j])
+    value, memref_value, *indices = store._operands  # pyright: ignore[reportPrivateUsage]
+    assert (value, memref_value, indices) == (
+        store.value,
+        store.memref,
+        list(store.indices),
+    )
+
+    lb, ub, step, init = values(index, index, index, i32)
+    loop = scf.ForOp(lb, ub, step, [init], Block(arg_types=(index, i32)))
+    (region,) = loop.regions
+    assert region is loop.body
+    *bounds, carried = loop._operands  # pyright: ignore[reportPrivateUsage]
+    assert bounds == [loop.lb, loop.ub, loop.step]
+    assert [carried] == list(loop.iter_args)
+    assert list(loop.results) == list(loop.res)
+
+    (narrow,) = values(i8)
+    for op in (arith.ExtSIOp(narrow, i32), arith.TruncIOp(x, i8)):
+        (operand,) = op._operands  # pyright: ignore[reportPrivateUsage]
+        (result,) = op.results
+        assert (operand, result) == (op.input, op.result)
+
+    cast = UnrealizedConversionCastOp.get([x], [m])
+    (source,) = cast._operands  # pyright: ignore[reportPrivateUsage]
+    assert [source] == list(cast.inputs)
+
+    (var,) = values(emitc.LValueType(i32))
+    assign = emitc.AssignOp(var, x)
+    assert tuple(assign._operands) == (assign.var, assign.value)  # pyright: ignore[reportPrivateUsage]
+
+    body = Block(arg_types=(emitc.PtrDiffT(),))
+    body.add_op(emitc.YieldOp())
+    lb, ub, step = values(emitc.PtrDiffT(), emitc.PtrDiffT(), emitc.PtrDiffT())
+    c_loop = emitc.ForOp(lb, ub, step, Region(body))
+    assert tuple(c_loop._operands) == (  # pyright: ignore[reportPrivateUsage]
+        c_loop.lowerBound,
+        c_loop.upperBound,
+        c_loop.step,
+    )
+    for cls in (memref.LoadOp, memref.StoreOp, scf.ForOp, emitc.AssignOp, emitc.ForOp):
+        assert derived(cls) == [cls], cls
+
+
+def test_shared_attributes_equal_the_constructors() -> None:
+    """``loops.integer_attr`` and ``pointer_to`` build each attribute once
+    for all kernels: equal to the constructor's, and the same object when
+    asked again (what ``element_pointer``'s identity test relies on)."""
+    from xdsl.dialects.builtin import IndexType, IntegerAttr, i8, i32
+
+    from usmp.lowering.convert_to_emitc_common import TYPES, ConversionState, pointer_to
+    from usmp.lowering.loops import integer_attr
+
+    for value, type_ in ((3, i32), (-128, i8), (7, IndexType())):
+        attr = integer_attr(value, type_)
+        assert attr == IntegerAttr(value, type_)
+        assert integer_attr(value, type_) is attr
+    assert integer_attr(1, i32) != integer_attr(1, i8)
+    pointer = pointer_to(i8)
+    assert pointer == emitc.PointerType(i8)
+    assert pointer_to(i8) is pointer
+    assert ConversionState().pointer_type(i8) is pointer
+    from xdsl.dialects.builtin import MemRefType
+
+    assert TYPES.convert_type(MemRefType(i8, [4]), emitc.YieldOp()) is pointer
+
+
+def _dead_code_function() -> Block:
+    """A body whose dead values die in a chain across blocks: an unused sum
+    of two constants; a loop whose body reads one constant into a dead
+    product and stores another (live); a dead ``&x`` of a variable; a
+    branch-free nest two loops deep whose inner dead sum uses the outer
+    induction variable and a constant only it uses."""
+    from xdsl.dialects.builtin import IndexType
+
+    from usmp.lowering.convert_to_emitc_common import variable_op
+    from usmp.lowering.create import create_with_regions
+
+    index = emitc.PtrDiffT()
+
+    def const(n: int, type_: Attribute = i32) -> Operation:
+        attr = IntegerAttr(n, IndexType() if type_ is index else type_)
+        return create(emitc.ConstantOp, (), type_, value=attr)
+
+    def loop(body: list[Operation], iv: Block) -> Operation:
+        for op in body:
+            iv.add_op(op)
+        iv.add_op(emitc.YieldOp())
+        return create_with_regions(emitc.ForOp, bounds, (), [Region(iv)])
+
+    c1, c2, c3, c4 = const(1), const(2), const(3), const(4)
+    lb, ub, step = const(0, index), const(8, index), const(1, index)
+    bounds = [lb.results[0], ub.results[0], step.results[0]]
+    lvalue = emitc.LValueType(i32)
+    var = variable_op(lvalue)
+    unused_sum = create(emitc.AddOp, (c1.results[0], c2.results[0]), i32)
+    body = Block(arg_types=(index,))
+    product = create(emitc.MulOp, (c3.results[0], c3.results[0]), i32)
+    store = create(emitc.AssignOp, (var.results[0], c2.results[0]))
+    first = loop([product, store], body)
+    pointer = create(
+        emitc.ApplyOp,
+        (var.results[0],),
+        emitc.PointerType(i32),
+        applicableOperator=StringAttr("&"),
+    )
+    inner = Block(arg_types=(index,))
+    outer = Block(arg_types=(index,))
+    inner_sum = create(emitc.AddOp, (outer.args[0], c4.results[0]), index)
+    nest = loop([loop([inner_sum], inner)], outer)
+    ops = [c1, c2, c3, c4, lb, ub, step, var, unused_sum, first, pointer, nest]
+    return Block(ops)
+
+
+def test_erase_dead_values_follows_the_reversed_walk() -> None:
+    """``erase_dead_values`` follows the links from each block's last op
+    (an op's nested blocks before the op): it erases what erasing in the
+    order of ``reversed(list(walk_ops(block)))`` erases, dead chains
+    across blocks included, and leaves the same ops."""
+    from usmp.lowering.convert_to_emitc import _dead, erase_dead_values
+    from usmp.lowering.walk import walk_ops
+
+    def text(block: Block) -> str:
+        stream = StringIO()
+        Printer(stream).print_block(block)
+        return stream.getvalue()
+
+    expected = _dead_code_function()
+    for op in reversed(list(walk_ops(expected))):
+        if _dead(op):
+            op.detach()
+            op.erase()
+    block = _dead_code_function()
+    before = len(list(walk_ops(block)))
+    erase_dead_values(block)
+    assert text(block) == text(expected)
+    kept = [op.name for op in walk_ops(block)]
+    assert len(kept) < before - 5
+    assert "emitc.apply" not in kept and "emitc.mul" not in kept
+    assert kept.count("emitc.constant") == 4  # c2 (stored), the bounds
+
+
+def test_layouts_are_computed_once_per_type() -> None:
+    """``ConversionState.layout`` is ``static_layout``, once per type
+    object (an equal type built again is computed again: the key is its
+    identity), and a dynamic layout is still the located error."""
+    from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, StridedLayoutAttr, i8
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from usmp.lowering.convert_to_emitc_common import ConversionState, static_layout
+
+    at = emitc.YieldOp()
+    state = ConversionState()
+    for type_ in (
+        MemRefType(i8, [2, 3]),
+        MemRefType(i8, [2, 3], StridedLayoutAttr([8, 1], 5)),
+    ):
+        layout = state.layout(type_, at)
+        assert layout == static_layout(type_, at)
+        assert state.layout(type_, at) is layout
+        again = MemRefType(i8, type_.get_shape(), type_.layout)
+        assert state.layout(again, at) == layout
+        assert state.layout(again, at) is not layout
+    dynamic = MemRefType(i8, [DYNAMIC_INDEX, 3])
+    with pytest.raises(DiagnosticException, match="dynamic shape"):
+        state.layout(dynamic, at)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_helper_call_is_the_constructor(n: int) -> None:
+    """The helpers' calls (requantisation, DSP arithmetic) built with
+    ``create`` equal ``emitc.CallOpaqueOp``'s, field by field (no ``args``
+    or ``template_args``), and print the same; one callee per name."""
+    from usmp.lowering.requant import helper_call
+
+    args = list(Block(arg_types=[i32] * n).args)
+    ours = helper_call("usmp_mbqm_right", args)
+    theirs = emitc.CallOpaqueOp("usmp_mbqm_right", args, [i32])
+    texts = []
+    for op in (ours, theirs):
+        text = StringIO()
+        Printer(stream=text).print_op(op)
+        texts.append(text.getvalue())
+    assert texts[0] == texts[1]
+    _same(ours, theirs)
+    assert helper_call("usmp_mbqm_right", args).callee is ours.callee

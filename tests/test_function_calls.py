@@ -1,6 +1,6 @@
 """``FunctionCalls`` (the calls of each function, walked once for the C
 names, the prototypes and the DSP preludes of ``emit-c``) lists what a walk
-of each function finds, in its order, on KWS converted to emitc for a CPU
+of each function finds, in its order (its own explicit-stack walk), on KWS converted to emitc for a CPU
 with the DSP extension (whose operators call helpers)."""
 
 from __future__ import annotations

@@ -94,3 +94,29 @@ def test_ops_undefined_for_some_operands_stay_where_they_are_emitted() -> None:
         ]
     assert all(v.owner.parent is entry for v in hoisted)
     assert all(v.owner.parent is body for v in kept)
+
+
+def test_ops_equal_in_name_and_operands_differ_in_the_rest() -> None:
+    """The memo's key hashes an op's name and operands and compares the
+    rest (properties, attributes, result types) only when those match:
+    ops differing in a predicate, a property, an attribute or a result
+    type are each emitted; an equal one is reused (and erased)."""
+    from xdsl.dialects.builtin import IntegerAttr, UnitAttr, i64
+
+    from usmp.lowering.loops import cmpi
+
+    entry = Block(arg_types=[i32, i32])
+    b = KernelBuilder(entry)
+    p, q = entry.args
+    lt, ge = b.emit(cmpi("slt", p, q)), b.emit(cmpi("sge", p, q))
+    assert lt is not ge and b.emit(cmpi("slt", p, q)) is lt
+    marked = arith.AddiOp(p, q)
+    marked.attributes["usmp.mark"] = UnitAttr()
+    plain, mark = b.emit(arith.AddiOp(p, q)), b.emit(marked)
+    assert plain is not mark
+    wide = arith.ConstantOp(IntegerAttr(1, i64))
+    one32, one64 = b.emit(arith.ConstantOp(IntegerAttr(1, i32))), b.emit(wide)
+    assert one32 is not one64
+    again = arith.ConstantOp(IntegerAttr(1, i64))
+    assert b.emit(again) is one64 and again.parent is None
+    assert len(list(entry.ops)) == 6

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from xdsl.dialects import arith, memref, scf
 from xdsl.dialects.builtin import IndexType, ModuleOp, i32
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -230,3 +230,29 @@ def test_rewrite_in_order_visits_as_the_walker() -> None:
         "arith.subi",
         "func.return",
     ]
+
+
+def test_insert_point_before_is_the_constructor() -> None:
+    """``insert_point_before`` builds the ``InsertPoint`` xDSL's constructor
+    builds (equal, the same fields, still frozen): the dataclass has only
+    the two fields it writes."""
+    import dataclasses
+
+    import pytest
+
+    from usmp.lowering.pattern_dispatch import insert_point_before
+
+    assert [f.name for f in dataclasses.fields(InsertPoint)] == [
+        "block",
+        "insert_before",
+    ]
+    assert not hasattr(InsertPoint, "__slots__")
+    ops = [arith.ConstantOp.from_int_and_width(k, 32) for k in range(3)]
+    block = Block(ops)
+    for op in ops:
+        ours, theirs = insert_point_before(block, op), InsertPoint(block, op)
+        assert type(ours) is InsertPoint
+        assert ours == theirs and vars(ours) == vars(theirs)
+        assert ours.block is block and ours.insert_before is op
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            ours.block = Block()  # pyright: ignore[reportAttributeAccessIssue]
