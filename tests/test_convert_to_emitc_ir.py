@@ -9,13 +9,14 @@ against xDSL's own methods, so an xDSL whose op layout differs fails here."""
 from __future__ import annotations
 
 from io import StringIO
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     UNKNOWN_LOC,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     UnrealizedConversionCastOp,
     f32,
@@ -655,7 +656,8 @@ def _dead_code_function() -> Block:
     index = emitc.PtrDiffT()
 
     def const(n: int, type_: Attribute = i32) -> Operation:
-        attr = IntegerAttr(n, IndexType() if type_ is index else type_)
+        width = IndexType() if type_ is index else cast(IntegerType, type_)
+        attr = IntegerAttr(n, width)
         return create(emitc.ConstantOp, (), type_, value=attr)
 
     def loop(body: list[Operation], iv: Block) -> Operation:

@@ -5,6 +5,8 @@ expressions they replace, laid out so that flattening them copies nothing
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from usmp.passes import usmp_kernel_trace as kt
@@ -45,8 +47,14 @@ def test_within_is_the_sum_in_c_order() -> None:
         assert np.shares_memory(flat, got)  # flattened without a copy
 
 
+def _times(values: object) -> kt.Array:
+    """Times as the tracer keeps them where they fit: int32 (its ``Array``
+    alias names the int64 case)."""
+    return cast(kt.Array, np.asarray(values, np.int32))
+
+
 def test_per_byte_collapses_only_one_value() -> None:
-    same = np.full(5, 3, np.int32)
+    same = _times([3] * 5)
     one = kt._per_byte(same, 2)  # pyright: ignore[reportPrivateUsage]
     assert one.strides == (0,) and one.size == 10 and (one == 3).all()
     # equal ends, other values inside: not one value
@@ -63,13 +71,13 @@ def test_per_byte_collapses_only_one_value() -> None:
 
 def test_used_is_computed_once() -> None:
     never = int(np.iinfo(np.int32).max)
-    first_read = np.array([0, never, 3, never], np.int32)
-    first_write = np.array([never, never, 1, 2], np.int32)
+    first_read = _times([0, never, 3, never])
+    first_write = _times([never, never, 1, 2])
     sets = kt.ByteSets(
         "rw", first_read=first_read, first_write=first_write, never=never
     )
     used = sets.used()
     np.testing.assert_array_equal(used, [True, False, True, True])
     assert sets.used() is used
-    last = kt.ByteSets("r", last_read=np.array([-1, 0, 5], np.int32), never=never)
+    last = kt.ByteSets("r", last_read=_times([-1, 0, 5]), never=never)
     np.testing.assert_array_equal(last.used(), [False, True, True])
