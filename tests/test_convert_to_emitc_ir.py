@@ -223,6 +223,21 @@ def test_insert_before_links_as_xdsl(at: int) -> None:
         insert_before(block, [ops[0]], ops[2])
 
 
+def _load_every_dialect() -> None:
+    """Every dialect the compiler uses (``new_context``) and every module of
+    ``usmp.dialects``: the relay dialect registers some of its ops' modules
+    only when they are first looked up."""
+    import importlib
+    import pkgutil
+
+    from usmp import dialects
+    from usmp.dialects import new_context
+
+    new_context()
+    for module in pkgutil.iter_modules(dialects.__path__):
+        importlib.import_module(f"{dialects.__name__}.{module.name}")
+
+
 def test_exact_class_tests_are_on_final_classes() -> None:
     """The conversion and the C printer test these classes with ``type(x)
     is C`` (an ``isinstance`` against an xDSL class is an ABC check): it is
@@ -230,9 +245,7 @@ def test_exact_class_tests_are_on_final_classes() -> None:
     loaded."""
     from xdsl.dialects.builtin import MemRefType, StringAttr
 
-    from usmp.dialects import new_context
-
-    new_context()  # loads every dialect the compiler uses
+    _load_every_dialect()
 
     def derived(cls: type) -> list[type]:
         return [d for s in cls.__subclasses__() for d in (s, *derived(s))]
@@ -534,19 +547,12 @@ def test_field_reads_are_the_named_operands() -> None:
     that order, with nothing before or after them: relay's binary
     operators, memref.load/store, scf.for, arith.extsi/trunci,
     unrealized casts, emitc.assign and emitc.for (every subclass too)."""
-    import importlib
-    import pkgutil
-
     from xdsl.dialects import memref, scf
     from xdsl.dialects.builtin import IndexType, MemRefType, TensorType, i8, i32
 
-    from usmp import dialects
-    from usmp.dialects import new_context
     from usmp.dialects.relay_ops import BinaryElementwiseOp
 
-    new_context()  # every dialect the compiler uses: their subclasses too
-    for module in pkgutil.iter_modules(dialects.__path__):  # and every module
-        importlib.import_module(f"{dialects.__name__}.{module.name}")
+    _load_every_dialect()  # their subclasses too
 
     def values(*types: Attribute) -> list[SSAValue]:
         return list(Block(arg_types=types).args)
