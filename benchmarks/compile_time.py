@@ -3,7 +3,8 @@ models, MobileNetV2 and generated graphs of growing size, with Arm Vela
 beside it on the same ``.tflite`` files in the same run.
 
     python benchmarks/compile_time.py [--repeat N] [--sizes 100,1000,10000]
-        [--models-only | --graphs-only] [--no-mobilenet] [--vela VENV]
+        [--models-only | --graphs-only] [--no-mobilenet] [--only TEXT]
+        [--vela VENV]
 
 Each row is one ``usmp-compile`` process (``--quiet --time-passes``), the
 fastest of ``N`` runs by total CPU time: the CPU seconds of every step (from
@@ -29,7 +30,9 @@ from the project's (its pinned dependencies differ)::
 Every ``.tflite`` row then also runs ``VENV/bin/vela --accelerator-config
 ethos-u55-128 MODEL`` (fastest of ``N`` runs, measured the same way: CPU of
 the process and its children, its peak RSS) and prints Vela's CPU, peak MB and
-our CPU divided by Vela's. Vela compiles for an Ethos-U NPU (its own SRAM
+our CPU divided by Vela's. The runs alternate (ours, Vela, ours, ...), so
+that both sample the same minutes of a machine whose speed swings. Vela
+compiles for an Ethos-U NPU (its own SRAM
 plan, command stream, unsupported operators left to the CPU), so this
 compares compile cost, not output.
 
@@ -150,6 +153,11 @@ def main() -> int:
     p.add_argument("--graphs-only", action="store_true")
     p.add_argument("--no-mobilenet", action="store_true", help="no MobileNetV2 row")
     p.add_argument(
+        "--only",
+        metavar="TEXT",
+        help="only the model rows whose name contains TEXT (e.g. MobileNetV2)",
+    )
+    p.add_argument(
         "--vela",
         type=Path,
         metavar="VENV",
@@ -172,15 +180,23 @@ def main() -> int:
         tmp = Path(name)
 
         def tflite_row(label: str, path: Path) -> None:
-            ours = _best([_compile(path, tmp / "out") for _ in range(args.repeat)])
+            if args.only is not None and args.only not in label:
+                return
+            # ours and Vela alternate, so that both see the machine's same
+            # minutes (its speed swings by a quarter from one to the next)
+            runs: list[Measured] = []
+            theirs_runs: list[Measured] = []
             theirs: Measured | str | None = None
-            if vela is not None:
-                try:
-                    runs = [_vela(vela, path, tmp / "vela") for _ in range(args.repeat)]
-                    theirs = _best(runs)
-                except Failed as e:  # e.g. float LSTMs: not for an NPU
-                    theirs = str(e).rsplit(": ", 1)[-1][:60]
-            row = _row(label, _operators_tflite(path), ours, theirs)
+            for _ in range(args.repeat):
+                runs.append(_compile(path, tmp / "out"))
+                if vela is not None and theirs is None:
+                    try:
+                        theirs_runs.append(_vela(vela, path, tmp / "vela"))
+                    except Failed as e:  # e.g. float LSTMs: not for an NPU
+                        theirs = str(e).rsplit(": ", 1)[-1][:60]
+            if theirs is None and theirs_runs:
+                theirs = _best(theirs_runs)
+            row = _row(label, _operators_tflite(path), _best(runs), theirs)
             print("| " + " | ".join(row) + " |", flush=True)
 
         if not args.graphs_only:
