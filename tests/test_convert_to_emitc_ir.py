@@ -116,8 +116,8 @@ def test_build_is_xdsl_create(case: int) -> None:
     if cls is arith.AddiOp:
         assert "overflowFlags" in ours.properties
     for value in operands:  # both ops are users, each once per operand
-        users = [u.operation for u in value.uses]
-        assert users.count(ours) == users.count(xdsl) == operands.count(value)
+        user_ops = [u.operation for u in value.uses]
+        assert user_ops.count(ours) == user_ops.count(xdsl) == operands.count(value)
     # the same use lists, in the same order and links, built by each alone
     lists: list[list[tuple[int, int]]] = []
     for build in (create, _xdsl_create):
@@ -414,7 +414,7 @@ def test_transplant_is_create_replace_and_remove(
     replaced is the first op or one in the middle."""
     from xdsl.dialects.builtin import FileLineColLoc, IntAttr
 
-    hint = {"usmp.name": StringAttr("sum")}
+    hint: dict[str, Attribute] = {"usmp.name": StringAttr("sum")}
     seen: list[tuple[str, dict[str, Any]]] = []
     for ours in (True, False):
         args = Block(arg_types=[i32, i32])
@@ -429,7 +429,8 @@ def test_transplant_is_create_replace_and_remove(
         where = StringAttr("m.tflite")
         old.location = FileLineColLoc(where, IntAttr(3), IntAttr(4))
         old.results[0].name_hint = "x"
-        operands, result = list(old.operands), old.results[0]
+        operands: list[SSAValue] = list(old.operands)
+        result = old.results[0]
         if swap:
             operands = [b, a]
         uses_before = [[(u.operation, u.index) for u in v.uses] for v in (a, b)]

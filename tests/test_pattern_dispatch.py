@@ -84,7 +84,7 @@ def _ops() -> list[Operation]:
 
 def _picks(applier_of: type) -> list[str]:
     log: list[str] = []
-    patterns = [
+    patterns: list[RewritePattern] = [
         cls(log, cls.__name__) for cls in (_Table, _Addi, _Signless, _AddOrMul, _Any)
     ]
     applier = (

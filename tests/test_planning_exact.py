@@ -46,7 +46,9 @@ def random_problem(seed: int) -> Problem:
         )
     if seed % 4 == 3:  # an explicit conflict, whatever the intervals say
         a, b = buffers[0], buffers[-1]
-        buffers[0] = Buffer(a.name, a.size, a.start, a.end, a.alignment, (), {b.name})
+        buffers[0] = Buffer(
+            a.name, a.size, a.start, a.end, a.alignment, (), frozenset({b.name})
+        )
     return Problem(tuple(buffers), (Pool("p", alignment=1),))
 
 

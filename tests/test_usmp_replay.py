@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 
 import usmp
 from usmp.dialects import new_context
@@ -100,7 +101,9 @@ def test_replay_of_a_real_plan_then_of_it_broken(
     # the fully connected layer's output onto its input, which it reads
     # once per output unit: its first output byte overwrites input byte 0
     dense = [o for o in find_main(module).walk() if isinstance(o, CallOp)][-2]
-    source = dense.operands[0].owner.operands[0].owner  # a reshape of a view
+    reshape = dense.operands[0].owner
+    assert isinstance(reshape, Operation)
+    source = reshape.operands[0].owner  # a reshape of a view
     target = dense.operands[-1].owner
     assert isinstance(source, memref.ViewOp) and isinstance(target, memref.ViewOp)
     target.operands[1] = source.byte_shift
@@ -209,7 +212,7 @@ Replay = usmp_replay._Replay  # pyright: ignore[reportPrivateUsage]
 
 def _replay_events(
     module: ModuleOp, monkeypatch: pytest.MonkeyPatch, window: int, light: bool = False
-) -> tuple[npt.NDArray[np.int64], ...]:
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32], npt.NDArray[np.int64]]:
     """Replay ``module`` in windows of ``window`` addresses (by the exact
     path only, unless ``light``): (every byte written or checked as (stamp
     or -1, logical, physical), sorted; the two memories at the end)."""
