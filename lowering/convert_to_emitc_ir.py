@@ -75,16 +75,7 @@ def remove_op(block: Block, op: Operation) -> None:
         return
     if op.parent is not block:
         raise ValueError("Cannot detach operation from a different block.")
-    before = op._prev_op  # pyright: ignore[reportPrivateUsage]
-    after = op._next_op  # pyright: ignore[reportPrivateUsage]
-    if before is None:
-        block._first_op = after  # pyright: ignore[reportPrivateUsage]
-    else:
-        before._next_op = after  # pyright: ignore[reportPrivateUsage]
-    if after is None:
-        block._last_op = before  # pyright: ignore[reportPrivateUsage]
-    else:
-        after._prev_op = before  # pyright: ignore[reportPrivateUsage]
+    _join(block, op._prev_op, op._next_op)  # pyright: ignore[reportPrivateUsage]
     op._prev_op = op._next_op = op.parent = None  # pyright: ignore[reportPrivateUsage]
     _unlink_uses(op)
     op._operand_uses = ()  # pyright: ignore[reportPrivateUsage]
@@ -110,16 +101,21 @@ def _link(
     """Link ``op`` into ``block`` between the neighbours ``before`` and
     ``after`` (None: the block's start or end), as ``Block`` links it."""
     op.parent = block
-    op._prev_op = before  # pyright: ignore[reportPrivateUsage]
-    op._next_op = after  # pyright: ignore[reportPrivateUsage]
-    if before is None:
-        block._first_op = op  # pyright: ignore[reportPrivateUsage]
+    _join(block, before, op)
+    _join(block, op, after)
+
+
+def _join(block: Block, first: Operation | None, second: Operation | None) -> None:
+    """``second`` follows ``first`` in ``block``: ``first``'s next op and
+    ``second``'s previous one (None: the block's start or end)."""
+    if first is None:
+        block._first_op = second  # pyright: ignore[reportPrivateUsage]
     else:
-        before._next_op = op  # pyright: ignore[reportPrivateUsage]
-    if after is None:
-        block._last_op = op  # pyright: ignore[reportPrivateUsage]
+        first._next_op = second  # pyright: ignore[reportPrivateUsage]
+    if second is None:
+        block._last_op = first  # pyright: ignore[reportPrivateUsage]
     else:
-        after._prev_op = op  # pyright: ignore[reportPrivateUsage]
+        second._prev_op = first  # pyright: ignore[reportPrivateUsage]
 
 
 def _unlink_uses(op: Operation) -> None:
