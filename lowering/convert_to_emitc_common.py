@@ -268,9 +268,6 @@ class ConversionState:
     _lvalues: dict[Attribute, emitc.LValueType] = field(
         default_factory=lambda: dict[Attribute, emitc.LValueType]()
     )
-    _pointers: dict[TypeAttribute, emitc.PointerType] = field(
-        default_factory=lambda: dict[TypeAttribute, emitc.PointerType]()
-    )
     _index_attrs: dict[int, IntegerAttr] = field(
         default_factory=lambda: dict[int, IntegerAttr]()
     )
@@ -297,11 +294,9 @@ class ConversionState:
         return known
 
     def pointer_type(self, pointee: TypeAttribute) -> emitc.PointerType:
-        """``!emitc.ptr<pointee>``, built once per run and type (every
-        element access asks for its memref's)."""
-        if (known := self._pointers.get(pointee)) is None:
-            known = self._pointers[pointee] = pointer_to(pointee)
-        return known
+        """``!emitc.ptr<pointee>`` (``pointer_to``: built once per type for
+        every run; every element access asks for its memref's)."""
+        return pointer_to(pointee)
 
     def start_function(self, f: emitc.FuncOp) -> None:
         self.functions.append(f)
