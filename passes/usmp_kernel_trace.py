@@ -57,6 +57,8 @@ from usmp.passes.usmp_kernel_symbolic import (
     row_major,
     summarize,
 )
+from usmp.passes.usmp_trace_native import FIRST, LAST, MARK, scatter
+from usmp.passes.usmp_trace_native import load as _native
 
 NEVER = np.iinfo(np.int64).max
 """First-write time of a byte that is never written."""
@@ -773,10 +775,12 @@ class _Tracer:
         return out
 
     def light_result(
-        self, f: func.FuncOp, exact: Collection[int]
+        self, f: func.FuncOp, exact: Collection[int], native: bool = True
     ) -> dict[int, ByteSets]:
         """``ByteSets`` of each followed buffer: the times ``trace_all``
-        gives only where they decide something (see ``trace_light``)."""
+        gives only where they decide something (see ``trace_light``). The
+        accesses at known addresses are enumerated in C where it is built
+        (``usmp_trace_native``; ``native=False``: numpy, the same values)."""
         offsets, block_span = self.offsets(f)
         elements = {i: n // self.elements[i] for i, n in self.sizes.items()}
         memo: _RunsMemo = {}  # (this call's: what it holds goes with it)
@@ -792,10 +796,38 @@ class _Tracer:
         first_write = _Filled(elements, never, dtype)
         read = _Filled(elements, False, np.bool_)  # where no time is asked for
         written = _Filled(elements, False, np.bool_)
+        lib = _native() if native else None
         for e in events:
             a, n = e.arg, elements[e.arg]
             both = a in reads and a in writes
             timed = both or a in exact or a < 0
+            if lib is not None and e.addresses is not None:
+                # the C enumeration (usmp_trace_native): the same values
+                if not timed:
+                    target, mode = (written if e.write else read)[a], MARK
+                elif e.write:
+                    target, mode = first_write[a], FIRST
+                elif both:
+                    target, mode = first_read[a], FIRST
+                else:
+                    target, mode = last_read[a], LAST
+                first0, spread, spans = _clock(e, offsets, block_span, self.trips)
+                tstep = [0] * len(e.shape)
+                for axis, span in spans:
+                    tstep[axis] = span
+                t0 = first0 + spread if mode == LAST else first0
+                if scatter(
+                    lib,
+                    target,
+                    mode,
+                    e.shape,
+                    t0,
+                    tstep,
+                    e.addresses.offset,
+                    e.addresses.terms,
+                    e.mask,
+                ):
+                    continue
             # the one time each case below takes: first (writes, and reads
             # of a buffer also written) or last (other reads)
             chunks = (
@@ -1042,6 +1074,42 @@ def _rows(
     return a[tuple(index)]
 
 
+def _clock(
+    e: _Event,
+    offsets: dict[Operation, int],
+    block_span: dict[Block, int],
+    trips: dict[Operation, int],
+) -> tuple[int, int, list[tuple[int, int]]]:
+    """The times of ``e``: its first time is ``first0`` plus, per enumerated
+    loop, ``(axis, span)``, its iteration there times ``span``; its last time
+    is ``spread`` later (the free loops' other iterations)."""
+    # the times are a constant plus one term per enumerated loop; the
+    # last time differs from the first by the free loops' spans only:
+    # constants are summed as integers, the arrays broadcast once
+    shape = e.shape
+    first0 = 0
+    spread = 0
+    spans: list[tuple[int, int]] = []
+    for o, kind, axis in e.chain:
+        base = offsets[o]
+        if kind == "for" and axis is not None and shape[axis] > 1:
+            assert isinstance(o, scf.ForOp)
+            first0 += base + 1
+            spans.append((axis, block_span[o.body.block]))
+        elif kind == "for":  # a free loop: its first and last iteration
+            assert isinstance(o, scf.ForOp)
+            first0 += base + 1
+            spread += (trips[o] - 1) * block_span[o.body.block]
+        elif kind == "then":
+            first0 += base + 1
+        elif kind == "else":
+            assert isinstance(o, scf.IfOp)
+            first0 += base + 1 + block_span[o.true_region.block]
+        else:
+            first0 += base
+    return first0, spread, spans
+
+
 def _event_times(
     e: _Event,
     offsets: dict[Operation, int],
@@ -1063,34 +1131,16 @@ def _event_times(
     assert want in ("both", "first", "last")
     shape = e.shape
     outer = _outer_axis(shape)
+    first00, spread0, spans = _clock(e, offsets, block_span, trips)
     for lo, hi, sub in _chunks(shape, outer):
-        # the times are a constant plus one term per enumerated loop; the
-        # last time differs from the first by the free loops' spans only:
-        # constants are summed as integers, the arrays broadcast once
-        first0 = 0
-        spread = 0  # last - first: the free loops' other iterations
+        first0, spread = first00, spread0
         terms: list[tuple[int, npt.NDArray[np.int64]]] = []
         """(axis, time of each of its iterations in the chunk)"""
-        for o, kind, axis in e.chain:
-            base = offsets[o]
-            if kind == "for" and axis is not None and shape[axis] > 1:
-                assert isinstance(o, scf.ForOp)
-                k = np.arange(shape[axis], dtype=dtype)
-                if axis == outer:
-                    k = k[lo:hi]
-                first0 += base + 1
-                terms.append((axis, k * block_span[o.body.block]))
-            elif kind == "for":  # a free loop: its first and last iteration
-                assert isinstance(o, scf.ForOp)
-                first0 += base + 1
-                spread += (trips[o] - 1) * block_span[o.body.block]
-            elif kind == "then":
-                first0 += base + 1
-            elif kind == "else":
-                assert isinstance(o, scf.IfOp)
-                first0 += base + 1 + block_span[o.true_region.block]
-            else:
-                first0 += base
+        for axis, span in spans:
+            k = np.arange(shape[axis], dtype=dtype)
+            if axis == outer:
+                k = k[lo:hi]
+            terms.append((axis, k * span))
         if want == "last":  # the grid below holds the last times
             first0, spread = first0 + spread, 0
         chunk = None if e.addresses is None else e.addresses.rows(outer, lo, hi)
@@ -1358,6 +1408,7 @@ def trace_light(
     args: Collection[int],
     exact: Collection[int],
     budget: int = 20_000_000,
+    native: bool = True,
 ) -> LightAccesses | None:
     """``trace_all`` reduced to what a replay needs where buffers do not
     meet: per byte whether it is read and whether it is written; the last
@@ -1365,13 +1416,14 @@ def trace_light(
     written are exact for the arguments in ``exact`` and for the views of
     byte arguments (negative keys); a buffer both read and written gets its
     exact first read and first write. The same enumeration as ``trace_all``
-    (no times computed where only the bytes matter)."""
+    (no times computed where only the bytes matter). ``native``: see
+    ``_Tracer.light_result``."""
     tracer = _run_full(f, args, budget)
     if tracer is None:
         return None
     sets = {
         i: t
-        for i, t in tracer.light_result(f, frozenset(exact)).items()
+        for i, t in tracer.light_result(f, frozenset(exact), native).items()
         if t.used().any()
     }
     return LightAccesses(sets, dict(tracer.pool_views), _unfollowed(tracer, f, args))

@@ -1,0 +1,197 @@
+"""The replay's byte enumeration in C (``usmp_trace_scatter.c``), built on
+first use.
+
+``_Tracer.light_result`` (``usmp_kernel_trace``) enumerates every access of
+a kernel: per iteration that runs, its time and its element address,
+scattered into a per-element array (the first time, the last time, or only
+whether it is touched). :func:`scatter` does that for one access in C, with
+no array the size of the iterations (the numpy path builds time and address
+grids and scatters them with ``ufunc.at``): the same values, bit for bit
+(tests compare the two paths), several times faster. Built and cached like
+MiniMalloc's search (``planning/minimalloc_native.compiled``); :func:`load`
+returns ``None`` without a C compiler, or with ``USMP_NATIVE_REPLAY=0`` (or
+``USMP_NATIVE_PLANNER=0``) in the environment: the numpy path runs then.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from usmp.planning.minimalloc_native import compiled
+
+SOURCE = Path(__file__).with_name("usmp_trace_scatter.c")
+
+FIRST, LAST, MARK = 0, 1, 2
+"""``mode`` of :func:`scatter`: keep the smallest time, the largest, or mark
+the element (a ``np.bool_`` target)."""
+
+MAX_AXES = 64
+MAX_TERMS = 64
+"""The C side's limits (``usmp_trace_scatter.c``): more, and the caller
+takes the numpy path."""
+
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+_p = ctypes.c_void_p
+_i64 = ctypes.c_int64
+_int = ctypes.c_int
+
+
+@cache
+def load() -> ctypes.CDLL | None:
+    """The compiled scatter (built if needed), or ``None`` (module doc)."""
+    if os.environ.get("USMP_NATIVE_REPLAY", "1") == "0":
+        return None
+    lib = compiled(SOURCE)
+    if lib is None:
+        return None
+    fn = lib.rt_scatter
+    fn.restype = ctypes.c_int
+    fn.argtypes = [
+        _int,  # d
+        _p,  # shape
+        _i64,  # t0
+        _p,  # tstep
+        _int,  # n_terms
+        _p,  # data
+        _p,  # start
+        _p,  # strides
+        _p,  # coef
+        _i64,  # offset
+        _p,  # mask (NULL: all run)
+        _i64,  # mask length
+        _p,  # mask strides
+        _i64,  # n
+        _int,  # mode
+        _int,  # width
+        _p,  # target
+    ]
+    return lib
+
+
+def _fits(v: int) -> bool:
+    return _INT64[0] <= v <= _INT64[1]
+
+
+def _order(
+    shape: Sequence[int],
+    terms: Sequence[tuple[npt.NDArray[np.int64], int]],
+    mask: npt.NDArray[np.bool_] | None,
+) -> list[int]:
+    """The axes with more than one iteration, in the order the C side nests
+    them (the last innermost: its hot loop). The order the iterations are
+    visited in does not change the result, only the speed: the axes the
+    mask varies along outside (checked once for all the iterations inside
+    them), then by how far an iteration moves the address, the nearest
+    innermost (the cache), the longest innermost among equals."""
+
+    def step(a: int) -> int:
+        moved = 0
+        for t, s in terms:
+            if t.shape[a] > 1:
+                at = [0] * t.ndim
+                v0 = int(t[tuple(at)])
+                at[a] = 1
+                moved += abs((int(t[tuple(at)]) - v0) * s)
+        return moved
+
+    def masked(a: int) -> bool:
+        return mask is not None and mask.shape[a] > 1
+
+    kept = [a for a in range(len(shape)) if shape[a] > 1]
+    return sorted(kept, key=lambda a: (not masked(a), -step(a), shape[a]))
+
+
+def scatter(
+    lib: ctypes.CDLL,
+    target: npt.NDArray[np.generic],
+    mode: int,
+    shape: Sequence[int],
+    t0: int,
+    tstep: Sequence[int],
+    offset: int,
+    terms: Sequence[tuple[npt.NDArray[np.int64], int]],
+    mask: npt.NDArray[np.bool_] | None,
+) -> bool:
+    """Scatter one access into ``target`` (contiguous; ``np.int32`` or
+    ``np.int64`` times for ``FIRST``/``LAST``, ``np.bool_`` for ``MARK``).
+
+    The iterations are ``shape`` (one axis per enclosing loop); one runs
+    where ``mask`` (broadcasting to ``shape``; None: all) holds; its time is
+    ``t0 + sum(k * tstep)``; its element address ``offset + sum(t * s)``
+    over ``terms`` (arrays broadcasting to ``shape``, int64 arithmetic
+    wrapping as numpy's); addresses outside ``target`` are skipped. False
+    (``target`` untouched) where the C side cannot take it (too many axes
+    or terms, a value past 64 bits, a time past ``target``'s type): the
+    caller's numpy path then."""
+    d = len(shape)
+    if d > MAX_AXES or len(terms) > MAX_TERMS or not target.flags.c_contiguous:
+        return False
+    if not (_fits(t0) and _fits(offset) and all(_fits(s) for _, s in terms)):
+        return False
+    width = target.itemsize
+    if (mode == MARK) != (target.dtype == np.bool_):
+        return False
+    if mode != MARK and target.dtype not in (np.int32, np.int64):
+        return False
+    axes = _order(shape, terms, mask)
+    k = len(axes)
+    shape_a = np.array([shape[a] for a in axes] or [1], np.int64)
+    tstep_a = np.array([tstep[a] for a in axes] or [0], np.int64)
+    values: list[npt.NDArray[np.int64]] = []
+    starts = [0]
+    strides = np.zeros((max(len(terms), 1), max(k, 1)), np.int64)
+    for i, (t, _) in enumerate(terms):
+        if (
+            t.ndim != d
+            or t.dtype != np.int64
+            or any(m != 1 and m != shape[a] for a, m in enumerate(t.shape))
+        ):
+            return False
+        t = np.ascontiguousarray(t)
+        values.append(t.reshape(-1))
+        starts.append(starts[-1] + t.size)
+        for j, a in enumerate(axes):
+            if t.shape[a] != 1:
+                strides[i, j] = t.strides[a] // 8
+    data = np.concatenate(values) if values else np.zeros(1, np.int64)
+    start = np.array(starts, np.int64)
+    coef = np.array([s for _, s in terms] or [0], np.int64)
+    mask_a: npt.NDArray[np.bool_] | None = None
+    mstrides = np.zeros(max(k, 1), np.int64)
+    if mask is not None:
+        if mask.ndim != d or any(
+            m != 1 and m != shape[a] for a, m in enumerate(mask.shape)
+        ):
+            return False
+        mask_a = np.ascontiguousarray(mask, np.bool_)
+        for j, a in enumerate(axes):
+            if mask_a.shape[a] != 1:
+                mstrides[j] = mask_a.strides[a]
+    status = lib.rt_scatter(
+        k,
+        shape_a.ctypes.data,
+        t0,
+        tstep_a.ctypes.data,
+        len(terms),
+        data.ctypes.data,
+        start.ctypes.data,
+        strides.ctypes.data,
+        coef.ctypes.data,
+        offset,
+        None if mask_a is None else mask_a.ctypes.data,
+        0 if mask_a is None else mask_a.size,
+        mstrides.ctypes.data,
+        target.size,
+        mode,
+        width,
+        target.ctypes.data,
+    )
+    return status == 0
