@@ -57,7 +57,7 @@ from usmp.passes.usmp_kernel_symbolic import (
     row_major,
     summarize,
 )
-from usmp.passes.usmp_trace_native import FIRST, LAST, MARK, scatter
+from usmp.passes.usmp_trace_native import FIRST, LAST, MARK, Access, scatter
 from usmp.passes.usmp_trace_native import load as _native
 
 NEVER = np.iinfo(np.int64).max
@@ -796,38 +796,12 @@ class _Tracer:
         first_write = _Filled(elements, never, dtype)
         read = _Filled(elements, False, np.bool_)  # where no time is asked for
         written = _Filled(elements, False, np.bool_)
-        lib = _native() if native else None
-        for e in events:
+
+        def enumerate_numpy(e: _Event) -> None:
+            """The accesses of ``e`` in numpy."""
             a, n = e.arg, elements[e.arg]
             both = a in reads and a in writes
             timed = both or a in exact or a < 0
-            if lib is not None and e.addresses is not None:
-                # the C enumeration (usmp_trace_native): the same values
-                if not timed:
-                    target, mode = (written if e.write else read)[a], MARK
-                elif e.write:
-                    target, mode = first_write[a], FIRST
-                elif both:
-                    target, mode = first_read[a], FIRST
-                else:
-                    target, mode = last_read[a], LAST
-                first0, spread, spans = _clock(e, offsets, block_span, self.trips)
-                tstep = [0] * len(e.shape)
-                for axis, span in spans:
-                    tstep[axis] = span
-                t0 = first0 + spread if mode == LAST else first0
-                if scatter(
-                    lib,
-                    target,
-                    mode,
-                    e.shape,
-                    t0,
-                    tstep,
-                    e.addresses.offset,
-                    e.addresses.terms,
-                    e.mask,
-                ):
-                    continue
             # the one time each case below takes: first (writes, and reads
             # of a buffer also written) or last (other reads)
             chunks = (
@@ -878,6 +852,58 @@ class _Tracer:
                     np.minimum.at(first_read[a], addr, time)
                 else:
                     np.maximum.at(last_read[a], addr, time)
+
+        # the C enumeration (usmp_trace_native; the same values): the
+        # accesses of one loop nest, into one array, in one call
+        lib = _native() if native else None
+        groups: dict[tuple[object, ...], list[tuple[_Event, Access]]] = {}
+        for e in events:
+            if lib is None or e.addresses is None:
+                enumerate_numpy(e)
+                continue
+            a = e.arg
+            both = a in reads and a in writes
+            timed = both or a in exact or a < 0
+            mode = MARK if not timed else FIRST if e.write or both else LAST
+            first0, spread, spans = _clock(e, offsets, block_span, self.trips)
+            tstep = [0] * len(e.shape)
+            for axis, span in spans:
+                tstep[axis] = span
+            t0 = first0 + spread if mode == LAST else first0
+            mask = np.ascontiguousarray(e.mask)
+            key = (
+                a,
+                e.write,
+                mode,
+                e.shape,
+                tuple(tstep),
+                mask.shape,
+                mask.tobytes(),
+                tuple((t.shape, s) for t, s in e.addresses.terms),
+            )
+            access = (t0, e.addresses.offset, e.addresses.terms)
+            groups.setdefault(key, []).append((e, access))
+        assert lib is not None or not groups
+        for key, members in groups.items():
+            a, write, mode = cast(tuple[int, bool, int], key[:3])
+            if mode == MARK:
+                target = (written if write else read)[a]
+            elif mode == LAST:
+                target = last_read[a]
+            else:
+                target = (first_write if write else first_read)[a]
+            e0 = members[0][0]
+            if not scatter(
+                lib,  # pyright: ignore[reportArgumentType]
+                target,
+                mode,
+                e0.shape,
+                cast(tuple[int, ...], key[4]),
+                np.ascontiguousarray(e0.mask),
+                [access for _, access in members],
+            ):
+                for e, _ in members:
+                    enumerate_numpy(e)
         out: dict[int, ByteSets] = {}
         for i in elements:
             if i in self.failed or (i not in reads and i not in writes):

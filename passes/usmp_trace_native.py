@@ -32,10 +32,12 @@ FIRST, LAST, MARK = 0, 1, 2
 """``mode`` of :func:`scatter`: keep the smallest time, the largest, or mark
 the element (a ``np.bool_`` target)."""
 
-MAX_AXES = 64
-MAX_TERMS = 64
-"""The C side's limits (``usmp_trace_scatter.c``): more, and the caller
-takes the numpy path."""
+MAX_AXES = 32
+MAX_TERMS = 32
+MAX_ACCESSES = 16
+"""The C side's limits (``usmp_trace_scatter.c``): more axes or terms, and
+the caller takes the numpy path; more accesses, and they go in several
+calls."""
 
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
@@ -55,16 +57,17 @@ def load() -> ctypes.CDLL | None:
     fn = lib.rt_scatter
     fn.restype = ctypes.c_int
     fn.argtypes = [
+        _int,  # accesses
         _int,  # d
         _p,  # shape
-        _i64,  # t0
+        _p,  # t0 per access
         _p,  # tstep
         _int,  # n_terms
         _p,  # data
         _p,  # start
         _p,  # strides
         _p,  # coef
-        _i64,  # offset
+        _p,  # offset per access
         _p,  # mask (NULL: all run)
         _i64,  # mask length
         _p,  # mask strides
@@ -109,89 +112,141 @@ def _order(
     return sorted(kept, key=lambda a: (not masked(a), -step(a), shape[a]))
 
 
+Access = tuple[int, int, Sequence[tuple[npt.NDArray[np.int64], int]]]
+"""``(t0, offset, terms)`` of one access (see :func:`scatter`)."""
+
+
 def scatter(
     lib: ctypes.CDLL,
     target: npt.NDArray[np.generic],
     mode: int,
     shape: Sequence[int],
-    t0: int,
     tstep: Sequence[int],
-    offset: int,
-    terms: Sequence[tuple[npt.NDArray[np.int64], int]],
     mask: npt.NDArray[np.bool_] | None,
+    accesses: Sequence[Access],
 ) -> bool:
-    """Scatter one access into ``target`` (contiguous; ``np.int32`` or
-    ``np.int64`` times for ``FIRST``/``LAST``, ``np.bool_`` for ``MARK``).
+    """Scatter accesses of one loop nest into ``target`` (contiguous;
+    ``np.int32`` or ``np.int64`` times for ``FIRST``/``LAST``, ``np.bool_``
+    for ``MARK``).
 
     The iterations are ``shape`` (one axis per enclosing loop); one runs
-    where ``mask`` (broadcasting to ``shape``; None: all) holds; its time is
-    ``t0 + sum(k * tstep)``; its element address ``offset + sum(t * s)``
-    over ``terms`` (arrays broadcasting to ``shape``, int64 arithmetic
-    wrapping as numpy's); addresses outside ``target`` are skipped. False
-    (``target`` untouched) where the C side cannot take it (too many axes
-    or terms, a value past 64 bits, a time past ``target``'s type): the
+    where ``mask`` (broadcasting to ``shape``; None: all) holds; for each
+    access ``(t0, offset, terms)``, its time is ``t0 + sum(k * tstep)``; its
+    element address ``offset + sum(t * s)`` over ``terms`` (arrays
+    broadcasting to ``shape``, int64 arithmetic wrapping as numpy's; the
+    accesses' terms of the same shapes and multipliers ``s``); addresses
+    outside ``target`` are skipped. False (``target`` untouched) where the
+    C side cannot take them (too many axes or terms, terms that differ in
+    shape, a value past 64 bits, a time past ``target``'s type): the
     caller's numpy path then."""
+    if not accesses:
+        return True
     d = len(shape)
+    terms = accesses[0][2]
     if d > MAX_AXES or len(terms) > MAX_TERMS or not target.flags.c_contiguous:
         return False
-    if not (_fits(t0) and _fits(offset) and all(_fits(s) for _, s in terms)):
+    if not all(_fits(s) for _, s in terms):
         return False
-    width = target.itemsize
     if (mode == MARK) != (target.dtype == np.bool_):
         return False
     if mode != MARK and target.dtype not in (np.int32, np.int64):
         return False
-    axes = _order(shape, terms, mask)
-    k = len(axes)
-    shape_a = np.array([shape[a] for a in axes] or [1], np.int64)
-    tstep_a = np.array([tstep[a] for a in axes] or [0], np.int64)
-    values: list[npt.NDArray[np.int64]] = []
-    starts = [0]
-    strides = np.zeros((max(len(terms), 1), max(k, 1)), np.int64)
-    for i, (t, _) in enumerate(terms):
+    forms = [(t.shape, s) for t, s in terms]
+    for t, _ in terms:
         if (
             t.ndim != d
             or t.dtype != np.int64
             or any(m != 1 and m != shape[a] for a, m in enumerate(t.shape))
         ):
             return False
-        t = np.ascontiguousarray(t)
-        values.append(t.reshape(-1))
+    if mask is not None and (
+        mask.ndim != d
+        or any(m != 1 and m != shape[a] for a, m in enumerate(mask.shape))
+    ):
+        return False
+    for t0, offset, other in accesses:
+        if (
+            not (_fits(t0) and _fits(offset))
+            or [(t.shape, s) for t, s in other] != forms
+        ):
+            return False
+        if any(t.dtype != np.int64 for t, _ in other):
+            return False
+    calls = _calls(target, mode, shape, tstep, mask, accesses)
+    for call in calls:
+        args = [a.ctypes.data if isinstance(a, np.ndarray) else a for a in call]
+        if lib.rt_scatter(*args) != 0:
+            # (a batch before it is scattered already: minima, maxima and
+            # marks taken again by the numpy path give the same result)
+            return False
+    return True
+
+
+Argument = int | npt.NDArray[np.generic] | None
+"""An argument of ``rt_scatter``: an integer, an array (its data pointer),
+or None (a NULL pointer)."""
+
+
+def _calls(
+    target: npt.NDArray[np.generic],
+    mode: int,
+    shape: Sequence[int],
+    tstep: Sequence[int],
+    mask: npt.NDArray[np.bool_] | None,
+    accesses: Sequence[Access],
+) -> list[list[Argument]]:
+    """The arguments of the ``rt_scatter`` calls :func:`scatter` makes (one
+    per ``MAX_ACCESSES`` accesses), checked by it before."""
+    d = len(shape)
+    terms = accesses[0][2]
+    axes = _order(shape, terms, mask)
+    k = len(axes)
+    shape_a = np.array([shape[a] for a in axes] or [1], np.int64)
+    tstep_a = np.array([tstep[a] for a in axes] or [0], np.int64)
+    starts = [0]
+    strides = np.zeros((max(len(terms), 1), max(k, 1)), np.int64)
+    for i, (t, _) in enumerate(terms):
         starts.append(starts[-1] + t.size)
-        for j, a in enumerate(axes):
-            if t.shape[a] != 1:
-                strides[i, j] = t.strides[a] // 8
-    data = np.concatenate(values) if values else np.zeros(1, np.int64)
+        # (the C-ordered strides of a term of this shape)
+        step = 1
+        for a in reversed(range(d)):
+            if t.shape[a] != 1 and a in axes:
+                strides[i, axes.index(a)] = step
+            step *= t.shape[a]
     start = np.array(starts, np.int64)
     coef = np.array([s for _, s in terms] or [0], np.int64)
     mask_a: npt.NDArray[np.bool_] | None = None
     mstrides = np.zeros(max(k, 1), np.int64)
     if mask is not None:
-        if mask.ndim != d or any(
-            m != 1 and m != shape[a] for a, m in enumerate(mask.shape)
-        ):
-            return False
         mask_a = np.ascontiguousarray(mask, np.bool_)
         for j, a in enumerate(axes):
             if mask_a.shape[a] != 1:
                 mstrides[j] = mask_a.strides[a]
-    status = lib.rt_scatter(
-        k,
-        shape_a.ctypes.data,
-        t0,
-        tstep_a.ctypes.data,
-        len(terms),
-        data.ctypes.data,
-        start.ctypes.data,
-        strides.ctypes.data,
-        coef.ctypes.data,
-        offset,
-        None if mask_a is None else mask_a.ctypes.data,
-        0 if mask_a is None else mask_a.size,
-        mstrides.ctypes.data,
-        target.size,
-        mode,
-        width,
-        target.ctypes.data,
-    )
-    return status == 0
+    calls: list[list[Argument]] = []
+    for lo in range(0, len(accesses), MAX_ACCESSES):
+        batch = accesses[lo : lo + MAX_ACCESSES]
+        values = [t.reshape(-1) for _, _, ts in batch for t, _ in ts]
+        data = np.concatenate(values) if values else np.zeros(1, np.int64)
+        calls.append(
+            [
+                len(batch),
+                k,
+                shape_a,
+                np.array([t0 for t0, _, _ in batch], np.int64),
+                tstep_a,
+                len(terms),
+                data,
+                start,
+                strides,
+                coef,
+                np.array([offset for _, offset, _ in batch], np.int64),
+                mask_a,
+                0 if mask_a is None else mask_a.size,
+                mstrides,
+                target.size,
+                mode,
+                target.itemsize,
+                target,
+            ]
+        )
+    return calls
