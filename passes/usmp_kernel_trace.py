@@ -26,6 +26,13 @@ does not model, a view it cannot map, a non-identity layout) is left out of
 the result; a kernel it cannot evaluate at all (an unknown region op, a loop
 with unknown bounds around accesses, more than ``budget`` iterations) gives
 ``None``. Callers treat a missing argument as "no overlap allowed".
+
+``trace_light`` (the replay's) scatters the accesses at known addresses in C
+where a compiler is (``usmp_trace_native``: every iteration still visited,
+the accesses of one loop nest in one call, no grid of times or addresses
+built); the numpy path here (``_event_times``, ``_in_buffer``, ``ufunc.at``)
+is its fallback and its reference (``light_result(native=False)``; tests
+compare the two bit for bit). ``trace_all`` and ``trace_kernel`` use numpy.
 """
 
 from __future__ import annotations

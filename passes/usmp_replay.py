@@ -41,7 +41,10 @@ byte one buffer reads and another writes is last read before it is first
 written, and no check fails, the reads are checked and then the writes done.
 Anything else (two written buffers meeting, a buffer both read and written
 meeting another, a failed check) is replayed from ``trace_all`` as above,
-which also words the violations.
+which also words the violations. The light trace's accesses at known
+addresses are enumerated in C where a compiler is (``usmp_trace_native``,
+built on first use; else, or with ``USMP_NATIVE_REPLAY=0``, numpy: the same
+bytes and times).
 
 Invocations. Before a run the caller writes every input (fresh origins) and
 the workspace pools hold poison (another model may have used them in between,

@@ -244,7 +244,7 @@ def _random_case(rng: np.random.Generator) -> tuple[object, ...]:
     mode = int(rng.integers(0, 3))
     dtype = np.bool_ if mode == MARK else (np.int32, np.int64)[int(rng.integers(0, 2))]
     n = int(rng.integers(0, 200))
-    never = np.iinfo(dtype).max if dtype != np.bool_ else 0
+    never = np.iinfo(dtype).max if dtype != np.bool_ else 0  # pyright: ignore
     fill = {FIRST: never, LAST: -1, MARK: False}[mode]
     target = np.full(n, fill, dtype)
     if mode != MARK and rng.random() < 0.5:  # some times there already
@@ -290,7 +290,7 @@ def _window_case(rng: np.random.Generator) -> tuple[object, ...]:
     channels = c * lanes
     mode = int(rng.integers(0, 3))
     dtype = np.bool_ if mode == MARK else (np.int32, np.int64)[int(rng.integers(0, 2))]
-    fill = {FIRST: np.iinfo(dtype).max if mode != MARK else 0, LAST: -1, MARK: 0}[mode]
+    fill = {FIRST: np.iinfo(dtype).max if mode != MARK else 0, LAST: -1, MARK: 0}[mode]  # pyright: ignore
     rows = h * stride + k
     target = np.full(rows * w * channels + int(rng.integers(0, 3)), fill, dtype)
     hh = np.arange(h, dtype=np.int64).reshape(h, 1, 1, 1) * stride
@@ -312,7 +312,7 @@ def _window_case(rng: np.random.Generator) -> tuple[object, ...]:
         ok = (row >= 0) & (row < rows - 1)
         mask = np.broadcast_to(ok & (col < w - pad), (h, w, 1, k)).copy()
         if rng.random() < 0.5:
-            mask = mask.any(axis=3, keepdims=True)
+            mask = mask.any(axis=3, keepdims=True)  # pyright: ignore
     shape = (h, w, c, k)
     tstep = [int(v) for v in rng.integers(0, 9, 4)]
     return target, mode, shape, tstep, mask, accesses
@@ -361,7 +361,7 @@ def test_scatter_is_its_contract(seed: int) -> None:
         # (what any write changes: the largest value below first times, -1
         # below last times, False beside marks)
         fill = {FIRST: np.iinfo(dtype).max if mode != MARK else 0, LAST: -1}
-        guard = fill.get(mode, 0)  # pyright: ignore[reportArgumentType]
+        guard = fill.get(mode, 0)  # pyright: ignore
         guarded = np.full(n + 16, guard, dtype)
         inner = guarded[8 : 8 + n]
         inner[:] = target
