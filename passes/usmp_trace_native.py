@@ -145,7 +145,7 @@ def scatter(
     terms = accesses[0][2]
     if d > MAX_AXES or len(terms) > MAX_TERMS or not target.flags.c_contiguous:
         return False
-    if not all(_fits(s) for _, s in terms):
+    if not all(_fits(s) for _, s in terms) or not all(_fits(t) for t in tstep):
         return False
     if (mode == MARK) != (target.dtype == np.bool_):
         return False

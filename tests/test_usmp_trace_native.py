@@ -383,6 +383,7 @@ def test_scatter_leaves_what_it_cannot_take_to_numpy() -> None:
     )
     assert not scatter(lib, target, FIRST, (3,), [1 << 31], None, [(0, 0, [(t, 1)])])
     assert not scatter(lib, target, FIRST, (3,), [1], None, [(0, 1 << 64, [(t, 1)])])
+    assert not scatter(lib, target, FIRST, (3,), [1 << 64], None, [(0, 0, [(t, 1)])])
     np.testing.assert_array_equal(target, before)
     assert scatter(lib, target, FIRST, (3,), [1], None, [(0, 0, [(t, 1)])])
     assert target.tolist() == [0, 1, 2, np.iinfo(np.int32).max]
