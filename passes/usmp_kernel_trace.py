@@ -1117,8 +1117,7 @@ def _clock(
     loop, ``(axis, span)``, its iteration there times ``span``; its last time
     is ``spread`` later (the free loops' other iterations)."""
     # the times are a constant plus one term per enumerated loop; the
-    # last time differs from the first by the free loops' spans only:
-    # constants are summed as integers, the arrays broadcast once
+    # last time differs from the first by the free loops' spans only
     shape = e.shape
     first0 = 0
     spread = 0
@@ -1164,6 +1163,7 @@ def _event_times(
     assert want in ("both", "first", "last")
     shape = e.shape
     outer = _outer_axis(shape)
+    # (constants summed as integers, the terms' arrays broadcast once)
     first00, spread0, spans = _clock(e, offsets, block_span, trips)
     for lo, hi, sub in _chunks(shape, outer):
         first0, spread = first00, spread0
