@@ -75,6 +75,12 @@ _ALWAYS_INLINE: frozenset[type[Operation]] = frozenset(
 ops are final, and ``isinstance`` against these abstract-base classes was a
 third of the printer's time."""
 
+_LEAVES: frozenset[type[Operation]] = frozenset(
+    (emitc.ConstantOp, emitc.LiteralOp, emitc.GetGlobalOp)
+)
+"""Always inlined ops without operands: their text does not depend on the
+use, so each is rendered once (``FunctionPrinter.leaves``)."""
+
 
 _WIDENED: frozenset[type[Operation]] = frozenset(
     (
@@ -175,6 +181,9 @@ class FunctionPrinter:
         analysis and the printing."""
         self.skip: set[int] = set()
         """Ops already printed (an assignment folded into a declaration)."""
+        self.leaves: dict[int, Expr] = {}
+        """The expressions of the ``_LEAVES`` values printed so far (a
+        constant is read at many places: written once)."""
 
     # -- analysis -----------------------------------------------------------
     def _decide_inlining(self, block: Block) -> None:
@@ -275,6 +284,11 @@ class FunctionPrinter:
         key = id(value)
         if key in self.inline:  # an op's result
             op: Operation = value.op  # pyright: ignore[reportAttributeAccessIssue]
+            if type(op) in _LEAVES:  # the same text at every use
+                rendered = self.leaves.get(key)
+                if rendered is None:
+                    rendered = self.leaves[key] = self.render(op)
+                return rendered
             rendered = self.render(op)
             if not assigned and type(op) in _WIDENED and _narrower_than_int(value.type):
                 # C computes it in int: wrap it to its type before another
