@@ -132,9 +132,12 @@ def erase_dead_values(block: Block) -> None:
             for region in reversed(regions):
                 for inner in reversed(region.blocks):
                     erase_dead_values(inner)
-        if _dead(op):
-            op.detach()
-            op.erase()
+        # (``_dead``'s first test, inlined: most ops have a used result)
+        for result in op.results:
+            if result.first_use is None and _dead(op):
+                op.detach()
+                op.erase()
+            break
         op = before
 
 
