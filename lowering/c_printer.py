@@ -39,6 +39,7 @@ from usmp.lowering.c_printer_expr import (
     REL,
     UNARY,
     Expr,
+    Render,
     attribute_literal,
     c_type,
     declaration,
@@ -181,6 +182,17 @@ class FunctionPrinter:
         analysis and the printing."""
         self.skip: set[int] = set()
         """Ops already printed (an assignment folded into a declaration)."""
+        self.renders: dict[type[Operation], Render] = {
+            **EXPRESSIONS,
+            emitc.CallOp: self._call,
+            emitc.GetGlobalOp: self._get_global,
+        }
+        """``EXPRESSIONS``, symbols under their C names: one lookup per
+        expression printed."""
+        self.operand: Callable[[SSAValue], Expr] = self.expr
+        """``expr``, bound once (an operand of every expression printed)."""
+        self.named: dict[int, Expr] = {}
+        """The expressions of the named values (by id()), one per value."""
         self.leaves: dict[int, Expr] = {}
         """The expressions of the ``_LEAVES`` values printed so far (a
         constant is read at many places: written once)."""
@@ -268,14 +280,16 @@ class FunctionPrinter:
 
     def render(self, op: Operation) -> Expr:
         """``op``'s expression, with symbols under their C names."""
-        if type(op) is emitc.CallOp:
-            args = ", ".join([self.expr(v).text for v in op._operands])  # pyright: ignore[reportPrivateUsage]
-            return Expr(
-                f"{self.symbol(op.callee.root_reference.data)}({args})", PRIMARY
-            )
-        if type(op) is emitc.GetGlobalOp:
-            return Expr(self.symbol(op.global_name.root_reference.data), PRIMARY)
-        return EXPRESSIONS[type(op)](op, self.expr)
+        return self.renders[type(op)](op, self.operand)
+
+    def _call(self, op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
+        assert isinstance(op, emitc.CallOp)
+        args = ", ".join([operand(v).text for v in op._operands])  # pyright: ignore[reportPrivateUsage]
+        return Expr(f"{self.symbol(op.callee.root_reference.data)}({args})", PRIMARY)
+
+    def _get_global(self, op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
+        assert isinstance(op, emitc.GetGlobalOp)
+        return Expr(self.symbol(op.global_name.root_reference.data), PRIMARY)
 
     def expr(self, value: SSAValue, *, assigned: bool = False) -> Expr:
         """``value``'s expression; ``assigned``: it is assigned to an object
@@ -296,8 +310,10 @@ class FunctionPrinter:
                 type_ = c_type(value.type)
                 return Expr(f"({type_}){parenthesize(rendered, UNARY)}", UNARY)
             return rendered
-        name = self.names.get(key)  # (``name``'s, for a value named already)
-        return Expr(self.name(value) if name is None else name, PRIMARY)
+        named = self.named.get(key)
+        if named is None:
+            named = self.named[key] = Expr(self.name(value), PRIMARY)
+        return named
 
     # -- statements ---------------------------------------------------------
     def emit(self, depth: int, text: str) -> None:
