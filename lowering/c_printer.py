@@ -178,8 +178,8 @@ class FunctionPrinter:
         """Values whose expression reads memory."""
         self.lines: list[str] = []
         self.ops: dict[int, list[Operation]] = {}
-        """Each block's ops (by id() of the block), listed once for the
-        analysis and the printing."""
+        """Each block's statements (by id() of the block): its ops but those
+        of inlined values, listed by the analysis for the printing."""
         self.skip: set[int] = set()
         """Ops already printed (an assignment folded into a declaration)."""
         self.renders: dict[type[Operation], Render] = {
@@ -199,29 +199,50 @@ class FunctionPrinter:
 
     # -- analysis -----------------------------------------------------------
     def _decide_inlining(self, block: Block) -> None:
-        ops = self.ops[id(block)] = block_ops(block)
-        position = {id(op): i for i, op in enumerate(ops)}
-        last_write_before: list[int] = []
-        last = -1
-        opaque = emitc.CallOpaqueOp
-        for i, op in enumerate(ops):  # (``_writes_memory``, inlined)
-            last_write_before.append(last)
-            kind = type(op)
-            if kind in _WRITES or (kind is opaque and _impure_call(op)):
-                last = i
+        """Decide, in one pass over ``block`` (and the blocks nested in it),
+        which values are inlined where they are used (see the module note).
+
+        A value read from memory may be inlined only if no op between its
+        own and its user writes memory: its decision waits in ``pending``
+        until the walk reaches the user, then compares the count of writes
+        seen with the count when the value was computed (no position table
+        of the block, no second pass)."""
         inline, read, depths = self.inline, self.reads, self.depth
-        for op in ops:
+        statements: list[Operation | None] = []
+        """The ops printed as statements (an inlined value's op prints at
+        its use); None where a waiting value was inlined after all."""
+        pending: dict[int, list[tuple[int, int, int, int]]] = {}
+        """User (by id()) -> the values that read memory waiting for it:
+        (value by id(), its depth, the writes seen before its op, its place
+        in ``statements``)."""
+        writes = 0
+        """Ops of ``block`` seen so far that write memory."""
+        dropped = False
+        opaque = emitc.CallOpaqueOp
+        for op in block_ops(block):
+            if pending and (waiting := pending.pop(id(op), None)) is not None:
+                for key, depth, before, place in waiting:
+                    if writes == before:  # no write since: it may move here
+                        inline.add(key)
+                        depths[key] = depth
+                        statements[place] = None
+                        dropped = True
             if op.regions:
                 for region in op.regions:
                     for inner in region.blocks:
                         self._decide_inlining(inner)
+            kind = type(op)
+            impure = kind is opaque and _impure_call(op)
+            before = writes
+            if impure or kind in _WRITES:  # (``_writes_memory``, inlined)
+                writes += 1
             results = op.results
             if len(results) != 1:
+                statements.append(op)
                 continue
             (value,) = results
             key = id(value)
-            kind = type(op)
-            reads = kind in _READS or (kind is emitc.CallOpaqueOp and _impure_call(op))
+            reads = impure or kind in _READS
             deepest = 0
             # one pass: nesting, and reads through inlining
             for v in op._operands:  # pyright: ignore[reportPrivateUsage]
@@ -239,25 +260,30 @@ class FunctionPrinter:
                 continue
             # (the fields behind ``name_hint`` and ``get_unique_use``: two
             # Python calls per value; tests/test_convert_to_emitc_ir.py)
-            if value._name is not None or NAME_ATTR in op.attributes:  # pyright: ignore[reportPrivateUsage]
-                continue
-            if kind not in EXPRESSIONS or kind is emitc.CallOp:
-                continue
-            use = value.first_use
-            if use is None or use._next_use is not None:  # pyright: ignore[reportPrivateUsage]
-                continue
-            user = use._operation  # pyright: ignore[reportPrivateUsage]
-            if user.parent is not block:
-                continue
-            if reads and (
-                type(user) in _ALWAYS_INLINE  # printed later, at its own use
-                or last_write_before[position[id(user)]] >= position[id(op)]
+            if (
+                value._name is None  # pyright: ignore[reportPrivateUsage]
+                and NAME_ATTR not in op.attributes
+                and kind in EXPRESSIONS
+                and kind is not emitc.CallOp
+                and (use := value.first_use) is not None
+                and use._next_use is None  # pyright: ignore[reportPrivateUsage]
+                and (user := use._operation).parent is block  # pyright: ignore[reportPrivateUsage]
+                and depth <= MAX_EXPRESSION_DEPTH
             ):
-                continue  # a write before the use could change what it reads
-            if depth > MAX_EXPRESSION_DEPTH:
-                continue
-            inline.add(key)
-            depths[key] = depth
+                if not reads:
+                    inline.add(key)
+                    depths[key] = depth
+                    continue
+                # a write before the use could change what it reads: decided
+                # there (a use by an always inlined op prints later, at its
+                # own use: never)
+                if type(user) not in _ALWAYS_INLINE:
+                    entry = (key, depth, before, len(statements))
+                    pending.setdefault(id(user), []).append(entry)
+            statements.append(op)
+        self.ops[id(block)] = (
+            [op for op in statements if op is not None] if dropped else statements  # pyright: ignore[reportAttributeAccessIssue]
+        )
 
     # -- names --------------------------------------------------------------
     def name(self, value: SSAValue, hint: str | None = None) -> str:
@@ -326,11 +352,11 @@ class FunctionPrinter:
         self.namer.used = used
 
     def block(self, block: Block, depth: int) -> None:
-        inline = self.inline
-        ops = self.ops.get(id(block))
-        for op in block_ops(block) if ops is None else ops:
+        inline, skip = self.inline, self.skip
+        statements = self.ops.get(id(block))  # (None: a block not analysed)
+        for op in block_ops(block) if statements is None else statements:
             handler = STATEMENTS.get(type(op))
-            if id(op) in self.skip:
+            if id(op) in skip:
                 continue
             if handler is not None:
                 handler(self, op, depth)

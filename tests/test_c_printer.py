@@ -79,3 +79,46 @@ def test_an_unknown_predicate_number_is_still_refused() -> None:
     f = _function(_COMPARISONS.replace("cmp eq", "cmp three_way"))
     with pytest.raises(KeyError):
         print_function(f)
+
+
+_READS = """
+emitc.func @reads(%p: !emitc.ptr<i32>, %q: !emitc.ptr<!emitc.ptrdiff_t>) -> i32 {
+  %0 = "emitc.constant"() <{value = 0 : index}> : () -> !emitc.ptrdiff_t
+  %1 = "emitc.constant"() <{value = 1 : index}> : () -> !emitc.ptrdiff_t
+  %2 = emitc.subscript %p[%0] : (!emitc.ptr<i32>, !emitc.ptrdiff_t) -> !emitc.lvalue<i32>
+  %3 = emitc.load %2 : !emitc.lvalue<i32>
+  %4 = emitc.subscript %p[%1] : (!emitc.ptr<i32>, !emitc.ptrdiff_t) -> !emitc.lvalue<i32>
+  %5 = emitc.load %4 : !emitc.lvalue<i32>
+  %6 = emitc.add %5, %5 : (i32, i32) -> i32
+  emitc.assign %6 : i32 to %2 : !emitc.lvalue<i32>
+  %7 = emitc.subscript %p[%1] : (!emitc.ptr<i32>, !emitc.ptrdiff_t) -> !emitc.lvalue<i32>
+  %8 = emitc.load %7 : !emitc.lvalue<i32>
+  %9 = emitc.mul %3, %8 : (i32, i32) -> i32
+  %10 = emitc.call_opaque "effect"(%9) : (i32) -> i32
+  %11 = emitc.call_opaque "fabs"(%10) : (i32) -> i32
+  %12 = emitc.subscript %q[%0] : (!emitc.ptr<!emitc.ptrdiff_t>, !emitc.ptrdiff_t) -> !emitc.lvalue<!emitc.ptrdiff_t>
+  %13 = emitc.load %12 : !emitc.lvalue<!emitc.ptrdiff_t>
+  %14 = emitc.subscript %p[%13] : (!emitc.ptr<i32>, !emitc.ptrdiff_t) -> !emitc.lvalue<i32>
+  %15 = emitc.load %14 : !emitc.lvalue<i32>
+  %16 = emitc.add %11, %15 : (i32, i32) -> i32
+  emitc.return %16 : i32
+}
+"""
+
+
+def test_a_read_is_inlined_only_where_no_write_comes_before_its_use() -> None:
+    """``p[0]`` is read before ``p[0]`` is written and used after: declared
+    where it is read; ``p[1]`` read twice: declared; read once right before
+    its use: inlined; the result of a call with effects: declared, even
+    used by the next op (the call itself writes); the index ``q[0]`` used
+    by a subscript: declared (the subscript prints at its own use)."""
+    lines = print_function(_function(_READS)).splitlines()
+    assert lines[1:] == [
+        "  int32_t v = p[0];",
+        "  int32_t v_1 = p[1];",
+        "  p[0] = v_1 + v_1;",
+        "  int32_t v_2 = effect(v * p[1]);",
+        "  ptrdiff_t v_3 = q[0];",
+        "  return fabs(v_2) + p[v_3];",
+        "}",
+    ]
