@@ -53,6 +53,7 @@ from usmp.diagnostics import located_error
 from usmp.dialects import emitc
 from usmp.dialects.emitc_expressions import CMP_PREDICATES
 from usmp.lowering.convert_to_emitc_ir import (
+    insert_at,
     insert_before,
     remove_op,
     replace_uses,
@@ -381,8 +382,9 @@ class OpLowering:
     def _insert(self, op: Operation) -> None:
         if self.at is None:
             self._before.append(op)
-        else:
-            self.rewriter.insert(op, self.at)
+        else:  # (``rewriter.insert``'s work: no listener to tell)
+            insert_at(self.at, op)
+            self.rewriter.has_done_action = True
 
     def emit(self, op: Operation) -> Operation:
         op.location = self.op.location
