@@ -338,7 +338,9 @@ class FunctionPrinter:
             return rendered
         named = self.named.get(key)
         if named is None:
-            named = self.named[key] = Expr(self.name(value), PRIMARY)
+            name = self.names.get(key)  # (``name``'s, for a value named already)
+            name = self.name(value) if name is None else name
+            named = self.named[key] = Expr(name, PRIMARY)
         return named
 
     # -- statements ---------------------------------------------------------
