@@ -43,7 +43,7 @@ from usmp.lowering.convert_to_emitc_common import (
 from usmp.lowering.convert_to_emitc_custom import CustomCallLowering
 from usmp.lowering.convert_to_emitc_devices import finish_status_functions
 from usmp.lowering.convert_to_emitc_func import func_patterns, unsupported_op_pattern
-from usmp.lowering.convert_to_emitc_ir import replace_uses
+from usmp.lowering.convert_to_emitc_ir import remove_op, replace_uses
 from usmp.lowering.convert_to_emitc_library import add_library
 from usmp.lowering.convert_to_emitc_memref import find_packed_reads, memref_patterns
 from usmp.lowering.convert_to_emitc_module import (
@@ -173,10 +173,11 @@ def convert_module(
     with cyclic_gc_paused():
         rewrite_in_order(module.body, applier, visit, ops)
         for cast in state.casts:
-            (pointer,), (memref_value,) = cast.inputs, cast.results
+            (pointer,), (memref_value,) = cast._operands, cast.results  # pyright: ignore[reportPrivateUsage]
             replace_uses(memref_value, pointer)
-            cast.detach()
-            cast.erase()
+            block = cast.parent
+            assert block is not None, "a materialisation outside the IR"
+            remove_op(block, cast)  # (``detach`` and ``erase``: no uses left)
         packed.finish(module)
         finish_status_functions(state)
         for f in state.functions:
