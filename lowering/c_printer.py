@@ -208,16 +208,17 @@ class FunctionPrinter:
         seen with the count when the value was computed (no position table
         of the block, no second pass)."""
         inline, read, depths = self.inline, self.reads, self.depth
-        statements: list[Operation | None] = []
+        statements: list[Operation] = []
         """The ops printed as statements (an inlined value's op prints at
-        its use); None where a waiting value was inlined after all."""
+        its use), and at ``dropped`` those of waiting values inlined after
+        all."""
+        dropped: set[int] = set()
         pending: dict[int, list[tuple[int, int, int, int]]] = {}
         """User (by id()) -> the values that read memory waiting for it:
         (value by id(), its depth, the writes seen before its op, its place
         in ``statements``)."""
         writes = 0
         """Ops of ``block`` seen so far that write memory."""
-        dropped = False
         opaque = emitc.CallOpaqueOp
         for op in block_ops(block):
             if pending and (waiting := pending.pop(id(op), None)) is not None:
@@ -225,8 +226,7 @@ class FunctionPrinter:
                     if writes == before:  # no write since: it may move here
                         inline.add(key)
                         depths[key] = depth
-                        statements[place] = None
-                        dropped = True
+                        dropped.add(place)
             if op.regions:
                 for region in op.regions:
                     for inner in region.blocks:
@@ -281,9 +281,9 @@ class FunctionPrinter:
                     entry = (key, depth, before, len(statements))
                     pending.setdefault(id(user), []).append(entry)
             statements.append(op)
-        self.ops[id(block)] = (
-            [op for op in statements if op is not None] if dropped else statements  # pyright: ignore[reportAttributeAccessIssue]
-        )
+        if dropped:
+            statements = [o for k, o in enumerate(statements) if k not in dropped]
+        self.ops[id(block)] = statements
 
     # -- names --------------------------------------------------------------
     def name(self, value: SSAValue, hint: str | None = None) -> str:

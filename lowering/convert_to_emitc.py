@@ -144,12 +144,12 @@ def erase_dead_values(block: Block) -> None:
 def _progress(
     module: ModuleOp, reached: Callable[[int, int, str], None]
 ) -> Callable[[Operation], None]:
-    """Tells ``reached`` which top-level op of the module the walk is at."""
+    """Tells ``reached`` which top-level op of the module the walk is at
+    (``rewrite_in_order`` calls it with those only)."""
     tops = {op: k for k, op in enumerate(module.ops)}
-    block = module.body.block
 
     def visit(op: Operation) -> None:
-        if op.parent is block and (k := tops.get(op)) is not None:
+        if (k := tops.get(op)) is not None:
             name = op.get_attr_or_prop("sym_name")
             what = name.data if isinstance(name, StringAttr) else op.name
             reached(k + 1, len(tops), what)

@@ -63,13 +63,10 @@ def _finish_body(lw: OpLowering, block: Block, variables: Sequence[SSAValue]) ->
     assert isinstance(terminator, scf.YieldOp)
     # (the rewriter's insert and erase, without its listener and checks:
     # region-less ops, a terminator with no results)
-    ends = [
+    yielded = terminator._operands  # pyright: ignore[reportPrivateUsage]
+    ends: list[Operation] = [
         assign_op(var, lw.value(value))
-        for var, value in zip(
-            variables,
-            terminator._operands,
-            strict=True,  # pyright: ignore[reportPrivateUsage]
-        )
+        for var, value in zip(variables, yielded, strict=True)
     ]
     for assign in ends:
         assign.location = terminator.location
