@@ -39,6 +39,7 @@ from usmp.lowering.c_printer_expr import (
     REL,
     UNARY,
     Expr,
+    Render,
     attribute_literal,
     c_type,
     declaration,
@@ -74,6 +75,12 @@ _ALWAYS_INLINE: frozenset[type[Operation]] = frozenset(
 """Op classes tested by exact type here and below (``type(op) in ...``): the
 ops are final, and ``isinstance`` against these abstract-base classes was a
 third of the printer's time."""
+
+_LEAVES: frozenset[type[Operation]] = frozenset(
+    (emitc.ConstantOp, emitc.LiteralOp, emitc.GetGlobalOp)
+)
+"""Always inlined ops without operands: their text does not depend on the
+use, so each is rendered once (``FunctionPrinter.leaves``)."""
 
 
 _WIDENED: frozenset[type[Operation]] = frozenset(
@@ -171,36 +178,71 @@ class FunctionPrinter:
         """Values whose expression reads memory."""
         self.lines: list[str] = []
         self.ops: dict[int, list[Operation]] = {}
-        """Each block's ops (by id() of the block), listed once for the
-        analysis and the printing."""
+        """Each block's statements (by id() of the block): its ops but those
+        of inlined values, listed by the analysis for the printing."""
         self.skip: set[int] = set()
         """Ops already printed (an assignment folded into a declaration)."""
+        self.renders: dict[type[Operation], Render] = {
+            **EXPRESSIONS,
+            emitc.CallOp: self._call,
+            emitc.GetGlobalOp: self._get_global,
+        }
+        """``EXPRESSIONS``, symbols under their C names: one lookup per
+        expression printed."""
+        self.operand: Callable[[SSAValue], Expr] = self.expr
+        """``expr``, bound once (an operand of every expression printed)."""
+        self.named: dict[int, Expr] = {}
+        """The expressions of the named values (by id()), one per value."""
+        self.leaves: dict[int, Expr] = {}
+        """The expressions of the ``_LEAVES`` values printed so far (a
+        constant is read at many places: written once)."""
 
     # -- analysis -----------------------------------------------------------
     def _decide_inlining(self, block: Block) -> None:
-        ops = self.ops[id(block)] = block_ops(block)
-        position = {id(op): i for i, op in enumerate(ops)}
-        last_write_before: list[int] = []
-        last = -1
-        opaque = emitc.CallOpaqueOp
-        for i, op in enumerate(ops):  # (``_writes_memory``, inlined)
-            last_write_before.append(last)
-            kind = type(op)
-            if kind in _WRITES or (kind is opaque and _impure_call(op)):
-                last = i
+        """Decide, in one pass over ``block`` (and the blocks nested in it),
+        which values are inlined where they are used (see the module note).
+
+        A value read from memory may be inlined only if no op between its
+        own and its user writes memory: its decision waits in ``pending``
+        until the walk reaches the user, then compares the count of writes
+        seen with the count when the value was computed (no position table
+        of the block, no second pass)."""
         inline, read, depths = self.inline, self.reads, self.depth
-        for op in ops:
+        statements: list[Operation] = []
+        """The ops printed as statements (an inlined value's op prints at
+        its use), and at ``dropped`` those of waiting values inlined after
+        all."""
+        dropped: set[int] = set()
+        pending: dict[int, list[tuple[int, int, int, int]]] = {}
+        """User (by id()) -> the values that read memory waiting for it:
+        (value by id(), its depth, the writes seen before its op, its place
+        in ``statements``)."""
+        writes = 0
+        """Ops of ``block`` seen so far that write memory."""
+        opaque = emitc.CallOpaqueOp
+        for op in block_ops(block):
+            if pending and (waiting := pending.pop(id(op), None)) is not None:
+                for key, depth, before, place in waiting:
+                    if writes == before:  # no write since: it may move here
+                        inline.add(key)
+                        depths[key] = depth
+                        dropped.add(place)
             if op.regions:
                 for region in op.regions:
                     for inner in region.blocks:
                         self._decide_inlining(inner)
+            kind = type(op)
+            impure = kind is opaque and _impure_call(op)
+            before = writes
+            if impure or kind in _WRITES:  # (``_writes_memory``, inlined)
+                writes += 1
             results = op.results
             if len(results) != 1:
+                statements.append(op)
                 continue
             (value,) = results
             key = id(value)
-            kind = type(op)
-            reads = kind in _READS or (kind is emitc.CallOpaqueOp and _impure_call(op))
+            reads = impure or kind in _READS
             deepest = 0
             # one pass: nesting, and reads through inlining
             for v in op._operands:  # pyright: ignore[reportPrivateUsage]
@@ -218,25 +260,30 @@ class FunctionPrinter:
                 continue
             # (the fields behind ``name_hint`` and ``get_unique_use``: two
             # Python calls per value; tests/test_convert_to_emitc_ir.py)
-            if value._name is not None or NAME_ATTR in op.attributes:  # pyright: ignore[reportPrivateUsage]
-                continue
-            if kind not in EXPRESSIONS or kind is emitc.CallOp:
-                continue
-            use = value.first_use
-            if use is None or use._next_use is not None:  # pyright: ignore[reportPrivateUsage]
-                continue
-            user = use._operation  # pyright: ignore[reportPrivateUsage]
-            if user.parent is not block:
-                continue
-            if reads and (
-                type(user) in _ALWAYS_INLINE  # printed later, at its own use
-                or last_write_before[position[id(user)]] >= position[id(op)]
+            if (
+                value._name is None  # pyright: ignore[reportPrivateUsage]
+                and NAME_ATTR not in op.attributes
+                and kind in EXPRESSIONS
+                and kind is not emitc.CallOp
+                and (use := value.first_use) is not None
+                and use._next_use is None  # pyright: ignore[reportPrivateUsage]
+                and (user := use._operation).parent is block  # pyright: ignore[reportPrivateUsage]
+                and depth <= MAX_EXPRESSION_DEPTH
             ):
-                continue  # a write before the use could change what it reads
-            if depth > MAX_EXPRESSION_DEPTH:
-                continue
-            inline.add(key)
-            depths[key] = depth
+                if not reads:
+                    inline.add(key)
+                    depths[key] = depth
+                    continue
+                # a write before the use could change what it reads: decided
+                # there (a use by an always inlined op prints later, at its
+                # own use: never)
+                if type(user) not in _ALWAYS_INLINE:
+                    entry = (key, depth, before, len(statements))
+                    pending.setdefault(id(user), []).append(entry)
+            statements.append(op)
+        if dropped:
+            statements = [o for k, o in enumerate(statements) if k not in dropped]
+        self.ops[id(block)] = statements
 
     # -- names --------------------------------------------------------------
     def name(self, value: SSAValue, hint: str | None = None) -> str:
@@ -259,14 +306,16 @@ class FunctionPrinter:
 
     def render(self, op: Operation) -> Expr:
         """``op``'s expression, with symbols under their C names."""
-        if type(op) is emitc.CallOp:
-            args = ", ".join([self.expr(v).text for v in op._operands])  # pyright: ignore[reportPrivateUsage]
-            return Expr(
-                f"{self.symbol(op.callee.root_reference.data)}({args})", PRIMARY
-            )
-        if type(op) is emitc.GetGlobalOp:
-            return Expr(self.symbol(op.global_name.root_reference.data), PRIMARY)
-        return EXPRESSIONS[type(op)](op, self.expr)
+        return self.renders[type(op)](op, self.operand)
+
+    def _call(self, op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
+        assert isinstance(op, emitc.CallOp)
+        args = ", ".join([operand(v).text for v in op._operands])  # pyright: ignore[reportPrivateUsage]
+        return Expr(f"{self.symbol(op.callee.root_reference.data)}({args})", PRIMARY)
+
+    def _get_global(self, op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
+        assert isinstance(op, emitc.GetGlobalOp)
+        return Expr(self.symbol(op.global_name.root_reference.data), PRIMARY)
 
     def expr(self, value: SSAValue, *, assigned: bool = False) -> Expr:
         """``value``'s expression; ``assigned``: it is assigned to an object
@@ -275,6 +324,11 @@ class FunctionPrinter:
         key = id(value)
         if key in self.inline:  # an op's result
             op: Operation = value.op  # pyright: ignore[reportAttributeAccessIssue]
+            if type(op) in _LEAVES:  # the same text at every use
+                rendered = self.leaves.get(key)
+                if rendered is None:
+                    rendered = self.leaves[key] = self.render(op)
+                return rendered
             rendered = self.render(op)
             if not assigned and type(op) in _WIDENED and _narrower_than_int(value.type):
                 # C computes it in int: wrap it to its type before another
@@ -282,8 +336,12 @@ class FunctionPrinter:
                 type_ = c_type(value.type)
                 return Expr(f"({type_}){parenthesize(rendered, UNARY)}", UNARY)
             return rendered
-        name = self.names.get(key)  # (``name``'s, for a value named already)
-        return Expr(self.name(value) if name is None else name, PRIMARY)
+        named = self.named.get(key)
+        if named is None:
+            name = self.names.get(key)  # (``name``'s, for a value named already)
+            name = self.name(value) if name is None else name
+            named = self.named[key] = Expr(name, PRIMARY)
+        return named
 
     # -- statements ---------------------------------------------------------
     def emit(self, depth: int, text: str) -> None:
@@ -296,11 +354,11 @@ class FunctionPrinter:
         self.namer.used = used
 
     def block(self, block: Block, depth: int) -> None:
-        inline = self.inline
-        ops = self.ops.get(id(block))
-        for op in block_ops(block) if ops is None else ops:
+        inline, skip = self.inline, self.skip
+        statements = self.ops.get(id(block))  # (None: a block not analysed)
+        for op in block_ops(block) if statements is None else statements:
             handler = STATEMENTS.get(type(op))
-            if id(op) in self.skip:
+            if id(op) in skip:
                 continue
             if handler is not None:
                 handler(self, op, depth)

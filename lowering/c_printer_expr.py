@@ -27,6 +27,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from usmp.dialects import emitc
+from usmp.dialects.emitc_expressions import CMP_PREDICATES
 
 # C precedence levels (higher binds tighter).
 PRIMARY, UNARY, MUL, ADD, SHIFT, REL, EQ, BAND, BXOR, BOR, LAND, LOR, COND = (
@@ -329,10 +330,17 @@ _CMP = {
 }
 
 
+_CMP_RENDERS = tuple(_binary(*_CMP[p]) for p in CMP_PREDICATES if p in _CMP)
+"""``_cmp``'s renders by predicate number (one per predicate, not one
+closure built per comparison printed)."""
+
+
 def _cmp(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
     assert isinstance(op, emitc.CmpOp)
-    symbol, prec = _CMP[op.predicate_name]
-    return _binary(symbol, prec)(op, operand)
+    number = op.predicate.value.data
+    if not 0 <= number < len(_CMP_RENDERS):
+        return _binary(*_CMP[op.predicate_name])(op, operand)  # (its KeyError)
+    return _CMP_RENDERS[number](op, operand)
 
 
 def _cast(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
@@ -356,9 +364,15 @@ def _subscript(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
     return Expr(f"{parenthesize(base, PRIMARY)}{subscripts}", PRIMARY)
 
 
+_APPLY_RENDERS = {symbol: _unary(symbol) for symbol in ("&", "*")}
+"""``_apply``'s renders by operator (``emitc.apply`` takes these two)."""
+
+
 def _apply(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
     assert isinstance(op, emitc.ApplyOp)
-    return _unary(op.applicableOperator.data)(op, operand)
+    symbol = op.applicableOperator.data
+    render = _APPLY_RENDERS.get(symbol)
+    return (_unary(symbol) if render is None else render)(op, operand)
 
 
 def _call_opaque(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
@@ -403,6 +417,9 @@ def _load(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
     return operand(lvalue)
 
 
+_PLUS = _binary("+", ADD)
+
+
 def _add(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
     """``a + b``, written ``a - n`` when ``b`` is a negative constant ``-n``."""
     first, second = op._operands  # pyright: ignore[reportPrivateUsage]
@@ -417,7 +434,7 @@ def _add(op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
                 negated = float_literal(-value, type_)
             lhs = parenthesize(operand(first), ADD)
             return Expr(f"{lhs} - {negated}", ADD)
-    return _binary("+", ADD)(op, operand)
+    return _PLUS(op, operand)
 
 
 EXPRESSIONS: dict[type[Operation], Render] = {

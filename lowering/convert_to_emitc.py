@@ -43,7 +43,7 @@ from usmp.lowering.convert_to_emitc_common import (
 from usmp.lowering.convert_to_emitc_custom import CustomCallLowering
 from usmp.lowering.convert_to_emitc_devices import finish_status_functions
 from usmp.lowering.convert_to_emitc_func import func_patterns, unsupported_op_pattern
-from usmp.lowering.convert_to_emitc_ir import replace_uses
+from usmp.lowering.convert_to_emitc_ir import remove_op, replace_uses
 from usmp.lowering.convert_to_emitc_library import add_library
 from usmp.lowering.convert_to_emitc_memref import find_packed_reads, memref_patterns
 from usmp.lowering.convert_to_emitc_module import (
@@ -132,21 +132,24 @@ def erase_dead_values(block: Block) -> None:
             for region in reversed(regions):
                 for inner in reversed(region.blocks):
                     erase_dead_values(inner)
-        if _dead(op):
-            op.detach()
-            op.erase()
+        # (``_dead``'s first test, inlined: most ops have a used result)
+        for result in op.results:
+            if result.first_use is None and _dead(op):
+                op.detach()
+                op.erase()
+            break
         op = before
 
 
 def _progress(
     module: ModuleOp, reached: Callable[[int, int, str], None]
 ) -> Callable[[Operation], None]:
-    """Tells ``reached`` which top-level op of the module the walk is at."""
+    """Tells ``reached`` which top-level op of the module the walk is at
+    (``rewrite_in_order`` calls it with those only)."""
     tops = {op: k for k, op in enumerate(module.ops)}
-    block = module.body.block
 
     def visit(op: Operation) -> None:
-        if op.parent is block and (k := tops.get(op)) is not None:
+        if (k := tops.get(op)) is not None:
             name = op.get_attr_or_prop("sym_name")
             what = name.data if isinstance(name, StringAttr) else op.name
             reached(k + 1, len(tops), what)
@@ -170,10 +173,11 @@ def convert_module(
     with cyclic_gc_paused():
         rewrite_in_order(module.body, applier, visit, ops)
         for cast in state.casts:
-            (pointer,), (memref_value,) = cast.inputs, cast.results
+            (pointer,), (memref_value,) = cast._operands, cast.results  # pyright: ignore[reportPrivateUsage]
             replace_uses(memref_value, pointer)
-            cast.detach()
-            cast.erase()
+            block = cast.parent
+            assert block is not None, "a materialisation outside the IR"
+            remove_op(block, cast)  # (``detach`` and ``erase``: no uses left)
         packed.finish(module)
         finish_status_functions(state)
         for f in state.functions:

@@ -53,6 +53,7 @@ from usmp.diagnostics import located_error
 from usmp.dialects import emitc
 from usmp.dialects.emitc_expressions import CMP_PREDICATES
 from usmp.lowering.convert_to_emitc_ir import (
+    insert_at,
     insert_before,
     remove_op,
     replace_uses,
@@ -275,6 +276,14 @@ class ConversionState:
         default_factory=lambda: dict[int, tuple[MemRefType, tuple[int, list[int]]]]()
     )
 
+    _element_types: dict[
+        int, tuple[MemRefType, emitc.PointerType, emitc.LValueType]
+    ] = field(
+        default_factory=lambda: dict[
+            int, tuple[MemRefType, emitc.PointerType, emitc.LValueType]
+        ]()
+    )
+
     def layout(self, type_: MemRefType, op: Operation) -> tuple[int, list[int]]:
         """``static_layout(type_, op)``, computed once per type object of
         this run (every element access asks for its memref's; a memref
@@ -285,6 +294,20 @@ class ConversionState:
         if known is None or known[0] is not type_:
             known = self._layouts[id(type_)] = (type_, static_layout(type_, op))
         return known[1]
+
+    def element_types(
+        self, type_: MemRefType, op: Operation
+    ) -> tuple[emitc.PointerType, emitc.LValueType]:
+        """The pointer to ``type_``'s element type and the lvalue of one
+        element, found once per memref type object of this run (as
+        ``layout``: every element access asks for its memref's)."""
+        known = self._element_types.get(id(type_))
+        if known is None or known[0] is not type_:
+            element = convert_scalar_type(type_.get_element_type(), op)
+            pointer = pointer_to(element)
+            known = (type_, pointer, self.lvalue_type(element))
+            self._element_types[id(type_)] = known
+        return known[1], known[2]
 
     def lvalue_type(self, value_type: Attribute) -> emitc.LValueType:
         """``!emitc.lvalue<value_type>``, built (and verified) once per run
@@ -359,8 +382,9 @@ class OpLowering:
     def _insert(self, op: Operation) -> None:
         if self.at is None:
             self._before.append(op)
-        else:
-            self.rewriter.insert(op, self.at)
+        else:  # (``rewriter.insert``'s work: no listener to tell)
+            insert_at(self.at, op)
+            self.rewriter.has_done_action = True
 
     def emit(self, op: Operation) -> Operation:
         op.location = self.op.location

@@ -30,6 +30,7 @@ from typing import TypeVar
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.core import SSAValues
 from xdsl.irdl import IRDLOperation
+from xdsl.rewriter import InsertPoint
 
 from usmp.lowering.create import link_operands, set_fields
 
@@ -145,6 +146,18 @@ def insert_before(block: Block, ops: Sequence[Operation], existing: Operation) -
         if op.parent is not None:
             raise ValueError("Can't add to a block an operation already in a block.")
         _link(block, op, existing._prev_op, existing)  # pyright: ignore[reportPrivateUsage]
+
+
+def insert_at(point: InsertPoint, op: Operation) -> None:
+    """``Rewriter.insert_op(op, point)`` (what ``PatternRewriter.insert``
+    does besides telling its listener, which the conversion has not):
+    ``op`` before the point's op, or at the end of its block, without the
+    ancestor check for an op without regions (``insert_before``,
+    ``append_op``)."""
+    if point.insert_before is None:
+        append_op(point.block, op)
+    else:
+        insert_before(point.block, (op,), point.insert_before)
 
 
 def transplant(

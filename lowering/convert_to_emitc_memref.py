@@ -70,7 +70,7 @@ def element_pointer(lw: OpLowering, memref_value: SSAValue, op: Operation) -> SS
     type_ = memref_value.type
     assert isinstance(type_, MemRefType)
     pointer = lw.value(memref_value)
-    wanted = lw.state.pointer_type(convert_scalar_type(type_.get_element_type(), op))
+    wanted, _ = lw.state.element_types(type_, op)
     # (converted pointers share ``pointer_to``'s types: the same object is
     # the common case, and the types' ``__eq__`` is a Python call)
     if (have := pointer.type) is not wanted and have != wanted:
@@ -128,9 +128,8 @@ def element(
     type_ = memref_value.type
     assert isinstance(type_, MemRefType)
     pointer = element_pointer(lw, memref_value, op)
-    assert isinstance(pointer.type, emitc.PointerType)
     index = linear_index(lw, type_, indices, op)
-    lvalue = lw.state.lvalue_type(pointer.type.pointee_type)
+    _, lvalue = lw.state.element_types(type_, op)  # (``pointer``'s pointee's)
     return lw.result(create(emitc.SubscriptOp, (pointer, index), lvalue))
 
 

@@ -35,6 +35,7 @@ from usmp.lowering.convert_to_emitc_common import (
     load_op,
     variable_op,
 )
+from usmp.lowering.convert_to_emitc_ir import insert_before, remove_op
 from usmp.lowering.convert_to_emitc_memref import copy_run
 from usmp.lowering.create import create, create_with_regions
 
@@ -60,13 +61,19 @@ def _finish_body(lw: OpLowering, block: Block, variables: Sequence[SSAValue]) ->
     the yielded values assigned to ``variables``, then ``emitc.yield``."""
     terminator = block.last_op
     assert isinstance(terminator, scf.YieldOp)
-    at = InsertPoint.before(terminator)
-    for var, value in zip(variables, terminator.operands, strict=True):
-        assign = assign_op(var, lw.value(value))
+    # (the rewriter's insert and erase, without its listener and checks:
+    # region-less ops, a terminator with no results)
+    yielded = terminator._operands  # pyright: ignore[reportPrivateUsage]
+    ends: list[Operation] = [
+        assign_op(var, lw.value(value))
+        for var, value in zip(variables, yielded, strict=True)
+    ]
+    for assign in ends:
         assign.location = terminator.location
-        lw.rewriter.insert(assign, at)
-    lw.rewriter.insert(create(emitc.YieldOp, ()), at)
-    lw.rewriter.erase(terminator)
+    ends.append(create(emitc.YieldOp, ()))
+    insert_before(block, ends, terminator)
+    remove_op(block, terminator)
+    lw.rewriter.has_done_action = True
 
 
 def _take_body(lw: OpLowering, region: Region, variables: Sequence[SSAValue]) -> Block:

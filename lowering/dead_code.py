@@ -37,18 +37,6 @@ def _effect_free(op: Operation) -> bool:
     return True
 
 
-def _unused_results(op: Operation) -> bool:
-    """``op`` has results and none is used (read from the use links: an
-    ``r.uses`` view per result was most of the walk's time)."""
-    results = op.results
-    if not results:
-        return False
-    for r in results:
-        if r.first_use is not None:
-            return False
-    return True
-
-
 def erase_dead_code(region: Region) -> int:
     """Erase the dead values of ``region`` (see module doc), users first, until
     none is left; how many ops were erased (nested ones included)."""
@@ -57,9 +45,20 @@ def erase_dead_code(region: Region) -> int:
     while changed:
         changed = False
         for op in reversed(list(walk_ops(region))):
-            if op.parent is None or not _unused_results(op):
+            # an op with results, none used (read from the use links: an
+            # ``r.uses`` view per result was most of the walk's time; and
+            # inline, not a call per op of the kernels)
+            results = op.results
+            if not results:
                 continue
-            if not op.has_trait(IsTerminator) and _effect_free(op):
+            for r in results:
+                if r.first_use is not None:
+                    break
+            else:  # results, none of them used
+                if op.parent is None or op.has_trait(IsTerminator):
+                    continue
+                if not _effect_free(op):
+                    continue
                 erased += sum(1 for _ in walk_ops(op))
                 op.detach()
                 op.erase()

@@ -145,6 +145,36 @@ def insert_point_before(block: Block, op: Operation) -> InsertPoint:
 _new_point = object.__new__
 
 
+class _InOrderRewriter(PatternRewriter):
+    """The rewriter of ``rewrite_in_order``: its insertion point (before the
+    op being rewritten, in the block it was in) is built when a pattern
+    reads it, not for every op (the conversion's patterns insert where
+    they say, or before the op by the block's links)."""
+
+    _block: Block | None = None
+    _point: InsertPoint | None = None
+
+    @property
+    def insertion_point(self) -> InsertPoint:  # pyright: ignore[reportIncompatibleVariableOverride]
+        point = self._point
+        if point is None:
+            op, block = self._current_operation, self._block
+            assert op is not None and block is not None
+            point = self._point = insert_point_before(block, op)
+        return point
+
+    @insertion_point.setter
+    def insertion_point(self, point: InsertPoint) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
+        self._point = point
+
+    def start(self, op: Operation, block: Block) -> None:
+        """Rewrite ``op`` (in ``block``) next."""
+        self.has_done_action = False
+        self._current_operation = op
+        self._block = block
+        self._point = None
+
+
 def rewrite_in_order(
     region: Region,
     pattern: RewritePattern,
@@ -158,19 +188,21 @@ def rewrite_in_order(
     that was nested in one) is skipped, and an op a rewrite builds is not
     visited. ``visit`` hears each op before its rewrite. Errors propagate
     as raised (the walker adds a print of the whole module as a note).
-    ``ops``: ``list(walk_ops(region))``, when the caller listed them."""
+    ``ops``: ``list(walk_ops(region))``, when the caller listed them.
+    ``visit`` hears only the ops of ``region``'s own blocks (its top-level
+    ops, for progress), before their rewrite."""
     if ops is None:
         ops = list(walk_ops(region))
     if not ops:
         return
-    rewriter = PatternRewriter(ops[0])
+    rewriter = _InOrderRewriter(ops[0])
+    start = rewriter.start
+    tops = frozenset(map(id, region.blocks)) if visit is not None else frozenset()
     for op in ops:
         block = op.parent
         if block is None:  # erased (erasing an op drops the parents inside it)
             continue
-        if visit is not None:
-            visit(op)
-        rewriter.has_done_action = False
-        rewriter.current_operation = op
-        rewriter.insertion_point = insert_point_before(block, op)
+        if tops and id(block) in tops:
+            visit(op)  # pyright: ignore[reportOptionalCall]
+        start(op, block)
         pattern.match_and_rewrite(op, rewriter)

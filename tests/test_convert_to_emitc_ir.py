@@ -31,6 +31,7 @@ from usmp.dialects import emitc
 from usmp.dialects.emitc_expressions import CMP_PREDICATES
 from usmp.lowering.convert_to_emitc_ir import (
     append_op,
+    insert_at,
     insert_before,
     remove_op,
     replace_uses,
@@ -769,3 +770,55 @@ def test_helper_call_is_the_constructor(n: int) -> None:
     assert texts[0] == texts[1]
     _same(ours, theirs)
     assert helper_call("usmp_mbqm_right", args).callee is ours.callee
+
+
+@pytest.mark.parametrize("at", [0, 1, 2, None])
+def test_insert_at_links_as_the_rewriter(at: int | None) -> None:
+    """``insert_at`` leaves the block as ``Rewriter.insert_op`` does, before
+    each op of the block and at its end (``at`` None), an op with a region
+    included."""
+    from xdsl.dialects import scf
+    from xdsl.rewriter import InsertPoint, Rewriter
+
+    orders: list[list[str]] = []
+    for rewriter in (False, True):
+        block, ops = _chain()
+        point = InsertPoint.at_end(block) if at is None else InsertPoint.before(ops[at])
+        new: list[Operation] = [
+            arith.ConstantOp.from_int_and_width(7, i32),
+            scf.ExecuteRegionOp([], Region(Block())),
+        ]
+        for op in new:
+            if rewriter:
+                Rewriter.insert_op(op, point)
+            else:
+                insert_at(point, op)
+        walked = list(block.ops)
+        k = len(ops) if at is None else at
+        assert walked == [*ops[:k], *new, *ops[k:]]
+        _assert_linked(block, walked)
+        orders.append([o.name for o in walked])
+    assert orders[0] == orders[1]
+
+
+def test_element_types_are_found_once_per_type() -> None:
+    """``ConversionState.element_types``: the pointer to the element type
+    (``pointer_to``'s) and its lvalue, once per type object, and the type
+    errors of ``convert_scalar_type``."""
+    from xdsl.dialects.builtin import Float16Type, MemRefType, i8
+    from xdsl.utils.exceptions import DiagnosticException
+
+    from usmp.lowering.convert_to_emitc_common import ConversionState, pointer_to
+
+    at = emitc.YieldOp()
+    state = ConversionState()
+    for element in (i8, i32):
+        type_ = MemRefType(element, [2, 3])
+        pointer, lvalue = state.element_types(type_, at)
+        assert pointer is pointer_to(element)
+        assert lvalue == emitc.LValueType(element)
+        assert state.element_types(type_, at)[1] is lvalue
+        again = MemRefType(element, [2, 3])
+        assert state.element_types(again, at) == (pointer, lvalue)
+    with pytest.raises(DiagnosticException, match="no C99 equivalent"):
+        state.element_types(MemRefType(Float16Type(), [2]), at)

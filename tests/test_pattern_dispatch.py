@@ -256,3 +256,64 @@ def test_insert_point_before_is_the_constructor() -> None:
         assert ours.block is block and ours.insert_before is op
         with pytest.raises(dataclasses.FrozenInstanceError):
             ours.block = Block()  # pyright: ignore[reportAttributeAccessIssue]
+
+
+class _Points(RewritePattern):
+    """Reads the rewriter's insertion point: before erasing an ``scf.if``
+    and after, and around moving a ``muli`` to the end of the function's
+    block with an insertion point of its own; inserts an ``andi`` at the
+    implicit point before every ``addi``."""
+
+    def __init__(self, seen: list[tuple[Block, Operation | None]]):
+        self.seen = seen
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        before = rewriter.insertion_point
+        assert (before.block, before.insert_before) == (op.parent, op)
+        if isinstance(op, scf.IfOp):
+            block = op.parent
+            rewriter.erase(op)
+            point = rewriter.insertion_point  # the place the op had
+            assert (point.block, point.insert_before) == (block, op)
+        elif isinstance(op, arith.AddiOp):
+            rewriter.insert(arith.AndIOp(op.lhs, op.rhs))
+        elif isinstance(op, arith.MuliOp):
+            end = InsertPoint.at_end(op.parent_op().parent_block())  # pyright: ignore
+            rewriter.insertion_point = end
+            assert rewriter.insertion_point is end
+        point = rewriter.insertion_point
+        self.seen.append((point.block, point.insert_before))
+
+
+def test_the_insertion_point_is_before_the_op_until_a_pattern_sets_it() -> None:
+    """``rewrite_in_order``'s rewriter has the walker's insertion point at
+    every op (built when read), the one a pattern sets after that, and the
+    implicit insertions land where the walker's do."""
+    from xdsl.context import Context
+    from xdsl.dialects import func
+    from xdsl.parser import Parser
+    from xdsl.pattern_rewriter import PatternRewriteWalker
+
+    from usmp.lowering.pattern_dispatch import rewrite_in_order
+
+    results: list[tuple[list[tuple[int, int]], str]] = []
+    for drive in ("walker", "in-order"):
+        ctx = Context()
+        for dialect in (arith.Arith, scf.Scf, func.Func):
+            ctx.load_dialect(dialect)
+        module = Parser(ctx, _ORDER_IR).parse_module()
+        seen: list[tuple[Block, Operation | None]] = []
+        if drive == "walker":
+            walker = PatternRewriteWalker(_Points(seen), apply_recursively=False)
+            walker.rewrite_module(module)
+        else:
+            rewrite_in_order(module.body, _Points(seen))
+        ops = {id(o): k for k, o in enumerate(module.walk())}
+        blocks = {id(b): k for k, b in enumerate(module.walk_blocks())}
+        placed = [
+            (blocks.get(id(b), -1), -1 if o is None else ops.get(id(o), -2))
+            for b, o in seen
+        ]
+        results.append((placed, str(module)))
+    assert results[0] == results[1]
+    assert len(results[0][0]) == 9  # every op but the one in the erased scf.if
