@@ -161,7 +161,9 @@ def test_loading_the_native_planner_imports_no_hashlib() -> None:
 
 
 def test_a_compile_compiles_only_the_formats_it_prints(tmp_path: Path) -> None:
-    """``cli`` as the command runs it: xDSL's assembly formats (``arith``,
+    """``cli`` as the command runs it: each dataclass method source is
+    compiled once (``compile_methods_once``: over a hundred reused); xDSL's
+    assembly formats (``arith``,
     ``math``, ``memref``...) are not compiled when their dialects load
     (``compile_formats_on_first_use``); the compile prints only its relay
     module (``src/*.relay.mlir``), so only the formats of the ops printed
@@ -179,13 +181,19 @@ def test_a_compile_compiles_only_the_formats_it_prints(tmp_path: Path) -> None:
         "FormatProgram.from_str = staticmethod(spy)\n"
         "import usmp.tools.usmp_compile as uc\n"
         "import usmp.tools.process_exit as pe\n"
-        "pe.exit_process = lambda s: print(sorted(set(compiled)), s)\n"
+        "from usmp.tools import dataclass_code\n"
+        "def done(s):\n"
+        "    print(dataclass_code._compiled.cache_info().hits)\n"
+        "    print(sorted(set(compiled)), s)\n"
+        "pe.exit_process = done\n"
         f"sys.argv = ['usmp-compile', {str(model)!r}, '-o', "
         f"{str(tmp_path / 'cli')!r}, '-q']\n"
         "uc.cli()\n",
         USMP_NATIVE_PLANNER="0",
     )
-    names, status = out.strip().splitlines()[-1].rsplit(" ", 1)
+    reused, last = out.strip().splitlines()[-2:]
+    assert int(reused) > 100  # dataclass methods compiled once (compile_methods_once)
+    names, status = last.rsplit(" ", 1)
     compiled = eval(names)  # noqa: S307 -- the probe's own printed list
     assert status == "0"
     printed = (tmp_path / "cli" / "src" / "kws_ref_model.relay.mlir").read_text()
