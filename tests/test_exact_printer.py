@@ -21,7 +21,11 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 from xdsl.printer import Printer
 
-from usmp.printing import ExactPrinter, _hex_form  # pyright: ignore[reportPrivateUsage]
+from usmp.printing import (  # pyright: ignore[reportPrivateUsage]
+    ExactPrinter,
+    _hex_form,
+    hex_upper,
+)
 
 
 def _text(printer: type[Printer], attr: Attribute) -> str:
@@ -190,3 +194,18 @@ def test_types_print_as_xdsl_prints_them() -> None:
         texts.append(stream.getvalue())
     assert texts[1] == texts[0]
     assert texts[0].count("tensor<1x2x3xi8>") == 8
+
+
+@pytest.mark.parametrize("n", [0, 1, 255, 4095, 4096, 4097, 70001])
+def test_hex_text_is_bytes_hex_upper(n: int) -> None:
+    """``hex_upper`` (NumPy's table from 4 KiB on: the suite has loaded
+    NumPy) is ``bytes.hex().upper()``, and so is the constant's text."""
+    data = bytes(np.random.default_rng(n).integers(0, 256, n, dtype=np.uint8))
+    data += bytes(range(256)) if n > 256 else b""  # every byte value
+    assert hex_upper(data) == data.hex().upper()
+    if len(data) > 100:
+        attr = DenseIntOrFPElementsAttr.from_list(
+            TensorType(_I8, [len(data)]),
+            np.frombuffer(data, np.int8).tolist(),  # pyright: ignore[reportArgumentType]
+        )
+        assert _text(ExactPrinter, attr) == _text(Printer, attr)

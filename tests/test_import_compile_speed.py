@@ -124,3 +124,40 @@ def test_no_offload_imports_no_tflite_package() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_constants_share_the_model_bytes_and_keep_their_values() -> None:
+    """``dense_attr`` keeps the bytes object a ``.tflite`` constant views
+    (immutable: not copied again); any other array is copied as
+    ``tobytes`` gives it (strided, offset, byte-swapped, computed)."""
+    import numpy as np
+
+    from usmp.frontend.builder import dense_attr
+
+    model = read_model_file(KWS)
+    shared = 0
+    for t in model.tensors:
+        if t.data is None:
+            continue
+        attr = dense_attr(t.data)
+        assert attr.data.data == t.data.tobytes()
+        root = t.data
+        while isinstance(root, np.ndarray) and root.base is not None:
+            root = root.base
+        shared += attr.data.data is root
+    assert shared > 5
+    raw = bytes(range(24))
+    whole = np.frombuffer(raw, np.int8).reshape(2, 3, 4)
+    assert dense_attr(whole).data.data is raw
+    for other in (
+        whole[:, :, ::2],  # strided
+        np.frombuffer(raw, np.int8)[4:],  # offset into the bytes
+        np.frombuffer(raw, np.int8)[:-4],  # a prefix of them
+        whole.transpose(2, 1, 0),  # not in C order
+        np.frombuffer(raw, ">i4"),  # big-endian: swapped to little-endian
+        whole + 1,  # computed
+    ):
+        attr = dense_attr(other)
+        assert attr.data.data is not raw
+        expected = np.ascontiguousarray(other, other.dtype.newbyteorder("<"))
+        assert attr.data.data == expected.tobytes()

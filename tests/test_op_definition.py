@@ -127,3 +127,47 @@ def test_an_inherited_format_stays_inherited() -> None:
     assert "assembly_format" not in Derived.__dict__
     assert Derived.assembly_format == Base.assembly_format
     assert Derived.get_irdl_definition().assembly_format == Base.assembly_format
+
+
+def _print_chain(defer: bool) -> str:
+    """``chain.mlir`` parsed and printed in a process of its own, xDSL's
+    formats deferred (``compile_formats_on_first_use``) or not; the probe
+    also prints the formats compiled before the parse."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys\n"
+            "from usmp.dialects.op_definition import compile_formats_on_first_use\n"
+            f"if {defer}:\n"
+            "    assert compile_formats_on_first_use()\n"
+            "    assert compile_formats_on_first_use()  # again: no change\n"
+            "from xdsl.irdl.declarative_assembly_format import FormatProgram\n"
+            "compiled = []\n"
+            "real = FormatProgram.from_str\n"
+            "def spy(text, op_def):\n"
+            "    compiled.append(op_def.name)\n"
+            "    return real(text, op_def)\n"
+            "FormatProgram.from_str = staticmethod(spy)\n"
+            "import xdsl.dialects.arith, xdsl.dialects.math, xdsl.dialects.memref\n"
+            "import xdsl.dialects.scf, xdsl.dialects.func, xdsl.dialects.emitc\n"
+            "print(len(compiled))\n"
+            "from usmp.dialects import new_context\n"
+            "from usmp.parsing import LocatingParser\n"
+            f"text = open({str(CHAIN)!r}).read()\n"
+            "print(LocatingParser(new_context(), text, 'chain').parse_module())\n",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+def test_xdsl_formats_deferred_compile_none_and_print_the_same() -> None:
+    deferred, eager = _print_chain(True), _print_chain(False)
+    count, text = deferred.split("\n", 1)
+    eager_count, eager_text = eager.split("\n", 1)
+    assert count == "0"
+    assert int(eager_count) > 50  # xDSL compiles every format on import
+    assert "arith." in text and "memref." in text
+    assert text == eager_text

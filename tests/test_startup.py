@@ -158,3 +158,53 @@ def test_loading_the_native_planner_imports_no_hashlib() -> None:
         "print('hashlib' in sys.modules)\n"
     )
     assert out.strip() == "False"
+
+
+def test_a_compile_compiles_only_the_formats_it_prints(tmp_path: Path) -> None:
+    """``cli`` as the command runs it: each dataclass method source is
+    compiled once (``compile_methods_once``: over a hundred reused); xDSL's
+    assembly formats (``arith``,
+    ``math``, ``memref``...) are not compiled when their dialects load
+    (``compile_formats_on_first_use``); the compile prints only its relay
+    module (``src/*.relay.mlir``), so only the formats of the ops printed
+    there are compiled, and the files are those ``main`` writes in a
+    process without the deferral."""
+    model = MODELS_DIR / "mlperf_tiny" / "kws_ref_model.tflite"
+    out = _python(
+        "import sys\n"
+        "from xdsl.irdl.declarative_assembly_format import FormatProgram\n"
+        "compiled = []\n"
+        "real = FormatProgram.from_str\n"
+        "def spy(text, op_def):\n"
+        "    compiled.append(op_def.name)\n"
+        "    return real(text, op_def)\n"
+        "FormatProgram.from_str = staticmethod(spy)\n"
+        "import usmp.tools.usmp_compile as uc\n"
+        "import usmp.tools.process_exit as pe\n"
+        "from usmp.tools import dataclass_code\n"
+        "def done(s):\n"
+        "    print(dataclass_code._compiled.cache_info().hits)\n"
+        "    print(sorted(set(compiled)), s)\n"
+        "pe.exit_process = done\n"
+        f"sys.argv = ['usmp-compile', {str(model)!r}, '-o', "
+        f"{str(tmp_path / 'cli')!r}, '-q']\n"
+        "uc.cli()\n",
+        USMP_NATIVE_PLANNER="0",
+    )
+    reused, last = out.strip().splitlines()[-2:]
+    assert int(reused) > 100  # dataclass methods compiled once (compile_methods_once)
+    names, status = last.rsplit(" ", 1)
+    compiled = eval(names)  # noqa: S307 -- the probe's own printed list
+    assert status == "0"
+    printed = (tmp_path / "cli" / "src" / "kws_ref_model.relay.mlir").read_text()
+    assert compiled and all(f" {n} " in printed for n in compiled), compiled
+    assert "relay.conv2d" in compiled
+    _python(
+        "from usmp.tools.usmp_compile import main\n"
+        f"assert main([{str(model)!r}, '-o', {str(tmp_path / 'main')!r}, '-q']) == 0\n",
+        USMP_NATIVE_PLANNER="0",
+    )
+    for path in sorted((tmp_path / "main").rglob("*")):
+        if path.is_file():
+            other = tmp_path / "cli" / path.relative_to(tmp_path / "main")
+            assert other.read_bytes() == path.read_bytes(), path

@@ -188,15 +188,23 @@ def cli() -> NoReturn:
     the IR when it ends; this module imports the compiler only in its
     functions, so the imports run with the collector off), freed memory
     kept for reuse (``keep_freed_memory``), one BLAS thread
-    (``single_threaded_blas``) and no interpreter teardown
-    (``exit_process``)."""
+    (``single_threaded_blas``), each dataclass method source compiled once
+    (``compile_methods_once``) and xDSL's assembly formats only for the ops
+    printed or parsed (``compile_formats_on_first_use``; this module imports
+    no dataclass of the compiler or xDSL dialect before) and no interpreter
+    teardown (``exit_process``)."""
     gc.disable()
+    from usmp.tools.dataclass_code import compile_methods_once
+
+    compile_methods_once()
+    from usmp.dialects.op_definition import compile_formats_on_first_use
     from usmp.tools.allocator import keep_freed_memory
     from usmp.tools.blas_threads import single_threaded_blas
     from usmp.tools.process_exit import exit_process
 
     single_threaded_blas()
     keep_freed_memory()
+    compile_formats_on_first_use()
     exit_process(main())
 
 
