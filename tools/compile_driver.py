@@ -53,7 +53,6 @@ from usmp.tools.compile_report import (
     patch_lines,
     patch_metadata,
 )
-from usmp.tools.json_text import indented_json
 from usmp.tools.pool_flags import PoolFlag
 from usmp.tools.progress import Progress
 from usmp.tools.timing import Timer, timed_run
@@ -267,7 +266,7 @@ def _run(c: Compilation) -> None:
         interface=c.c_interface,
         files=c.files,
     )
-    c.write("metadata.json", indented_json(record) + "\n")
+    c.write("metadata.json", json.dumps(record, indent=2) + "\n")
 
 
 VERIFY_FINAL = "USMP_VERIFY_FINAL"
@@ -509,7 +508,7 @@ def _emit_tflm_plan(c: Compilation) -> None:
     path = c.out / "metadata.json"
     record = json.loads(path.read_text())
     record["tflm_plan"] = export.metadata(target)
-    path.write_text(indented_json(record) + "\n")
+    path.write_text(json.dumps(record, indent=2) + "\n")
 
 
 def _publish(staging: Path, out: Path, files: Sequence[str]) -> None:
