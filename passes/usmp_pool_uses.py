@@ -206,9 +206,11 @@ class _Analysis:
         assert where is not None
         pool = where.pool_name.data
         data = constant_bytes(self.ctx, op)
-        blob = self.constant_data.setdefault(
-            pool, bytearray(self.pool_by_name[pool].size.data)
-        )
+        blob = self.constant_data.get(pool)
+        if blob is None:  # (not ``setdefault``: a pool-sized zeroed default per call)
+            blob = self.constant_data[pool] = bytearray(
+                self.pool_by_name[pool].size.data
+            )
         blob[where.offset.data : where.offset.data + len(data)] = data
 
     def check_globals(self) -> None:
