@@ -101,6 +101,7 @@ from usmp.dialects.tir import (
     PoolAllocationAttr,
     PoolKind,
 )
+from usmp.passes import usmp_trace_origins as origins
 from usmp.passes.options import TypedOptions
 from usmp.passes.progress import report
 from usmp.passes.usmp_ir import (
@@ -376,7 +377,11 @@ def _is_constant(ref: _Ref | _PoolRef | None) -> bool:
 
 class _Replay:
     def __init__(
-        self, module: ModuleOp, invocations: int, ops: ModuleOps | None = None
+        self,
+        module: ModuleOp,
+        invocations: int,
+        ops: ModuleOps | None = None,
+        native: bool = True,
     ):
         self.main = find_main(module)
         self.ops = ops or ModuleOps.of(module)
@@ -423,6 +428,8 @@ class _Replay:
         every logical index is below ``_STAMP`` (``buffer``)."""
         self.state_views: list[tuple[str, str, int]] = []
         self.names: set[str] = set()
+        self.native = origins.load() if native else None
+        """The C checks and writes (``usmp_trace_origins``), or None: numpy."""
         self._spaces_and_io()
         self.physical: Array = np.full(
             sum(s.size for s in self.spaces if s.kind != PoolKind.CONSTANT),
@@ -839,8 +846,7 @@ class _Replay:
             if pre is None:
                 self.check(e.logical, e.phys, f"{where} reads")
             elif pre.any():
-                logical, phys = _pick(e.logical, pre), _pick(e.phys, pre)
-                self.check(logical, phys, f"{where} reads")
+                self.check(e.logical, e.phys, f"{where} reads", pre)
         for x in exact:
             pre = (x.first_read != NEVER) & (x.first_read < x.first_write)
             self.check(x.logical[pre], x.phys[pre], f"{where} reads")
@@ -853,7 +859,7 @@ class _Replay:
             if w is None:
                 self.write(e.logical, e.phys, stamp)
             elif w.any():
-                self.write(_pick(e.logical, w), _pick(e.phys, w), stamp)
+                self.write(e.logical, e.phys, stamp, w)
         for x in exact:
             w = x.first_write != NEVER
             self.write(x.logical[w], x.phys[w], stamp)
@@ -1017,13 +1023,41 @@ class _Replay:
             return f"the initial value of {writer}"
         return f"{writer} written by {self.stamps[stamp]}"
 
-    def write(self, logical: Bytes, phys: Bytes, stamp: int) -> None:
+    def write(
+        self,
+        logical: Bytes,
+        phys: Bytes,
+        stamp: int,
+        mask: npt.NDArray[np.bool_] | None = None,
+    ) -> None:
+        """Record that ``stamp`` wrote the bytes (those ``mask`` picks, if
+        given): in C where it is built (``usmp_trace_origins``), else numpy."""
+        if self.native is not None and origins.write(
+            self.native, self.logical, self.physical, logical, phys, stamp, mask
+        ):
+            return
+        if mask is not None:
+            logical, phys = _pick(logical, mask), _pick(phys, mask)
         self.logical[logical] = stamp
         self.physical[phys] = _values(logical, stamp * _STAMP)
 
-    def check(self, logical: Bytes, phys: Bytes, when: str) -> None:
-        """Report the bytes whose physical origin is not their logical one
-        (``when`` says who reads them)."""
+    def check(
+        self,
+        logical: Bytes,
+        phys: Bytes,
+        when: str,
+        mask: npt.NDArray[np.bool_] | None = None,
+    ) -> None:
+        """Report the bytes (those ``mask`` picks, if given) whose physical
+        origin is not their logical one (``when`` says who reads them). The
+        C side (``usmp_trace_origins``) passes those that hold; the numpy
+        path decides the others, and words the report."""
+        if self.native is not None and origins.check(
+            self.native, self.logical, self.physical, logical, phys, mask
+        ):
+            return
+        if mask is not None:
+            logical, phys = _pick(logical, mask), _pick(phys, mask)
         stamps = self.logical[logical]
         actual = self.physical[phys]
         if self.halves:
@@ -1294,13 +1328,17 @@ def _ranges(offsets: list[int]) -> str:
 
 
 def replay_violations(
-    module: ModuleOp, invocations: int = 1, ops: ModuleOps | None = None
+    module: ModuleOp,
+    invocations: int = 1,
+    ops: ModuleOps | None = None,
+    native: bool = True,
 ) -> list[str]:
     """Every byte a planned (rewritten) module reads that does not hold the
     value it would hold with every buffer in memory of its own (see module
     doc); empty if the plan is safe. ``ops``: ``ModuleOps.of(module)`` if
-    the caller has it."""
-    return _Replay(module, invocations, ops).run()
+    the caller has it; ``native=False``: the origins checked and written in
+    numpy only (``usmp_trace_origins``; the same verdicts)."""
+    return _Replay(module, invocations, ops, native).run()
 
 
 @dataclass(frozen=True)

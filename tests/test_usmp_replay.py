@@ -297,6 +297,7 @@ class _Memories:
         self.stamps = ["the initial value", "the test"]
         self.halves = True  # (``check`` compares origins by their halves)
 
+    native = None  # (numpy: ``usmp_trace_origins`` has its own tests)
     write = Replay.write
     check = Replay.check
     origin_text = Replay.origin_text
