@@ -44,7 +44,9 @@ meeting another, a failed check) is replayed from ``trace_all`` as above,
 which also words the violations. The light trace's accesses at known
 addresses are enumerated in C where a compiler is (``usmp_trace_native``,
 built on first use; else, or with ``USMP_NATIVE_REPLAY=0``, numpy: the same
-bytes and times).
+bytes and times); so are the origin checks and writes of each step
+(``usmp_trace_origins``: one pass, no temporary arrays; a failed check is
+decided again, and worded, by the numpy path).
 
 Invocations. Before a run the caller writes every input (fresh origins) and
 the workspace pools hold poison (another model may have used them in between,
