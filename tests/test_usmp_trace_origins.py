@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +21,7 @@ from usmp.dialects import new_context
 from usmp.parsing import LocatingParser
 from usmp.passes import usmp_replay, usmp_trace_origins
 from usmp.passes.usmp_replay import replay_violations
+from usmp.passes.usmp_trace_origins import Bytes
 
 pytestmark = pytest.mark.skipif(
     usmp_trace_origins.load() is None, reason="needs a C compiler"
@@ -79,7 +81,7 @@ def _spoil(
 
 def _bytes(
     rng: np.random.Generator, n: int, span: int
-) -> tuple[object, npt.NDArray[np.int64]]:
+) -> tuple[Bytes, npt.NDArray[np.int64]]:
     """A range or an ascending index array within ``[0, n)`` (and its
     indices); ``span`` of them."""
     if rng.random() < 0.5:
@@ -115,7 +117,7 @@ def test_check_and_write_are_numpys(seed: int) -> None:
             physical_memory,
             logical,
             phys,
-            mask,  # pyright: ignore[reportArgumentType]
+            mask,
         )
         assert got == want
         verdicts.append(want)
@@ -130,7 +132,7 @@ def test_check_and_write_are_numpys(seed: int) -> None:
             logical,
             phys,
             stamp,
-            mask,  # pyright: ignore[reportArgumentType]
+            mask,
         )
         np.testing.assert_array_equal(logical_memory, lm)
         np.testing.assert_array_equal(physical_memory, pm)
@@ -146,7 +148,7 @@ def test_what_the_c_side_cannot_take_is_refused_untouched() -> None:
     rng = np.random.default_rng(1)
     logical_memory, physical_memory = _memories(rng, 16)
     lm, pm = logical_memory.copy(), physical_memory.copy()
-    bad: list[tuple[object, object, object]] = [
+    bad: list[tuple[Any, Any, Any]] = [
         (slice(10, 17), slice(0, 7), None),  # past the logical memory
         (slice(0, 7), slice(10, 17), None),  # past the physical one
         (np.array([1, 16]), np.array([0, 1]), None),
@@ -164,7 +166,7 @@ def test_what_the_c_side_cannot_take_is_refused_untouched() -> None:
                 physical_memory,
                 logical,
                 phys,
-                mask,  # pyright: ignore[reportArgumentType]
+                mask,
             ),
             usmp_trace_origins.write(
                 lib,
@@ -173,7 +175,7 @@ def test_what_the_c_side_cannot_take_is_refused_untouched() -> None:
                 logical,
                 phys,
                 3,
-                mask,  # pyright: ignore[reportArgumentType]
+                mask,
             ),
         )
         assert got == (False, False), (logical, phys, mask)
@@ -227,8 +229,8 @@ def test_real_plans_and_a_broken_one_are_judged_the_same(
     calls = [0]
     real = usmp_trace_origins.check
 
-    def counted(*args: object) -> bool:
-        ok = real(*args)  # pyright: ignore[reportArgumentType]
+    def counted(*args: Any) -> bool:
+        ok = real(*args)
         calls[0] += ok
         return ok
 
