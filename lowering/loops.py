@@ -185,6 +185,22 @@ def _rest(op: Operation) -> tuple[tuple[object, ...], ...]:
     )
 
 
+class _Constants:
+    """The constants of one scalar type a builder has hoisted, by value
+    (``KernelBuilder.const``), and what ``const`` reads of the type."""
+
+    __slots__ = ("by_value", "f32", "floating", "unsigned", "width")
+
+    def __init__(self, type_: Attribute):
+        self.by_value: dict[int | str, SSAValue] = {}
+        """Integer value, or ``repr`` of a float value -> its constant."""
+        self.floating = is_float(type_)
+        self.f32 = isinstance(type_, Float32Type)
+        self.width = type_.width.data if isinstance(type_, IntegerType) else None
+        """The integer type's width (None: ``index``, no wrap-around)."""
+        self.unsigned = is_unsigned(type_)
+
+
 class _Scope:
     """A block under construction and what to undo in the builder's memo
     when it closes."""
@@ -214,7 +230,11 @@ class KernelBuilder(ScalarArithmetic):
     def __init__(self, entry: Block):
         self.entry = entry
         self._hoisted: list[Operation] = []
-        self._constants: dict[tuple[Attribute, int | float | str], SSAValue] = {}
+        self._constants: dict[Attribute, _Constants] = {}
+        """The hoisted constants, by type (equal types share a table)."""
+        self._constants_of: dict[int, tuple[Attribute, _Constants]] = {}
+        """``_constants``' tables by the ``id`` of each type object ``const``
+        was given (kept alive by the entry, so an id is never reused)."""
         self._scopes: list[_Scope] = [_Scope(entry)]
         self._memo: dict[Hashable, SSAValue] = {}
         """The values remembered in the open blocks (one dict for all, each
@@ -338,29 +358,42 @@ class KernelBuilder(ScalarArithmetic):
     def const(self, value: float, type_: Attribute) -> SSAValue:
         """A hoisted, shared ``arith.constant`` of a scalar type (integers
         are taken modulo 2**width, as two's complement bit patterns)."""
-        if is_float(type_):
+        found = self._constants_of.get(id(type_))
+        of_type = self._of_type(type_) if found is None else found[1]
+        if of_type.floating:
             value = float(value)
-            if isinstance(type_, Float32Type):  # the value the constant will hold
+            if of_type.f32:  # the value the constant will hold
                 value = float(np.float32(value))
-            key: tuple[Attribute, int | float | str] = (type_, repr(value))
+            key: int | str = repr(value)
         else:
             value = int(value)
-            if isinstance(type_, IntegerType):
-                width = type_.width.data
+            width = of_type.width
+            if width is not None:
                 value &= (1 << width) - 1
-                if not is_unsigned(type_) and value >= 1 << (width - 1):
+                if not of_type.unsigned and value >= 1 << (width - 1):
                     value -= 1 << width
-            key = (type_, value)
-        cached = self._constants.get(key)
+            key = value
+        by_value = of_type.by_value
+        cached = by_value.get(key)
         if cached is None:
             attr: Attribute
-            if is_float(type_):
+            if of_type.floating:
                 attr = FloatAttr(value, type_)  # type: ignore[arg-type]
             else:
                 attr = integer_attr(value, type_)
             cached = self.hoist(create(arith.ConstantOp, (), type_, value=attr))
-            self._constants[key] = cached
+            by_value[key] = cached
         return cached
+
+    def _of_type(self, type_: Attribute) -> _Constants:
+        """``type_``'s constants (one table per equal type), remembered for
+        this type object (``const`` finds it by identity: a type's hash is a
+        Python ``__hash__`` per parameter)."""
+        of_type = self._constants.get(type_)
+        if of_type is None:
+            of_type = self._constants[type_] = _Constants(type_)
+        self._constants_of[id(type_)] = (type_, of_type)
+        return of_type
 
     def index(self, v: Ix) -> SSAValue:
         """``v`` as an SSA ``index`` value."""

@@ -120,3 +120,32 @@ def test_ops_equal_in_name_and_operands_differ_in_the_rest() -> None:
     again = arith.ConstantOp(IntegerAttr(1, i64))
     assert b.emit(again) is one64 and again.parent is None
     assert len(list(entry.ops)) == 6
+
+
+def test_constants_are_shared_by_equal_type_and_value() -> None:
+    """``const`` finds a type's constants by the type object's identity
+    first: an equal type built apart shares them, integers wrap to their
+    width (``index`` does not), floats are told apart by their f32 value,
+    and each constant is hoisted once, in order of first use."""
+    from xdsl.dialects.builtin import IndexType, IntegerType, Signedness, f64
+
+    entry = Block()
+    b = KernelBuilder(entry)
+    seven = b.const(7, IntegerType(32))
+    assert b.const(7, IntegerType(32)) is seven  # another, equal type object
+    assert b.const(7, i32) is seven
+    assert b.const(7 + 2**32, i32) is seven  # modulo 2**32
+    assert b.const(255, IntegerType(8)) is b.const(-1, IntegerType(8))
+    u8 = IntegerType(8, Signedness.UNSIGNED)
+    assert b.const(-1, u8) is b.const(255, u8)
+    assert b.const(-1, u8) is not b.const(-1, IntegerType(8))
+    big = b.const(2**40, IndexType())
+    assert b.const(2**40, IndexType()) is big and b.const(0, IndexType()) is not big
+    assert b.const(7, IntegerType(64)) is not seven
+    assert b.const(0.1, f32) is b.const(0.1000000001, f32)  # one f32 value
+    assert b.const(0.1, f64) is not b.const(0.1000000001, f64)
+    assert b.const(7.0, f32) is not seven
+    b.finish()
+    values = [str(op.value) for op in entry.ops]  # pyright: ignore
+    assert values[:3] == ["7 : i32", "-1 : i8", "255 : ui8"]
+    assert len(values) == 10
