@@ -301,6 +301,12 @@ class FusedKernel:
         """Element requests under way (a handler asking for an element its
         ``reads`` do not cover recurses; see ``MAX_NESTED_REQUESTS``)."""
         self._tables: dict[Hashable, SSAValue] = {}
+        self._table_ids: dict[tuple[str, int], tuple[Attribute, SSAValue]] = {}
+        """``table``'s tables by name and the ``id`` of the attribute object
+        (kept alive by the entry): a handler asks for its operator's tables
+        at every element it emits, and hashing a dense attribute hashes its
+        bytes through Python ``__hash__``es; an equal attribute built apart
+        is found in ``_tables``."""
         self._names: set[str] = set()
         self.plans: dict[Operation, object] = {}
         """Operator -> what its handler decided from the operator alone, the
@@ -423,6 +429,10 @@ class FusedKernel:
         the constant ``source``) as a hoisted ``tir.allocate_const`` named
         ``name`` (made unique in the function); the same constant, or an
         identical table, is shared."""
+        if source is None:  # a table: by identity first (see ``_table_ids``)
+            known = self._table_ids.get((name, id(values)))
+            if known is not None:
+                return known[1]
         key: Hashable = source if source is not None else (name, values)
         buffer = self._tables.get(key)
         if buffer is None:
@@ -433,4 +443,6 @@ class FusedKernel:
                 alloc.location = source.location
             buffer = self.b.hoist(alloc)
             self._tables[key] = buffer
+        if source is None:
+            self._table_ids[name, id(values)] = (values, buffer)
         return buffer

@@ -98,3 +98,29 @@ def test_a_pattern_rewrites_an_explicit_request_as_the_kernel_computes() -> None
     names = [[op.name for op in k.b.block.ops] for k in (direct, requested)]
     assert names[0] == names[1] == ["memref.load", "arith.maximumf"]
     assert request.parent is None
+
+
+def test_tables_are_shared_by_name_and_equal_values() -> None:
+    """``FusedKernel.table``: the same attribute object, or an equal one
+    built apart, under one name is one hoisted ``tir.allocate_const``;
+    another name or other values get their own (names made unique)."""
+    from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, TensorType, i32
+
+    from usmp.dialects import tir
+
+    def values(*xs: int) -> DenseIntOrFPElementsAttr:
+        return DenseIntOrFPElementsAttr.from_list(TensorType(i32, [len(xs)]), xs)
+
+    entry = Block()
+    k = FusedKernel(KernelBuilder(entry), {}, ELEMENT_PATTERNS)
+    a = values(1, 2, 3)
+    first = k.table("t", a)
+    assert k.table("t", a) is first
+    assert k.table("t", values(1, 2, 3)) is first  # equal, another object
+    other_name = k.table("u", a)
+    other_values = k.table("t", values(3, 2, 1))
+    assert len({first, other_name, other_values}) == 3
+    assert k.table("u", values(1, 2, 3)) is other_name
+    k.b.finish()
+    allocs = [op for op in entry.ops if isinstance(op, tir.AllocateConstOp)]
+    assert [op.name_hint.data for op in allocs] == ["t", "u", "t_1"]
