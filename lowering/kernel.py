@@ -69,7 +69,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import lru_cache
 from types import MappingProxyType
-from typing import ClassVar, TypeAlias
+from typing import ClassVar, TypeAlias, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -208,7 +208,9 @@ class ElementPattern(RewritePattern):
     A family lists its operators in ``handlers`` (operator class -> element
     emitter of ``ops_*.py``: the lowering of an operator is registered by
     its op class); a pattern for values that are not operator results
-    overrides ``matches`` and ``element``."""
+    overrides ``computes`` and ``element``. Which family computes a value
+    depends on its producer's class alone: the kernel finds it once per
+    class (``FusedKernel._pattern_for``), not per element."""
 
     handlers: ClassVar[Mapping[type[Operation], Handler]] = MappingProxyType({})
     reads: ClassVar[Mapping[type[Operation], Reads]] = MappingProxyType({})
@@ -218,21 +220,27 @@ class ElementPattern(RewritePattern):
     def __init__(self, kernel: FusedKernel):
         self.kernel = kernel
 
+    def computes(self, owner: type[Operation | Block]) -> bool:
+        """Whether this family computes the values of an owner (producer)
+        of this class."""
+        return owner in self.handlers
+
     def matches(self, value: SSAValue) -> bool:
         """Whether ``value`` is this family's."""
-        op = value.owner
-        return isinstance(op, Operation) and type(op) in self.handlers
+        return self.computes(type(value.owner))
 
     def element(self, value: SSAValue, index: Sequence[Ix]) -> SSAValue:
         """The element of ``value`` (``matches``) at ``index``."""
-        op = value.owner
-        assert isinstance(op, Operation)
+        op = cast(Operation, value.owner)  # (``matches``: an operator)
         return self.handlers[type(op)](self.kernel, op, index)
 
     def located_element(self, value: SSAValue, index: Sequence[Ix]) -> SSAValue:
         """``element``, its ops at the location of ``value``'s producer."""
         producer = value.owner
-        located = producer if isinstance(producer, Operation) else producer.parent_op()
+        if type(producer) is Block:
+            located = cast(Block, producer).parent_op()
+        else:
+            located = cast(Operation, producer)
         b = self.kernel.b
         outer = b.location
         b.location = located.location if located else None
@@ -253,8 +261,8 @@ class LowerConstantElement(ElementPattern):
     elements are equal (scalar, splat), else a load from the constant as a
     hoisted ``tir.allocate_const``."""
 
-    def matches(self, value: SSAValue) -> bool:
-        return isinstance(value.owner, relay.ConstantOp)
+    def computes(self, owner: type[Operation | Block]) -> bool:
+        return issubclass(owner, relay.ConstantOp)
 
     def element(self, value: SSAValue, index: Sequence[Ix]) -> SSAValue:
         op = value.owner
@@ -294,6 +302,9 @@ class FusedKernel:
         """Argument buffer -> its hoisted one-dimensional view
         (``ops_nn_dsp``)."""
         self._element_patterns = [pattern(self) for pattern in patterns]
+        self._patterns: dict[type[Operation | Block], ElementPattern | None] = {}
+        """Producer class -> the first pattern that computes its values
+        (``_pattern_for``)."""
         self._reads: dict[type[Operation | Block], Reads] = {
             kind: reads for pattern in patterns for kind, reads in pattern.reads.items()
         }
@@ -363,8 +374,7 @@ class FusedKernel:
                 self.b.remember((v, i), self._request(v, i))
                 continue
             stack.append((v, i, True))
-            op = v.owner
-            assert isinstance(op, Operation)
+            op = cast(Operation, v.owner)  # (``reads`` are by operator class)
             for operand, at in reversed(reads(self, op, i)):
                 if self.b.lookup((operand, tuple(at))) is None:
                     stack.append((operand, tuple(at), False))
@@ -400,15 +410,24 @@ class FusedKernel:
                 "function; lower-ops accepts at most that nesting (fuse smaller "
                 "groups: fuse-ops{max_depth=N})",
             )
-        for pattern in self._element_patterns:
-            if pattern.matches(value):
-                self._nested += 1
-                try:
-                    return pattern.located_element(value, index)
-                finally:
-                    self._nested -= 1
-        assert isinstance(op, Operation)
-        raise located_error(op, f"'{op.name}' has no lowering")
+        kind = type(op)
+        patterns = self._patterns
+        pattern = patterns[kind] if kind in patterns else self._pattern_for(kind)
+        if pattern is None:
+            assert isinstance(op, Operation)
+            raise located_error(op, f"'{op.name}' has no lowering")
+        self._nested += 1
+        try:
+            return pattern.located_element(value, index)
+        finally:
+            self._nested -= 1
+
+    def _pattern_for(self, kind: type[Operation | Block]) -> ElementPattern | None:
+        """The first of the element patterns that computes the values of a
+        producer of class ``kind`` (None: none does), remembered."""
+        found = next((p for p in self._element_patterns if p.computes(kind)), None)
+        self._patterns[kind] = found
+        return found
 
     def _unique(self, name: str) -> str:
         """``name``, or ``name_N``, unused by this function's constants."""
