@@ -230,6 +230,9 @@ class KernelBuilder(ScalarArithmetic):
     def __init__(self, entry: Block):
         self.entry = entry
         self._hoisted: list[Operation] = []
+        self._valued: list[Operation] = []
+        """Every op placed (``emit``, ``hoist``, ``load_invariant``) that
+        has results (``has_unused_values``)."""
         self._constants: dict[Attribute, _Constants] = {}
         """The hoisted constants, by type (equal types share a table)."""
         self._constants_of: dict[int, tuple[Attribute, _Constants]] = {}
@@ -299,10 +302,12 @@ class KernelBuilder(ScalarArithmetic):
             depths[r] = depth
             if result is None:
                 result = r
-        if key is not None and result is not None:
-            # (``_store``, inlined: ``lookup`` found no value for ``key``)
-            scope.remembered.append((key, None))
-            self._memo[key] = result
+        if result is not None:
+            self._valued.append(op)
+            if key is not None:
+                # (``_store``, inlined: ``lookup`` found no value for ``key``)
+                scope.remembered.append((key, None))
+                self._memo[key] = result
         return result  # type: ignore[return-value]
 
     def _depth_of(self, value: SSAValue) -> int:
@@ -311,9 +316,22 @@ class KernelBuilder(ScalarArithmetic):
     def hoist(self, op: Operation) -> SSAValue:
         """Place ``op`` at the top of the function (constants, tables)."""
         self._hoisted.append(op)
+        self._valued.append(op)
         for r in op.results:
             self._depth[r] = 0
         return op.results[0]
+
+    def has_unused_values(self) -> bool:
+        """Whether an op this builder placed has results and none of them
+        is used (dead code: ``dead_code.erase_dead_code`` has work only
+        then, if every op of the function was placed by the builder)."""
+        for op in self._valued:
+            for r in op.results:
+                if r.first_use is not None:
+                    break
+            else:
+                return True
+        return False
 
     def finish(self) -> None:
         """Move hoisted ops to the start of the entry block, in order."""
@@ -501,6 +519,7 @@ class KernelBuilder(ScalarArithmetic):
             op.location = self.location
         scope = self._scopes[depth]
         append_op(scope.block, op)
+        self._valued.append(op)
         result = op.results[0]
         self._depth[result] = depth
         self._store(scope, key, result)

@@ -58,6 +58,7 @@ from usmp.dialects.relay_svdf import SvdfOp
 from usmp.dialects.tir_custom import CUSTOM_HEADER, RETURNS_STATUS
 from usmp.lowering import cmsis_nn, ops_nn, ops_softmax
 from usmp.lowering.convert_to_emitc_memref import COPY_RUN
+from usmp.lowering.dead_code import erase_dead_code
 from usmp.lowering.fold_offsets import fold_input_offsets
 from usmp.lowering.kernel import (
     ElementPattern,
@@ -324,6 +325,10 @@ def lower_primitive(
         lowered.attributes[RETURNS_STATUS] = UnitAttr()
         lowered.attributes[CUSTOM_HEADER] = whole.header
     lowered.location = primitive.location
+    if whole is not None or builder.has_unused_values():
+        # what the group computes for nothing (a whole operator's lowering
+        # may place ops of its own: always looked for)
+        erase_dead_code(lowered.body)
     return lowered
 
 
@@ -369,7 +374,9 @@ class LowerPrimitiveFunction(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
         if relay.PRIMITIVE in op.attributes and cmsis_nn.CORE in op.attributes:
-            rewriter.replace(op, cmsis_nn.lower_partitioned(op))
+            lowered = cmsis_nn.lower_partitioned(op)
+            erase_dead_code(lowered.body)
+            rewriter.replace(op, lowered)
             return
         if relay.PRIMITIVE in op.attributes:
             bound = self.constants.get(op.sym_name.data, {})

@@ -61,7 +61,10 @@ Patterns
 
     Last, each lowered function loses the values it computes and never
     uses (``lowering/dead_code.py``: an accumulator whose epilogue folded to
-    a constant, with its loads and loops).
+    a constant, with its loads and loops). The kernel builder placed every
+    op of the function and lists those with results, so the function is
+    walked for dead code only when one of them has no use (a whole
+    operator's lowering, or a CMSIS-NN call, is always walked).
 
 Target
     ``mcpu`` (TVM's ``-mcpu``, e.g. ``cortex-m4``; ``usmp-compile --target
@@ -97,14 +100,12 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.traits import SymbolTable
 
 from usmp.dialects import relay
 from usmp.lowering.constant_args import (
     constant_arguments,
     drop_unused_constant_arguments,
 )
-from usmp.lowering.dead_code import erase_dead_code
 from usmp.lowering.gc_pause import cyclic_gc_paused
 from usmp.lowering.prim_func import LowerPrimitiveFunction
 from usmp.lowering.target import TargetFeatures
@@ -152,8 +153,4 @@ class LowerOpsPass(ModulePass):
             PatternRewriteWalker(
                 _Reporting(lower, order), apply_recursively=False
             ).rewrite_module(op)
-            for name in lowered:  # what a fused group computes for nothing
-                f = SymbolTable.lookup_symbol(op, name)
-                if isinstance(f, func.FuncOp):
-                    erase_dead_code(f.body)
             drop_unused_constant_arguments(op, bound)

@@ -124,3 +124,53 @@ def test_tables_are_shared_by_name_and_equal_values() -> None:
     k.b.finish()
     allocs = [op for op in entry.ops if isinstance(op, tir.AllocateConstOp)]
     assert [op.name_hint.data for op in allocs] == ["t", "u", "t_1"]
+
+
+_DEAD = """
+func.func @f(%x: tensor<1x3x3x8xi8>, %w: tensor<3x3x1x8xi8>) -> tensor<1x3x3x8xi8>
+    attributes {{relay.primitive}} {{
+  %c = relay.conv2d %x, %w {{padding = array<i64: 1, 1, 1, 1>, groups = 8 : i64, kernel_layout = #relay<kernel_layout HWIO>}} : (tensor<1x3x3x8xi8>, tensor<3x3x1x8xi8>) -> tensor<1x3x3x8xi32>
+  %r = relay.cast %c : tensor<1x3x3x8xi32> -> tensor<1x3x3x8xi8>
+  %z = relay.clip %r {{a_min = -128.0 : f64, a_max = {hi}.0 : f64}} : tensor<1x3x3x8xi8> -> tensor<1x3x3x8xi8>
+  func.return %z : tensor<1x3x3x8xi8>
+}}
+"""
+
+
+@pytest.mark.parametrize("hi", [-128, 127])
+def test_values_computed_for_nothing_are_erased(hi: int) -> None:
+    """A conv2d whose epilogue clamps to one value (the i8 minimum) leaves
+    its accumulation unused: the builder sees an op with results and no
+    use, and the dead-code walk erases the reduction loops, their loads and
+    arithmetic; with the full range, nothing is unused and the walk is
+    skipped, the reduction stays."""
+    from xdsl.dialects import memref, scf
+
+    from usmp.lowering import prim_func
+
+    module = Parser(new_context(), _DEAD.format(hi=hi)).parse_module()
+    function = next(iter(module.ops))
+    assert isinstance(function, func.FuncOp)
+    builders: list[KernelBuilder] = []
+
+    class Recording(KernelBuilder):
+        def __init__(self, entry: Block):
+            super().__init__(entry)
+            builders.append(self)
+
+    saved = prim_func.KernelBuilder
+    prim_func.KernelBuilder = Recording  # type: ignore[misc]
+    try:
+        lowered = prim_func.lower_primitive(function)
+    finally:
+        prim_func.KernelBuilder = saved  # type: ignore[misc]
+    ops = list(lowered.walk())
+    loads = [op for op in ops if isinstance(op, memref.LoadOp)]
+    loops = [op for op in ops if isinstance(op, scf.ForOp)]
+    for op in ops:  # what is left is used (or has no result)
+        assert not op.results or any(r.uses for r in op.results), op
+    if hi == -128:
+        assert not loads and len(loops) == 3  # the output's loops only
+    else:
+        assert loads and len(loops) > 3
+        assert not builders[0].has_unused_values()
