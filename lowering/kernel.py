@@ -194,6 +194,11 @@ class ElementOp(IRDLOperation):
         return tuple(next(dynamic) if i == DYNAMIC else i for i in values)
 
 
+_PUSHED, _UNKNOWN, _READ = 0, 1, 2
+"""``FusedKernel.at``'s stack entries: an element to look up (it may have
+been computed since it was pushed), one known not to be computed yet, one
+whose reads are computed."""
+
 MAX_NESTED_REQUESTS = 64
 """Element requests that may nest (each a handler asking for an operand
 element its ``reads`` do not list: about ten Python frames, well inside
@@ -355,31 +360,47 @@ class FusedKernel:
 
         Elements the handlers read first (``ElementPattern.reads``) are
         computed before the element that reads them, deepest first, from an
-        explicit stack: no Python recursion along a chain of operators."""
-        key = (value, tuple(index))
-        known = self.b.lookup(key)
+        explicit stack: no Python recursion along a chain of operators.
+
+        An element taken off the stack is looked up once: when its reads
+        are computed and it comes off again, it is still unknown (its reads
+        never compute it: the group is acyclic), and so is an element about
+        to be remembered (``KernelBuilder.remember_new``)."""
+        b = self.b
+        lookup = b.lookup
+        root = tuple(index)
+        known = lookup((value, root))
         if known is not None:
             return known
-        stack: list[tuple[SSAValue, tuple[Ix, ...], bool]] = [(value, key[1], False)]
+        remember = b.remember_new
+        buffers, all_reads = self.buffers, self._reads
+        result: SSAValue | None = None
+        stack: list[tuple[SSAValue, tuple[Ix, ...], int]] = [(value, root, _UNKNOWN)]
         while stack:
-            v, i, expanded = stack.pop()
-            if self.b.lookup((v, i)) is not None:
+            v, i, state = stack.pop()
+            if state == _READ:  # its reads are computed
+                result = self._request(v, i)
+                remember((v, i), result)
                 continue
-            buffer = self.buffers.get(v)
+            if state == _PUSHED and lookup((v, i)) is not None:
+                continue
+            buffer = buffers.get(v)
             if buffer is not None:  # an argument: a load, no request
-                self.b.remember((v, i), self.b.load(buffer, i))
+                result = b.load(buffer, i)
+                remember((v, i), result)
                 continue
-            reads = self._reads_of(v)
-            if expanded or reads is None:
-                self.b.remember((v, i), self._request(v, i))
+            reads = all_reads.get(type(v.owner))  # (by operator class)
+            if reads is None:
+                result = self._request(v, i)
+                remember((v, i), result)
                 continue
-            stack.append((v, i, True))
-            op = cast(Operation, v.owner)  # (``reads`` are by operator class)
+            stack.append((v, i, _READ))
+            op = cast(Operation, v.owner)
             for operand, at in reversed(reads(self, op, i)):
-                if self.b.lookup((operand, tuple(at))) is None:
-                    stack.append((operand, tuple(at), False))
-        result = self.b.lookup(key)
-        assert result is not None
+                at = tuple(at)
+                if lookup((operand, at)) is None:
+                    stack.append((operand, at, _PUSHED))
+        assert result is not None  # (the root's, computed last)
         return result
 
     def _reads_of(self, value: SSAValue) -> Reads | None:

@@ -366,6 +366,12 @@ class KernelBuilder(ScalarArithmetic):
         self._scopes[-1].remembered.append((key, memo.get(key)))
         memo[key] = value
 
+    def remember_new(self, key: Hashable, value: SSAValue) -> None:
+        """``remember`` for a key no open block has (``lookup`` finds no
+        value): nothing to restore when the block closes."""
+        self._scopes[-1].remembered.append((key, None))
+        self._memo[key] = value
+
     def _store(self, scope: _Scope, key: Hashable, value: SSAValue) -> None:
         memo = self._memo
         scope.remembered.append((key, memo.get(key)))

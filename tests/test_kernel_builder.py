@@ -149,3 +149,17 @@ def test_constants_are_shared_by_equal_type_and_value() -> None:
     values = [str(op.value) for op in entry.ops]  # pyright: ignore
     assert values[:3] == ["7 : i32", "-1 : i8", "255 : ui8"]
     assert len(values) == 10
+
+
+def test_a_new_key_remembered_is_taken_out_when_its_block_closes() -> None:
+    """``remember_new`` (a key no open block has) is found in nested
+    blocks and gone once its block closes."""
+    entry = Block(arg_types=[i32])
+    b = KernelBuilder(entry)
+    x = entry.args[0]
+    with b.at(Block()):
+        b.remember_new(("k",), x)
+        with b.at(Block()):
+            assert b.lookup(("k",)) is x
+        assert b.lookup(("k",)) is x
+    assert b.lookup(("k",)) is None
