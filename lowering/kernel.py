@@ -79,6 +79,7 @@ from xdsl.dialects.builtin import (
     DenseResourceAttr,
     IndexType,
     MemRefType,
+    StringAttr,
     TensorType,
     i64,
 )
@@ -100,6 +101,7 @@ from xdsl.pattern_rewriter import (
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
 from usmp.lowering.constant_args import constant_array, is_uniform, stored_elements
+from usmp.lowering.create import create
 from usmp.lowering.loops import Ix, KernelBuilder
 from usmp.lowering.target import PORTABLE, TargetFeatures
 
@@ -476,8 +478,12 @@ class FusedKernel:
         key: Hashable = source if source is not None else (name, values)
         buffer = self._tables.get(key)
         if buffer is None:
-            alloc = tir.AllocateConstOp(
-                memref_of(values.type), self._unique(name), values
+            alloc = create(  # (the IRDL constructor costs five times the op)
+                tir.AllocateConstOp,
+                (),
+                memref_of(values.type),
+                name_hint=StringAttr(self._unique(name)),
+                value=values,
             )
             if source is not None:
                 alloc.location = source.location

@@ -670,6 +670,8 @@ class KernelBuilder(ScalarArithmetic):
             with self.at(block, guarded=True):
                 self.emit(create(scf.YieldOp, branch()))
             blocks.append(block)
-        op = scf.IfOp(condition, list(result_types), [blocks[0]], [blocks[1]])
+        op = create_with_regions(
+            scf.IfOp, (condition,), result_types, [Region(b) for b in blocks]
+        )
         self.emit(op)
         return list(op.results)

@@ -58,6 +58,7 @@ from usmp.dialects.relay_svdf import SvdfOp
 from usmp.dialects.tir_custom import CUSTOM_HEADER, RETURNS_STATUS
 from usmp.lowering import cmsis_nn, ops_nn, ops_softmax
 from usmp.lowering.convert_to_emitc_memref import COPY_RUN
+from usmp.lowering.create import create
 from usmp.lowering.dead_code import erase_dead_code
 from usmp.lowering.fold_offsets import fold_input_offsets
 from usmp.lowering.kernel import (
@@ -303,7 +304,7 @@ def lower_primitive(
         builder.location = whole.location
         WHOLE_OPERATORS[type(whole)](kernel, whole, outputs[0])
         builder.location = None
-    ret = func.ReturnOp()
+    ret = create(func.ReturnOp, ())
     ret.location = block.last_op.location  # type: ignore[union-attr]
     builder.emit(ret)
     builder.finish()

@@ -174,3 +174,69 @@ def test_values_computed_for_nothing_are_erased(hi: int) -> None:
     else:
         assert loads and len(loops) > 3
         assert not builders[0].has_unused_values()
+
+
+@pytest.mark.parametrize("kind", ["allocate_const", "return", "if"])
+def test_ops_built_with_create_are_the_constructors(kind: str) -> None:
+    """The ops of a prim func that ``lower-ops`` builds with ``create`` (a
+    table's ``tir.allocate_const``, the ``func.return``, a value-yielding
+    ``scf.if``) equal the ones the dialects' constructors build, field by
+    field (properties in the same order), and print the same."""
+    from io import StringIO
+
+    from xdsl.dialects import scf
+    from xdsl.dialects.builtin import (
+        DenseIntOrFPElementsAttr,
+        MemRefType,
+        StringAttr,
+        TensorType,
+        i1,
+        i32,
+    )
+    from xdsl.ir import Region
+    from xdsl.printer import Printer
+
+    from tests.test_convert_to_emitc_ir import _fields, _same
+    from usmp.dialects import tir
+    from usmp.lowering.create import create, create_with_regions
+
+    if kind == "allocate_const":
+        values = DenseIntOrFPElementsAttr.from_list(TensorType(i32, [2]), [7, 9])
+        t = MemRefType(i32, [2])
+        ours = create(
+            tir.AllocateConstOp, (), t, name_hint=StringAttr("t"), value=values
+        )
+        xdsl = tir.AllocateConstOp(t, "t", values)
+    elif kind == "return":
+        ours, xdsl = create(func.ReturnOp, ()), func.ReturnOp()
+    else:
+        c, x, y = Block(arg_types=[i1, i32, i32]).args
+        built = []
+        for mine in (True, False):
+            then, otherwise = Block(), Block()
+            then.add_op(scf.YieldOp(x))
+            otherwise.add_op(scf.YieldOp(y))
+            built.append(
+                create_with_regions(
+                    scf.IfOp, (c,), [i32], [Region(then), Region(otherwise)]
+                )
+                if mine
+                else scf.IfOp(c, [i32], [then], [otherwise])
+            )
+        ours, xdsl = built
+        texts = []
+        for op in built:
+            text = StringIO()
+            Printer(stream=text).print_op(op)
+            texts.append(text.getvalue())
+        assert texts[0] == texts[1]
+        fields = [_fields(op) for op in built]
+        for f, op in zip(fields, built, strict=True):
+            f["results"] = [("op" if o is op else o, *r) for o, *r in f["results"]]
+            f["uses"] = [("op" if o is op else o, k) for o, k in f["uses"]]
+            regions = f.pop("regions")
+            assert [r.parent for r in regions] == [op, op]
+        assert fields[0] == fields[1]
+        return
+    _same(ours, xdsl)
+    assert list(ours.properties) == list(xdsl.properties)
