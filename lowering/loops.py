@@ -230,6 +230,7 @@ class KernelBuilder(ScalarArithmetic):
     def __init__(self, entry: Block):
         self.entry = entry
         self._hoisted: list[Operation] = []
+        self._conversions = {}
         self._valued: list[Operation] = []
         """Every op placed (``emit``, ``hoist``, ``load_invariant``) that
         has results (``has_unused_values``)."""

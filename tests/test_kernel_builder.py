@@ -163,3 +163,35 @@ def test_a_new_key_remembered_is_taken_out_when_its_block_closes() -> None:
             assert b.lookup(("k",)) is x
         assert b.lookup(("k",)) is x
     assert b.lookup(("k",)) is None
+
+
+def test_conversions_by_type_pair() -> None:
+    """``convert``'s ops for each kind of pair (unsigned values are seen
+    as signless, converted with the unsigned ops, and seen as unsigned
+    again), planned once per pair of type objects: an equal type built
+    apart converts nothing, and the same pair again emits the same ops."""
+    from xdsl.dialects.builtin import IntegerType, Signedness, f64, i8
+
+    u8 = IntegerType(8, Signedness.UNSIGNED)
+    cases = [
+        (u8, i32, ["builtin.unrealized_conversion_cast", "arith.extui"]),
+        (i32, u8, ["arith.trunci", "builtin.unrealized_conversion_cast"]),
+        (u8, f32, ["builtin.unrealized_conversion_cast", "arith.uitofp"]),
+        (f32, u8, ["arith.fptosi", "builtin.unrealized_conversion_cast"]),
+        (i8, i32, ["arith.extsi"]),
+        (i32, f32, ["arith.sitofp"]),
+        (f32, f64, ["arith.extf"]),
+        (f64, f32, ["arith.truncf"]),
+        (i8, IntegerType(8), []),
+    ]
+    entry = Block(arg_types=[source for source, _, _ in cases])
+    b = KernelBuilder(entry)  # one builder: one plan per pair of types
+    for x, (source, target, names) in zip(entry.args, cases, strict=True):
+        before = len(list(entry.ops))
+        y = b.convert(x, target)
+        assert y.type == target
+        emitted = [op.name for op in list(entry.ops)[before:]]
+        assert emitted == names, (source, target)
+        again = b.convert(x, type(target).new(target.parameters))  # equal type
+        pure = all(name.startswith("arith.") for name in names)
+        assert again is y if pure else again.type == target
