@@ -230,6 +230,9 @@ class KernelBuilder(ScalarArithmetic):
     def __init__(self, entry: Block):
         self.entry = entry
         self._hoisted: list[Operation] = []
+        self._indices: dict[int, SSAValue] = {}
+        """``index``'s constants by value (``const``'s, without its
+        normalisation: every load and store asks for its static indices)."""
         self._conversions = {}
         self._valued: list[Operation] = []
         """Every op placed (``emit``, ``hoist``, ``load_invariant``) that
@@ -422,7 +425,12 @@ class KernelBuilder(ScalarArithmetic):
 
     def index(self, v: Ix) -> SSAValue:
         """``v`` as an SSA ``index`` value."""
-        return self.const(v, INDEX) if isinstance(v, int) else v
+        if not isinstance(v, int):
+            return v
+        known = self._indices.get(v)
+        if known is None:
+            known = self._indices[v] = self.const(v, INDEX)
+        return known
 
     # -- index arithmetic (folding) ----------------------------------------
 
@@ -501,7 +509,8 @@ class KernelBuilder(ScalarArithmetic):
     def load(self, buffer: SSAValue, indices: Sequence[Ix]) -> SSAValue:
         type_ = buffer.type
         assert isinstance(type_, MemRefType)
-        operands = (buffer, *(self.index(i) for i in indices))
+        index = self.index
+        operands = (buffer, *[index(i) for i in indices])
         return self.emit(create(memref.LoadOp, operands, type_.element_type))
 
     def load_invariant(self, buffer: SSAValue, indices: Sequence[Ix]) -> SSAValue:

@@ -195,3 +195,17 @@ def test_conversions_by_type_pair() -> None:
         again = b.convert(x, type(target).new(target.parameters))  # equal type
         pure = all(name.startswith("arith.") for name in names)
         assert again is y if pure else again.type == target
+
+
+def test_static_indices_are_the_shared_index_constants() -> None:
+    """``index``: an int is ``const(int, index)`` (cached by value), an
+    ``index`` value is itself."""
+    from xdsl.dialects.builtin import IndexType
+
+    entry = Block(arg_types=[IndexType()])
+    b = KernelBuilder(entry)
+    five = b.index(5)
+    assert b.const(5, IndexType()) is five and b.index(5) is five
+    assert b.index(0) is b.const(0, IndexType()) is not five
+    assert b.index(entry.args[0]) is entry.args[0]
+    assert b.index(2**40) is b.const(2**40, IndexType())
