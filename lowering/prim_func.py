@@ -35,6 +35,7 @@ are marked ``COPY_RUN``: the C emitter makes each contiguous run a
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
+from functools import cache
 from types import MappingProxyType
 from typing import Any
 
@@ -202,10 +203,17 @@ def _same_index_producer(
             continue
         if type(op) in kinds:
             return op
-        if op_pattern(op) > OpPattern.BROADCAST:
+        if _class_pattern(type(op)) > OpPattern.BROADCAST:
             continue
         stack.extend(v for v in op.operands if shape_of(v) == shape)
     return None
+
+
+@cache
+def _class_pattern(kind: type[Operation]) -> OpPattern:
+    """``op_pattern`` of the ops of class ``kind`` (a trait of the class:
+    read once per class, not per op reached)."""
+    return op_pattern(kind)
 
 
 def emit_result(kernel: FusedKernel, result: SSAValue, out: SSAValue) -> None:

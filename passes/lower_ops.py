@@ -37,8 +37,10 @@ Requires
     located error.
 
 Patterns
-    ``LowerPrimitiveFunction`` (``lowering/prim_func.py``), applied by a
-    ``PatternRewriteWalker``, rewrites each primitive function: memref
+    ``LowerPrimitiveFunction`` (``lowering/prim_func.py``), applied once to
+    each function in order (``lowering/pattern_dispatch.rewrite_in_order``,
+    a ``PatternRewriteWalker`` without its worklist of every op, errors
+    reported as the walker reports them), rewrites each primitive function: memref
     signature, the loop nest over its result (with row statistics before a
     softmax row, unroll-and-jam of a conv2d/dense anchor), and at each
     element stored the code of the element pattern of its producer's
@@ -96,7 +98,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
@@ -107,6 +108,7 @@ from usmp.lowering.constant_args import (
     drop_unused_constant_arguments,
 )
 from usmp.lowering.gc_pause import cyclic_gc_paused
+from usmp.lowering.pattern_dispatch import TypeDispatchApplier, rewrite_in_order
 from usmp.lowering.prim_func import LowerPrimitiveFunction
 from usmp.lowering.target import TargetFeatures
 from usmp.passes.progress import report
@@ -125,7 +127,10 @@ class _Reporting(RewritePattern):
         name = op.sym_name.data
         if name in self.order:
             report("lowering", self.order[name] + 1, len(self.order), name)
-        self.lower.match_and_rewrite(op, rewriter)
+        try:
+            self.lower.match_and_rewrite(op, rewriter)
+        except Exception as err:  # reported as xDSL's PatternRewriteWalker does
+            op.emit_error(f"Error while applying pattern: {err}", underlying_error=err)
 
 
 @dataclass(frozen=True)
@@ -150,7 +155,7 @@ class LowerOpsPass(ModulePass):
             ]
             lower = LowerPrimitiveFunction(features, bound)
             order = {name: i for i, name in enumerate(lowered)}
-            PatternRewriteWalker(
-                _Reporting(lower, order), apply_recursively=False
-            ).rewrite_module(op)
+            # (the walker's once-each order, without its worklist of every
+            # op of the module: only a function's class is tried)
+            rewrite_in_order(op.body, TypeDispatchApplier([_Reporting(lower, order)]))
             drop_unused_constant_arguments(op, bound)
