@@ -123,6 +123,23 @@ def _trap_kind(cls: type[Operation]) -> str | None:
     return None
 
 
+_SAFE, _CALL = "safe", "call"
+
+
+@cache
+def _kind(cls: type[Operation]) -> str | None:
+    """What ``emit`` needs of an op class, decided once per class: None
+    for an op it places where it is (not ``arith``/``math``), ``_CALL``
+    for ``emitc.call_opaque`` (shared when it calls an arithmetic helper:
+    ``dsp.is_arithmetic_call``), ``_SAFE`` for a pure op defined for all
+    operands, else the op's ``_trap_kind`` (``_may_trap`` decides per op)."""
+    if cls.name == "emitc.call_opaque":
+        return _CALL
+    if not cls.name.startswith(_PURE_DIALECTS):
+        return None
+    return _trap_kind(cls) or _SAFE
+
+
 _CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 """``arith.cmpi``'s predicates, by their number."""
 
@@ -281,8 +298,10 @@ class KernelBuilder(ScalarArithmetic):
         depth = len(self._scopes) - 1
         key: Hashable | None = None
         name = op.name
-        pure = name.startswith(_PURE_DIALECTS) and not op.regions
-        if pure or is_arithmetic_call(op):
+        kind = _kind(type(op))
+        if (kind is _CALL and is_arithmetic_call(op)) or (
+            kind is not _CALL and kind is not None and not op.regions
+        ):
             # (``op.operands`` is a new view at each access, read element by
             # element through ``__getitem__``)
             operands = tuple(op._operands)  # pyright: ignore[reportPrivateUsage]
@@ -291,7 +310,7 @@ class KernelBuilder(ScalarArithmetic):
             if known is not None:
                 op.erase()
                 return known
-            if not _may_trap(op):
+            if kind is _SAFE or not _may_trap(op):
                 known_depth = self._depth.get  # (_depth_of, inlined)
                 deepest = 0  # (max over the operands, as a loop: no generator)
                 for v in operands:
