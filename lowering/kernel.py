@@ -287,6 +287,17 @@ class LowerConstantElement(ElementPattern):
         return k.b.load(k.table(name, data, op), index)
 
 
+@lru_cache(maxsize=16)
+def _all_reads(
+    patterns: tuple[type[ElementPattern], ...],
+) -> Mapping[type[Operation | Block], Reads]:
+    """The ``reads`` of all ``patterns`` (the last one's per class), merged
+    once per set of patterns, not per kernel."""
+    return MappingProxyType(
+        {kind: reads for pattern in patterns for kind, reads in pattern.reads.items()}
+    )
+
+
 class FusedKernel:
     """Emits elements of the values of one primitive function."""
 
@@ -312,9 +323,9 @@ class FusedKernel:
         self._patterns: dict[type[Operation | Block], ElementPattern | None] = {}
         """Producer class -> the first pattern that computes its values
         (``_pattern_for``)."""
-        self._reads: dict[type[Operation | Block], Reads] = {
-            kind: reads for pattern in patterns for kind, reads in pattern.reads.items()
-        }
+        self._reads: Mapping[type[Operation | Block], Reads] = _all_reads(
+            tuple(patterns)
+        )
         self._nested = 0
         """Element requests under way (a handler asking for an element its
         ``reads`` do not cover recurses; see ``MAX_NESTED_REQUESTS``)."""

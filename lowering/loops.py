@@ -178,7 +178,9 @@ class _OpKey:
     def __init__(self, head: tuple[str, tuple[SSAValue, ...]], op: Operation):
         self.head = head
         self.op = op
-        self.hash = hash(head)
+        # (the operands' ids are their hashes, read without a Python
+        # ``__hash__`` call each; ``op`` keeps them alive)
+        self.hash = hash((head[0], tuple(map(id, head[1]))))
 
     def __hash__(self) -> int:
         return self.hash
