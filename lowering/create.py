@@ -56,7 +56,17 @@ def create(
     op.results = SSAValues(
         () if result_type is None else (OpResult(result_type, op, 0),)
     )
-    set_fields(op, properties, {}, UNKNOWN_LOC)
+    # (``set_fields`` with no attributes, inlined: once per op built)
+    default_properties, default_attributes = defaults(cls)
+    if default_properties:
+        for name, value in default_properties.items():
+            properties.setdefault(name, value)
+    op.properties = properties  # (``**properties``: a new dict per call)
+    op.attributes = {**default_attributes}
+    op.location = UNKNOWN_LOC
+    op._successors = ()  # pyright: ignore[reportPrivateUsage]
+    op._successor_uses = ()  # pyright: ignore[reportPrivateUsage]
+    op.regions = ()
     return op
 
 

@@ -69,7 +69,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from functools import lru_cache
 from types import MappingProxyType
-from typing import ClassVar, TypeAlias
+from typing import ClassVar, TypeAlias, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -79,6 +79,7 @@ from xdsl.dialects.builtin import (
     DenseResourceAttr,
     IndexType,
     MemRefType,
+    StringAttr,
     TensorType,
     i64,
 )
@@ -100,6 +101,7 @@ from xdsl.pattern_rewriter import (
 from usmp.diagnostics import located_error
 from usmp.dialects import relay, tir
 from usmp.lowering.constant_args import constant_array, is_uniform, stored_elements
+from usmp.lowering.create import create
 from usmp.lowering.loops import Ix, KernelBuilder
 from usmp.lowering.target import PORTABLE, TargetFeatures
 
@@ -194,6 +196,11 @@ class ElementOp(IRDLOperation):
         return tuple(next(dynamic) if i == DYNAMIC else i for i in values)
 
 
+_PUSHED, _UNKNOWN, _READ = 0, 1, 2
+"""``FusedKernel.at``'s stack entries: an element to look up (it may have
+been computed since it was pushed), one known not to be computed yet, one
+whose reads are computed."""
+
 MAX_NESTED_REQUESTS = 64
 """Element requests that may nest (each a handler asking for an operand
 element its ``reads`` do not list: about ten Python frames, well inside
@@ -208,7 +215,9 @@ class ElementPattern(RewritePattern):
     A family lists its operators in ``handlers`` (operator class -> element
     emitter of ``ops_*.py``: the lowering of an operator is registered by
     its op class); a pattern for values that are not operator results
-    overrides ``matches`` and ``element``."""
+    overrides ``computes`` and ``element``. Which family computes a value
+    depends on its producer's class alone: the kernel finds it once per
+    class (``FusedKernel._pattern_for``), not per element."""
 
     handlers: ClassVar[Mapping[type[Operation], Handler]] = MappingProxyType({})
     reads: ClassVar[Mapping[type[Operation], Reads]] = MappingProxyType({})
@@ -218,21 +227,27 @@ class ElementPattern(RewritePattern):
     def __init__(self, kernel: FusedKernel):
         self.kernel = kernel
 
+    def computes(self, owner: type[Operation | Block]) -> bool:
+        """Whether this family computes the values of an owner (producer)
+        of this class."""
+        return owner in self.handlers
+
     def matches(self, value: SSAValue) -> bool:
         """Whether ``value`` is this family's."""
-        op = value.owner
-        return isinstance(op, Operation) and type(op) in self.handlers
+        return self.computes(type(value.owner))
 
     def element(self, value: SSAValue, index: Sequence[Ix]) -> SSAValue:
         """The element of ``value`` (``matches``) at ``index``."""
-        op = value.owner
-        assert isinstance(op, Operation)
+        op = cast(Operation, value.owner)  # (``matches``: an operator)
         return self.handlers[type(op)](self.kernel, op, index)
 
     def located_element(self, value: SSAValue, index: Sequence[Ix]) -> SSAValue:
         """``element``, its ops at the location of ``value``'s producer."""
         producer = value.owner
-        located = producer if isinstance(producer, Operation) else producer.parent_op()
+        if type(producer) is Block:
+            located = cast(Block, producer).parent_op()
+        else:
+            located = cast(Operation, producer)
         b = self.kernel.b
         outer = b.location
         b.location = located.location if located else None
@@ -253,8 +268,8 @@ class LowerConstantElement(ElementPattern):
     elements are equal (scalar, splat), else a load from the constant as a
     hoisted ``tir.allocate_const``."""
 
-    def matches(self, value: SSAValue) -> bool:
-        return isinstance(value.owner, relay.ConstantOp)
+    def computes(self, owner: type[Operation | Block]) -> bool:
+        return issubclass(owner, relay.ConstantOp)
 
     def element(self, value: SSAValue, index: Sequence[Ix]) -> SSAValue:
         op = value.owner
@@ -270,6 +285,17 @@ class LowerConstantElement(ElementPattern):
         assert isinstance(data, DenseIntOrFPElementsAttr | DenseResourceAttr)
         name = op.result.name_hint or "constant"
         return k.b.load(k.table(name, data, op), index)
+
+
+@lru_cache(maxsize=16)
+def _all_reads(
+    patterns: tuple[type[ElementPattern], ...],
+) -> Mapping[type[Operation | Block], Reads]:
+    """The ``reads`` of all ``patterns`` (the last one's per class), merged
+    once per set of patterns, not per kernel."""
+    return MappingProxyType(
+        {kind: reads for pattern in patterns for kind, reads in pattern.reads.items()}
+    )
 
 
 class FusedKernel:
@@ -294,13 +320,22 @@ class FusedKernel:
         """Argument buffer -> its hoisted one-dimensional view
         (``ops_nn_dsp``)."""
         self._element_patterns = [pattern(self) for pattern in patterns]
-        self._reads: dict[type[Operation | Block], Reads] = {
-            kind: reads for pattern in patterns for kind, reads in pattern.reads.items()
-        }
+        self._patterns: dict[type[Operation | Block], ElementPattern | None] = {}
+        """Producer class -> the first pattern that computes its values
+        (``_pattern_for``)."""
+        self._reads: Mapping[type[Operation | Block], Reads] = _all_reads(
+            tuple(patterns)
+        )
         self._nested = 0
         """Element requests under way (a handler asking for an element its
         ``reads`` do not cover recurses; see ``MAX_NESTED_REQUESTS``)."""
         self._tables: dict[Hashable, SSAValue] = {}
+        self._table_ids: dict[tuple[str, int], tuple[Attribute, SSAValue]] = {}
+        """``table``'s tables by name and the ``id`` of the attribute object
+        (kept alive by the entry): a handler asks for its operator's tables
+        at every element it emits, and hashing a dense attribute hashes its
+        bytes through Python ``__hash__``es; an equal attribute built apart
+        is found in ``_tables``."""
         self._names: set[str] = set()
         self.plans: dict[Operation, object] = {}
         """Operator -> what its handler decided from the operator alone, the
@@ -338,32 +373,47 @@ class FusedKernel:
 
         Elements the handlers read first (``ElementPattern.reads``) are
         computed before the element that reads them, deepest first, from an
-        explicit stack: no Python recursion along a chain of operators."""
-        key = (value, tuple(index))
-        known = self.b.lookup(key)
+        explicit stack: no Python recursion along a chain of operators.
+
+        An element taken off the stack is looked up once: when its reads
+        are computed and it comes off again, it is still unknown (its reads
+        never compute it: the group is acyclic), and so is an element about
+        to be remembered (``KernelBuilder.remember_new``)."""
+        b = self.b
+        lookup = b.lookup
+        root = tuple(index)
+        known = lookup((value, root))
         if known is not None:
             return known
-        stack: list[tuple[SSAValue, tuple[Ix, ...], bool]] = [(value, key[1], False)]
+        remember = b.remember_new
+        buffers, all_reads = self.buffers, self._reads
+        result: SSAValue | None = None
+        stack: list[tuple[SSAValue, tuple[Ix, ...], int]] = [(value, root, _UNKNOWN)]
         while stack:
-            v, i, expanded = stack.pop()
-            if self.b.lookup((v, i)) is not None:
+            v, i, state = stack.pop()
+            if state == _READ:  # its reads are computed
+                result = self._request(v, i)
+                remember((v, i), result)
                 continue
-            buffer = self.buffers.get(v)
+            if state == _PUSHED and lookup((v, i)) is not None:
+                continue
+            buffer = buffers.get(v)
             if buffer is not None:  # an argument: a load, no request
-                self.b.remember((v, i), self.b.load(buffer, i))
+                result = b.load(buffer, i)
+                remember((v, i), result)
                 continue
-            reads = self._reads_of(v)
-            if expanded or reads is None:
-                self.b.remember((v, i), self._request(v, i))
+            reads = all_reads.get(type(v.owner))  # (by operator class)
+            if reads is None:
+                result = self._request(v, i)
+                remember((v, i), result)
                 continue
-            stack.append((v, i, True))
-            op = v.owner
-            assert isinstance(op, Operation)
+            stack.append((v, i, _READ))
+            op = cast(Operation, v.owner)
             for operand, at in reversed(reads(self, op, i)):
-                if self.b.lookup((operand, tuple(at))) is None:
-                    stack.append((operand, tuple(at), False))
-        result = self.b.lookup(key)
-        assert result is not None
+                at = tuple(at)
+                if lookup((operand, at)) is None:
+                    stack.append((operand, at, _PUSHED))
+        assert result is not None  # (the root's, computed last)
         return result
 
     def _reads_of(self, value: SSAValue) -> Reads | None:
@@ -394,15 +444,24 @@ class FusedKernel:
                 "function; lower-ops accepts at most that nesting (fuse smaller "
                 "groups: fuse-ops{max_depth=N})",
             )
-        for pattern in self._element_patterns:
-            if pattern.matches(value):
-                self._nested += 1
-                try:
-                    return pattern.located_element(value, index)
-                finally:
-                    self._nested -= 1
-        assert isinstance(op, Operation)
-        raise located_error(op, f"'{op.name}' has no lowering")
+        kind = type(op)
+        patterns = self._patterns
+        pattern = patterns[kind] if kind in patterns else self._pattern_for(kind)
+        if pattern is None:
+            assert isinstance(op, Operation)
+            raise located_error(op, f"'{op.name}' has no lowering")
+        self._nested += 1
+        try:
+            return pattern.located_element(value, index)
+        finally:
+            self._nested -= 1
+
+    def _pattern_for(self, kind: type[Operation | Block]) -> ElementPattern | None:
+        """The first of the element patterns that computes the values of a
+        producer of class ``kind`` (None: none does), remembered."""
+        found = next((p for p in self._element_patterns if p.computes(kind)), None)
+        self._patterns[kind] = found
+        return found
 
     def _unique(self, name: str) -> str:
         """``name``, or ``name_N``, unused by this function's constants."""
@@ -423,14 +482,24 @@ class FusedKernel:
         the constant ``source``) as a hoisted ``tir.allocate_const`` named
         ``name`` (made unique in the function); the same constant, or an
         identical table, is shared."""
+        if source is None:  # a table: by identity first (see ``_table_ids``)
+            known = self._table_ids.get((name, id(values)))
+            if known is not None:
+                return known[1]
         key: Hashable = source if source is not None else (name, values)
         buffer = self._tables.get(key)
         if buffer is None:
-            alloc = tir.AllocateConstOp(
-                memref_of(values.type), self._unique(name), values
+            alloc = create(  # (the IRDL constructor costs five times the op)
+                tir.AllocateConstOp,
+                (),
+                memref_of(values.type),
+                name_hint=StringAttr(self._unique(name)),
+                value=values,
             )
             if source is not None:
                 alloc.location = source.location
             buffer = self.b.hoist(alloc)
             self._tables[key] = buffer
+        if source is None:
+            self._table_ids[name, id(values)] = (values, buffer)
         return buffer

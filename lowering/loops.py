@@ -123,6 +123,23 @@ def _trap_kind(cls: type[Operation]) -> str | None:
     return None
 
 
+_SAFE, _CALL = "safe", "call"
+
+
+@cache
+def _kind(cls: type[Operation]) -> str | None:
+    """What ``emit`` needs of an op class, decided once per class: None
+    for an op it places where it is (not ``arith``/``math``), ``_CALL``
+    for ``emitc.call_opaque`` (shared when it calls an arithmetic helper:
+    ``dsp.is_arithmetic_call``), ``_SAFE`` for a pure op defined for all
+    operands, else the op's ``_trap_kind`` (``_may_trap`` decides per op)."""
+    if cls.name == "emitc.call_opaque":
+        return _CALL
+    if not cls.name.startswith(_PURE_DIALECTS):
+        return None
+    return _trap_kind(cls) or _SAFE
+
+
 _CMPI_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 """``arith.cmpi``'s predicates, by their number."""
 
@@ -161,7 +178,9 @@ class _OpKey:
     def __init__(self, head: tuple[str, tuple[SSAValue, ...]], op: Operation):
         self.head = head
         self.op = op
-        self.hash = hash(head)
+        # (the operands' ids are their hashes, read without a Python
+        # ``__hash__`` call each; ``op`` keeps them alive)
+        self.hash = hash((head[0], tuple(map(id, head[1]))))
 
     def __hash__(self) -> int:
         return self.hash
@@ -183,6 +202,22 @@ def _rest(op: Operation) -> tuple[tuple[object, ...], ...]:
         tuple(op.attributes.items()),
         tuple([r.type for r in op.results]),
     )
+
+
+class _Constants:
+    """The constants of one scalar type a builder has hoisted, by value
+    (``KernelBuilder.const``), and what ``const`` reads of the type."""
+
+    __slots__ = ("by_value", "f32", "floating", "unsigned", "width")
+
+    def __init__(self, type_: Attribute):
+        self.by_value: dict[int | str, SSAValue] = {}
+        """Integer value, or ``repr`` of a float value -> its constant."""
+        self.floating = is_float(type_)
+        self.f32 = isinstance(type_, Float32Type)
+        self.width = type_.width.data if isinstance(type_, IntegerType) else None
+        """The integer type's width (None: ``index``, no wrap-around)."""
+        self.unsigned = is_unsigned(type_)
 
 
 class _Scope:
@@ -214,7 +249,18 @@ class KernelBuilder(ScalarArithmetic):
     def __init__(self, entry: Block):
         self.entry = entry
         self._hoisted: list[Operation] = []
-        self._constants: dict[tuple[Attribute, int | float | str], SSAValue] = {}
+        self._indices: dict[int, SSAValue] = {}
+        """``index``'s constants by value (``const``'s, without its
+        normalisation: every load and store asks for its static indices)."""
+        self._conversions = {}
+        self._valued: list[Operation] = []
+        """Every op placed (``emit``, ``hoist``, ``load_invariant``) that
+        has results (``has_unused_values``)."""
+        self._constants: dict[Attribute, _Constants] = {}
+        """The hoisted constants, by type (equal types share a table)."""
+        self._constants_of: dict[int, tuple[Attribute, _Constants]] = {}
+        """``_constants``' tables by the ``id`` of each type object ``const``
+        was given (kept alive by the entry, so an id is never reused)."""
         self._scopes: list[_Scope] = [_Scope(entry)]
         self._memo: dict[Hashable, SSAValue] = {}
         """The values remembered in the open blocks (one dict for all, each
@@ -254,8 +300,10 @@ class KernelBuilder(ScalarArithmetic):
         depth = len(self._scopes) - 1
         key: Hashable | None = None
         name = op.name
-        pure = name.startswith(_PURE_DIALECTS) and not op.regions
-        if pure or is_arithmetic_call(op):
+        kind = _kind(type(op))
+        if (kind is _CALL and is_arithmetic_call(op)) or (
+            kind is not _CALL and kind is not None and not op.regions
+        ):
             # (``op.operands`` is a new view at each access, read element by
             # element through ``__getitem__``)
             operands = tuple(op._operands)  # pyright: ignore[reportPrivateUsage]
@@ -264,7 +312,7 @@ class KernelBuilder(ScalarArithmetic):
             if known is not None:
                 op.erase()
                 return known
-            if not _may_trap(op):
+            if kind is _SAFE or not _may_trap(op):
                 known_depth = self._depth.get  # (_depth_of, inlined)
                 deepest = 0  # (max over the operands, as a loop: no generator)
                 for v in operands:
@@ -279,10 +327,12 @@ class KernelBuilder(ScalarArithmetic):
             depths[r] = depth
             if result is None:
                 result = r
-        if key is not None and result is not None:
-            # (``_store``, inlined: ``lookup`` found no value for ``key``)
-            scope.remembered.append((key, None))
-            self._memo[key] = result
+        if result is not None:
+            self._valued.append(op)
+            if key is not None:
+                # (``_store``, inlined: ``lookup`` found no value for ``key``)
+                scope.remembered.append((key, None))
+                self._memo[key] = result
         return result  # type: ignore[return-value]
 
     def _depth_of(self, value: SSAValue) -> int:
@@ -291,9 +341,22 @@ class KernelBuilder(ScalarArithmetic):
     def hoist(self, op: Operation) -> SSAValue:
         """Place ``op`` at the top of the function (constants, tables)."""
         self._hoisted.append(op)
+        self._valued.append(op)
         for r in op.results:
             self._depth[r] = 0
         return op.results[0]
+
+    def has_unused_values(self) -> bool:
+        """Whether an op this builder placed has results and none of them
+        is used (dead code: ``dead_code.erase_dead_code`` has work only
+        then, if every op of the function was placed by the builder)."""
+        for op in self._valued:
+            for r in op.results:
+                if r.first_use is not None:
+                    break
+            else:
+                return True
+        return False
 
     def finish(self) -> None:
         """Move hoisted ops to the start of the entry block, in order."""
@@ -328,6 +391,12 @@ class KernelBuilder(ScalarArithmetic):
         self._scopes[-1].remembered.append((key, memo.get(key)))
         memo[key] = value
 
+    def remember_new(self, key: Hashable, value: SSAValue) -> None:
+        """``remember`` for a key no open block has (``lookup`` finds no
+        value): nothing to restore when the block closes."""
+        self._scopes[-1].remembered.append((key, None))
+        self._memo[key] = value
+
     def _store(self, scope: _Scope, key: Hashable, value: SSAValue) -> None:
         memo = self._memo
         scope.remembered.append((key, memo.get(key)))
@@ -338,33 +407,51 @@ class KernelBuilder(ScalarArithmetic):
     def const(self, value: float, type_: Attribute) -> SSAValue:
         """A hoisted, shared ``arith.constant`` of a scalar type (integers
         are taken modulo 2**width, as two's complement bit patterns)."""
-        if is_float(type_):
+        found = self._constants_of.get(id(type_))
+        of_type = self._of_type(type_) if found is None else found[1]
+        if of_type.floating:
             value = float(value)
-            if isinstance(type_, Float32Type):  # the value the constant will hold
+            if of_type.f32:  # the value the constant will hold
                 value = float(np.float32(value))
-            key: tuple[Attribute, int | float | str] = (type_, repr(value))
+            key: int | str = repr(value)
         else:
             value = int(value)
-            if isinstance(type_, IntegerType):
-                width = type_.width.data
+            width = of_type.width
+            if width is not None:
                 value &= (1 << width) - 1
-                if not is_unsigned(type_) and value >= 1 << (width - 1):
+                if not of_type.unsigned and value >= 1 << (width - 1):
                     value -= 1 << width
-            key = (type_, value)
-        cached = self._constants.get(key)
+            key = value
+        by_value = of_type.by_value
+        cached = by_value.get(key)
         if cached is None:
             attr: Attribute
-            if is_float(type_):
+            if of_type.floating:
                 attr = FloatAttr(value, type_)  # type: ignore[arg-type]
             else:
                 attr = integer_attr(value, type_)
             cached = self.hoist(create(arith.ConstantOp, (), type_, value=attr))
-            self._constants[key] = cached
+            by_value[key] = cached
         return cached
+
+    def _of_type(self, type_: Attribute) -> _Constants:
+        """``type_``'s constants (one table per equal type), remembered for
+        this type object (``const`` finds it by identity: a type's hash is a
+        Python ``__hash__`` per parameter)."""
+        of_type = self._constants.get(type_)
+        if of_type is None:
+            of_type = self._constants[type_] = _Constants(type_)
+        self._constants_of[id(type_)] = (type_, of_type)
+        return of_type
 
     def index(self, v: Ix) -> SSAValue:
         """``v`` as an SSA ``index`` value."""
-        return self.const(v, INDEX) if isinstance(v, int) else v
+        if not isinstance(v, int):
+            return v
+        known = self._indices.get(v)
+        if known is None:
+            known = self._indices[v] = self.const(v, INDEX)
+        return known
 
     # -- index arithmetic (folding) ----------------------------------------
 
@@ -443,7 +530,8 @@ class KernelBuilder(ScalarArithmetic):
     def load(self, buffer: SSAValue, indices: Sequence[Ix]) -> SSAValue:
         type_ = buffer.type
         assert isinstance(type_, MemRefType)
-        operands = (buffer, *(self.index(i) for i in indices))
+        index = self.index
+        operands = (buffer, *[index(i) for i in indices])
         return self.emit(create(memref.LoadOp, operands, type_.element_type))
 
     def load_invariant(self, buffer: SSAValue, indices: Sequence[Ix]) -> SSAValue:
@@ -468,6 +556,7 @@ class KernelBuilder(ScalarArithmetic):
             op.location = self.location
         scope = self._scopes[depth]
         append_op(scope.block, op)
+        self._valued.append(op)
         result = op.results[0]
         self._depth[result] = depth
         self._store(scope, key, result)
@@ -612,6 +701,8 @@ class KernelBuilder(ScalarArithmetic):
             with self.at(block, guarded=True):
                 self.emit(create(scf.YieldOp, branch()))
             blocks.append(block)
-        op = scf.IfOp(condition, list(result_types), [blocks[0]], [blocks[1]])
+        op = create_with_regions(
+            scf.IfOp, (condition,), result_types, [Region(b) for b in blocks]
+        )
         self.emit(op)
         return list(op.results)

@@ -94,17 +94,43 @@ def binary_reads(
     k: FusedKernel, op: Operation, index: Sequence[Ix]
 ) -> list[tuple[SSAValue, Sequence[Ix]]]:
     """What a broadcasting binary reads first: ``lhs`` then ``rhs``, each at
-    its broadcast index."""
+    its broadcast index (``broadcast_index``, planned once per operator:
+    the shapes are the operator's, the same at every element)."""
+    plan = k.plans.get(op)
+    if plan is None:
+        plan = k.plans[op] = _broadcast_plan(op)
+    (lhs, lhs_axes), (rhs, rhs_axes) = plan  # type: ignore[misc]
+    return [
+        (
+            lhs,
+            index if lhs_axes is None else [0 if a < 0 else index[a] for a in lhs_axes],
+        ),
+        (
+            rhs,
+            index if rhs_axes is None else [0 if a < 0 else index[a] for a in rhs_axes],
+        ),
+    ]
+
+
+def _broadcast_plan(
+    op: Operation,
+) -> tuple[tuple[SSAValue, tuple[int, ...] | None], ...]:
+    """Per operand of a broadcasting binary, the result axis each of its
+    axes reads (-1: a size-1 axis, element 0), or None when it reads the
+    result's index as it is (the same shape)."""
     assert isinstance(op, BinaryElementwiseOp)
     # (the fields behind ``lhs``, ``rhs`` and ``result``: a descriptor read
     # is a Python call and a match per access)
-    lhs, rhs = op._operands  # pyright: ignore[reportPrivateUsage]
     (result,) = op.results
     shape = shape_of(result)
-    return [
-        (lhs, broadcast_index(index, shape_of(lhs), shape)),
-        (rhs, broadcast_index(index, shape_of(rhs), shape)),
-    ]
+    plan: list[tuple[SSAValue, tuple[int, ...] | None]] = []
+    for operand in op._operands:  # pyright: ignore[reportPrivateUsage]
+        dims = shape_of(operand)
+        offset = len(shape) - len(dims)
+        axes = tuple(-1 if d == 1 else k + offset for k, d in enumerate(dims))
+        same = offset == 0 and axes == tuple(range(len(shape)))
+        plan.append((operand, None if same else axes))
+    return tuple(plan)
 
 
 def binary(k: FusedKernel, op: Operation, index: Sequence[Ix]) -> SSAValue:

@@ -45,13 +45,16 @@ Bit-exact with ``usmp.oracle.quantization`` (TFLite's reference kernels):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from types import MappingProxyType
 from typing import ClassVar, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
     BytesAttr,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     IntegerType,
     TensorType,
@@ -62,7 +65,7 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from usmp.dialects.relay_ops import DequantizeOp, FixedPointMultiplyOp, QuantizeOp
 from usmp.dialects.relay_tflite_ops import QuantizedDivideOp
@@ -89,13 +92,28 @@ from usmp.lowering.scalar import int_bounds, is_unsigned
 
 
 def _int_table(
-    dtype: str, element: IntegerType, values: Sequence[int]
+    dtype: str, element: IntegerType, values: Sequence[int] | npt.NDArray[np.integer]
 ) -> DenseIntOrFPElementsAttr:
     """``values`` (in range of ``element``) as a dense 1-d attribute; the
     same as ``DenseIntOrFPElementsAttr.from_list``, ten times faster on the
     per-channel tables of a model."""
     data = np.asarray(values, dtype=dtype).tobytes()
-    return DenseIntOrFPElementsAttr(TensorType(element, [len(values)]), BytesAttr(data))
+    return DenseIntOrFPElementsAttr(_table_type(element, len(values)), BytesAttr(data))
+
+
+@lru_cache(maxsize=256)
+def _table_type(element: IntegerType, length: int) -> TensorType:
+    """``tensor<length x element>`` (xDSL's constructor checks its shape
+    through ``isa``: once per table length, not per table)."""
+    return TensorType(element, [length])
+
+
+def _i32s(attr: Attribute) -> npt.NDArray[np.int32]:
+    """The values of an ``array<i32: ...>`` property as a numpy view of its
+    bytes: what ``get_values()`` returns, without a Python int per
+    channel."""
+    assert isinstance(attr, DenseArrayBase)
+    return np.frombuffer(attr.data.data, dtype="<i4")
 
 
 class _ChannelPlan(NamedTuple):
@@ -103,8 +121,11 @@ class _ChannelPlan(NamedTuple):
     multipliers and shifts (``shift_kind``: ``"one"`` shift for every
     channel, all ``"right"`` shifts, all ``"left"`` shifts, or ``"both"``)."""
 
-    multipliers: tuple[int, ...]
-    shifts: tuple[int, ...]
+    multiplier: int
+    """The first channel's multiplier (every channel's without a table)."""
+    shift: int
+    """The first channel's shift (every channel's with ``"one"``)."""
+    max_shift: int
     may_saturate: bool
     uniform: bool
     """One (multiplier, shift) pair for every channel."""
@@ -114,22 +135,33 @@ class _ChannelPlan(NamedTuple):
 
 
 def _channel_plan(op: FixedPointMultiplyOp) -> _ChannelPlan:
-    multipliers, shifts = op.multiplier, op.shift
-    may_saturate = INT32_MIN in multipliers
-    if len(set(zip(multipliers, shifts, strict=True))) == 1:
-        return _ChannelPlan(multipliers, shifts, may_saturate, True, None, "one", None)
-    m_table = None
-    if len(set(multipliers)) > 1:
-        m_table = _int_table("<i4", i32, multipliers)
-    if len(set(shifts)) == 1:
+    """The plan of ``op``, from the bytes of its ``multiplier`` and
+    ``shift`` (one value, or one per channel, each: the verifier's
+    ``per_axis_length``), decided with numpy: the Python sets and tuples
+    of a thousand channels cost more than the kernel's code."""
+    multipliers = _i32s(op.properties["multiplier"])
+    shifts = _i32s(op.properties["shift"])
+    first_m, first_s = int(multipliers[0]), int(shifts[0])
+    may_saturate = bool((multipliers == INT32_MIN).any())
+    one_m = bool((multipliers == first_m).all())
+    one_s = bool((shifts == first_s).all())
+    top = int(shifts.max())
+    if one_m and one_s:
+        return _ChannelPlan(
+            first_m, first_s, top, may_saturate, True, None, "one", None
+        )
+    m_table = None if one_m else _int_table("<i4", i32, multipliers)
+    if one_s:
         kind, table = "one", None
-    elif max(shifts) <= 0:  # the usual case: multipliers below one
-        kind, table = "right", _int_table("i1", i8, [-s for s in shifts])
-    elif min(shifts) >= 0:
+    elif top <= 0:  # the usual case: multipliers below one
+        kind, table = "right", _int_table("i1", i8, -shifts)
+    elif int(shifts.min()) >= 0:
         kind, table = "left", _int_table("i1", i8, shifts)
     else:
         kind, table = "both", _int_table("i1", i8, shifts)
-    return _ChannelPlan(multipliers, shifts, may_saturate, False, m_table, kind, table)
+    return _ChannelPlan(
+        first_m, first_s, top, may_saturate, False, m_table, kind, table
+    )
 
 
 def fixed_point_multiply(
@@ -146,20 +178,19 @@ def fixed_point_multiply(
     if plan is None:
         plan = k.plans[op] = _channel_plan(op)
     assert isinstance(plan, _ChannelPlan)
-    multipliers, shifts = plan.multipliers, plan.shifts
     may_saturate = plan.may_saturate
     if plan.uniform:
         return multiply_by_quantized_multiplier(
-            b, x, multipliers[0], shifts[0], may_saturate
+            b, x, plan.multiplier, plan.shift, may_saturate
         )
     rank = len(shape_of(op.data))
     channel = index[op.axis % rank]
-    m: int | SSAValue = multipliers[0]
+    m: int | SSAValue = plan.multiplier
     if plan.multiplier_table is not None:
         m_table = k.table("fixed_point_multiply_multiplier", plan.multiplier_table)
         m = b.load(m_table, [channel])
     if plan.shift_kind == "one":
-        return multiply_by_quantized_multiplier(b, x, m, shifts[0], may_saturate)
+        return multiply_by_quantized_multiplier(b, x, m, plan.shift, may_saturate)
     assert plan.shift_table is not None
     name = {
         "right": "fixed_point_multiply_right_shift",
@@ -168,7 +199,7 @@ def fixed_point_multiply(
     }[plan.shift_kind]
     shift = b.convert(b.load(k.table(name, plan.shift_table), [channel]), i32)
     direction = plan.shift_kind
-    if direction == "right" and max(shifts) == 0:
+    if direction == "right" and plan.max_shift == 0:
         direction = "right0"  # usmp_mbqm_right takes right shifts of 1..31
     return multiply_by_quantized_multiplier(b, x, m, shift, may_saturate, direction)
 

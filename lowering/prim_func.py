@@ -35,6 +35,7 @@ are marked ``COPY_RUN``: the C emitter makes each contiguous run a
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
+from functools import cache
 from types import MappingProxyType
 from typing import Any
 
@@ -58,6 +59,8 @@ from usmp.dialects.relay_svdf import SvdfOp
 from usmp.dialects.tir_custom import CUSTOM_HEADER, RETURNS_STATUS
 from usmp.lowering import cmsis_nn, ops_nn, ops_softmax
 from usmp.lowering.convert_to_emitc_memref import COPY_RUN
+from usmp.lowering.create import create
+from usmp.lowering.dead_code import erase_dead_code
 from usmp.lowering.fold_offsets import fold_input_offsets
 from usmp.lowering.kernel import (
     ElementPattern,
@@ -200,10 +203,17 @@ def _same_index_producer(
             continue
         if type(op) in kinds:
             return op
-        if op_pattern(op) > OpPattern.BROADCAST:
+        if _class_pattern(type(op)) > OpPattern.BROADCAST:
             continue
         stack.extend(v for v in op.operands if shape_of(v) == shape)
     return None
+
+
+@cache
+def _class_pattern(kind: type[Operation]) -> OpPattern:
+    """``op_pattern`` of the ops of class ``kind`` (a trait of the class:
+    read once per class, not per op reached)."""
+    return op_pattern(kind)
 
 
 def emit_result(kernel: FusedKernel, result: SSAValue, out: SSAValue) -> None:
@@ -302,7 +312,7 @@ def lower_primitive(
         builder.location = whole.location
         WHOLE_OPERATORS[type(whole)](kernel, whole, outputs[0])
         builder.location = None
-    ret = func.ReturnOp()
+    ret = create(func.ReturnOp, ())
     ret.location = block.last_op.location  # type: ignore[union-attr]
     builder.emit(ret)
     builder.finish()
@@ -324,6 +334,10 @@ def lower_primitive(
         lowered.attributes[RETURNS_STATUS] = UnitAttr()
         lowered.attributes[CUSTOM_HEADER] = whole.header
     lowered.location = primitive.location
+    if whole is not None or builder.has_unused_values():
+        # what the group computes for nothing (a whole operator's lowering
+        # may place ops of its own: always looked for)
+        erase_dead_code(lowered.body)
     return lowered
 
 
@@ -369,7 +383,9 @@ class LowerPrimitiveFunction(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter) -> None:
         if relay.PRIMITIVE in op.attributes and cmsis_nn.CORE in op.attributes:
-            rewriter.replace(op, cmsis_nn.lower_partitioned(op))
+            lowered = cmsis_nn.lower_partitioned(op)
+            erase_dead_code(lowered.body)
+            rewriter.replace(op, lowered)
             return
         if relay.PRIMITIVE in op.attributes:
             bound = self.constants.get(op.sym_name.data, {})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from functools import cache
-from typing import TypeAlias, cast
+from typing import TypeAlias
 
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import (
@@ -54,6 +54,12 @@ def int_bounds(t: IntegerType) -> tuple[int, int]:
 class ScalarArithmetic(ABC):
     """Scalar ops on values of any element type, emitted through ``emit``
     with immediates from ``const``."""
+
+    _conversions: dict[
+        tuple[int, int], tuple[Attribute, Attribute, tuple[ConversionStep, ...]]
+    ]
+    """``convert``'s steps by the ids of the source and target type objects
+    (set by the subclass's constructor)."""
 
     @abstractmethod
     def emit(self, op: Operation) -> SSAValue: ...
@@ -114,48 +120,30 @@ class ScalarArithmetic(ABC):
         signless type of its width and converted with the unsigned ops
         (``extui``, ``uitofp``), and an unsigned result is computed signless
         and then seen as unsigned (``builtin.unrealized_conversion_cast``,
-        a plain C conversion between ``uint8_t`` and ``int8_t``)."""
-        source = value.type
-        if source == target:
-            return value
-        unsigned = is_unsigned(source)
-        if unsigned:
-            assert isinstance(source, IntegerType)
-            source = IntegerType(source.width.data)
-            value = self._reinterpret(value, source)
-        if is_unsigned(target):
-            assert isinstance(target, IntegerType)
-            signless = self._convert(value, IntegerType(target.width.data), unsigned)
-            return self._reinterpret(signless, target)
-        return self._convert(value, target, unsigned)
+        a plain C conversion between ``uint8_t`` and ``int8_t``).
 
-    def _reinterpret(self, value: SSAValue, type_: Attribute) -> SSAValue:
-        """``value`` seen as the integer type of the same width ``type_``."""
-        if value.type == type_:
-            return value
-        return self.emit(
-            UnrealizedConversionCastOp(operands=[value], result_types=[type_])
-        )
-
-    def _convert(self, value: SSAValue, target: Attribute, unsigned: bool) -> SSAValue:
+        The steps depend on the two types alone: they are planned once per
+        pair of type objects met (``conversion_steps``; a type compares and
+        hashes through a Python call per parameter) and replayed."""
         source = value.type
-        if source == target:
+        if source is target:
             return value
-        if is_float(source) and is_float(target):
-            assert isinstance(source, AnyFloat) and isinstance(target, AnyFloat)
-            widen = source.bitwidth < target.bitwidth
-            return self.emit((arith.ExtFOp if widen else arith.TruncFOp)(value, target))
-        if is_float(source) and isinstance(target, IntegerType):
-            return self.emit(arith.FPToSIOp(value, target))
-        if is_float(target):
-            op = arith.UIToFPOp if unsigned else arith.SIToFPOp
-            return self.emit(op(value, cast(AnyFloat, target)))
-        assert isinstance(source, IntegerType) and isinstance(target, IntegerType)
-        if source.width.data > target.width.data:
-            return self.emit(create(arith.TruncIOp, (value,), target))
-        if source.width.data < target.width.data:
-            op = arith.ExtUIOp if unsigned else arith.ExtSIOp
-            return self.emit(create(op, (value,), target))
+        known = self._conversions.get((id(source), id(target)))
+        if known is None:
+            steps = conversion_steps(source, target)
+            # (the entry keeps both types alive: their ids stay theirs)
+            self._conversions[id(source), id(target)] = (source, target, steps)
+        else:
+            steps = known[2]
+        for kind, cls, type_ in steps:
+            if kind == _CREATE:
+                value = self.emit(create(cls, (value,), type_))
+            elif kind == _CONSTRUCT:
+                value = self.emit(cls(value, type_))  # pyright: ignore[reportCallIssue]
+            else:
+                value = self.emit(
+                    UnrealizedConversionCastOp(operands=[value], result_types=[type_])
+                )
         return value
 
     def index_to(self, value: Ix, target: Attribute) -> SSAValue:
@@ -198,3 +186,55 @@ def _int_identity(a: SSAValue, b: SSAValue, lowest: bool) -> SSAValue | None:
         if value in (absorbing, absorbing & mask):
             return constant
     return None
+
+
+_CREATE, _CONSTRUCT, _REINTERPRET = 0, 1, 2
+"""A step of ``conversion_steps``: an op built with ``create``, one built
+with its constructor ``cls(value, type)``, a reinterpretation
+(``unrealized_conversion_cast``)."""
+
+ConversionStep: TypeAlias = "tuple[int, type[Operation] | None, Attribute]"
+
+
+def conversion_steps(
+    source: Attribute, target: Attribute
+) -> tuple[ConversionStep, ...]:
+    """The ops ``ScalarArithmetic.convert`` emits to convert a value of type
+    ``source`` to ``target``, in order (none when the types are equal)."""
+    if source == target:
+        return ()
+    steps: list[ConversionStep] = []
+    unsigned = is_unsigned(source)
+    if unsigned:
+        assert isinstance(source, IntegerType)
+        source = IntegerType(source.width.data)
+        steps.append((_REINTERPRET, None, source))
+    if is_unsigned(target):
+        assert isinstance(target, IntegerType)
+        steps += _convert_steps(source, IntegerType(target.width.data), unsigned)
+        steps.append((_REINTERPRET, None, target))
+    else:
+        steps += _convert_steps(source, target, unsigned)
+    return tuple(steps)
+
+
+def _convert_steps(
+    source: Attribute, target: Attribute, unsigned: bool
+) -> list[ConversionStep]:
+    if source == target:
+        return []
+    if is_float(source) and is_float(target):
+        assert isinstance(source, AnyFloat) and isinstance(target, AnyFloat)
+        widen = source.bitwidth < target.bitwidth
+        return [(_CONSTRUCT, arith.ExtFOp if widen else arith.TruncFOp, target)]
+    if is_float(source) and isinstance(target, IntegerType):
+        return [(_CONSTRUCT, arith.FPToSIOp, target)]
+    if is_float(target):
+        op = arith.UIToFPOp if unsigned else arith.SIToFPOp
+        return [(_CONSTRUCT, op, target)]
+    assert isinstance(source, IntegerType) and isinstance(target, IntegerType)
+    if source.width.data > target.width.data:
+        return [(_CREATE, arith.TruncIOp, target)]
+    if source.width.data < target.width.data:
+        return [(_CREATE, arith.ExtUIOp if unsigned else arith.ExtSIOp, target)]
+    return []

@@ -37,8 +37,10 @@ Requires
     located error.
 
 Patterns
-    ``LowerPrimitiveFunction`` (``lowering/prim_func.py``), applied by a
-    ``PatternRewriteWalker``, rewrites each primitive function: memref
+    ``LowerPrimitiveFunction`` (``lowering/prim_func.py``), applied once to
+    each function in order (``lowering/pattern_dispatch.rewrite_in_order``,
+    a ``PatternRewriteWalker`` without its worklist of every op, errors
+    reported as the walker reports them), rewrites each primitive function: memref
     signature, the loop nest over its result (with row statistics before a
     softmax row, unroll-and-jam of a conv2d/dense anchor), and at each
     element stored the code of the element pattern of its producer's
@@ -61,7 +63,10 @@ Patterns
 
     Last, each lowered function loses the values it computes and never
     uses (``lowering/dead_code.py``: an accumulator whose epilogue folded to
-    a constant, with its loads and loops).
+    a constant, with its loads and loops). The kernel builder placed every
+    op of the function and lists those with results, so the function is
+    walked for dead code only when one of them has no use (a whole
+    operator's lowering, or a CMSIS-NN call, is always walked).
 
 Target
     ``mcpu`` (TVM's ``-mcpu``, e.g. ``cortex-m4``; ``usmp-compile --target
@@ -93,19 +98,17 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.traits import SymbolTable
 
 from usmp.dialects import relay
 from usmp.lowering.constant_args import (
     constant_arguments,
     drop_unused_constant_arguments,
 )
-from usmp.lowering.dead_code import erase_dead_code
 from usmp.lowering.gc_pause import cyclic_gc_paused
+from usmp.lowering.pattern_dispatch import TypeDispatchApplier, rewrite_in_order
 from usmp.lowering.prim_func import LowerPrimitiveFunction
 from usmp.lowering.target import TargetFeatures
 from usmp.passes.progress import report
@@ -124,7 +127,10 @@ class _Reporting(RewritePattern):
         name = op.sym_name.data
         if name in self.order:
             report("lowering", self.order[name] + 1, len(self.order), name)
-        self.lower.match_and_rewrite(op, rewriter)
+        try:
+            self.lower.match_and_rewrite(op, rewriter)
+        except Exception as err:  # reported as xDSL's PatternRewriteWalker does
+            op.emit_error(f"Error while applying pattern: {err}", underlying_error=err)
 
 
 @dataclass(frozen=True)
@@ -149,11 +155,7 @@ class LowerOpsPass(ModulePass):
             ]
             lower = LowerPrimitiveFunction(features, bound)
             order = {name: i for i, name in enumerate(lowered)}
-            PatternRewriteWalker(
-                _Reporting(lower, order), apply_recursively=False
-            ).rewrite_module(op)
-            for name in lowered:  # what a fused group computes for nothing
-                f = SymbolTable.lookup_symbol(op, name)
-                if isinstance(f, func.FuncOp):
-                    erase_dead_code(f.body)
+            # (the walker's once-each order, without its worklist of every
+            # op of the module: only a function's class is tried)
+            rewrite_in_order(op.body, TypeDispatchApplier([_Reporting(lower, order)]))
             drop_unused_constant_arguments(op, bound)

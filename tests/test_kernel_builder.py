@@ -120,3 +120,92 @@ def test_ops_equal_in_name_and_operands_differ_in_the_rest() -> None:
     again = arith.ConstantOp(IntegerAttr(1, i64))
     assert b.emit(again) is one64 and again.parent is None
     assert len(list(entry.ops)) == 6
+
+
+def test_constants_are_shared_by_equal_type_and_value() -> None:
+    """``const`` finds a type's constants by the type object's identity
+    first: an equal type built apart shares them, integers wrap to their
+    width (``index`` does not), floats are told apart by their f32 value,
+    and each constant is hoisted once, in order of first use."""
+    from xdsl.dialects.builtin import IndexType, IntegerType, Signedness, f64
+
+    entry = Block()
+    b = KernelBuilder(entry)
+    seven = b.const(7, IntegerType(32))
+    assert b.const(7, IntegerType(32)) is seven  # another, equal type object
+    assert b.const(7, i32) is seven
+    assert b.const(7 + 2**32, i32) is seven  # modulo 2**32
+    assert b.const(255, IntegerType(8)) is b.const(-1, IntegerType(8))
+    u8 = IntegerType(8, Signedness.UNSIGNED)
+    assert b.const(-1, u8) is b.const(255, u8)
+    assert b.const(-1, u8) is not b.const(-1, IntegerType(8))
+    big = b.const(2**40, IndexType())
+    assert b.const(2**40, IndexType()) is big and b.const(0, IndexType()) is not big
+    assert b.const(7, IntegerType(64)) is not seven
+    assert b.const(0.1, f32) is b.const(0.1000000001, f32)  # one f32 value
+    assert b.const(0.1, f64) is not b.const(0.1000000001, f64)
+    assert b.const(7.0, f32) is not seven
+    b.finish()
+    values = [str(op.value) for op in entry.ops]  # pyright: ignore
+    assert values[:3] == ["7 : i32", "-1 : i8", "255 : ui8"]
+    assert len(values) == 10
+
+
+def test_a_new_key_remembered_is_taken_out_when_its_block_closes() -> None:
+    """``remember_new`` (a key no open block has) is found in nested
+    blocks and gone once its block closes."""
+    entry = Block(arg_types=[i32])
+    b = KernelBuilder(entry)
+    x = entry.args[0]
+    with b.at(Block()):
+        b.remember_new(("k",), x)
+        with b.at(Block()):
+            assert b.lookup(("k",)) is x
+        assert b.lookup(("k",)) is x
+    assert b.lookup(("k",)) is None
+
+
+def test_conversions_by_type_pair() -> None:
+    """``convert``'s ops for each kind of pair (unsigned values are seen
+    as signless, converted with the unsigned ops, and seen as unsigned
+    again), planned once per pair of type objects: an equal type built
+    apart converts nothing, and the same pair again emits the same ops."""
+    from xdsl.dialects.builtin import IntegerType, Signedness, f64, i8
+
+    u8 = IntegerType(8, Signedness.UNSIGNED)
+    cases = [
+        (u8, i32, ["builtin.unrealized_conversion_cast", "arith.extui"]),
+        (i32, u8, ["arith.trunci", "builtin.unrealized_conversion_cast"]),
+        (u8, f32, ["builtin.unrealized_conversion_cast", "arith.uitofp"]),
+        (f32, u8, ["arith.fptosi", "builtin.unrealized_conversion_cast"]),
+        (i8, i32, ["arith.extsi"]),
+        (i32, f32, ["arith.sitofp"]),
+        (f32, f64, ["arith.extf"]),
+        (f64, f32, ["arith.truncf"]),
+        (i8, IntegerType(8), []),
+    ]
+    entry = Block(arg_types=[source for source, _, _ in cases])
+    b = KernelBuilder(entry)  # one builder: one plan per pair of types
+    for x, (source, target, names) in zip(entry.args, cases, strict=True):
+        before = len(list(entry.ops))
+        y = b.convert(x, target)
+        assert y.type == target
+        emitted = [op.name for op in list(entry.ops)[before:]]
+        assert emitted == names, (source, target)
+        again = b.convert(x, type(target).new(target.parameters))  # equal type
+        pure = all(name.startswith("arith.") for name in names)
+        assert again is y if pure else again.type == target
+
+
+def test_static_indices_are_the_shared_index_constants() -> None:
+    """``index``: an int is ``const(int, index)`` (cached by value), an
+    ``index`` value is itself."""
+    from xdsl.dialects.builtin import IndexType
+
+    entry = Block(arg_types=[IndexType()])
+    b = KernelBuilder(entry)
+    five = b.index(5)
+    assert b.const(5, IndexType()) is five and b.index(5) is five
+    assert b.index(0) is b.const(0, IndexType()) is not five
+    assert b.index(entry.args[0]) is entry.args[0]
+    assert b.index(2**40) is b.const(2**40, IndexType())

@@ -811,6 +811,40 @@ def test_fixed_point_multiply_per_channel_shifts(shift: list[int]) -> None:
     check_lowering(g.text(v), g.inputs)
 
 
+@pytest.mark.parametrize(
+    ("multiplier", "shift"),
+    [
+        ([1518500250], [-3, -9, 2]),
+        ([1518500250, 1 << 30, -(2**31)], [-5]),
+        ([1 << 30, 1 << 30, 1 << 30], [-2, -2, -2]),
+    ],
+    ids=["one-multiplier", "one-shift", "uniform-per-channel"],
+)
+def test_fixed_point_multiply_one_value_beside_per_channel(
+    multiplier: list[int], shift: list[int]
+) -> None:
+    """``multiplier`` and ``shift`` each hold one value or one per channel
+    (the verifier checks them apart): one per-tensor beside a per-channel
+    other, or per-channel values all equal, lower as the reference
+    computes them (the plan reads each on its own)."""
+    g = Graph(np.random.default_rng(11))
+    shape = [2, 3]
+    x = g.input(shape, "i32")
+    g.inputs[-1][:] = np.array([[-(2**31), -77777, 5], [123456789, 3, -1]])
+    v = g.op(
+        "fixed_point_multiply",
+        [x],
+        shape,
+        "i32",
+        {
+            "multiplier": _i32s(multiplier),
+            "shift": _i32s(shift),
+            "axis": "1 : i64",
+        },
+    )
+    check_lowering(g.text(v), g.inputs)
+
+
 @CASES
 @given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.data())
 def test_quantize_dequantize(shape: list[int], data: st.DataObject) -> None:
