@@ -1039,3 +1039,30 @@ def test_float_reductions_sum_taps_in_order() -> None:
     expected_conv = _sequential_conv(g.inputs[1], wc_values, 1)
     np.testing.assert_array_equal(dense.view(np.uint32), expected_dense.view(np.uint32))
     np.testing.assert_array_equal(conv.view(np.uint32), expected_conv.view(np.uint32))
+
+
+def test_an_unexpected_failure_is_reported_at_its_function(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A lowering that fails unexpectedly raises its error with the module
+    printed in a note, the primitive function it was lowering marked, as
+    xDSL's pattern walker does (``rewrite_in_order`` replaced the walker in
+    lower-ops)."""
+    from usmp.lowering.prim_func import LowerPrimitiveFunction
+
+    def fail(*_: object) -> None:
+        raise ValueError("lowering failed on purpose")
+
+    g = Graph(np.random.default_rng(0))
+    a = g.input([2, 3], "i8")
+    b = g.input([2, 3], "i8")
+    module = parse(g.text(g.op("add", [a, b], [2, 3], "i8", fmt="binary")))
+    ctx = new_context()
+    FuseOpsPass().apply(ctx, module)
+    monkeypatch.setattr(LowerPrimitiveFunction, "match_and_rewrite", fail)
+    with pytest.raises(ValueError, match="lowering failed on purpose") as info:
+        LowerOpsPass().apply(ctx, module)
+    lines = "\n".join(getattr(info.value, "__notes__", [])).splitlines()
+    at = lines.index("  | Error while applying pattern: lowering failed on purpose")
+    # the mark is under the op it is about: the primitive function's header
+    assert '"func.func"() <{sym_name = "tvmgen_default_fused_add"' in lines[at - 2]
