@@ -415,13 +415,13 @@ class KernelBuilder(ScalarArithmetic):
                 value = float(np.float32(value))
             key: int | str = repr(value)
         else:
-            value = int(value)
+            number = int(value)
             width = of_type.width
             if width is not None:
-                value &= (1 << width) - 1
-                if not of_type.unsigned and value >= 1 << (width - 1):
-                    value -= 1 << width
-            key = value
+                number &= (1 << width) - 1
+                if not of_type.unsigned and number >= 1 << (width - 1):
+                    number -= 1 << width
+            key = value = number
         by_value = of_type.by_value
         cached = by_value.get(key)
         if cached is None:

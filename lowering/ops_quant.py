@@ -102,7 +102,7 @@ def _int_table(
 
 
 @lru_cache(maxsize=256)
-def _table_type(element: IntegerType, length: int) -> TensorType:
+def _table_type(element: IntegerType, length: int) -> TensorType[IntegerType]:
     """``tensor<length x element>`` (xDSL's constructor checks its shape
     through ``isa``: once per table length, not per table)."""
     return TensorType(element, [length])

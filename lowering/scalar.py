@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import (
     UnrealizedConversionCastOp,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import IRDLOperation
 
 from usmp.lowering.create import create
 
@@ -137,8 +138,10 @@ class ScalarArithmetic(ABC):
             steps = known[2]
         for kind, cls, type_ in steps:
             if kind == _CREATE:
+                assert cls is not None
                 value = self.emit(create(cls, (value,), type_))
             elif kind == _CONSTRUCT:
+                assert cls is not None
                 value = self.emit(cls(value, type_))  # pyright: ignore[reportCallIssue]
             else:
                 value = self.emit(
@@ -193,7 +196,7 @@ _CREATE, _CONSTRUCT, _REINTERPRET = 0, 1, 2
 with its constructor ``cls(value, type)``, a reinterpretation
 (``unrealized_conversion_cast``)."""
 
-ConversionStep: TypeAlias = "tuple[int, type[Operation] | None, Attribute]"
+ConversionStep: TypeAlias = "tuple[int, type[IRDLOperation] | None, Attribute]"
 
 
 def conversion_steps(

@@ -100,7 +100,7 @@ def _run_op(
         results = [numpy_view(b).copy() for b in outputs]
         return results[0] if len(results) == 1 else tuple(results)
     if isinstance(op, relay.TupleGetItemOp):
-        return values[op.tuple][op.index.data]
+        return values[op.tuple][op.index.value.data]
     raise AssertionError(f"unexpected op in lowered main: {op.name}")
 
 
@@ -218,7 +218,7 @@ def _i64s(values: Sequence[int]) -> str:
     return f"array<i64: {', '.join(map(str, values))}>"
 
 
-def _i32s(values: Sequence[int]) -> str:
+def _i32s(values: Sequence[int] | npt.NDArray[np.integer]) -> str:
     return f"array<i32: {', '.join(map(str, values))}>"
 
 

@@ -38,7 +38,7 @@ def _inexact(attr: DenseIntOrFPElementsAttr) -> bool:
     """Whether xDSL's element-wise printing would change ``attr``'s bits."""
     if not isinstance(attr.get_element_type(), AnyFloat) or len(attr) > 100:
         return False  # integers print exactly; xDSL prints > 100 as hex bytes
-    again = DenseIntOrFPElementsAttr.from_list(attr.type, attr.get_values())  # pyright: ignore[reportArgumentType]
+    again = DenseIntOrFPElementsAttr.from_list(attr.type, attr.get_values())  # pyright: ignore[reportArgumentType, reportCallIssue]
     return again.data.data != attr.data.data
 
 
@@ -170,7 +170,7 @@ class ExactPrinter(Printer):
             # on its own: a fifth of the CPU of printing MobileNetV2's relay)
             self.print_string("array<")
             self.print_attribute(attribute.elt_type)
-            values = attribute.get_values()
+            values = attribute.get_values()  # pyright: ignore[reportAttributeAccessIssue]
             if values:
                 self.print_string(": " + ", ".join(map(str, values)))
             self.print_string(">")
