@@ -46,12 +46,24 @@ _i64 = ctypes.c_int64
 _int = ctypes.c_int
 
 
+NATIVE_REPLAY = "USMP_NATIVE_REPLAY"
+"""The environment variable that, set to ``0``, keeps the replay's C files
+(this module's and ``usmp_trace_origins``') unused: numpy runs instead."""
+
+
+def replay_library(source: Path) -> ctypes.CDLL | None:
+    """One of the replay's C files compiled and loaded
+    (``minimalloc_native.compiled``), or ``None`` (no compiler, or
+    ``NATIVE_REPLAY`` set to ``0``)."""
+    if os.environ.get(NATIVE_REPLAY, "1") == "0":
+        return None
+    return compiled(source)
+
+
 @cache
 def load() -> ctypes.CDLL | None:
     """The compiled scatter (built if needed), or ``None`` (module doc)."""
-    if os.environ.get("USMP_NATIVE_REPLAY", "1") == "0":
-        return None
-    lib = compiled(SOURCE)
+    lib = replay_library(SOURCE)
     if lib is None:
         return None
     fn = lib.rt_scatter

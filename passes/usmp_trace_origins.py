@@ -18,14 +18,13 @@ with ``USMP_NATIVE_REPLAY=0`` (or ``USMP_NATIVE_PLANNER=0``).
 from __future__ import annotations
 
 import ctypes
-import os
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-from usmp.planning.minimalloc_native import compiled
+from usmp.passes.usmp_trace_native import replay_library
 
 SOURCE = Path(__file__).with_name("usmp_trace_origins.c")
 
@@ -42,9 +41,7 @@ _SHARED = [_p, _i64, _p, _i64, _i64, _i64, _p, _i64, _p, _p]
 @cache
 def load() -> ctypes.CDLL | None:
     """The compiled checks (built if needed), or ``None`` (module doc)."""
-    if os.environ.get("USMP_NATIVE_REPLAY", "1") == "0":
-        return None
-    lib = compiled(SOURCE)
+    lib = replay_library(SOURCE)
     if lib is None:
         return None
     lib.rt_check.restype = _i64
