@@ -39,7 +39,6 @@ from usmp.lowering.c_printer_expr import (
     REL,
     UNARY,
     Expr,
-    Render,
     attribute_literal,
     c_type,
     declaration,
@@ -182,15 +181,6 @@ class FunctionPrinter:
         of inlined values, listed by the analysis for the printing."""
         self.skip: set[int] = set()
         """Ops already printed (an assignment folded into a declaration)."""
-        self.renders: dict[type[Operation], Render] = {
-            **EXPRESSIONS,
-            emitc.CallOp: self._call,
-            emitc.GetGlobalOp: self._get_global,
-        }
-        """``EXPRESSIONS``, symbols under their C names: one lookup per
-        expression printed."""
-        self.operand: Callable[[SSAValue], Expr] = self.expr
-        """``expr``, bound once (an operand of every expression printed)."""
         self.named: dict[int, Expr] = {}
         """The expressions of the named values (by id()), one per value."""
         self.leaves: dict[int, Expr] = {}
@@ -305,8 +295,16 @@ class FunctionPrinter:
         return self.symbols.symbol(name) if self.symbols is not None else name
 
     def render(self, op: Operation) -> Expr:
-        """``op``'s expression, with symbols under their C names."""
-        return self.renders[type(op)](op, self.operand)
+        """``op``'s expression, with symbols under their C names. (No table
+        of bound methods on the printer: a printer referring to itself is a
+        cycle, kept with all it holds while the compile pauses the cyclic
+        collector.)"""
+        kind = type(op)
+        if kind is emitc.CallOp:
+            return self._call(op, self.expr)
+        if kind is emitc.GetGlobalOp:
+            return self._get_global(op, self.expr)
+        return EXPRESSIONS[kind](op, self.expr)
 
     def _call(self, op: Operation, operand: Callable[[SSAValue], Expr]) -> Expr:
         assert isinstance(op, emitc.CallOp)
