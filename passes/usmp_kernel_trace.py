@@ -250,6 +250,11 @@ _CMP = {
 }
 
 
+_Group = tuple[tuple[int, ...], npt.NDArray[np.bool_], list[_Event], list[Access]]
+"""``light_result``'s accesses scattered in one C call: the time step per
+axis, the mask, the events, their accesses (``usmp_trace_native.scatter``)."""
+
+
 class _Tracer:
     def __init__(
         self,
@@ -804,11 +809,16 @@ class _Tracer:
         read = _Filled(elements, False, np.bool_)  # where no time is asked for
         written = _Filled(elements, False, np.bool_)
 
+        def kind(a: int) -> tuple[bool, bool]:
+            """(buffer ``a`` is both read and written, its times are asked
+            for)."""
+            both = a in reads and a in writes
+            return both, both or a in exact or a < 0
+
         def enumerate_numpy(e: _Event) -> None:
             """The accesses of ``e`` in numpy."""
             a, n = e.arg, elements[e.arg]
-            both = a in reads and a in writes
-            timed = both or a in exact or a < 0
+            both, timed = kind(a)
             # the one time each case below takes: first (writes, and reads
             # of a buffer also written) or last (other reads)
             chunks = (
@@ -863,14 +873,13 @@ class _Tracer:
         # the C enumeration (usmp_trace_native; the same values): the
         # accesses of one loop nest, into one array, in one call
         lib = _native() if native else None
-        groups: dict[tuple[object, ...], list[tuple[_Event, Access]]] = {}
+        groups: dict[tuple[object, ...], _Group] = {}
         for e in events:
             if lib is None or e.addresses is None:
                 enumerate_numpy(e)
                 continue
             a = e.arg
-            both = a in reads and a in writes
-            timed = both or a in exact or a < 0
+            both, timed = kind(a)
             mode = MARK if not timed else FIRST if e.write or both else LAST
             first0, spread, spans = _clock(e, offsets, block_span, self.trips)
             tstep = [0] * len(e.shape)
@@ -888,10 +897,12 @@ class _Tracer:
                 mask.tobytes(),
                 tuple((t.shape, s) for t, s in e.addresses.terms),
             )
-            access = (t0, e.addresses.offset, e.addresses.terms)
-            groups.setdefault(key, []).append((e, access))
-        assert lib is not None or not groups
-        for key, members in groups.items():
+            group = groups.get(key)
+            if group is None:
+                group = groups[key] = (tuple(tstep), mask, [], [])
+            group[2].append(e)
+            group[3].append((t0, e.addresses.offset, e.addresses.terms))
+        for key, (steps, mask, members, accesses) in groups.items():
             a, write, mode = cast(tuple[int, bool, int], key[:3])
             if mode == MARK:
                 target = (written if write else read)[a]
@@ -899,17 +910,10 @@ class _Tracer:
                 target = last_read[a]
             else:
                 target = (first_write if write else first_read)[a]
-            e0 = members[0][0]
-            if not scatter(
-                lib,  # pyright: ignore[reportArgumentType]
-                target,
-                mode,
-                e0.shape,
-                cast(tuple[int, ...], key[4]),
-                np.ascontiguousarray(e0.mask),
-                [access for _, access in members],
-            ):
-                for e, _ in members:
+            assert lib is not None  # (groups are made only with it)
+            shape = members[0].shape
+            if not scatter(lib, target, mode, shape, steps, mask, accesses):
+                for e in members:
                     enumerate_numpy(e)
         out: dict[int, ByteSets] = {}
         for i in elements:
