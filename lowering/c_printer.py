@@ -154,10 +154,6 @@ def _writes_memory(op: Operation) -> bool:
     return type(op) in _WRITES or _impure_call(op)
 
 
-def _reads_memory(op: Operation) -> bool:
-    return type(op) in _READS or _impure_call(op)
-
-
 class FunctionPrinter:
     """Prints one ``emitc.func`` definition."""
 

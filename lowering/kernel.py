@@ -416,11 +416,6 @@ class FusedKernel:
         assert result is not None  # (the root's, computed last)
         return result
 
-    def _reads_of(self, value: SSAValue) -> Reads | None:
-        # (the owner's class is a key only if it is an op class: no
-        # ``isinstance`` against ``Operation``, an ABC check per element)
-        return self._reads.get(type(value.owner))
-
     def jam(
         self, op: Operation, indices: Sequence[Sequence[Ix]], handler: JammedHandler
     ) -> None:

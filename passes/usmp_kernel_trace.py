@@ -310,10 +310,6 @@ class _Tracer:
         x = self.env.get(v)
         return None if x is None else self.lift(x)
 
-    def mask_all(self, mask: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
-        lifted = self.lift(mask).astype(np.bool_, copy=False)
-        return np.broadcast_to(lifted, tuple(self.shape))
-
     # -- blocks -------------------------------------------------------------
 
     def run_block(self, block: Block, mask: npt.NDArray[np.bool_]) -> None:
