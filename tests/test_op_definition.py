@@ -25,6 +25,7 @@ from xdsl.utils.exceptions import PyRDLOpDefinitionError
 from usmp.dialects import get_all_dialects, new_context
 from usmp.dialects.op_definition import op_definition
 from usmp.parsing import LocatingParser
+from usmp.testing.format_spy import FORMAT_SPY
 
 OURS = ("device", "relay", "tir", "emitc")
 CHAIN = Path(__file__).parent.parent / "examples" / "chain.mlir"
@@ -59,14 +60,8 @@ def test_loading_the_dialects_compiles_no_format() -> None:
             "-c",
             "import xdsl.dialects.arith, xdsl.dialects.emitc, xdsl.dialects.func\n"
             "import xdsl.dialects.math, xdsl.dialects.memref, xdsl.dialects.scf\n"
-            "from xdsl.irdl.declarative_assembly_format import FormatProgram\n"
-            "compiled = []\n"
-            "real = FormatProgram.from_str\n"
-            "def spy(text, op_def):\n"
-            "    compiled.append(op_def.name)\n"
-            "    return real(text, op_def)\n"
-            "FormatProgram.from_str = staticmethod(spy)\n"
-            "from usmp.dialects import get_all_dialects\n"
+            + FORMAT_SPY
+            + "from usmp.dialects import get_all_dialects\n"
             "for name in ('device', 'relay', 'tir', 'emitc'):\n"
             "    get_all_dialects()[name]()\n"
             "print(compiled)\n",
@@ -142,14 +137,8 @@ def _print_chain(defer: bool) -> str:
             f"if {defer}:\n"
             "    assert compile_formats_on_first_use()\n"
             "    assert compile_formats_on_first_use()  # again: no change\n"
-            "from xdsl.irdl.declarative_assembly_format import FormatProgram\n"
-            "compiled = []\n"
-            "real = FormatProgram.from_str\n"
-            "def spy(text, op_def):\n"
-            "    compiled.append(op_def.name)\n"
-            "    return real(text, op_def)\n"
-            "FormatProgram.from_str = staticmethod(spy)\n"
-            "import xdsl.dialects.arith, xdsl.dialects.math, xdsl.dialects.memref\n"
+            + FORMAT_SPY
+            + "import xdsl.dialects.arith, xdsl.dialects.math, xdsl.dialects.memref\n"
             "import xdsl.dialects.scf, xdsl.dialects.func, xdsl.dialects.emitc\n"
             "print(len(compiled))\n"
             "from usmp.dialects import new_context\n"

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from usmp.testing.format_spy import FORMAT_SPY
 from usmp.testing.shared_models import MODELS_DIR
 
 
@@ -171,15 +172,7 @@ def test_a_compile_compiles_only_the_formats_it_prints(tmp_path: Path) -> None:
     process without the deferral."""
     model = MODELS_DIR / "mlperf_tiny" / "kws_ref_model.tflite"
     out = _python(
-        "import sys\n"
-        "from xdsl.irdl.declarative_assembly_format import FormatProgram\n"
-        "compiled = []\n"
-        "real = FormatProgram.from_str\n"
-        "def spy(text, op_def):\n"
-        "    compiled.append(op_def.name)\n"
-        "    return real(text, op_def)\n"
-        "FormatProgram.from_str = staticmethod(spy)\n"
-        "import usmp.tools.usmp_compile as uc\n"
+        "import sys\n" + FORMAT_SPY + "import usmp.tools.usmp_compile as uc\n"
         "import usmp.tools.process_exit as pe\n"
         "from usmp.tools import dataclass_code\n"
         "def done(s):\n"
